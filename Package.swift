@@ -1,0 +1,49 @@
+// swift-tools-version:6.1
+// aqjack: Apple's Audio Queue Services on the JACK audio server.
+//
+// Module layout (see README "Layout"): one Swift module reaches each C library; the real-time
+// core (AQCore) imports neither Foundation nor any C library module.
+import PackageDescription
+
+let package = Package(
+    name: "aqjack",
+    products: [
+        .executable(name: "aqjack", targets: ["aqjack"]),
+        .library(name: "AQCore", targets: ["AQCore"]),
+        .library(name: "AQJack", targets: ["AQJack"]),
+    ],
+    targets: [
+        // C libraries from Debian, each through a module map and a shim header.
+        .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
+        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+        .systemLibrary(
+            name: "CFFmpeg", pkgConfig: "libavcodec",
+            providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev", "libswresample-dev"])]),
+
+        // Real-time core: rings, process-cycle types, processors. Synchronization + Glibc only.
+        //
+        // AQ_RT_CHECKS turns on the @_noLocks annotations of the process-thread functions, so the
+        // compiler rejects any allocation, lock or reference count on that path. Release builds only:
+        // a debug build compiles each file alone and without generic specialisation, so every
+        // cross-file or generic call would be flagged as opaque. Scripts/test.sh builds release first.
+        .target(name: "AQCore", swiftSettings: [.define("AQ_RT_CHECKS", .when(configuration: .release))]),
+        // The JACK client wrapper: the only importer of CJack.
+        .target(name: "AQJack", dependencies: ["AQCore", "CJack"]),
+        // Media libraries (files, resampling, codecs): the only importer of CSndFile/CSampleRate/CFFmpeg.
+        .target(name: "AQMedia", dependencies: ["CSndFile", "CSampleRate", "CFFmpeg"]),
+        // The command-line tool.
+        .executableTarget(name: "aqjack", dependencies: ["AQJack", "AQMedia"]),
+
+        // Test support reused by later issues: deterministic generator client, ring sink, server helpers.
+        .target(name: "AQTestSupport", dependencies: ["AQCore", "AQJack"]),
+        // Counts malloc/free/mutex calls on marked threads; linked only into test binaries.
+        .target(name: "CRTProbe"),
+        // Benchmarks, run by Scripts/bench.sh.
+        .executableTarget(name: "aqbench", dependencies: ["AQCore", "AQJack", "AQTestSupport"]),
+
+        .testTarget(name: "AQCoreTests", dependencies: ["AQCore"]),
+        .testTarget(name: "AQJackTests", dependencies: ["AQCore", "AQJack", "AQTestSupport", "CRTProbe"]),
+        .testTarget(name: "aqjackTests", dependencies: ["AQJack", "AQTestSupport"]),
+    ]
+)

@@ -1,0 +1,177 @@
+import Synchronization
+
+/// Copies every input port's frames into an interleaved sample ring, one ``CaptureCycle``
+/// record per cycle, on the process thread; a ``CaptureReader`` takes them off on another thread.
+///
+/// When the ring cannot take a whole cycle, the cycle is dropped whole and counted
+/// (``overrunFrameCount`` and the next record's `droppedFramesBefore`); nothing waits.
+public final class CaptureProcessor: RealtimeProcessor {
+    /// Channels interleaved per frame: one per input port.
+    public let channelCount: Int
+    @usableFromInline let samples: RingProducer<Float>
+    @usableFromInline let cycles: RingProducer<CaptureCycle>
+    @usableFromInline let wakeup: RealtimeWakeup
+    @usableFromInline var frameTimes = FrameTimeExtender()
+    @usableFromInline var droppedSinceLastRecord = 0
+    /// Frames dropped so far because the ring was full (all channels count once). Any thread.
+    public let overrunFrameCount = Atomic<Int>(0)
+    /// Cycles recorded so far. Any thread.
+    public let recordedCycleCount = Atomic<Int>(0)
+
+    init(channelCount: Int, samples: consuming RingProducer<Float>,
+         cycles: consuming RingProducer<CaptureCycle>, wakeup: RealtimeWakeup) {
+        self.channelCount = channelCount
+        self.samples = samples
+        self.cycles = cycles
+        self.wakeup = wakeup
+    }
+
+    /// Creates a processor and its reader sharing rings of at least `capacityFrames` frames.
+    /// Allocates and touches all memory now; call before activation.
+    public static func make(channelCount: Int, capacityFrames: Int) -> (CaptureProcessor, CaptureReader) {
+        precondition(channelCount > 0, "a capture needs at least one channel")
+        let sampleRing = SPSCRing<Float>(minimumCapacity: channelCount * capacityFrames)
+        // A record per cycle; periods shorter than 16 frames are not expected from JACK.
+        let cycleRing = SPSCRing<CaptureCycle>(minimumCapacity: max(64, capacityFrames / 16))
+        let wakeup = RealtimeWakeup()
+        let processor = CaptureProcessor(channelCount: channelCount, samples: sampleRing.producer,
+                                         cycles: cycleRing.producer, wakeup: wakeup)
+        let reader = CaptureReader(channelCount: channelCount, samples: sampleRing.consumer,
+                                   cycles: cycleRing.consumer, wakeup: wakeup)
+        return (processor, reader)
+    }
+
+    public static let realtimeEntry: RealtimeEntry = { processor, cycle in
+        Unmanaged<CaptureProcessor>.fromOpaque(processor)._withUnsafeGuaranteedRef { $0.process(cycle.load(as: ProcessCycle.self)) }
+    }
+
+    /// Interleaves this cycle's input buffers into the ring and records the cycle, or drops the
+    /// cycle whole and counts it when the ring is full.
+    ///
+    /// - Important: Real-time safe. Call only on the process thread.
+    #if AQ_RT_CHECKS
+    @_noLocks
+    #endif
+    public func process(_ cycle: ProcessCycle) {
+        let frameTime = frameTimes.extend(cycle.frameTime)
+        let frameCount = cycle.frameCount
+        let sampleCount = frameCount * channelCount
+        let sampleSpace = samples.writableRegions()
+        let recordSpace = cycles.writableRegions()
+        guard sampleSpace.count >= sampleCount, recordSpace.count >= 1 else {
+            droppedSinceLastRecord += frameCount
+            overrunFrameCount.add(frameCount, ordering: .relaxed)
+            return
+        }
+        let connected = min(channelCount, cycle.inputs.count)
+        if sampleCount <= sampleSpace.first.count {
+            let destination = sampleSpace.first.baseAddress!
+            for channel in 0 ..< connected {
+                let source = cycle.inputs[channel]
+                for frame in 0 ..< frameCount {
+                    destination[frame * channelCount + channel] = source[frame]
+                }
+            }
+            for channel in connected ..< channelCount {
+                for frame in 0 ..< frameCount { destination[frame * channelCount + channel] = 0 }
+            }
+        } else {
+            for channel in 0 ..< channelCount {
+                for frame in 0 ..< frameCount {
+                    sampleSpace[frame * channelCount + channel] = channel < connected ? cycle.inputs[channel][frame] : 0
+                }
+            }
+        }
+        samples.commitWrite(sampleCount)
+        recordSpace[0] = CaptureCycle(frameTime: frameTime, frameCount: frameCount,
+                                      droppedFramesBefore: droppedSinceLastRecord,
+                                      cycleStartMicros: cycle.cycleStartMicros,
+                                      nextCycleStartMicros: cycle.nextCycleStartMicros)
+        cycles.commitWrite(1)
+        droppedSinceLastRecord = 0
+        recordedCycleCount.add(1, ordering: .relaxed)
+        wakeup.signal()
+    }
+}
+
+/// The consumer side of a ``CaptureProcessor``: hands out each recorded cycle with its
+/// interleaved samples. Use from one thread at a time (the queue or disk thread); not real-time.
+public final class CaptureReader: @unchecked Sendable {
+    /// Channels interleaved per frame.
+    public let channelCount: Int
+    let samples: RingConsumer<Float>
+    let cycles: RingConsumer<CaptureCycle>
+    let wakeup: RealtimeWakeup
+
+    init(channelCount: Int, samples: consuming RingConsumer<Float>, cycles: consuming RingConsumer<CaptureCycle>,
+         wakeup: RealtimeWakeup) {
+        self.channelCount = channelCount
+        self.samples = samples
+        self.cycles = cycles
+        self.wakeup = wakeup
+    }
+
+    deinit { wakeup.destroy() }
+
+    /// Cycles recorded and not yet read.
+    public var pendingCycleCount: Int { cycles.readableCount }
+
+    /// Interleaved samples recorded and not yet read.
+    public var pendingSampleCount: Int { samples.readableCount }
+
+    /// Samples the ring holds when full.
+    public var sampleCapacity: Int { samples.capacity }
+
+    /// Waits up to `milliseconds` for the process thread to record a cycle.
+    /// - Returns: `true` when a cycle is pending.
+    @discardableResult
+    public func waitForCycle(milliseconds: Int) -> Bool {
+        if cycles.readableCount > 0 { return true }
+        wakeup.wait(milliseconds: milliseconds)
+        return cycles.readableCount > 0
+    }
+
+    /// Hands the oldest pending cycle and its `frameCount × channelCount` interleaved samples to
+    /// `body`, then releases them to the process thread.
+    /// - Returns: `body`'s result, or `nil` when no cycle is pending.
+    public func readCycle<Result>(_ body: (CaptureCycle, RingRegions<Float>) throws -> Result) rethrows -> Result? {
+        let records = cycles.readableRegions()
+        guard records.count > 0 else { return nil }
+        let record = records[0]
+        let sampleCount = record.frameCount * channelCount
+        let all = samples.readableRegions()
+        precondition(all.count >= sampleCount, "capture ring holds fewer samples than its cycle record says")
+        let first = UnsafeMutableBufferPointer(rebasing: all.first[0 ..< min(sampleCount, all.first.count)])
+        let second = UnsafeMutableBufferPointer(rebasing: all.second[0 ..< (sampleCount - first.count)])
+        let result = try body(record, RingRegions(first: first, second: second))
+        samples.commitRead(sampleCount)
+        cycles.commitRead(1)
+        return result
+    }
+}
+
+// Kept in this file: a @_noLocks function can only see the bodies of callees in its own file in
+// debug builds, which compile each file alone.
+/// Extends JACK's 32-bit wrapping frame time to 64 bits. Real-time safe.
+@frozen
+public struct FrameTimeExtender: Sendable {
+    @usableFromInline var last32: UInt32 = 0
+    @usableFromInline var last64: UInt64 = 0
+    @usableFromInline var hasStarted = false
+
+    public init() {}
+
+    /// The 64-bit frame time of `frameTime`, which must come no more than 2^31 frames after
+    /// the previous one given.
+    @_transparent
+    public mutating func extend(_ frameTime: UInt32) -> UInt64 {
+        if hasStarted {
+            last64 &+= UInt64(truncatingIfNeeded: frameTime &- last32)
+        } else {
+            last64 = UInt64(truncatingIfNeeded: frameTime)
+            hasStarted = true
+        }
+        last32 = frameTime
+        return last64
+    }
+}

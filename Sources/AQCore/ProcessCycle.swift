@@ -1,0 +1,59 @@
+/// What the process thread sees of one JACK cycle: the port buffers and the cycle's time.
+///
+/// Built on the stack by the JACK process thunk each cycle and handed to a
+/// ``RealtimeProcessor`` by pointer. Valid only during that call.
+@frozen
+public struct ProcessCycle {
+    /// Frames in this cycle (JACK's `nframes`, the period).
+    public let frameCount: Int
+    /// The JACK frame time of the first frame of this cycle (`jack_last_frame_time`), 32 bits,
+    /// wrapping.
+    public let frameTime: UInt32
+    /// Microseconds (`jack_get_time` clock) at which this cycle started, and the estimate for
+    /// the next one (`jack_get_cycle_times`); `0` when the server could not tell.
+    public let cycleStartMicros: UInt64
+    public let nextCycleStartMicros: UInt64
+    /// One buffer of `frameCount` samples per input port, in port order.
+    public let inputs: UnsafeBufferPointer<UnsafePointer<Float>>
+    /// One buffer of `frameCount` samples per output port, in port order. A processor must write
+    /// every sample of every output each cycle (JACK does not clear them).
+    public let outputs: UnsafeBufferPointer<UnsafeMutablePointer<Float>>
+
+    @inlinable
+    public init(frameCount: Int, frameTime: UInt32, cycleStartMicros: UInt64, nextCycleStartMicros: UInt64,
+                inputs: UnsafeBufferPointer<UnsafePointer<Float>>,
+                outputs: UnsafeBufferPointer<UnsafeMutablePointer<Float>>) {
+        self.frameCount = frameCount
+        self.frameTime = frameTime
+        self.cycleStartMicros = cycleStartMicros
+        self.nextCycleStartMicros = nextCycleStartMicros
+        self.inputs = inputs
+        self.outputs = outputs
+    }
+}
+
+/// The entry point a driver calls once per cycle on the process thread: the processor object
+/// (unretained) and a pointer to the cycle's ``ProcessCycle`` (raw, because a C function type
+/// cannot name a Swift struct).
+///
+/// A C function pointer rather than a protocol call, so that the driver's thunk reaches the
+/// processor without an existential, a generic or a reference count.
+public typealias RealtimeEntry = @convention(c) (
+    _ processor: UnsafeMutableRawPointer, _ cycle: UnsafeRawPointer
+) -> Void
+
+/// An object whose `process` runs on the process thread.
+///
+/// Conformers are final classes whose cycle function is annotated `@_noLocks`, so the compiler
+/// rejects allocation, locks and reference counting in it, and expose it as a ``RealtimeEntry``:
+///
+/// ```swift
+/// public static let realtimeEntry: RealtimeEntry = { processor, cycle in
+///     Unmanaged<Self>.fromOpaque(processor)._withUnsafeGuaranteedRef { $0.process(cycle.load(as: ProcessCycle.self)) }
+/// }
+/// ```
+/// The driver keeps the processor alive from before activation until after deactivation.
+public protocol RealtimeProcessor: AnyObject {
+    /// This type's cycle function. Read once, off the process thread, when the driver is set up.
+    static var realtimeEntry: RealtimeEntry { get }
+}

@@ -1,0 +1,60 @@
+/// A run of ring elements seen as at most two contiguous segments, for zero-copy access.
+///
+/// The run starts in `first`; when it wraps around the end of the ring's storage it continues at
+/// the start of `second` (otherwise `second` is empty). Index `i` of the run is
+/// `first[i]` for `i < first.count`, else `second[i - first.count]`.
+@frozen
+public struct RingRegions<Element: BitwiseCopyable> {
+    /// The segment that starts the run.
+    public let first: UnsafeMutableBufferPointer<Element>
+    /// The segment that continues the run after the wrap, often empty.
+    public let second: UnsafeMutableBufferPointer<Element>
+
+    @inlinable
+    public init(first: UnsafeMutableBufferPointer<Element>, second: UnsafeMutableBufferPointer<Element>) {
+        self.first = first
+        self.second = second
+    }
+
+    /// Elements in both segments together.
+    @inlinable
+    public var count: Int { first.count + second.count }
+
+    /// Element `index` of the run, `0 ..< count`. Unchecked in release builds.
+    @inlinable
+    public subscript(index: Int) -> Element {
+        get {
+            index < first.count ? first[index] : second[index - first.count]
+        }
+        nonmutating set {
+            if index < first.count { first[index] = newValue } else { second[index - first.count] = newValue }
+        }
+    }
+
+    /// Copies `source` into the run from its start. `source.count` must not exceed `count`.
+    @inlinable
+    public func copy(from source: UnsafeBufferPointer<Element>) {
+        precondition(source.count <= count, "copy into a ring run longer than the run")
+        let head = Swift.min(source.count, first.count)
+        if head > 0 {
+            first.baseAddress!.update(from: source.baseAddress!, count: head)
+        }
+        if source.count > head {
+            second.baseAddress!.update(from: source.baseAddress! + head, count: source.count - head)
+        }
+    }
+
+    /// Copies the start of the run into `destination`, filling it. `destination.count` must not
+    /// exceed `count`.
+    @inlinable
+    public func copy(into destination: UnsafeMutableBufferPointer<Element>) {
+        precondition(destination.count <= count, "copy from a ring run longer than the run")
+        let head = Swift.min(destination.count, first.count)
+        if head > 0 {
+            destination.baseAddress!.update(from: first.baseAddress!, count: head)
+        }
+        if destination.count > head {
+            (destination.baseAddress! + head).update(from: second.baseAddress!, count: destination.count - head)
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Synchronization
+
+/// The memory one ring owns: two free-running indices, a count of live ends, and the elements.
+///
+/// A plain struct of raw pointers, so that copying it costs no reference counting: the ends hold it
+/// by value, and the process thread never touches a Swift reference count through a ring.
+/// The read index, the write index and the live-end count each sit on their own cache line, so the
+/// producer and the consumer do not invalidate each other's line on every store.
+///
+/// Freed by whichever ring end is destroyed last (see ``releaseEnd()``).
+@usableFromInline
+@frozen
+struct _RingStorage<Element: BitwiseCopyable> {
+    /// Bytes between two atomics in the header: one cache line on x86-64 and most arm64 parts.
+    @usableFromInline static var headerStride: Int { 128 }
+
+    @usableFromInline let header: UnsafeMutableRawPointer
+    @usableFromInline let elements: UnsafeMutablePointer<Element>
+    /// Element count, a power of two.
+    @usableFromInline let capacity: Int
+
+    /// Allocates a ring of exactly `capacity` elements (a power of two), with both indices at
+    /// `startIndex` and every element zeroed, so the pages are touched before real-time use.
+    @usableFromInline
+    init(capacity: Int, startIndex: Int) {
+        precondition(capacity > 0 && capacity & (capacity - 1) == 0,
+                     "ring capacity must be a power of two, got \(capacity)")
+        header = UnsafeMutableRawPointer.allocate(byteCount: 3 * Self.headerStride, alignment: Self.headerStride)
+        header.bindMemory(to: Atomic<Int>.self, capacity: 1).initialize(to: Atomic(startIndex))
+        (header + Self.headerStride).bindMemory(to: Atomic<Int>.self, capacity: 1).initialize(to: Atomic(startIndex))
+        (header + 2 * Self.headerStride).bindMemory(to: Atomic<Int>.self, capacity: 1).initialize(to: Atomic(2))
+        elements = UnsafeMutablePointer<Element>.allocate(capacity: capacity)
+        UnsafeMutableRawPointer(elements).initializeMemory(as: UInt8.self, repeating: 0,
+                                                           count: capacity * MemoryLayout<Element>.stride)
+        self.capacity = capacity
+    }
+
+    /// Total elements read so far (free-running, wraps only after 2^63). Stored by the consumer.
+    @usableFromInline
+    var readIndex: UnsafeMutablePointer<Atomic<Int>> {
+        header.assumingMemoryBound(to: Atomic<Int>.self)
+    }
+
+    /// Total elements written so far (free-running). Stored by the producer.
+    @usableFromInline
+    var writeIndex: UnsafeMutablePointer<Atomic<Int>> {
+        (header + Self.headerStride).assumingMemoryBound(to: Atomic<Int>.self)
+    }
+
+    @usableFromInline
+    var liveEnds: UnsafeMutablePointer<Atomic<Int>> {
+        (header + 2 * Self.headerStride).assumingMemoryBound(to: Atomic<Int>.self)
+    }
+
+    /// The two segments of `count` elements that start at free-running index `index`.
+    @inlinable
+    func regions(from index: Int, count: Int) -> RingRegions<Element> {
+        let start = index & (capacity - 1)
+        let firstCount = Swift.min(count, capacity - start)
+        return RingRegions(
+            first: UnsafeMutableBufferPointer(start: elements + start, count: firstCount),
+            second: UnsafeMutableBufferPointer(start: elements, count: count - firstCount))
+    }
+
+    /// Called once by each end as it is destroyed; the second call frees the memory.
+    /// Not real-time safe (it may free): destroy ring ends off the process thread.
+    @usableFromInline
+    func releaseEnd() {
+        if liveEnds.pointee.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
+            readIndex.deinitialize(count: 1)
+            writeIndex.deinitialize(count: 1)
+            liveEnds.deinitialize(count: 1)
+            header.deallocate()
+            elements.deallocate()
+        }
+    }
+}

@@ -1,0 +1,67 @@
+/// A deterministic signal in which every sample says which channel and which JACK frame it
+/// belongs to, so a recording can be checked bit for bit.
+///
+/// The sample for channel `c` (`0 ..< 256`) at JACK frame `t` is the Float32 whose bit pattern
+/// encodes `key = (t mod 2^22) << 8 | c` (30 bits): bits 0-22 of the key are the mantissa,
+/// bits 23-28 select one of 64 exponents (2^-63 ... 2^0) and bit 29 is the sign. Every sample is
+/// therefore a finite, normal number with magnitude below 2, and the pattern repeats only every
+/// 2^22 frames (87 s at 48 kHz). Any arithmetic on the samples (gain, mixing, dither) breaks the
+/// pattern, which is the point.
+public enum TestSignal {
+    /// Channels the encoding can tell apart.
+    public static var maximumChannelCount: Int { 256 }
+    /// Frames after which the pattern repeats.
+    public static var framePeriod: UInt32 { 1 << 22 }
+
+    /// The sample for `channel` at JACK frame `frame`. Real-time safe.
+    @_transparent
+    public static func sample(channel: Int, frame: UInt32) -> Float {
+        let key = (frame & (framePeriod - 1)) << 8 | UInt32(truncatingIfNeeded: channel) & 0xFF
+        let mantissa = key & 0x7F_FFFF
+        let exponent = 64 + (key >> 23) & 0x3F
+        let sign = (key >> 29) & 1
+        return Float(bitPattern: sign << 31 | exponent << 23 | mantissa)
+    }
+
+    /// The channel and frame (modulo ``framePeriod``) a sample encodes, or `nil` when the sample
+    /// is not one ``sample(channel:frame:)`` makes (silence, or altered data).
+    @inlinable
+    public static func decode(_ sample: Float) -> (channel: Int, frame: UInt32)? {
+        let bits = sample.bitPattern
+        let exponent = (bits >> 23) & 0xFF
+        guard exponent >= 64, exponent < 128, (bits >> 30) & 1 == 0 else { return nil }
+        let key = (bits >> 31) << 29 | (exponent - 64) << 23 | bits & 0x7F_FFFF
+        return (Int(key & 0xFF), key >> 8)
+    }
+}
+
+// Kept in this file: a @_noLocks function can only see the bodies of callees in its own file in
+// debug builds, which compile each file alone.
+/// Writes ``TestSignal`` to every output port: channel `c` at JACK frame `t` gets
+/// `TestSignal.sample(channel: c, frame: t)`.
+///
+/// The deterministic source of the bit-exact tests, and of `aqjack demo`'s test signal.
+public final class SignalGeneratorProcessor: RealtimeProcessor {
+    public init() {}
+
+    public static let realtimeEntry: RealtimeEntry = { processor, cycle in
+        Unmanaged<SignalGeneratorProcessor>.fromOpaque(processor)._withUnsafeGuaranteedRef {
+            $0.process(cycle.load(as: ProcessCycle.self))
+        }
+    }
+
+    /// Fills every output with the test signal for this cycle's frames.
+    ///
+    /// - Important: Real-time safe. Call only on the process thread.
+    #if AQ_RT_CHECKS
+    @_noLocks
+    #endif
+    public func process(_ cycle: ProcessCycle) {
+        for channel in 0 ..< cycle.outputs.count {
+            let output = cycle.outputs[channel]
+            for index in 0 ..< cycle.frameCount {
+                output[index] = TestSignal.sample(channel: channel, frame: cycle.frameTime &+ UInt32(truncatingIfNeeded: index))
+            }
+        }
+    }
+}

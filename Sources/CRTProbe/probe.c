@@ -1,0 +1,1 @@
+int aq_probe_placeholder;
