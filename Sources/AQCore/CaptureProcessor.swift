@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// When the ring cannot take a whole cycle, the cycle is dropped whole and counted
 /// (``overrunFrameCount`` and the next record's `droppedFramesBefore`); nothing waits.
-public final class CaptureProcessor: RealtimeProcessor {
+public final class CaptureProcessor: RealtimeProcessor, @unchecked Sendable {
     /// Channels interleaved per frame: one per input port.
     public let channelCount: Int
     @usableFromInline let samples: RingProducer<Float>

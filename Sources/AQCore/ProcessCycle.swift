@@ -53,7 +53,7 @@ public typealias RealtimeEntry = @convention(c) (
 /// }
 /// ```
 /// The driver keeps the processor alive from before activation until after deactivation.
-public protocol RealtimeProcessor: AnyObject {
+public protocol RealtimeProcessor: AnyObject, Sendable {
     /// This type's cycle function. Read once, off the process thread, when the driver is set up.
     static var realtimeEntry: RealtimeEntry { get }
 }

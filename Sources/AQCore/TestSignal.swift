@@ -41,7 +41,7 @@ public enum TestSignal {
 /// `TestSignal.sample(channel: c, frame: t)`.
 ///
 /// The deterministic source of the bit-exact tests, and of `aqjack demo`'s test signal.
-public final class SignalGeneratorProcessor: RealtimeProcessor {
+public final class SignalGeneratorProcessor: RealtimeProcessor, @unchecked Sendable {
     public init() {}
 
     public static let realtimeEntry: RealtimeEntry = { processor, cycle in

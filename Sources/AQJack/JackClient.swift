@@ -1,0 +1,266 @@
+import AQCore
+import CJack
+import Synchronization
+
+/// A client of a JACK server: ports, activation with a real-time processor, connections and time.
+///
+/// Opening never starts a server (`JackNoStartServer`). Methods other than the ones marked
+/// otherwise may be called from any non-real-time thread.
+///
+/// ### Threads
+/// - the **process thread** (JACK's real-time thread) runs only the bound ``RealtimeProcessor``;
+/// - JACK's **notification thread** runs the handlers in ``notifications``;
+/// - everything else here runs on the caller's thread.
+public final class JackClient: @unchecked Sendable {
+    /// The `jack_client_t *`, for the rare call this wrapper does not cover.
+    public let rawValue: OpaquePointer
+    /// The server this client is connected to.
+    public let serverName: String
+    /// The client's name as the server knows it (may differ from the requested one unless
+    /// `exactName` was set).
+    public let name: String
+    /// The notification handlers and counters (xruns, shutdown, freewheel).
+    public let notifications = JackNotifications()
+
+    private let bridge: UnsafeMutablePointer<ProcessBridgeState>
+    private struct State {
+        var isActive = false
+        var isClosed = false
+        /// Keeps the bound processor alive while the process thread may call it.
+        var processor: (any RealtimeProcessor)?
+    }
+    private let state = Mutex(State())
+
+    /// Opens a client on a running server.
+    ///
+    /// - Parameters:
+    ///   - name: the client name to ask for.
+    ///   - server: the server name; `nil` means `$JACK_DEFAULT_SERVER`, else `default`.
+    ///   - exactName: fail rather than let JACK rename the client when the name is taken.
+    /// - Throws: ``JackError/serverNotRunning(server:status:)`` when no such server runs (this
+    ///   returns within milliseconds), ``JackError/openFailed(server:client:status:)`` otherwise.
+    ///
+    /// The corresponding JACK function is `jack_client_open`.
+    public init(name: String, server: String? = nil, exactName: Bool = false) throws(JackError) {
+        JackServer.quietLibraryMessages()
+        let serverName = JackServer.resolvedName(server)
+        var options = JackNoStartServer.rawValue
+        if exactName { options |= JackUseExactName.rawValue }
+        var status = jack_status_t(rawValue: 0)
+        guard let client = cjack_client_open(name, jack_options_t(rawValue: options), &status, serverName) else {
+            let bits = JackStatus(rawValue: status.rawValue)
+            // JackServerFailed: nothing answered. (JackServerError alone comes from a running
+            // server that refused, e.g. an exact name already taken.)
+            if bits.contains(.serverFailed) {
+                throw .serverNotRunning(server: serverName, status: bits)
+            }
+            throw .openFailed(server: serverName, client: name, status: bits)
+        }
+        rawValue = client
+        self.serverName = serverName
+        self.name = String(cString: jack_get_client_name(client))
+        bridge = .allocate(capacity: 1)
+        bridge.initialize(to: ProcessBridgeState(client: client))
+        jack_set_process_callback(client, jackProcessThunk, UnsafeMutableRawPointer(bridge))
+        notifications.install(on: client)
+    }
+
+    deinit {
+        close()
+        bridge.pointee.releaseTables()
+        bridge.deinitialize(count: 1)
+        bridge.deallocate()
+    }
+
+    /// Deactivates (if needed) and closes the client; later calls do nothing. Safe after the
+    /// server has shut down.
+    ///
+    /// The corresponding JACK function is `jack_client_close`.
+    public func close() {
+        let (wasOpen, wasActive) = state.withLock { state in
+            defer { state.isClosed = true; state.isActive = false }
+            return (!state.isClosed, state.isActive)
+        }
+        guard wasOpen else { return }
+        if wasActive && !notifications.hasShutDown.load(ordering: .acquiring) { jack_deactivate(rawValue) }
+        jack_client_close(rawValue)
+        state.withLock { $0.processor = nil }
+    }
+
+    // MARK: Server facts
+
+    /// Frames per second of the server.
+    public var sampleRate: Int { Int(jack_get_sample_rate(rawValue)) }
+    /// Frames per cycle (the period) now.
+    public var bufferSize: Int { Int(jack_get_buffer_size(rawValue)) }
+    /// Whether the server runs its cycles with real-time scheduling.
+    public var isRealtime: Bool { jack_is_realtime(rawValue) != 0 }
+    /// The server's DSP load, percent.
+    public var cpuLoad: Double { Double(jack_cpu_load(rawValue)) }
+
+    // MARK: Time
+
+    /// The estimated current JACK frame time (`jack_frame_time`): any thread, not exact.
+    public var estimatedFrameTime: UInt32 { jack_frame_time(rawValue) }
+    /// JACK's microsecond clock (`jack_get_time`), the clock of ``ProcessCycle/cycleStartMicros``.
+    public var microseconds: UInt64 { jack_get_time() }
+
+    // MARK: Ports
+
+    /// Registers an audio port named `client:shortName`.
+    ///
+    /// The corresponding JACK function is `jack_port_register`.
+    public func registerPort(_ shortName: String, direction: JackPortDirection, isTerminal: Bool = false) throws(JackError) -> JackPort {
+        var flags = direction == .input ? JackPortIsInput.rawValue : JackPortIsOutput.rawValue
+        if isTerminal { flags |= JackPortIsTerminal.rawValue }
+        guard let port = jack_port_register(rawValue, shortName, cjack_default_audio_type(), UInt(flags), 0) else {
+            throw .portRegistrationFailed(port: "\(name):\(shortName)")
+        }
+        let bits = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(port)))
+        notifications.ownPorts.withLock {
+            if direction == .input { $0.inputs.append(bits) } else { $0.outputs.append(bits) }
+        }
+        return JackPort(rawValue: port, direction: direction)
+    }
+
+    /// Registers `count` ports named `prefix1 ... prefixN` (`in_1`, `in_2`, ...).
+    public func registerPorts(prefix: String, count: Int, direction: JackPortDirection) throws(JackError) -> [JackPort] {
+        var ports: [JackPort] = []
+        for index in 1 ... max(count, 1) where count > 0 {
+            ports.append(try registerPort("\(prefix)\(index)", direction: direction))
+        }
+        return ports
+    }
+
+    /// Unregisters a port. Not while it is bound to an active processor.
+    ///
+    /// The corresponding JACK function is `jack_port_unregister`.
+    public func unregister(_ port: JackPort) throws(JackError) {
+        let bound = state.withLock { $0.isActive }
+        if bound {
+            let state = bridge.pointee
+            let inUse = (0 ..< state.inputCount).contains { state.inputPorts![$0] == port.rawValue }
+                || (0 ..< state.outputCount).contains { state.outputPorts![$0] == port.rawValue }
+            if inUse { throw .invalidState("port '\(port.name)' is bound to the running processor; deactivate first") }
+        }
+        let bits = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(port.rawValue)))
+        notifications.ownPorts.withLock {
+            $0.inputs.removeAll { $0 == bits }
+            $0.outputs.removeAll { $0 == bits }
+        }
+        let code = jack_port_unregister(rawValue, port.rawValue)
+        if code != 0 { throw .callFailed(function: "jack_port_unregister", code: code) }
+    }
+
+    // MARK: Activation
+
+    /// Binds `processor` to `inputs` and `outputs` (in that order, its channel order) and
+    /// activates the client: from now on the process thread calls the processor every cycle.
+    ///
+    /// Allocates the port tables here, before activation, so the process thread never does.
+    /// The client keeps `processor` alive until ``deactivate()`` or ``close()``.
+    ///
+    /// The corresponding JACK function is `jack_activate`.
+    public func activate<Processor: RealtimeProcessor>(processor: Processor?, inputs: [JackPort] = [], outputs: [JackPort] = []) throws(JackError) {
+        try state.withLock { (state) throws(JackError) in
+            if state.isClosed { throw .invalidState("client '\(name)' is closed") }
+            if state.isActive { throw .invalidState("client '\(name)' is already active; deactivate it first") }
+            bridge.pointee.releaseTables()
+            bridge.pointee.inputPorts = .allocate(capacity: max(inputs.count, 1))
+            bridge.pointee.inputBuffers = .allocate(capacity: max(inputs.count, 1))
+            bridge.pointee.outputPorts = .allocate(capacity: max(outputs.count, 1))
+            bridge.pointee.outputBuffers = .allocate(capacity: max(outputs.count, 1))
+            for (index, port) in inputs.enumerated() { bridge.pointee.inputPorts![index] = port.rawValue }
+            for (index, port) in outputs.enumerated() { bridge.pointee.outputPorts![index] = port.rawValue }
+            bridge.pointee.inputCount = inputs.count
+            bridge.pointee.outputCount = outputs.count
+            if let processor {
+                bridge.pointee.entry = Processor.realtimeEntry
+                bridge.pointee.processor = Unmanaged.passUnretained(processor).toOpaque()
+            } else {
+                bridge.pointee.entry = nil
+                bridge.pointee.processor = nil
+            }
+            state.processor = processor
+            let code = jack_activate(rawValue)
+            if code != 0 {
+                state.processor = nil
+                throw .callFailed(function: "jack_activate", code: code)
+            }
+            state.isActive = true
+        }
+    }
+
+    /// Activates with no processor: bound outputs (none here) get silence. For clients that
+    /// only list or connect ports.
+    public func activate() throws(JackError) {
+        try activate(processor: Optional<SignalGeneratorProcessor>.none)
+    }
+
+    /// Stops the process callbacks; when this returns the processor is no longer called and is
+    /// released.
+    ///
+    /// The corresponding JACK function is `jack_deactivate`.
+    public func deactivate() throws(JackError) {
+        try state.withLock { (state) throws(JackError) in
+            guard state.isActive else { return }
+            if !notifications.hasShutDown.load(ordering: .acquiring) {
+                let code = jack_deactivate(rawValue)
+                if code != 0 { throw .callFailed(function: "jack_deactivate", code: code) }
+            }
+            state.isActive = false
+            state.processor = nil
+            bridge.pointee.entry = nil
+            bridge.pointee.processor = nil
+        }
+    }
+
+    /// Whether the client is active.
+    public var isActive: Bool { state.withLock { $0.isActive } }
+
+    /// Calls `callback` with `context` once on each thread JACK creates for this client, the
+    /// process thread included, before its first use. Set before activating.
+    ///
+    /// The corresponding JACK function is `jack_set_thread_init_callback`.
+    public func setThreadInitCallback(_ callback: @escaping @convention(c) (UnsafeMutableRawPointer?) -> Void,
+                                      context: UnsafeMutableRawPointer? = nil) throws(JackError) {
+        let code = jack_set_thread_init_callback(rawValue, callback, context)
+        if code != 0 { throw .callFailed(function: "jack_set_thread_init_callback", code: code) }
+    }
+
+    // MARK: Connections and modes
+
+    /// Connects output port `source` to input port `destination` (full names). An existing
+    /// connection counts as success.
+    ///
+    /// The corresponding JACK function is `jack_connect`.
+    public func connect(_ source: String, to destination: String) throws(JackError) {
+        let code = jack_connect(rawValue, source, destination)
+        if code != 0 && code != EEXIST_CODE {
+            if jack_port_by_name(rawValue, source) == nil { throw .noSuchPort(source) }
+            if jack_port_by_name(rawValue, destination) == nil { throw .noSuchPort(destination) }
+            throw .connectionFailed(source: source, destination: destination, connect: true, code: code)
+        }
+    }
+
+    /// Disconnects output port `source` from input port `destination`.
+    ///
+    /// The corresponding JACK function is `jack_disconnect`.
+    public func disconnect(_ source: String, from destination: String) throws(JackError) {
+        let code = jack_disconnect(rawValue, source, destination)
+        if code != 0 { throw .connectionFailed(source: source, destination: destination, connect: false, code: code) }
+    }
+
+    /// Asks the server to enter (or leave) freewheel mode: cycles run back to back, as fast as
+    /// the clients allow, without real-time scheduling. The switch takes effect asynchronously;
+    /// ``JackNotifications/isFreewheeling`` follows it.
+    ///
+    /// The corresponding JACK function is `jack_set_freewheel`.
+    public func setFreewheel(_ enabled: Bool) throws(JackError) {
+        let code = jack_set_freewheel(rawValue, enabled ? 1 : 0)
+        if code != 0 { throw .callFailed(function: "jack_set_freewheel", code: code) }
+    }
+}
+
+/// `EEXIST`, which `jack_connect` returns for a connection that already exists.
+private let EEXIST_CODE: Int32 = 17

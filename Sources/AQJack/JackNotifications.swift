@@ -1,0 +1,143 @@
+import CJack
+import Synchronization
+
+/// Which latency JACK is asking about in a latency callback.
+public enum JackLatencyMode: Sendable {
+    /// Capture latency: how long ago the data at input ports entered the graph.
+    case capture
+    /// Playback latency: how long until the data at output ports leaves the graph.
+    case playback
+}
+
+/// The handlers for JACK's non-real-time notifications and the counters they keep.
+///
+/// JACK calls these on its notification thread (never the process thread). Handlers may be set
+/// or replaced at any time, from any thread.
+public final class JackNotifications: Sendable {
+    struct Handlers {
+        var xrun: (@Sendable () -> Void)?
+        var bufferSize: (@Sendable (Int) -> Void)?
+        var sampleRate: (@Sendable (Int) -> Void)?
+        var latency: (@Sendable (JackLatencyMode) -> Void)?
+        var portRegistration: (@Sendable (_ portName: String, _ registered: Bool) -> Void)?
+        var shutdown: (@Sendable (_ reason: String) -> Void)?
+        var freewheel: (@Sendable (Bool) -> Void)?
+    }
+
+    let handlers = Mutex(Handlers())
+    /// The client's own ports as raw `jack_port_t *` bits, for default latency propagation.
+    let ownPorts = Mutex<(inputs: [UInt], outputs: [UInt])>(([], []))
+
+    /// Xruns the server reported since the client opened.
+    public let xrunCount = Atomic<Int>(0)
+    /// Whether the server has shut down or thrown this client out.
+    public let hasShutDown = Atomic<Bool>(false)
+    /// Whether the server is in freewheel mode now.
+    public let isFreewheeling = Atomic<Bool>(false)
+    /// The reason the server gave when it shut down, once it has.
+    public let shutdownReason = Mutex<String?>(nil)
+
+    init() {}
+
+    /// Calls `handler` after each xrun (a cycle that missed its deadline).
+    public func onXrun(_ handler: (@Sendable () -> Void)?) { handlers.withLock { $0.xrun = handler } }
+    /// Calls `handler` with the new period, frames.
+    public func onBufferSizeChange(_ handler: (@Sendable (Int) -> Void)?) { handlers.withLock { $0.bufferSize = handler } }
+    /// Calls `handler` with the new sample rate, Hz.
+    public func onSampleRateChange(_ handler: (@Sendable (Int) -> Void)?) { handlers.withLock { $0.sampleRate = handler } }
+    /// Calls `handler` when the graph's latencies were recomputed (after JACK's default
+    /// propagation through this client's ports).
+    public func onLatencyChange(_ handler: (@Sendable (JackLatencyMode) -> Void)?) { handlers.withLock { $0.latency = handler } }
+    /// Calls `handler` with a port's full name when any client registers (`true`) or unregisters it.
+    public func onPortRegistration(_ handler: (@Sendable (_ portName: String, _ registered: Bool) -> Void)?) {
+        handlers.withLock { $0.portRegistration = handler }
+    }
+    /// Calls `handler` with the server's reason when it shuts down or drops this client. Do not
+    /// close the client from the handler; signal another thread.
+    public func onShutdown(_ handler: (@Sendable (_ reason: String) -> Void)?) { handlers.withLock { $0.shutdown = handler } }
+    /// Calls `handler` when the server enters (`true`) or leaves freewheel mode.
+    public func onFreewheelChange(_ handler: (@Sendable (Bool) -> Void)?) { handlers.withLock { $0.freewheel = handler } }
+
+    /// Installs every C callback on `client`. Must run before `jack_activate`.
+    func install(on client: OpaquePointer) {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        jack_set_xrun_callback(client, { argument in
+            notifications(argument).xrunCount.add(1, ordering: .relaxed)
+            notifications(argument).handlers.withLock { $0.xrun }?()
+            return 0
+        }, context)
+        jack_set_buffer_size_callback(client, { frames, argument in
+            notifications(argument).handlers.withLock { $0.bufferSize }?(Int(frames))
+            return 0
+        }, context)
+        jack_set_sample_rate_callback(client, { rate, argument in
+            notifications(argument).handlers.withLock { $0.sampleRate }?(Int(rate))
+            return 0
+        }, context)
+        jack_set_freewheel_callback(client, { starting, argument in
+            notifications(argument).isFreewheeling.store(starting != 0, ordering: .relaxed)
+            notifications(argument).handlers.withLock { $0.freewheel }?(starting != 0)
+        }, context)
+        jack_set_latency_callback(client, { mode, argument in
+            let center = notifications(argument)
+            let latencyMode: JackLatencyMode = mode == JackCaptureLatency ? .capture : .playback
+            center.propagateDefaultLatency(latencyMode)
+            center.handlers.withLock { $0.latency }?(latencyMode)
+        }, context)
+        jack_set_port_registration_callback(client, { portID, registered, argument in
+            guard let handler = notifications(argument).handlers.withLock({ $0.portRegistration }) else { return }
+            // The client pointer is not passed; jack_port_by_id needs one, so names come from the handler's client.
+            let name = notifications(argument).portName(id: portID)
+            handler(name ?? "#\(portID)", registered != 0)
+        }, context)
+        jack_on_info_shutdown(client, { _, reason, argument in
+            // Like a signal handler: record, notify, and leave jack_client_close to another thread.
+            let center = notifications(argument)
+            let text = reason.map { String(cString: $0) } ?? "the JACK server shut down"
+            center.shutdownReason.withLock { $0 = text }
+            center.hasShutDown.store(true, ordering: .releasing)
+            center.handlers.withLock { $0.shutdown }?(text)
+        }, context)
+        clientBits.store(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(client))), ordering: .releasing)
+    }
+
+    private let clientBits = Atomic<UInt>(0)
+
+    private func portName(id: jack_port_id_t) -> String? {
+        let bits = clientBits.load(ordering: .acquiring)
+        guard bits != 0, let client = OpaquePointer(bitPattern: bits),
+              let port = jack_port_by_id(client, id) else { return nil }
+        return String(cString: jack_port_name(port))
+    }
+
+    /// JACK's default latency rule, which a client that installs a latency callback must apply
+    /// itself: the capture latency of every output is the combined range of the inputs', and the
+    /// playback latency of every input the combined range of the outputs'.
+    private func propagateDefaultLatency(_ mode: JackLatencyMode) {
+        let (inputs, outputs) = ownPorts.withLock { ($0.inputs, $0.outputs) }
+        let jackMode = mode == .capture ? JackCaptureLatency : JackPlaybackLatency
+        let sources = mode == .capture ? inputs : outputs
+        let targets = mode == .capture ? outputs : inputs
+        guard !targets.isEmpty else { return }
+        var combined = jack_latency_range_t(min: 0, max: 0)
+        var first = true
+        for bits in sources {
+            var range = jack_latency_range_t()
+            jack_port_get_latency_range(OpaquePointer(bitPattern: bits), jackMode, &range)
+            if first {
+                combined = range
+                first = false
+            } else {
+                combined.min = min(combined.min, range.min)
+                combined.max = max(combined.max, range.max)
+            }
+        }
+        for bits in targets {
+            jack_port_set_latency_range(OpaquePointer(bitPattern: bits), jackMode, &combined)
+        }
+    }
+}
+
+private func notifications(_ argument: UnsafeMutableRawPointer?) -> JackNotifications {
+    Unmanaged<JackNotifications>.fromOpaque(argument!).takeUnretainedValue()
+}

@@ -1,0 +1,75 @@
+import AQCore
+import CJack
+
+/// What the process thunk reads each cycle: the client, the bound ports, scratch arrays for their
+/// buffers, and the processor's entry point.
+///
+/// A plain struct in manually allocated memory, reached through a raw pointer, so the process
+/// thread never touches a Swift reference count. Written only while the client is inactive
+/// (``JackClient/activate(processor:inputs:outputs:)``), read only by the process thread.
+struct ProcessBridgeState {
+    var client: OpaquePointer
+    var inputPorts: UnsafeMutablePointer<OpaquePointer?>? = nil
+    var inputBuffers: UnsafeMutablePointer<UnsafePointer<Float>>? = nil
+    var inputCount = 0
+    var outputPorts: UnsafeMutablePointer<OpaquePointer?>? = nil
+    var outputBuffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil
+    var outputCount = 0
+    var entry: RealtimeEntry? = nil
+    var processor: UnsafeMutableRawPointer? = nil
+
+    init(client: OpaquePointer) { self.client = client }
+
+    /// Frees the port tables. Only while inactive.
+    mutating func releaseTables() {
+        inputPorts?.deallocate()
+        inputBuffers?.deallocate()
+        outputPorts?.deallocate()
+        outputBuffers?.deallocate()
+        inputPorts = nil; inputBuffers = nil; outputPorts = nil; outputBuffers = nil
+        inputCount = 0; outputCount = 0
+    }
+}
+
+/// The process callback JACK calls on its real-time thread, once per cycle.
+///
+/// Gathers the bound ports' buffers and the cycle's frame time (`jack_get_cycle_times`, whose
+/// `current_frames` is `jack_last_frame_time`), then calls the processor's ``RealtimeEntry``.
+/// With no processor bound it writes silence to the bound outputs.
+///
+/// - Important: Real-time safe: it calls only libjack's process-thread functions, reads the
+///   bridge through a raw pointer and allocates nothing. It is not annotated `@_noLocks` because
+///   the annotations cannot see into C functions; the processors it calls are.
+let jackProcessThunk: @convention(c) (jack_nframes_t, UnsafeMutableRawPointer?) -> Int32 = { frameCount, argument in
+    let state = argument.unsafelyUnwrapped.assumingMemoryBound(to: ProcessBridgeState.self).pointee
+    for index in 0 ..< state.inputCount {
+        let buffer = jack_port_get_buffer(state.inputPorts.unsafelyUnwrapped[index], frameCount)
+        state.inputBuffers.unsafelyUnwrapped[index] = UnsafePointer(buffer.unsafelyUnwrapped.assumingMemoryBound(to: Float.self))
+    }
+    for index in 0 ..< state.outputCount {
+        let buffer = jack_port_get_buffer(state.outputPorts.unsafelyUnwrapped[index], frameCount)
+        state.outputBuffers.unsafelyUnwrapped[index] = buffer.unsafelyUnwrapped.assumingMemoryBound(to: Float.self)
+    }
+    var cycleFrame: jack_nframes_t = 0
+    var cycleStart: jack_time_t = 0
+    var nextCycleStart: jack_time_t = 0
+    var periodMicros: Float = 0
+    if jack_get_cycle_times(state.client, &cycleFrame, &cycleStart, &nextCycleStart, &periodMicros) != 0 {
+        cycleFrame = jack_last_frame_time(state.client)
+        cycleStart = 0
+        nextCycleStart = 0
+    }
+    guard let entry = state.entry, let processor = state.processor else {
+        for index in 0 ..< state.outputCount {
+            state.outputBuffers.unsafelyUnwrapped[index].update(repeating: 0, count: Int(frameCount))
+        }
+        return 0
+    }
+    var cycle = ProcessCycle(
+        frameCount: Int(frameCount), frameTime: cycleFrame,
+        cycleStartMicros: cycleStart, nextCycleStartMicros: nextCycleStart,
+        inputs: UnsafeBufferPointer(start: state.inputBuffers, count: state.inputCount),
+        outputs: UnsafeBufferPointer(start: state.outputBuffers, count: state.outputCount))
+    withUnsafePointer(to: &cycle) { entry(processor, UnsafeRawPointer($0)) }
+    return 0
+}

@@ -1,0 +1,30 @@
+import CJack
+import Glibc
+
+/// Naming of JACK servers, and quieting libjack's own console messages.
+public enum JackServer {
+    /// The server a client connects to when given `explicitName`: that name, else
+    /// `$JACK_DEFAULT_SERVER`, else `default` (libjack's rule).
+    public static func resolvedName(_ explicitName: String?) -> String {
+        if let explicitName, !explicitName.isEmpty { return explicitName }
+        if let fromEnvironment = getenv("JACK_DEFAULT_SERVER"), fromEnvironment.pointee != 0 {
+            return String(cString: fromEnvironment)
+        }
+        return "default"
+    }
+
+    /// Routes libjack's error and info messages ("Cannot connect to server socket ...") away from
+    /// stderr, unless `AQJACK_JACK_LOG` is set; aqjack reports failures in its own words.
+    public static func quietLibraryMessages() {
+        guard getenv("AQJACK_JACK_LOG") == nil else { return }
+        jack_set_error_function(silentJackMessage)
+        jack_set_info_function(silentJackMessage)
+    }
+
+    /// libjack's version, e.g. `1.9.21`.
+    public static var libraryVersion: String {
+        String(cString: jack_get_version_string())
+    }
+}
+
+private let silentJackMessage: @convention(c) (UnsafePointer<CChar>?) -> Void = { _ in }

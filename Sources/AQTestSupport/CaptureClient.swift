@@ -1,0 +1,30 @@
+import AQCore
+import AQJack
+
+/// A JACK client with `in_1 ... in_N` ports feeding a ``CaptureProcessor``: the recording path
+/// of the real-time core, without the queue on top.
+public final class CaptureClient {
+    public let client: JackClient
+    public let ports: [JackPort]
+    public let processor: CaptureProcessor
+    public let reader: CaptureReader
+
+    /// Opens the client, registers `channelCount` inputs and allocates rings of
+    /// `capacityFrames` frames. Does not activate (so a test can install hooks first).
+    public init(name: String, channelCount: Int, capacityFrames: Int, server: String? = nil) throws(JackError) {
+        client = try JackClient(name: name, server: server, exactName: true)
+        ports = try client.registerPorts(prefix: "in_", count: channelCount, direction: .input)
+        (processor, reader) = CaptureProcessor.make(channelCount: channelCount, capacityFrames: capacityFrames)
+    }
+
+    public func activate() throws(JackError) {
+        try client.activate(processor: processor, inputs: ports)
+    }
+
+    /// Connects `sources[i]` to `in_(i+1)`.
+    public func connect(from sources: [String]) throws(JackError) {
+        for (source, port) in zip(sources, ports) { try client.connect(source, to: port.name) }
+    }
+
+    deinit { client.close() }
+}

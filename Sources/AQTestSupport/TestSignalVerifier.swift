@@ -1,0 +1,77 @@
+import AQCore
+
+/// Checks captured cycles of ``TestSignal``: every sample must be the generator's sample for its
+/// channel and frame, and the frame times must run on without a gap, repeat or drop.
+///
+/// Cycles of pure silence are allowed only before the first signal (the cycles before the
+/// connection took effect). Not thread-safe: feed it from one thread (a ``CaptureSink``).
+public struct TestSignalVerifier: Sendable {
+    public let channelCount: Int
+    /// Frames checked sample for sample, after the leading silence.
+    public private(set) var verifiedFrameCount = 0
+    /// Cycles of silence before the signal started.
+    public private(set) var leadingSilentCycleCount = 0
+    /// Samples that were not what the generator wrote.
+    public private(set) var wrongSampleCount = 0
+    /// Breaks in the frame-time sequence (gap, repeat or overlap) and cycles the process thread dropped.
+    public private(set) var discontinuityCount = 0
+    public private(set) var droppedFrameCount = 0
+    /// The JACK frame time of the first verified frame, and the one after the last.
+    public private(set) var firstFrameTime: UInt64?
+    public private(set) var nextFrameTime: UInt64?
+    /// The first few problems, described.
+    public private(set) var problems: [String] = []
+
+    public init(channelCount: Int) { self.channelCount = channelCount }
+
+    public var isClean: Bool { wrongSampleCount == 0 && discontinuityCount == 0 && droppedFrameCount == 0 }
+
+    public mutating func check(_ cycle: CaptureCycle, _ samples: RingRegions<Float>) {
+        if firstFrameTime == nil {
+            var silent = true
+            for index in 0 ..< samples.count where samples[index] != 0 { silent = false; break }
+            if silent {
+                leadingSilentCycleCount += 1
+                return
+            }
+            firstFrameTime = cycle.frameTime
+        }
+        if cycle.droppedFramesBefore != 0 {
+            droppedFrameCount += cycle.droppedFramesBefore
+            note("process thread dropped \(cycle.droppedFramesBefore) frames before frame \(cycle.frameTime)")
+        }
+        if let expected = nextFrameTime, expected != cycle.frameTime {
+            discontinuityCount += 1
+            note("frame time \(cycle.frameTime), expected \(expected)")
+        }
+        nextFrameTime = cycle.frameTime + UInt64(cycle.frameCount)
+        let framePeriod = UInt64(TestSignal.framePeriod)
+        for frame in 0 ..< cycle.frameCount {
+            let absolute = cycle.frameTime + UInt64(frame)
+            for channel in 0 ..< channelCount {
+                let sample = samples[frame * channelCount + channel]
+                let expected = TestSignal.sample(channel: channel, frame: UInt32(truncatingIfNeeded: absolute))
+                if sample.bitPattern != expected.bitPattern {
+                    wrongSampleCount += 1
+                    if let decoded = TestSignal.decode(sample) {
+                        note("frame \(absolute) channel \(channel): holds channel \(decoded.channel) frame \(decoded.frame) (mod \(framePeriod))")
+                    } else {
+                        note("frame \(absolute) channel \(channel): \(sample) is not test signal")
+                    }
+                }
+            }
+        }
+        verifiedFrameCount += cycle.frameCount
+    }
+
+    private mutating func note(_ problem: String) {
+        if problems.count < 10 { problems.append(problem) }
+    }
+
+    public var summary: String {
+        "verified \(verifiedFrameCount) frames × \(channelCount) channels from frame \(firstFrameTime.map(String.init) ?? "-"); "
+            + "leading silent cycles \(leadingSilentCycleCount), wrong samples \(wrongSampleCount), "
+            + "discontinuities \(discontinuityCount), dropped frames \(droppedFrameCount)"
+            + (problems.isEmpty ? "" : "; first problems: " + problems.joined(separator: " | "))
+    }
+}

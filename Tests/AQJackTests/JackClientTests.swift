@@ -1,0 +1,108 @@
+import AQCore
+import AQJack
+import AQTestSupport
+import Foundation
+import Testing
+
+extension JackServerSuite {
+    @Suite("JACK client wrapper")
+    struct JackClientTests {
+        @Test("opening a client on a missing server fails fast, naming the server, without starting one")
+        func missingServer() throws {
+            let name = "aqjack-missing-\(getpid())"
+            let started = Date()
+            #expect {
+                _ = try JackClient(name: "probe", server: name)
+            } throws: { error in
+                guard case let .serverNotRunning(server, status)? = error as? JackError else { return false }
+                return server == name && status.contains(.failure) && status.contains(.serverFailed)
+                    && "\(error)".contains("'\(name)'") && "\(error)".contains("jackd -n \(name)")
+            }
+            #expect(Date().timeIntervalSince(started) < 2)
+            #expect(!FileManager.default.fileExists(atPath: "/dev/shm/jack_\(name)_0_0"))
+        }
+
+        @Test("a client reports the test server's rate and period")
+        func serverFacts() throws {
+            let client = try JackClient(name: TestServer.uniqueClientName("facts"))
+            #expect(client.serverName == TestServer.name)
+            #expect(client.sampleRate == 48000)
+            #expect(client.bufferSize == 128)
+            #expect(client.name.hasPrefix("aqtest-facts-"))
+        }
+
+        @Test("an exact client name already taken is refused, and the message says so")
+        func duplicateName() throws {
+            let name = TestServer.uniqueClientName("dup")
+            let first = try JackClient(name: name, exactName: true)
+            #expect {
+                _ = try JackClient(name: name, exactName: true)
+            } throws: { error in
+                // jackd2 1.9.21 answers 0x21 (JackFailure | JackServerError), not JackNameNotUnique.
+                guard case let .openFailed(server, client, status)? = error as? JackError else { return false }
+                return server == TestServer.name && client == name && status.contains(.failure)
+                    && "\(error)".contains("already")
+            }
+            first.close()
+        }
+
+        @Test("ports register, connect, list with flags, connections, aliases-free names and pretty-names, and disconnect")
+        func portsAndConnections() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("gen"), channelCount: 2)
+            let capture = try CaptureClient(name: TestServer.uniqueClientName("cap"), channelCount: 2, capacityFrames: 4096)
+            try capture.activate()
+            try capture.connect(from: generator.portNames)
+            try capture.client.setPrettyName("Left input", ofPort: capture.ports[0].name)
+
+            let info = try #require(capture.client.portInfo(named: capture.ports[0].name))
+            #expect(info.direction == .input)
+            #expect(info.type == "32 bit float mono audio")
+            #expect(info.clientName == capture.client.name)
+            #expect(info.shortName == "in_1")
+            #expect(!info.isPhysical)
+            #expect(info.connections == [generator.portNames[0]])
+            #expect(info.prettyName == "Left input")
+            #expect(capture.ports[1].connections == [generator.portNames[1]])
+
+            let all = capture.client.allPortInfo()
+            let generatorPort = try #require(all.first { $0.name == generator.portNames[1] })
+            #expect(generatorPort.direction == .output)
+            #expect(generatorPort.connections == [capture.ports[1].name])
+            let system = try #require(all.first { $0.name == "system:capture_1" })
+            #expect(system.isPhysical && system.isTerminal && system.direction == .output)
+
+            try capture.client.disconnect(generator.portNames[0], from: capture.ports[0].name)
+            #expect(capture.ports[0].connections.isEmpty)
+            #expect {
+                try capture.client.connect("nobody:out", to: capture.ports[0].name)
+            } throws: { ($0 as? JackError) == .noSuchPort("nobody:out") }
+        }
+
+        @Test("port registration of another client is reported on the notification thread")
+        func portRegistrationNotification() throws {
+            let watcher = try JackClient(name: TestServer.uniqueClientName("watch"))
+            let seen = LockedList()
+            watcher.notifications.onPortRegistration { name, registered in seen.append("\(registered ? "+" : "-")\(name)") }
+            try watcher.activate()
+            // JACK announces ports of active clients only.
+            let other = try JackClient(name: TestServer.uniqueClientName("reg"), exactName: true)
+            try other.activate()
+            let port = try other.registerPort("extra", direction: .output)
+            let portName = port.name
+            try other.unregister(port)
+            let deadline = Date().addingTimeInterval(2)
+            while seen.values.filter({ $0.hasSuffix(portName) }).count < 2 && Date() < deadline { usleep(10_000) }
+            #expect(seen.values.filter { $0.hasSuffix(portName) } == ["+\(portName)", "-\(portName)"], "\(seen.values)")
+            other.close()
+            watcher.close()
+        }
+    }
+}
+
+/// A list appended to from JACK's notification thread.
+final class LockedList: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+    func append(_ item: String) { lock.lock(); items.append(item); lock.unlock() }
+    var values: [String] { lock.lock(); defer { lock.unlock() }; return items }
+}
