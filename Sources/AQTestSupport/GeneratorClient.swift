@@ -9,11 +9,14 @@ public final class GeneratorClient {
     public let processor = SignalGeneratorProcessor()
 
     /// Opens the client on the default (or given) server, registers `channelCount` outputs and
-    /// activates.
-    public init(name: String, channelCount: Int, server: String? = nil) throws(JackError) {
+    /// activates. `threadInit`, if given, runs on each thread JACK creates for the client (the
+    /// process thread among them) before its first use.
+    public init(name: String, channelCount: Int, server: String? = nil,
+                threadInit: (@convention(c) (UnsafeMutableRawPointer?) -> Void)? = nil) throws(JackError) {
         precondition(channelCount <= TestSignal.maximumChannelCount, "the test signal tells apart at most 256 channels")
         client = try JackClient(name: name, server: server, exactName: true)
         ports = try client.registerPorts(prefix: "out_", count: channelCount, direction: .output)
+        if let threadInit { try client.setThreadInitCallback(threadInit) }
         try client.activate(processor: processor, outputs: ports)
     }
 

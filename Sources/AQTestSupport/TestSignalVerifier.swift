@@ -3,14 +3,14 @@ import AQCore
 /// Checks captured cycles of ``TestSignal``: every sample must be the generator's sample for its
 /// channel and frame, and the frame times must run on without a gap, repeat or drop.
 ///
-/// Cycles of pure silence are allowed only before the first signal (the cycles before the
-/// connection took effect). Not thread-safe: feed it from one thread (a ``CaptureSink``).
+/// The recording starts at the first cycle in which every channel carries the signal. Before it
+/// (while the connections are being made) a sample may also be silence, but nothing else. Not thread-safe: feed it from one thread (a ``CaptureSink``).
 public struct TestSignalVerifier: Sendable {
     public let channelCount: Int
     /// Frames checked sample for sample, after the leading silence.
     public private(set) var verifiedFrameCount = 0
-    /// Cycles of silence before the signal started.
-    public private(set) var leadingSilentCycleCount = 0
+    /// Cycles before the start, while not every channel was connected yet.
+    public private(set) var leadingCycleCount = 0
     /// Samples that were not what the generator wrote.
     public private(set) var wrongSampleCount = 0
     /// Breaks in the frame-time sequence (gap, repeat or overlap) and cycles the process thread dropped.
@@ -28,10 +28,22 @@ public struct TestSignalVerifier: Sendable {
 
     public mutating func check(_ cycle: CaptureCycle, _ samples: RingRegions<Float>) {
         if firstFrameTime == nil {
-            var silent = true
-            for index in 0 ..< samples.count where samples[index] != 0 { silent = false; break }
-            if silent {
-                leadingSilentCycleCount += 1
+            // Before the start, each sample may be silence (not connected yet) or exact signal.
+            var complete = true
+            for frame in 0 ..< cycle.frameCount {
+                let absolute = UInt32(truncatingIfNeeded: cycle.frameTime + UInt64(frame))
+                for channel in 0 ..< channelCount {
+                    let sample = samples[frame * channelCount + channel]
+                    if sample.bitPattern == TestSignal.sample(channel: channel, frame: absolute).bitPattern { continue }
+                    complete = false
+                    if sample != 0 {
+                        wrongSampleCount += 1
+                        note("before the start, frame \(absolute) channel \(channel) holds \(sample)")
+                    }
+                }
+            }
+            guard complete else {
+                leadingCycleCount += 1
                 return
             }
             firstFrameTime = cycle.frameTime
@@ -70,7 +82,7 @@ public struct TestSignalVerifier: Sendable {
 
     public var summary: String {
         "verified \(verifiedFrameCount) frames × \(channelCount) channels from frame \(firstFrameTime.map(String.init) ?? "-"); "
-            + "leading silent cycles \(leadingSilentCycleCount), wrong samples \(wrongSampleCount), "
+            + "leading cycles \(leadingCycleCount), wrong samples \(wrongSampleCount), "
             + "discontinuities \(discontinuityCount), dropped frames \(droppedFrameCount)"
             + (problems.isEmpty ? "" : "; first problems: " + problems.joined(separator: " | "))
     }

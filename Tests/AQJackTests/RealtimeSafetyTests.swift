@@ -1,0 +1,68 @@
+import AQCore
+import AQJack
+import AQTestSupport
+import CRTProbe
+import Foundation
+import Synchronization
+import Testing
+
+extension JackServerSuite {
+    /// The process threads, in steady state, make no heap call and take no mutex: counted by
+    /// CRTProbe, which replaces malloc, free and pthread_mutex_lock in this test binary.
+    @Suite("Real-time safety of the process thread", .enabled(if: aq_probe_is_active() != 0, "CRTProbe is compiled out under sanitizers"))
+    struct RealtimeSafetyTests {
+        @Test("the probe counts allocations on a watched thread (control)")
+        func probeSeesAllocations() {
+            let counted = UnsafeCounter()
+            let thread = Thread {
+                aq_probe_watch_current_thread(nil)
+                aq_probe_reset_and_enable()
+                let array = [Int](repeating: 7, count: 1000 + Int.random(in: 0 ..< 10))
+                counted.value = array.count > 0 ? aq_probe_allocation_count() : -1
+                aq_probe_disable()
+            }
+            thread.start()
+            while counted.value == 0 { usleep(1000) }
+            #expect(counted.value >= 1)
+        }
+
+        @Test("capture (64 channels) and generator process threads: zero allocations, frees and mutex locks in steady state")
+        func steadyStateIsAllocationFree() throws {
+            let watchedBefore = aq_probe_watched_thread_count()
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("rtgen"), channelCount: 64,
+                                                threadInit: aq_probe_watch_current_thread)
+            let capture = try CaptureClient(name: TestServer.uniqueClientName("rtcap"), channelCount: 64, capacityFrames: 1 << 15)
+            try capture.client.setThreadInitCallback(aq_probe_watch_current_thread)
+            let verifier = Mutex(TestSignalVerifier(channelCount: 64))
+            let sink = CaptureSink(reader: capture.reader) { cycle, samples in verifier.withLock { $0.check(cycle, samples) } }
+            try capture.activate()
+            try capture.connect(from: generator.portNames)
+            usleep(500_000)   // warm-up: first cycles, graph changes, page faults
+            // JACK runs the thread-init callback on every thread it creates for a client (3 per
+            // client with jackd2 1.9.21): the process threads and the others are all watched.
+            #expect(aq_probe_watched_thread_count() - watchedBefore >= 2)
+            aq_probe_reset_and_enable()
+            let cyclesBefore = capture.processor.recordedCycleCount.load(ordering: .relaxed)
+            usleep(3_000_000)
+            aq_probe_disable()
+            let cycles = capture.processor.recordedCycleCount.load(ordering: .relaxed) - cyclesBefore
+            let allocations = aq_probe_allocation_count()
+            let frees = aq_probe_free_count()
+            let locks = aq_probe_mutex_lock_count()
+            let checked = verifier.withLock { $0 }   // before deactivation silences the inputs
+            try capture.client.deactivate()
+            sink.stop()
+            _ = generator
+            print("process threads over \(cycles) cycles: allocations \(allocations), frees \(frees), mutex locks \(locks)")
+            #expect(cycles > 1000)   // 3 s at 48 kHz / 128 = 1125 cycles
+            #expect(allocations == 0)
+            #expect(frees == 0)
+            #expect(locks == 0)
+            #expect(checked.isClean, "\(checked.summary)")
+        }
+    }
+}
+
+final class UnsafeCounter: @unchecked Sendable {
+    var value = 0
+}
