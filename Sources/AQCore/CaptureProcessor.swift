@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 
 /// Copies every input port's frames into an interleaved sample ring, one ``CaptureCycle``
@@ -126,9 +127,15 @@ public final class CaptureReader: @unchecked Sendable {
     /// - Returns: `true` when a cycle is pending.
     @discardableResult
     public func waitForCycle(milliseconds: Int) -> Bool {
-        if cycles.readableCount > 0 { return true }
-        wakeup.wait(milliseconds: milliseconds)
-        return cycles.readableCount > 0
+        // The semaphore counts every post, including those for cycles already read: a wake-up
+        // does not mean a cycle is pending, so check again until the time is up.
+        let deadline = monotonicMilliseconds() + milliseconds
+        while cycles.readableCount == 0 {
+            let remaining = deadline - monotonicMilliseconds()
+            guard remaining > 0 else { return false }
+            wakeup.wait(milliseconds: remaining)
+        }
+        return true
     }
 
     /// Hands the oldest pending cycle and its `frameCount × channelCount` interleaved samples to
@@ -174,4 +181,11 @@ public struct FrameTimeExtender: Sendable {
         last32 = frameTime
         return last64
     }
+}
+
+/// Milliseconds on the monotonic clock. Not real-time relevant; for timeouts.
+func monotonicMilliseconds() -> Int {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return now.tv_sec * 1000 + now.tv_nsec / 1_000_000
 }

@@ -1,0 +1,32 @@
+import AQCore
+import Testing
+
+@Suite("Test signal encoding")
+struct TestSignalTests {
+    @Test("every channel and frame decodes back, and every sample is finite, normal and below 2 in magnitude")
+    func roundTrip() {
+        let frames: [UInt32] = [0, 1, 127, 128, 65535, 1 << 21, (1 << 22) - 1, 1 << 22, UInt32.max]
+        for channel in 0 ..< TestSignal.maximumChannelCount {
+            for frame in frames {
+                let sample = TestSignal.sample(channel: channel, frame: frame)
+                #expect(sample.isNormal && abs(sample) < 2)
+                let decoded = TestSignal.decode(sample)
+                #expect(decoded?.channel == channel)
+                #expect(decoded?.frame == frame % TestSignal.framePeriod)
+            }
+        }
+        #expect(TestSignal.decode(0) == nil)
+        #expect(TestSignal.decode(2) == nil)      // exponent beyond the 64 used
+        #expect(TestSignal.decode(.nan) == nil)
+        #expect(TestSignal.decode(1e-30) == nil)  // exponent below them
+    }
+
+    @Test("neighbouring frames and channels give different samples")
+    func distinct() {
+        var seen = Set<UInt32>()
+        for channel in 0 ..< 64 {
+            for frame in UInt32(1000) ..< 1200 { seen.insert(TestSignal.sample(channel: channel, frame: frame).bitPattern) }
+        }
+        #expect(seen.count == 64 * 200)
+    }
+}

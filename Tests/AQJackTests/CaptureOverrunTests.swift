@@ -1,0 +1,41 @@
+import AQCore
+import AQJack
+import AQTestSupport
+import Foundation
+import Testing
+
+extension JackServerSuite {
+    @Suite("Capture overruns")
+    struct CaptureOverrunTests {
+        @Test("a full ring drops whole cycles, counts them, and the next record reports exactly the gap")
+        func overrunIsCountedAndReportedInBand() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("ovgen"), channelCount: 2)
+            // 1024 frames: 8 cycles of 128, then the ring is full because nobody reads.
+            let capture = try CaptureClient(name: TestServer.uniqueClientName("ovcap"), channelCount: 2, capacityFrames: 1024)
+            try capture.activate()
+            try capture.connect(from: generator.portNames)
+            usleep(200_000)
+            let overrun = capture.processor.overrunFrameCount.load(ordering: .relaxed)
+            #expect(overrun > 0)
+            #expect(overrun % 128 == 0)   // whole cycles only
+
+            // Drain what was kept: contiguous cycles.
+            var last: CaptureCycle?
+            var verifier = TestSignalVerifier(channelCount: 2)
+            while let record = capture.reader.readCycle({ cycle, samples in verifier.check(cycle, samples); return cycle }) {
+                if let last { #expect(record.frameTime == last.frameTime + UInt64(last.frameCount)) }
+                last = record
+            }
+            let kept = try #require(last)
+            // The next cycle after the drain carries the drop count, equal to the frame-time gap.
+            #expect(capture.reader.waitForCycle(milliseconds: 1000))
+            let next = try #require(capture.reader.readCycle { cycle, _ in cycle })
+            let gap = Int(next.frameTime - (kept.frameTime + UInt64(kept.frameCount)))
+            #expect(next.droppedFramesBefore == gap)
+            #expect(gap > 0)
+            try capture.client.deactivate()
+            #expect(capture.processor.overrunFrameCount.load(ordering: .relaxed) >= gap)
+            _ = generator
+        }
+    }
+}
