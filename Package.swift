@@ -44,6 +44,6 @@ let package = Package(
 
         .testTarget(name: "AQCoreTests", dependencies: ["AQCore"]),
         .testTarget(name: "AQJackTests", dependencies: ["AQCore", "AQJack", "AQTestSupport", "CRTProbe"]),
-        .testTarget(name: "aqjackTests", dependencies: ["AQJack", "AQTestSupport"]),
+        .testTarget(name: "aqjackTests", dependencies: ["aqjack", "AQJack", "AQTestSupport"]),
     ]
 )
