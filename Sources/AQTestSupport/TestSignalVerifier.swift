@@ -22,11 +22,23 @@ public struct TestSignalVerifier: Sendable {
     /// The first few problems, described.
     public private(set) var problems: [String] = []
 
-    public init(channelCount: Int) { self.channelCount = channelCount }
+    /// Frames to check; cycles after that many are counted in ``uncheckedCycleCount`` only.
+    public let frameLimit: Int
+    /// Cycles that arrived after ``frameLimit`` frames were checked.
+    public private(set) var uncheckedCycleCount = 0
+
+    public init(channelCount: Int, frameLimit: Int = .max) {
+        self.channelCount = channelCount
+        self.frameLimit = frameLimit
+    }
 
     public var isClean: Bool { wrongSampleCount == 0 && discontinuityCount == 0 && droppedFrameCount == 0 }
 
     public mutating func check(_ cycle: CaptureCycle, _ samples: RingRegions<Float>) {
+        guard verifiedFrameCount < frameLimit else {
+            uncheckedCycleCount += 1
+            return
+        }
         if firstFrameTime == nil {
             // Before the start, each sample may be silence (not connected yet) or exact signal.
             var complete = true

@@ -1,13 +1,47 @@
+// aqbench: the figures Scripts/bench.sh prints. Each figure is a ratio against a reference
+// measured in the same run. Benchmarks report; they never fail.
 import AQJack
+import AQTestSupport
 import Foundation
-let watcher = try JackClient(name: "watcher")
-watcher.notifications.onPortRegistration { n, r in print("REG", n, r) }
-try watcher.activate()
-print("active")
-Thread.sleep(forTimeInterval: 1.0)
-let other = try JackClient(name: "other")
-let p = try other.registerPort("x", direction: .output)
-Thread.sleep(forTimeInterval: 0.5)
-try other.unregister(p)
-Thread.sleep(forTimeInterval: 1.0)
-print("done")
+
+func format(_ value: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", value) }
+
+let arguments = CommandLine.arguments
+let aqjackPath = arguments.count > 1 ? arguments[1] : ".build/release/aqjack"
+
+print("== ring throughput (single thread, write then read one chunk), against memcpy in + memcpy out")
+for chunk in [256, 8192, 32768] {
+    let result = RingBenchmark.singleThread(chunkSamples: chunk, rounds: max(2000, 50_000_000 / chunk))
+    let gigabytes = Double(result.bytes) / 1e9
+    print("  chunk \(chunk) samples: ring \(format(gigabytes / result.ring)) GB/s, memcpy \(format(gigabytes / result.memcpy)) GB/s, "
+          + "ring/memcpy time ratio \(format(result.ring / result.memcpy))")
+}
+let twoThreadSamples = 200_000_000
+let twoThreadSeconds = RingBenchmark.twoThreads(totalSamples: twoThreadSamples, chunkSamples: 1024)
+print("  two threads, 1024-sample chunks: \(format(Double(twoThreadSamples * 4) / 1e9 / twoThreadSeconds)) GB/s")
+
+print("== capture process cycle at period 128, 48 kHz (period = 2666.7 us), off-line")
+for channels in [2, 64, 256] {
+    let nanoseconds = ProcessBenchmark.captureCycle(channelCount: channels, period: 128, cycles: 20_000)
+    let periodNanoseconds = 128.0 / 48000.0 * 1e9
+    print("  \(channels) channels: \(format(nanoseconds / 1000, 3)) us per cycle = \(format(100 * nanoseconds / periodNanoseconds, 3)) % of the period")
+}
+
+print("== aqjack --ports against jack_lsp -c -l (median of 21 runs, same server)")
+do {
+    let generator = try GeneratorClient(name: "bench-gen", channelCount: 16)
+    let capture = try CaptureClient(name: "bench-cap", channelCount: 16, capacityFrames: 1 << 14)
+    try capture.activate()
+    try capture.connect(from: generator.portNames)
+    let sink = CaptureSink(reader: capture.reader) { _, _ in }
+    let ours = try CommandBenchmark.medianSeconds(aqjackPath, ["--ports"], runs: 21)
+    let reference = try CommandBenchmark.medianSeconds("/usr/bin/jack_lsp", ["-c", "-l"], runs: 21)
+    print("  ports in graph: \(capture.client.portNames().count)")
+    print("  aqjack --ports \(format(ours * 1000)) ms, jack_lsp -c -l \(format(reference * 1000)) ms, ratio \(format(ours / reference))")
+    let oursJSON = try CommandBenchmark.medianSeconds(aqjackPath, ["--ports", "--json"], runs: 21)
+    print("  aqjack --ports --json \(format(oursJSON * 1000)) ms, ratio to jack_lsp \(format(oursJSON / reference))")
+    try capture.client.deactivate()
+    sink.stop()
+} catch {
+    print("  skipped: \(error)")
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what aqjack needs from Debian (idempotent; as root, or with sudo) and builds release.
+#
+#   Scripts/setup.sh            install missing packages, then `swift build -c release`
+#   Scripts/setup.sh --deps     install missing packages only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Build: the C libraries' headers. Run: jackd (server and example clients). Tests: sox, ffprobe.
+packages=(pkg-config libjack-jackd2-dev jackd2 libsndfile1-dev libsamplerate0-dev
+          libavcodec-dev libavformat-dev libavutil-dev libswresample-dev sox ffmpeg)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup.sh: installing ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  # jackd2 asks whether to enable real-time priority for the audio group; answer no (we run as root or fall back).
+  echo "jackd2 jackd/tweak_rt_limits boolean false" | $sudo debconf-set-selections 2>/dev/null || true
+  $sudo apt-get update -q
+  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+command -v swift >/dev/null || { echo "setup.sh: swift not found on PATH (Swift 6.1 or later is needed)" >&2; exit 1; }
+
+[ "${1:-}" = "--deps" ] && exit 0
+swift build -c release
+echo "setup.sh: built $(pwd)/.build/release/aqjack" >&2
