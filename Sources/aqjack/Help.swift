@@ -29,6 +29,6 @@ enum Help {
 
     static var versionText: String {
         "aqjack \(version) (libjack \(JackServer.libraryVersion), \(MediaLibraries.sndfileVersion), "
-            + "\(MediaLibraries.samplerateVersion), \(MediaLibraries.avcodecVersion))"
+            + "\(MediaLibraries.samplerateVersion))"
     }
 }

@@ -43,7 +43,14 @@ extension JackServerSuite {
             try capture.connect(from: generator.portNames)
             let deadline = Date().addingTimeInterval(seconds * 4 + 60)
             while verified.load(ordering: .acquiring) < targetFrames && Date() < deadline { usleep(10_000) }
-            if freewheel { try generator.client.setFreewheel(false) }
+            if freewheel {
+                try generator.client.setFreewheel(false)
+                // Leave the server running in real time again before the next test: the first
+                // cycles after freewheel ends may be reported as xruns.
+                let switched = Date().addingTimeInterval(5)
+                while generator.client.notifications.isFreewheeling.load(ordering: .relaxed) && Date() < switched { usleep(1000) }
+                usleep(1_000_000)
+            }
             // Deactivation disconnects the ports first, so the last cycles before it may really be
             // silence: the verifier has stopped checking at its frame limit by then.
             try capture.client.deactivate()
@@ -67,15 +74,25 @@ extension JackServerSuite {
             print("capture 64 ch freewheel: \(verifier.summary)")
         }
 
-        @Test("8 channels for 10 s in real time at period 128: bit-exact, contiguous, no overrun")
+        @Test("8 channels for 10 s in real time at period 128: bit-exact, nothing dropped, frame times contiguous between xruns")
         func realTimePeriod128() throws {
             let probe = try JackClient(name: TestServer.uniqueClientName("period"))
             #expect(probe.bufferSize == 128)
+            #expect(probe.sampleRate == 48000)
             probe.close()
             let (verifier, overruns, xruns, rate) = try Self.run(channelCount: 8, seconds: 10, freewheel: false)
             #expect(verifier.verifiedFrameCount >= 10 * rate, "\(verifier.summary)")
-            #expect(verifier.isClean, "\(verifier.summary); xruns \(xruns)")
-            #expect(overruns == 0)
+            #expect(verifier.wrongSampleCount == 0, "\(verifier.summary)")
+            #expect(verifier.droppedFrameCount == 0 && overruns == 0, "\(verifier.summary)")
+            // On this 2-core VM the dummy server itself reports an occasional xrun in real time
+            // (0-4 per 10 s run, also with nothing else running), and JACK then skips or repeats a
+            // cycle's frame time. Such a break is the server's, and the samples still match the
+            // frame times JACK reported; without an xrun there must be none.
+            if xruns == 0 {
+                #expect(verifier.discontinuityCount == 0, "\(verifier.summary)")
+            } else {
+                #expect(verifier.discontinuityCount <= 2 * xruns, "\(verifier.summary); xruns \(xruns)")
+            }
             print("capture 8 ch real time: \(verifier.summary); server xruns \(xruns)")
         }
     }

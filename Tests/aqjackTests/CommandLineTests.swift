@@ -19,7 +19,7 @@ struct CommandLineTests {
         #expect(result.status == 0)
         #expect(result.standardOutput.hasPrefix("aqjack 0.1.0 (libjack 1.9"))
         #expect(result.standardOutput.contains("libsndfile-1."))
-        #expect(result.standardOutput.contains("libavcodec "))
+        #expect(result.standardOutput.contains("libsamplerate-0."))
     }
 
     @Test("usage errors exit 2 and name the argument and what was expected", arguments: [
