@@ -228,6 +228,15 @@ public final class JackClient: @unchecked Sendable {
         if code != 0 { throw .callFailed(function: "jack_set_thread_init_callback", code: code) }
     }
 
+    /// Asks the server to change its period to `frames` (a power of two). Every client's
+    /// buffer-size handler runs before the next cycle with the new size.
+    ///
+    /// The corresponding JACK function is `jack_set_buffer_size`.
+    public func setBufferSize(_ frames: Int) throws(JackError) {
+        let code = jack_set_buffer_size(rawValue, jack_nframes_t(frames))
+        if code != 0 { throw .callFailed(function: "jack_set_buffer_size", code: code) }
+    }
+
     // MARK: Connections and modes
 
     /// Connects output port `source` to input port `destination` (full names). An existing
