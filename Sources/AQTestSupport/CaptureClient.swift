@@ -28,3 +28,20 @@ public final class CaptureClient {
 
     deinit { client.close() }
 }
+
+/// A ``GeneratorClient`` patched into a ``CaptureClient`` of the same channel count, both active:
+/// the smallest graph that moves known audio through the capture path.
+public struct GeneratorCapturePair {
+    public let generator: GeneratorClient
+    public let capture: CaptureClient
+
+    /// Opens both clients (named `aqtest-ROLE-gen-…` and `aqtest-ROLE-cap-…`), activates them
+    /// and connects `out_N` to `in_N`.
+    public init(role: String, channelCount: Int, capacityFrames: Int) throws(JackError) {
+        generator = try GeneratorClient(name: TestServer.uniqueClientName(role + "-gen"), channelCount: channelCount)
+        capture = try CaptureClient(name: TestServer.uniqueClientName(role + "-cap"), channelCount: channelCount,
+                                    capacityFrames: capacityFrames)
+        try capture.activate()
+        try capture.connect(from: generator.portNames)
+    }
+}

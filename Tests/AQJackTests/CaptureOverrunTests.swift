@@ -9,11 +9,9 @@ extension JackServerSuite {
     struct CaptureOverrunTests {
         @Test("a full ring drops whole cycles, counts them, and the next record reports exactly the gap")
         func overrunIsCountedAndReportedInBand() throws {
-            let generator = try GeneratorClient(name: TestServer.uniqueClientName("ovgen"), channelCount: 2)
             // 1024 frames: 8 cycles of 128, then the ring is full because nobody reads.
-            let capture = try CaptureClient(name: TestServer.uniqueClientName("ovcap"), channelCount: 2, capacityFrames: 1024)
-            try capture.activate()
-            try capture.connect(from: generator.portNames)
+            let pair = try GeneratorCapturePair(role: "overrun", channelCount: 2, capacityFrames: 1024)
+            let capture = pair.capture
             usleep(200_000)
             let overrun = capture.processor.overrunFrameCount.load(ordering: .relaxed)
             #expect(overrun > 0)
@@ -35,7 +33,7 @@ extension JackServerSuite {
             #expect(gap > 0)
             try capture.client.deactivate()
             #expect(capture.processor.overrunFrameCount.load(ordering: .relaxed) >= gap)
-            _ = generator
+            _ = pair.generator
         }
     }
 }

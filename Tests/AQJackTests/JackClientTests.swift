@@ -48,10 +48,8 @@ extension JackServerSuite {
 
         @Test("ports register, connect, list with flags, connections, aliases-free names and pretty-names, and disconnect")
         func portsAndConnections() throws {
-            let generator = try GeneratorClient(name: TestServer.uniqueClientName("gen"), channelCount: 2)
-            let capture = try CaptureClient(name: TestServer.uniqueClientName("cap"), channelCount: 2, capacityFrames: 4096)
-            try capture.activate()
-            try capture.connect(from: generator.portNames)
+            let pair = try GeneratorCapturePair(role: "ports", channelCount: 2, capacityFrames: 4096)
+            let (generator, capture) = (pair.generator, pair.capture)
             try capture.client.setPrettyName("Left input", ofPort: capture.ports[0].name)
 
             let info = try #require(capture.client.portInfo(named: capture.ports[0].name))

@@ -61,10 +61,8 @@ struct PortsCommandTests {
 
     @Test("the listing shows direction, flags, latency, pretty-names and connections of our own clients")
     func ownClients() throws {
-        let generator = try GeneratorClient(name: TestServer.uniqueClientName("cligen"), channelCount: 2)
-        let capture = try CaptureClient(name: TestServer.uniqueClientName("clicap"), channelCount: 2, capacityFrames: 4096)
-        try capture.activate()
-        try capture.connect(from: generator.portNames)
+        let pair = try GeneratorCapturePair(role: "cli", channelCount: 2, capacityFrames: 4096)
+        let (generator, capture) = (pair.generator, pair.capture)
         try capture.client.setPrettyName("Vocal mic", ofPort: capture.ports[1].name)
 
         let result = try AQJackCommand.run(["--ports", "--json"])
