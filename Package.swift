@@ -36,6 +36,10 @@ let package = Package(
         // the aqjack executable until a subcommand needs it: libavformat pulls in ~130 shared
         // libraries, which tripled `aqjack --ports`' start-up time (52 ms against jack_lsp's 18 ms).
         .target(name: "AQCodecs", dependencies: ["CFFmpeg"]),
+        // Core Audio structs and callback typedefs with Apple's layouts (C, for @convention(c)).
+        .target(name: "CAudioTypes"),
+        // The Swift-native queue engine over JACK.
+        .target(name: "AudioQueue", dependencies: ["AQCore", "AQJack", "CAudioTypes"]),
         // The command-line tool.
         .executableTarget(name: "aqjack", dependencies: ["AQJack", "AQMedia"]),
 
@@ -49,6 +53,7 @@ let package = Package(
         .testTarget(name: "AQCoreTests", dependencies: ["AQCore"]),
         .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs"]),
         .testTarget(name: "AQJackTests", dependencies: ["AQCore", "AQJack", "AQTestSupport", "CRTProbe"]),
+        .testTarget(name: "AudioQueueTests", dependencies: ["AudioQueue", "AQTestSupport", "CSndFile"]),
         .testTarget(name: "aqjackTests", dependencies: ["aqjack", "AQJack", "AQTestSupport"]),
     ]
 )

@@ -18,6 +18,10 @@ public final class CaptureProcessor: RealtimeProcessor, @unchecked Sendable {
     public let overrunFrameCount = Atomic<Int>(0)
     /// Cycles recorded so far. Any thread.
     public let recordedCycleCount = Atomic<Int>(0)
+    /// The first JACK frame to record; `UInt64.max` records nothing. Starts at 0 (record all).
+    let armedFromFrame = Atomic<UInt64>(0)
+    /// Frame time at which the next cycle starts, published every cycle.
+    let latestFrameTime = Atomic<UInt64>(0)
 
     init(channelCount: Int, samples: consuming RingProducer<Float>,
          cycles: consuming RingProducer<CaptureCycle>, wakeup: RealtimeWakeup) {
@@ -54,8 +58,14 @@ public final class CaptureProcessor: RealtimeProcessor, @unchecked Sendable {
     @_noLocks
     #endif
     public func process(_ cycle: ProcessCycle) {
-        let frameTime = frameTimes.extend(cycle.frameTime)
-        let frameCount = cycle.frameCount
+        let cycleFrameTime = frameTimes.extend(cycle.frameTime)
+        latestFrameTime.store(cycleFrameTime &+ UInt64(cycle.frameCount), ordering: .relaxed)
+        let armedFrom = armedFromFrame.load(ordering: .acquiring)
+        guard cycleFrameTime &+ UInt64(cycle.frameCount) > armedFrom else { return }
+        // A start in the middle of this cycle records from that frame on.
+        let skip = armedFrom > cycleFrameTime ? Int(armedFrom &- cycleFrameTime) : 0
+        let frameTime = cycleFrameTime &+ UInt64(skip)
+        let frameCount = cycle.frameCount - skip
         let sampleCount = frameCount * channelCount
         let sampleSpace = samples.writableRegions()
         let recordSpace = cycles.writableRegions()
@@ -74,7 +84,7 @@ public final class CaptureProcessor: RealtimeProcessor, @unchecked Sendable {
             while tileStart < frameCount {
                 let tileEnd = min(tileStart + 16, frameCount)
                 for channel in 0 ..< connected {
-                    let source = cycle.inputs[channel]
+                    let source = cycle.inputs[channel] + skip
                     for frame in tileStart ..< tileEnd {
                         destination[frame * channelCount + channel] = source[frame]
                     }
@@ -87,7 +97,7 @@ public final class CaptureProcessor: RealtimeProcessor, @unchecked Sendable {
         } else {
             for channel in 0 ..< channelCount {
                 for frame in 0 ..< frameCount {
-                    sampleSpace[frame * channelCount + channel] = channel < connected ? cycle.inputs[channel][frame] : 0
+                    sampleSpace[frame * channelCount + channel] = channel < connected ? cycle.inputs[channel][skip + frame] : 0
                 }
             }
         }
@@ -101,6 +111,16 @@ public final class CaptureProcessor: RealtimeProcessor, @unchecked Sendable {
         recordedCycleCount.add(1, ordering: .relaxed)
         wakeup.signal()
     }
+
+    /// Records from JACK frame `frame` on (0: from the next cycle; `nil`: stop recording).
+    /// Any thread. A frame inside a cycle starts the recording mid-cycle, sample-accurately.
+    public func arm(fromFrame frame: UInt64?) {
+        armedFromFrame.store(frame ?? .max, ordering: .releasing)
+    }
+
+    /// The JACK frame time (64-bit) at which the next cycle starts, as of the latest cycle;
+    /// 0 before the first. Any thread.
+    public var nextCycleFrameTime: UInt64 { latestFrameTime.load(ordering: .relaxed) }
 }
 
 /// The consumer side of a ``CaptureProcessor``: hands out each recorded cycle with its

@@ -23,6 +23,16 @@ public enum TestSignal {
         return Float(bitPattern: sign << 31 | exponent << 23 | mantissa)
     }
 
+    /// A sample that survives conversion to `bits`-bit signed integer PCM (8 ... 24) unchanged:
+    /// `(frame << 5 | channel) mod 2^bits`, as a signed integer over `2^(bits-1)`. Tells apart 32
+    /// channels and repeats every `2^(bits-5)` frames (2048 at 16 bits). Real-time safe.
+    @_transparent
+    public static func integerSample(channel: Int, frame: UInt32, bits: Int) -> Float {
+        let key = (frame << 5 | UInt32(truncatingIfNeeded: channel) & 31) & ((1 << UInt32(bits)) - 1)
+        let signed = Int32(bitPattern: key << (32 - UInt32(bits))) >> (32 - Int32(bits))
+        return Float(signed) / Float(1 << (bits - 1))
+    }
+
     /// The channel and frame (modulo ``framePeriod``) a sample encodes, or `nil` when the sample
     /// is not one ``sample(channel:frame:)`` makes (silence, or altered data).
     @inlinable
@@ -38,11 +48,18 @@ public enum TestSignal {
 // Kept in this file: a @_noLocks function can only see the bodies of callees in its own file in
 // debug builds, which compile each file alone.
 /// Writes ``TestSignal`` to every output port: channel `c` at JACK frame `t` gets
-/// `TestSignal.sample(channel: c, frame: t)`.
+/// `TestSignal.sample(channel: c, frame: t)`, or with `integerBits` set,
+/// `TestSignal.integerSample(channel: c, frame: t, bits: integerBits)`.
 ///
 /// The deterministic source of the bit-exact tests, and of `aqjack demo`'s test signal.
 public final class SignalGeneratorProcessor: RealtimeProcessor, @unchecked Sendable {
-    public init() {}
+    /// 0 for the full Float32 pattern, else the integer depth (8 ... 24) the samples survive.
+    public let integerBits: Int
+
+    public init(integerBits: Int = 0) {
+        precondition(integerBits == 0 || (8 ... 24).contains(integerBits), "integer test signal depth must be 8 ... 24 bits")
+        self.integerBits = integerBits
+    }
 
     public static let realtimeEntry: RealtimeEntry = { processor, cycle in
         Unmanaged<SignalGeneratorProcessor>.fromOpaque(processor)._withUnsafeGuaranteedRef {
@@ -57,10 +74,13 @@ public final class SignalGeneratorProcessor: RealtimeProcessor, @unchecked Senda
     @_noLocks
     #endif
     public func process(_ cycle: ProcessCycle) {
+        let bits = integerBits
         for channel in 0 ..< cycle.outputs.count {
             let output = cycle.outputs[channel]
             for index in 0 ..< cycle.frameCount {
-                output[index] = TestSignal.sample(channel: channel, frame: cycle.frameTime &+ UInt32(truncatingIfNeeded: index))
+                let frame = cycle.frameTime &+ UInt32(truncatingIfNeeded: index)
+                output[index] = bits == 0 ? TestSignal.sample(channel: channel, frame: frame)
+                    : TestSignal.integerSample(channel: channel, frame: frame, bits: bits)
             }
         }
     }

@@ -6,13 +6,14 @@ import AQJack
 public final class GeneratorClient {
     public let client: JackClient
     public let ports: [JackPort]
-    public let processor = SignalGeneratorProcessor()
+    public let processor: SignalGeneratorProcessor
 
     /// Opens the client on the default (or given) server, registers `channelCount` outputs and
     /// activates. `threadInit`, if given, runs on each thread JACK creates for the client (the
     /// process thread among them) before its first use.
-    public init(name: String, channelCount: Int, server: String? = nil,
+    public init(name: String, channelCount: Int, server: String? = nil, integerBits: Int = 0,
                 threadInit: (@convention(c) (UnsafeMutableRawPointer?) -> Void)? = nil) throws(JackError) {
+        processor = SignalGeneratorProcessor(integerBits: integerBits)
         precondition(channelCount <= TestSignal.maximumChannelCount, "the test signal tells apart at most 256 channels")
         client = try JackClient(name: name, server: server, exactName: true)
         ports = try client.registerPorts(prefix: "out_", count: channelCount, direction: .output)

@@ -1,0 +1,469 @@
+import AQCore
+import AQJack
+import CAudioTypes
+import Foundation
+import Synchronization
+
+/// A recording queue on JACK: the engine behind `AudioQueueNewInput`.
+///
+/// The queue is a JACK client with input ports `in_1 ... in_N` (N = the format's channels). The
+/// process thread copies every cycle into a ring (``CaptureProcessor``); the queue's own thread
+/// (Apple: "one of the audio queue's internal threads") converts the frames into the caller's
+/// format, fills the enqueued buffers in order and calls the callback with each full buffer and
+/// the timestamp of its first frame. Buffers, callbacks and conversions never touch the process
+/// thread.
+///
+/// ### Device model
+/// The device is the JACK graph. `currentDevice` names the JACK client whose output ports feed
+/// the queue, channel N from that client's Nth output port in the server's (natural) order;
+/// `system` (the physical capture ports) by default. Connections are made when the queue
+/// starts, all before the first recorded cycle, so every channel starts on the same frame.
+///
+/// ### Timestamps
+/// `mSampleTime` is the JACK frame time (64-bit, the device timeline) of the buffer's first frame,
+/// exact; `mHostTime` is that frame's time on JACK's microsecond clock (`jack_get_time`,
+/// CLOCK_MONOTONIC) in nanoseconds, interpolated within the cycle from `jack_get_cycle_times`;
+/// `mRateScalar` is the cycle's measured duration against its nominal duration. Capture latency
+/// is not subtracted: the sample time is when the frame reached our ports;
+/// ``captureLatency`` reports the connected source's latency range for callers who want the
+/// frame's time at the terminal port.
+public final class AudioInputQueue: @unchecked Sendable {
+    /// What the queue hands the caller for each filled buffer, on the queue thread.
+    public typealias Callback = (_ queue: AudioInputQueue, _ buffer: AudioQueueBufferRef, _ startTime: AudioTimeStamp) -> Void
+
+    /// The recording format, with a sample rate of 0 replaced by the device's.
+    public let format: AudioStreamBasicDescription
+    public let layout: LinearPCMLayout
+    public let client: JackClient
+    public let ports: [JackPort]
+    let processor: CaptureProcessor
+    let reader: CaptureReader
+    private let callback: Callback
+
+    private enum RunState { case stopped, running, paused }
+
+    /// State shared by the caller's threads and the queue thread, under `lock`.
+    private let lock = NSLock()
+    private var runState = RunState.stopped
+    private var ownedBuffers = Set<UnsafeMutablePointer<AudioQueueBuffer>>()
+    private var enqueued: [AudioQueueBufferRef] = []
+    /// Frames already in `enqueued[0]`, and the timestamp of its first frame.
+    private var filledFrames = 0
+    private var fillStart = AudioTimeStamp()
+    /// The frame after the last one written into a buffer, to notice gaps.
+    private var expectedFrame: UInt64?
+    private var device = "system"
+    private var meteringEnabled = false
+    private var sums: [Double]
+    private var peaks: [Float]
+    private var levels: [AudioQueueLevelMeterState]
+    private var isDisposed = false
+
+    /// Frames lost because no buffer was enqueued (`kAudioQueueErr_RecordUnderrun`). Any thread.
+    public let underrunFrameCount = Atomic<Int>(0)
+    /// Gaps in the delivered frame sequence (ring overruns, JACK xruns, underruns): the
+    /// timeline's discontinuities. Any thread.
+    public let discontinuityCount = Atomic<Int>(0)
+
+    private var queueThread: Thread?
+    private let queueThreadStop = Atomic<Bool>(false)
+    private let queueThreadDone = DispatchSemaphore(value: 0)
+    nonisolated(unsafe) private static var currentQueueKey: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// Creates a stopped recording queue.
+    ///
+    /// - Parameters:
+    ///   - format: interleaved linear PCM; `mSampleRate` 0 means the server's rate.
+    ///   - clientName: the JACK client name (JACK appends `-01` ... when it is taken).
+    ///   - server: the JACK server; `nil` means `$JACK_DEFAULT_SERVER`, else `default`.
+    ///   - callback: called on the queue thread with each filled buffer.
+    /// - Throws: `kAudioFormatUnsupportedDataFormatError` for a format the queue cannot record
+    ///   (the message names the field), `kAudioQueueErr_InvalidDevice` when no JACK server runs.
+    public init(format: AudioStreamBasicDescription, clientName: String = "aqjack", server: String? = nil,
+                callback: @escaping Callback) throws(AudioQueueError) {
+        let layout = try LinearPCMLayout(validating: format)
+        let client: JackClient
+        do {
+            client = try JackClient(name: clientName, server: server)
+        } catch {
+            throw AudioQueueError(AudioQueueError.invalidDeviceCode, "cannot open the recording device: \(error)")
+        }
+        var resolved = format
+        if resolved.mSampleRate == 0 { resolved.mSampleRate = Double(client.sampleRate) }
+        guard Int(resolved.mSampleRate.rounded()) == client.sampleRate, resolved.mSampleRate.rounded() == resolved.mSampleRate else {
+            client.close()
+            throw AudioQueueError(AudioQueueError.unsupportedDataFormatCode,
+                                  "unsupported stream description: mSampleRate is \(format.mSampleRate) but JACK server '\(client.serverName)' runs at \(client.sampleRate) Hz; "
+                                  + "expected \(client.sampleRate) or 0 (resampling to other rates is not implemented yet)")
+        }
+        do {
+            ports = try client.registerPorts(prefix: "in_", count: layout.channelCount, direction: .input)
+        } catch {
+            client.close()
+            throw AudioQueueError(AudioQueueError.invalidDeviceCode, "\(error)")
+        }
+        self.format = resolved
+        self.layout = layout
+        self.client = client
+        self.callback = callback
+        // Two seconds of ring: the queue thread may stall that long (a slow disk) without loss.
+        (processor, reader) = CaptureProcessor.make(channelCount: layout.channelCount, capacityFrames: 2 * client.sampleRate)
+        processor.arm(fromFrame: nil)
+        sums = Array(repeating: 0, count: layout.channelCount)
+        peaks = Array(repeating: 0, count: layout.channelCount)
+        levels = Array(repeating: AudioQueueLevelMeterState(), count: layout.channelCount)
+        do {
+            try client.activate(processor: processor, inputs: ports)
+        } catch {
+            client.close()
+            throw AudioQueueError(AudioQueueError.invalidDeviceCode, "\(error)")
+        }
+        let thread = Thread { [unowned self] in self.runQueueThread() }
+        thread.name = "aqjack.queue"
+        queueThread = thread
+        thread.start()
+    }
+
+    deinit {
+        dispose()
+    }
+
+    // MARK: Buffers
+
+    /// Allocates a buffer of `byteCapacity` bytes owned by this queue.
+    ///
+    /// The corresponding Apple function is `AudioQueueAllocateBuffer`.
+    public func allocateBuffer(byteCapacity: Int, packetDescriptionCapacity: Int = 0) throws(AudioQueueError) -> AudioQueueBufferRef {
+        guard byteCapacity > 0, byteCapacity <= Int(UInt32.max) else {
+            throw AudioQueueError(AudioQueueError.parameterCode, "buffer capacity \(byteCapacity) bytes; expected 1 ... \(UInt32.max)")
+        }
+        let buffer = UnsafeMutablePointer<AudioQueueBuffer>.allocate(capacity: 1)
+        let data = UnsafeMutableRawPointer.allocate(byteCount: byteCapacity, alignment: 16)
+        data.initializeMemory(as: UInt8.self, repeating: 0, count: byteCapacity)
+        let descriptions: UnsafeMutablePointer<AudioStreamPacketDescription>? =
+            packetDescriptionCapacity > 0 ? .allocate(capacity: packetDescriptionCapacity) : nil
+        aq_buffer_initialize(buffer, UInt32(byteCapacity), data, UInt32(packetDescriptionCapacity), descriptions)
+        lock.withLock { _ = ownedBuffers.insert(buffer) }
+        return buffer
+    }
+
+    /// Frees a buffer of this queue that is not enqueued.
+    ///
+    /// The corresponding Apple function is `AudioQueueFreeBuffer`.
+    public func freeBuffer(_ buffer: AudioQueueBufferRef) throws(AudioQueueError) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard ownedBuffers.contains(buffer) else {
+            throw AudioQueueError(AudioQueueError.invalidBufferCode, "the buffer does not belong to this queue")
+        }
+        guard !enqueued.contains(buffer) else {
+            throw AudioQueueError(AudioQueueError.bufferInQueueCode, "the buffer is enqueued; stop or reset the queue first")
+        }
+        ownedBuffers.remove(buffer)
+        Self.release(buffer)
+    }
+
+    private static func release(_ buffer: AudioQueueBufferRef) {
+        buffer.pointee.mAudioData.deallocate()
+        buffer.pointee.mPacketDescriptions?.deallocate()
+        buffer.deallocate()
+    }
+
+    /// Adds an empty buffer at the end of the queue, to be filled after those before it.
+    ///
+    /// The corresponding Apple function is `AudioQueueEnqueueBuffer`.
+    public func enqueue(_ buffer: AudioQueueBufferRef) throws(AudioQueueError) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !isDisposed else { throw AudioQueueError(AudioQueueError.disposalPendingCode, "the queue is disposed") }
+        guard ownedBuffers.contains(buffer) else {
+            throw AudioQueueError(AudioQueueError.invalidBufferCode, "the buffer does not belong to this queue")
+        }
+        guard !enqueued.contains(buffer) else {
+            throw AudioQueueError(AudioQueueError.bufferEnqueuedTwiceCode, "the buffer is already enqueued")
+        }
+        guard Int(buffer.pointee.mAudioDataBytesCapacity) >= layout.bytesPerFrame else {
+            throw AudioQueueError(AudioQueueError.parameterCode, "the buffer holds \(buffer.pointee.mAudioDataBytesCapacity) bytes, less than one frame (\(layout.bytesPerFrame) bytes)")
+        }
+        buffer.pointee.mAudioDataByteSize = 0
+        enqueued.append(buffer)
+    }
+
+    // MARK: Control
+
+    /// Starts (or resumes) recording: from the next cycle, or from JACK frame `startFrame`
+    /// exactly (on the device timeline; a frame inside a cycle starts mid-cycle). Connects the
+    /// device's ports first.
+    ///
+    /// The corresponding Apple function is `AudioQueueStart`.
+    public func start(atFrame startFrame: UInt64? = nil) throws(AudioQueueError) {
+        let deviceName = lock.withLock { device }
+        try connect(to: deviceName)
+        lock.withLock { runState = .running }
+        processor.arm(fromFrame: startFrame ?? 0)
+    }
+
+    /// Stops recording after the cycles already captured: delivers the partly filled buffer (if
+    /// it holds frames) through the callback before returning (or, with `immediate` false,
+    /// soon after). Buffers still enqueued stay enqueued.
+    ///
+    /// The corresponding Apple function is `AudioQueueStop`.
+    public func stop(immediate: Bool = true) {
+        processor.arm(fromFrame: nil)
+        lock.withLock { runState = .stopped }
+        performOnQueueThread(wait: immediate) { queue in
+            queue.waitForInFlightCycle()
+            queue.drainRing()
+            queue.deliverPartialBuffer()
+            queue.expectedFrame = nil
+        }
+    }
+
+    /// Stops capturing but keeps the partly filled buffer; ``start(atFrame:)`` resumes.
+    ///
+    /// The corresponding Apple function is `AudioQueuePause`.
+    public func pause() {
+        processor.arm(fromFrame: nil)
+        performOnQueueThread(wait: true) { queue in
+            queue.waitForInFlightCycle()
+            queue.drainRing()
+            queue.lock.withLock { queue.runState = .paused }
+        }
+    }
+
+    /// Delivers the partly filled buffer now, with the frames captured so far.
+    ///
+    /// The corresponding Apple function is `AudioQueueFlush`.
+    public func flush() {
+        performOnQueueThread(wait: true) { queue in
+            queue.drainRing()
+            queue.deliverPartialBuffer()
+        }
+    }
+
+    /// Returns every enqueued buffer through the callback (the partly filled one with its frames,
+    /// the others empty) and forgets the position.
+    ///
+    /// The corresponding Apple function is `AudioQueueReset`.
+    public func reset() {
+        performOnQueueThread(wait: true) { queue in
+            queue.drainRing()
+            queue.deliverPartialBuffer()
+            while let buffer = queue.lock.withLock({ queue.enqueued.isEmpty ? nil : queue.enqueued.removeFirst() }) {
+                buffer.pointee.mAudioDataByteSize = 0
+                queue.callback(queue, buffer, AudioTimeStamp())
+            }
+            queue.expectedFrame = nil
+        }
+    }
+
+    /// Stops, closes the JACK client and frees every buffer. No callback runs after this returns.
+    ///
+    /// The corresponding Apple function is `AudioQueueDispose`.
+    public func dispose() {
+        let alreadyDisposed = lock.withLock { () -> Bool in
+            defer { isDisposed = true }
+            return isDisposed
+        }
+        guard !alreadyDisposed else { return }
+        processor.arm(fromFrame: nil)
+        queueThreadStop.store(true, ordering: .releasing)
+        if !isOnQueueThread { queueThreadDone.wait() }
+        client.close()
+        let buffers = lock.withLock { () -> Set<UnsafeMutablePointer<AudioQueueBuffer>> in
+            defer { ownedBuffers.removeAll(); enqueued.removeAll() }
+            return ownedBuffers
+        }
+        buffers.forEach(Self.release)
+    }
+
+    /// Whether the queue is recording (started and not paused or stopped).
+    public var isRunning: Bool { lock.withLock { runState == .running } }
+
+    // MARK: Properties
+
+    /// The JACK client whose output ports feed the queue (`kAudioQueueProperty_CurrentDevice`).
+    /// Takes effect at the next start.
+    public var currentDevice: String {
+        get { lock.withLock { device } }
+        set { lock.withLock { device = newValue } }
+    }
+
+    /// Per-channel level metering of each delivered buffer (`kAudioQueueProperty_EnableLevelMetering`).
+    public var isLevelMeteringEnabled: Bool {
+        get { lock.withLock { meteringEnabled } }
+        set { lock.withLock { meteringEnabled = newValue } }
+    }
+
+    /// RMS average and peak of each channel over the latest delivered buffer, linear 0 ... 1
+    /// (`kAudioQueueProperty_CurrentLevelMeter`); zeros while metering is off.
+    public var currentLevels: [AudioQueueLevelMeterState] { lock.withLock { levels } }
+
+    /// The capture latency range (frames) of the ports feeding the queue, largest over channels.
+    public var captureLatency: ClosedRange<Int> {
+        let ranges = ports.map(\.latency)
+        return (ranges.map(\.lowerBound).max() ?? 0) ... (ranges.map(\.upperBound).max() ?? 0)
+    }
+
+    // MARK: Device connection
+
+    private func connect(to deviceName: String) throws(AudioQueueError) {
+        let sources = client.portNames(direction: .output, audioOnly: true).filter { $0.hasPrefix(deviceName + ":") }
+        guard !sources.isEmpty else {
+            throw AudioQueueError(AudioQueueError.invalidDeviceCode, "no JACK client '\(deviceName)' with audio output ports on server '\(client.serverName)'; `aqjack --ports` lists them")
+        }
+        for (source, port) in zip(sources, ports) where !port.connections.contains(source) {
+            do {
+                try client.connect(source, to: port.name)
+            } catch {
+                throw AudioQueueError(AudioQueueError.cannotStartCode, "\(error)")
+            }
+        }
+    }
+
+    // MARK: The queue thread
+
+    private var isOnQueueThread: Bool {
+        pthread_getspecific(Self.currentQueueKey) == Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    private struct ControlRequest: Sendable {
+        let work: @Sendable (AudioInputQueue) -> Void
+        let done: DispatchSemaphore?
+    }
+    private let controlRequests = Mutex<[ControlRequest]>([])
+
+    /// Runs `work` on the queue thread (inline when already on it), waiting when `wait` is set.
+    private func performOnQueueThread(wait: Bool, _ work: @escaping @Sendable (AudioInputQueue) -> Void) {
+        if isOnQueueThread || queueThreadStop.load(ordering: .acquiring) {
+            work(self)
+            return
+        }
+        let done = wait ? DispatchSemaphore(value: 0) : nil
+        controlRequests.withLock { $0.append(ControlRequest(work: work, done: done)) }
+        done?.wait()
+    }
+
+    private func runQueueThread() {
+        pthread_setspecific(Self.currentQueueKey, Unmanaged.passUnretained(self).toOpaque())
+        while !queueThreadStop.load(ordering: .acquiring) {
+            if reader.waitForCycle(milliseconds: 5) { drainRing() }
+            let requests = controlRequests.withLock { requests in
+                defer { requests.removeAll() }
+                return requests
+            }
+            for request in requests {
+                request.work(self)
+                request.done?.signal()
+            }
+        }
+        // Release anyone still waiting for a control request.
+        for request in controlRequests.withLock({ $0 }) { request.done?.signal() }
+        queueThreadDone.signal()
+    }
+
+    /// Waits until a cycle that may have started before the queue was disarmed has finished.
+    private func waitForInFlightCycle() {
+        let frame = processor.nextCycleFrameTime
+        let deadline = Date().addingTimeInterval(0.5)
+        while processor.nextCycleFrameTime == frame && Date() < deadline && !client.notifications.hasShutDown.load(ordering: .relaxed) {
+            usleep(500)
+        }
+    }
+
+    /// Moves every captured cycle into buffers. Queue thread only.
+    private func drainRing() {
+        while reader.readCycle({ record, samples in consume(record, samples) }) != nil {}
+    }
+
+    private func consume(_ record: CaptureCycle, _ samples: RingRegions<Float>) {
+        lock.lock()
+        defer { lock.unlock() }
+        if let expected = expectedFrame, expected != record.frameTime {
+            // A gap (ring overrun, xrun, pause): the buffer being filled ends here, so that every
+            // buffer's frames are contiguous from its timestamp.
+            discontinuityCount.add(1, ordering: .relaxed)
+            deliverPartialBufferLocked()
+        }
+        let channels = layout.channelCount
+        let bytesPerFrame = layout.bytesPerFrame
+        var offset = 0
+        while offset < record.frameCount {
+            guard let buffer = enqueued.first else {
+                let lost = record.frameCount - offset
+                underrunFrameCount.add(lost, ordering: .relaxed)
+                expectedFrame = nil
+                discontinuityCount.add(1, ordering: .relaxed)
+                return
+            }
+            if filledFrames == 0 { fillStart = timestamp(ofFrame: record.frameTime + UInt64(offset), in: record) }
+            let capacityFrames = Int(buffer.pointee.mAudioDataBytesCapacity) / bytesPerFrame
+            let count = min(capacityFrames - filledFrames, record.frameCount - offset)
+            let destination = buffer.pointee.mAudioData + filledFrames * bytesPerFrame
+            for frame in 0 ..< count {
+                let base = (offset + frame) * channels
+                let frameDestination = destination + frame * bytesPerFrame
+                for channel in 0 ..< channels {
+                    let sample = samples[base + channel]
+                    layout.encode(sample, to: frameDestination + channel * layout.bytesPerSample)
+                    if meteringEnabled {
+                        sums[channel] += Double(sample) * Double(sample)
+                        peaks[channel] = max(peaks[channel], abs(sample))
+                    }
+                }
+            }
+            filledFrames += count
+            offset += count
+            if filledFrames == capacityFrames { deliverPartialBufferLocked() }
+        }
+        expectedFrame = record.frameTime + UInt64(record.frameCount)
+    }
+
+    /// Delivers `enqueued[0]` if it holds frames. Queue thread only; takes the lock.
+    private func deliverPartialBuffer() {
+        lock.lock()
+        deliverPartialBufferLocked()
+        lock.unlock()
+    }
+
+    /// Called with the lock held; releases it around the callback.
+    private func deliverPartialBufferLocked() {
+        guard filledFrames > 0, let buffer = enqueued.first else { return }
+        enqueued.removeFirst()
+        buffer.pointee.mAudioDataByteSize = UInt32(filledFrames * layout.bytesPerFrame)
+        if meteringEnabled {
+            for channel in 0 ..< layout.channelCount {
+                levels[channel] = AudioQueueLevelMeterState(mAveragePower: Float((sums[channel] / Double(filledFrames)).squareRoot()),
+                                                            mPeakPower: peaks[channel])
+                sums[channel] = 0
+                peaks[channel] = 0
+            }
+        }
+        filledFrames = 0
+        let startTime = fillStart
+        lock.unlock()
+        callback(self, buffer, startTime)
+        lock.lock()
+    }
+
+    /// The timestamp of JACK frame `frame` of a captured cycle.
+    private func timestamp(ofFrame frame: UInt64, in record: CaptureCycle) -> AudioTimeStamp {
+        var stamp = AudioTimeStamp()
+        stamp.mSampleTime = Double(frame)
+        stamp.mFlags = 1   // kAudioTimeStampSampleTimeValid
+        if record.cycleStartMicros != 0 && record.nextCycleStartMicros > record.cycleStartMicros {
+            let cycleMicros = Double(record.nextCycleStartMicros - record.cycleStartMicros)
+            let framesIntoRecord = Double(frame - record.frameTime)
+            let nanoseconds = Double(record.cycleStartMicros) * 1000 + framesIntoRecord * cycleMicros * 1000 / Double(record.frameCount)
+            stamp.mHostTime = UInt64(nanoseconds)
+            let nominalMicros = Double(record.frameCount) * 1_000_000 / format.mSampleRate
+            stamp.mRateScalar = nominalMicros / cycleMicros
+            stamp.mFlags |= 2 | 4   // kAudioTimeStampHostTimeValid | kAudioTimeStampRateScalarValid
+        }
+        return stamp
+    }
+}

@@ -1,0 +1,142 @@
+import CAudioTypes
+
+/// Format IDs and linear-PCM flags, with Apple's values (CoreAudioBaseTypes.h).
+public enum AudioFormatValues {
+    /// `kAudioFormatLinearPCM` ('lpcm').
+    public static let linearPCM: UInt32 = 0x6C70_636D
+    /// `kAudioFormatFlagIsFloat`.
+    public static let isFloat: UInt32 = 1 << 0
+    /// `kAudioFormatFlagIsBigEndian`.
+    public static let isBigEndian: UInt32 = 1 << 1
+    /// `kAudioFormatFlagIsSignedInteger`.
+    public static let isSignedInteger: UInt32 = 1 << 2
+    /// `kAudioFormatFlagIsPacked`.
+    public static let isPacked: UInt32 = 1 << 3
+    /// `kAudioFormatFlagIsAlignedHigh`.
+    public static let isAlignedHigh: UInt32 = 1 << 4
+    /// `kAudioFormatFlagIsNonInterleaved`.
+    public static let isNonInterleaved: UInt32 = 1 << 5
+    /// `kAudioFormatFlagIsNonMixable`.
+    public static let isNonMixable: UInt32 = 1 << 6
+}
+
+/// A validated interleaved linear-PCM layout: what an `AudioStreamBasicDescription` says about
+/// each sample's bytes, checked field by field.
+public struct LinearPCMLayout: Sendable, Equatable {
+    public enum SampleKind: Sendable { case float, signedInteger }
+    public let kind: SampleKind
+    public let bitsPerChannel: Int
+    public let bytesPerSample: Int
+    public let isBigEndian: Bool
+    public let channelCount: Int
+    public var bytesPerFrame: Int { bytesPerSample * channelCount }
+
+    /// Checks `format` as Apple's queue does for linear PCM.
+    ///
+    /// - Throws: ``AudioQueueError`` with `kAudioFormatUnsupportedDataFormatError` and a message
+    ///   naming the field (`mBitsPerChannel is 20; expected 8, 16, 24 or 32 ...`).
+    public init(validating format: AudioStreamBasicDescription) throws(AudioQueueError) {
+        func reject(_ message: String) -> AudioQueueError {
+            AudioQueueError(AudioQueueError.unsupportedDataFormatCode, "unsupported stream description: " + message)
+        }
+        guard format.mFormatID == AudioFormatValues.linearPCM else {
+            throw reject("mFormatID is \(fourCharacterCode(format.mFormatID)); expected 'lpcm' (kAudioFormatLinearPCM) — compressed formats arrive with the codecs work")
+        }
+        guard format.mSampleRate.isFinite, format.mSampleRate >= 0, format.mSampleRate <= 1_536_000 else {
+            throw reject("mSampleRate is \(format.mSampleRate); expected 0 (the device's rate) or a rate in Hz up to 1536000")
+        }
+        guard format.mChannelsPerFrame >= 1, format.mChannelsPerFrame <= 256 else {
+            throw reject("mChannelsPerFrame is \(format.mChannelsPerFrame); expected 1 ... 256")
+        }
+        let flags = format.mFormatFlags
+        guard flags & AudioFormatValues.isNonInterleaved == 0 else {
+            throw reject("mFormatFlags has kAudioFormatFlagIsNonInterleaved; the queue takes interleaved linear PCM (as Apple's does)")
+        }
+        let isFloat = flags & AudioFormatValues.isFloat != 0
+        let bits = Int(format.mBitsPerChannel)
+        if isFloat {
+            guard bits == 32 || bits == 64 else {
+                throw reject("mBitsPerChannel is \(bits) with kAudioFormatFlagIsFloat; expected 32 or 64")
+            }
+        } else {
+            guard flags & AudioFormatValues.isSignedInteger != 0 else {
+                throw reject("mFormatFlags has neither kAudioFormatFlagIsFloat nor kAudioFormatFlagIsSignedInteger; expected one of them")
+            }
+            guard [8, 16, 24, 32].contains(bits) else {
+                throw reject("mBitsPerChannel is \(bits); expected 8, 16, 24 or 32 for signed integers")
+            }
+        }
+        guard format.mFramesPerPacket == 1 else {
+            throw reject("mFramesPerPacket is \(format.mFramesPerPacket); expected 1 for linear PCM")
+        }
+        let channels = Int(format.mChannelsPerFrame)
+        let bytesPerSample = bits / 8
+        guard Int(format.mBytesPerFrame) == channels * bytesPerSample else {
+            throw reject("mBytesPerFrame is \(format.mBytesPerFrame); expected \(channels * bytesPerSample) (\(channels) channels × \(bytesPerSample) bytes, packed)")
+        }
+        guard format.mBytesPerPacket == format.mBytesPerFrame else {
+            throw reject("mBytesPerPacket is \(format.mBytesPerPacket); expected mBytesPerFrame (\(format.mBytesPerFrame)) since one packet is one frame")
+        }
+        kind = isFloat ? .float : .signedInteger
+        bitsPerChannel = bits
+        self.bytesPerSample = bytesPerSample
+        isBigEndian = flags & AudioFormatValues.isBigEndian != 0
+        channelCount = channels
+    }
+
+    /// Writes `sample` (nominal range -1 ... 1) at `destination` in this layout. Integers are
+    /// scaled by 2^(bits-1), rounded to nearest and clipped (Core Audio's convention).
+    @inline(__always)
+    public func encode(_ sample: Float, to destination: UnsafeMutableRawPointer) {
+        switch kind {
+        case .float:
+            if bitsPerChannel == 32 {
+                let bits = sample.bitPattern
+                destination.storeBytes(of: isBigEndian ? bits.bigEndian : bits.littleEndian, as: UInt32.self)
+            } else {
+                let bits = Double(sample).bitPattern
+                destination.storeBytes(of: isBigEndian ? bits.bigEndian : bits.littleEndian, as: UInt64.self)
+            }
+        case .signedInteger:
+            let scale = Double(1 << (bitsPerChannel - 1))
+            let scaled = (Double(sample) * scale).rounded()
+            let value = Int32(max(-scale, min(scale - 1, scaled)))
+            let bytes = UInt32(bitPattern: value)
+            for index in 0 ..< bytesPerSample {
+                let shift = isBigEndian ? (bytesPerSample - 1 - index) * 8 : index * 8
+                destination.storeBytes(of: UInt8(truncatingIfNeeded: bytes >> UInt32(shift)), toByteOffset: index, as: UInt8.self)
+            }
+        }
+    }
+
+    /// Reads one sample at `source` as a Float (integers divided by 2^(bits-1)).
+    @inline(__always)
+    public func decode(from source: UnsafeRawPointer) -> Float {
+        switch kind {
+        case .float:
+            if bitsPerChannel == 32 {
+                let raw = source.loadUnaligned(as: UInt32.self)
+                return Float(bitPattern: isBigEndian ? UInt32(bigEndian: raw) : UInt32(littleEndian: raw))
+            }
+            let raw = source.loadUnaligned(as: UInt64.self)
+            return Float(Double(bitPattern: isBigEndian ? UInt64(bigEndian: raw) : UInt64(littleEndian: raw)))
+        case .signedInteger:
+            var value: UInt32 = 0
+            for index in 0 ..< bytesPerSample {
+                let shift = isBigEndian ? (bytesPerSample - 1 - index) * 8 : index * 8
+                value |= UInt32(source.load(fromByteOffset: index, as: UInt8.self)) << UInt32(shift)
+            }
+            let signed = Int32(bitPattern: value << UInt32(32 - bitsPerChannel)) >> Int32(32 - bitsPerChannel)
+            return Float(Double(signed) / Double(1 << (bitsPerChannel - 1)))
+        }
+    }
+}
+
+/// `'lpcm'` for 0x6C70636D; the number in hex when it is not four printable characters.
+public func fourCharacterCode(_ value: UInt32) -> String {
+    let bytes = [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> UInt32($0)) }
+    if bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
+        return "'" + String(decoding: bytes, as: UTF8.self) + "'"
+    }
+    return "0x" + String(value, radix: 16)
+}

@@ -1,0 +1,96 @@
+/* CAudioTypes: the Core Audio structs and callback types with Apple's exact layouts
+   (CoreAudioTypes.h / AudioQueue.h / AudioFile.h, macOS 10.15 SDK).
+
+   Declared in C, not Swift, so that the callback typedefs are C function pointers
+   (@convention(c) in Swift) exactly as on Apple's platforms: a Swift struct cannot appear in a
+   @convention(c) type, and ported code assigns closure literals to these types. */
+#ifndef AQJACK_CAUDIOTYPES_H
+#define AQJACK_CAUDIOTYPES_H
+
+#include <stdint.h>
+#include <string.h>
+
+#pragma clang assume_nonnull begin
+
+typedef struct AudioStreamBasicDescription {
+    double   mSampleRate;
+    uint32_t mFormatID;
+    uint32_t mFormatFlags;
+    uint32_t mBytesPerPacket;
+    uint32_t mFramesPerPacket;
+    uint32_t mBytesPerFrame;
+    uint32_t mChannelsPerFrame;
+    uint32_t mBitsPerChannel;
+    uint32_t mReserved;
+} AudioStreamBasicDescription;
+
+typedef struct SMPTETime {
+    int16_t  mSubframes;
+    int16_t  mSubframeDivisor;
+    uint32_t mCounter;
+    uint32_t mType;
+    uint32_t mFlags;
+    int16_t  mHours;
+    int16_t  mMinutes;
+    int16_t  mSeconds;
+    int16_t  mFrames;
+} SMPTETime;
+
+typedef struct AudioTimeStamp {
+    double    mSampleTime;
+    uint64_t  mHostTime;
+    double    mRateScalar;
+    uint64_t  mWordClockTime;
+    SMPTETime mSMPTETime;
+    uint32_t  mFlags;
+    uint32_t  mReserved;
+} AudioTimeStamp;
+
+typedef struct AudioStreamPacketDescription {
+    int64_t  mStartOffset;
+    uint32_t mVariableFramesInPacket;
+    uint32_t mDataByteSize;
+} AudioStreamPacketDescription;
+
+typedef struct AudioQueueBuffer {
+    const uint32_t mAudioDataBytesCapacity;
+    void * const mAudioData;
+    uint32_t mAudioDataByteSize;
+    void * _Nullable mUserData;
+    const uint32_t mPacketDescriptionCapacity;
+    AudioStreamPacketDescription * const _Nullable mPacketDescriptions;
+    uint32_t mPacketDescriptionCount;
+} AudioQueueBuffer;
+
+typedef struct AudioQueueLevelMeterState {
+    float mAveragePower;
+    float mPeakPower;
+} AudioQueueLevelMeterState;
+
+typedef struct AudioQueueParameterEvent {
+    uint32_t mID;
+    float    mValue;
+} AudioQueueParameterEvent;
+
+typedef struct OpaqueAudioQueue *AudioQueueRef;
+typedef AudioQueueBuffer *AudioQueueBufferRef;
+typedef struct OpaqueAudioQueueTimeline *AudioQueueTimelineRef;
+typedef struct OpaqueAudioFileID *AudioFileID;
+
+typedef void (*AudioQueueInputCallback)(void * _Nullable inUserData, AudioQueueRef inAQ,
+                                        AudioQueueBufferRef inBuffer, const AudioTimeStamp *inStartTime,
+                                        uint32_t inNumberPacketDescriptions,
+                                        const AudioStreamPacketDescription * _Nullable inPacketDescs);
+typedef void (*AudioQueueOutputCallback)(void * _Nullable inUserData, AudioQueueRef inAQ, AudioQueueBufferRef inBuffer);
+typedef void (*AudioQueuePropertyListenerProc)(void * _Nullable inUserData, AudioQueueRef inAQ, uint32_t inID);
+
+/* Fills the const fields of a buffer the queue has just allocated. */
+static inline void aq_buffer_initialize(AudioQueueBuffer *buffer, uint32_t capacity, void *data,
+                                        uint32_t packetDescriptionCapacity,
+                                        AudioStreamPacketDescription * _Nullable packetDescriptions) {
+    AudioQueueBuffer value = { capacity, data, 0, 0, packetDescriptionCapacity, packetDescriptions, 0 };
+    memcpy(buffer, &value, sizeof value);
+}
+
+#pragma clang assume_nonnull end
+#endif
