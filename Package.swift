@@ -31,7 +31,7 @@ let package = Package(
         // The JACK client wrapper: the only importer of CJack.
         .target(name: "AQJack", dependencies: ["AQCore", "CJack"]),
         // Files and resampling: the only importer of CSndFile and CSampleRate.
-        .target(name: "AQMedia", dependencies: ["CSndFile", "CSampleRate"]),
+        .target(name: "AQMedia", dependencies: ["CSndFile", "CSampleRate", "CAudioTypes"]),
         // Codecs (AAC through libavcodec/libavformat): the only importer of CFFmpeg. Kept out of
         // the aqjack executable until a subcommand needs it: libavformat pulls in ~130 shared
         // libraries, which tripled `aqjack --ports`' start-up time (52 ms against jack_lsp's 18 ms).
@@ -39,7 +39,10 @@ let package = Package(
         // Core Audio structs and callback typedefs with Apple's layouts (C, for @convention(c)).
         .target(name: "CAudioTypes"),
         // The Swift-native queue engine over JACK.
-        .target(name: "AudioQueue", dependencies: ["AQCore", "AQJack", "CAudioTypes"]),
+        .target(name: "AudioQueue", dependencies: ["AQCore", "AQJack", "AQMedia", "CAudioTypes"]),
+        // Apple's spelling (types, constants, OSStatus functions) over AudioQueue and AQMedia, so
+        // that code written for macOS/iOS compiles with its `import AudioToolbox` unchanged.
+        .target(name: "AudioToolbox", dependencies: ["AudioQueue", "AQMedia", "CAudioTypes"]),
         // The command-line tool.
         .executableTarget(name: "aqjack", dependencies: ["AQJack", "AQMedia"]),
 
@@ -53,7 +56,7 @@ let package = Package(
         .testTarget(name: "AQCoreTests", dependencies: ["AQCore"]),
         .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs"]),
         .testTarget(name: "AQJackTests", dependencies: ["AQCore", "AQJack", "AQTestSupport", "CRTProbe"]),
-        .testTarget(name: "AudioQueueTests", dependencies: ["AudioQueue", "AQTestSupport", "CSndFile"]),
+        .testTarget(name: "AudioQueueTests", dependencies: ["AudioQueue", "AudioToolbox", "AQTestSupport", "CSndFile"]),
         .testTarget(name: "aqjackTests", dependencies: ["aqjack", "AQJack", "AQTestSupport"]),
     ]
 )

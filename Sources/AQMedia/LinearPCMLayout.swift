@@ -33,11 +33,11 @@ public struct LinearPCMLayout: Sendable, Equatable {
 
     /// Checks `format` as Apple's queue does for linear PCM.
     ///
-    /// - Throws: ``AudioQueueError`` with `kAudioFormatUnsupportedDataFormatError` and a message
+    /// - Throws: ``AudioStatusError`` with `kAudioFormatUnsupportedDataFormatError` and a message
     ///   naming the field (`mBitsPerChannel is 20; expected 8, 16, 24 or 32 ...`).
-    public init(validating format: AudioStreamBasicDescription) throws(AudioQueueError) {
-        func reject(_ message: String) -> AudioQueueError {
-            AudioQueueError(AudioQueueError.unsupportedDataFormatCode, "unsupported stream description: " + message)
+    public init(validating format: AudioStreamBasicDescription) throws(AudioStatusError) {
+        func reject(_ message: String) -> AudioStatusError {
+            AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "unsupported stream description: " + message)
         }
         guard format.mFormatID == AudioFormatValues.linearPCM else {
             throw reject("mFormatID is \(fourCharacterCode(format.mFormatID)); expected 'lpcm' (kAudioFormatLinearPCM) — compressed formats arrive with the codecs work")

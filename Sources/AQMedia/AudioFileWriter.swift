@@ -1,0 +1,169 @@
+import CAudioTypes
+import CSndFile
+import Glibc
+
+/// A linear-PCM audio file being written, packet by packet: the engine behind
+/// `AudioFileCreateWithURL`, `AudioFileWritePackets` and `AudioFileClose`, over libsndfile.
+///
+/// The caller's bytes are written to the file as they are (`sf_write_raw`): the stream
+/// description must already be in the file type's byte order, which is checked at creation, so
+/// the data that reaches the disk is bit for bit what the caller gave.
+///
+/// **Crash safety.** libsndfile rewrites the header after every write
+/// (`SFC_SET_UPDATE_HEADER_AUTO`), so a process killed at any moment (SIGKILL, power cut aside)
+/// leaves a file whose header counts every frame written so far.
+///
+/// Not thread-safe: use from one thread at a time (the disk or queue thread).
+public final class AudioFileWriter {
+    public let path: String
+    public let fileType: UInt32
+    /// The file's data format, as given (`kAudioFilePropertyDataFormat`).
+    public let dataFormat: AudioStreamBasicDescription
+    public let layout: LinearPCMLayout
+    private var file: OpaquePointer?
+    /// Packets (frames) written (`kAudioFilePropertyAudioDataPacketCount`).
+    public private(set) var packetCount: Int64 = 0
+
+    /// Creates the file.
+    ///
+    /// - Parameters:
+    ///   - eraseExisting: `kAudioFileFlags_EraseFile`. Without it an existing file is refused
+    ///     (Apple: "the function fails if the URL is an existing file") and left untouched.
+    /// - Throws: `kAudioFileUnsupportedFileTypeError` for a type it cannot write,
+    ///   `kAudioFileUnsupportedDataFormatError` for a format the type cannot hold (the message says
+    ///   which field and what the type needs), `kAudioFilePermissionsError` for an existing file
+    ///   without `eraseExisting` or a path that cannot be written.
+    public init(path: String, fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool) throws(AudioFileError) {
+        let layout = try LinearPCMLayout(validating: format)
+        guard format.mSampleRate >= 1 else {
+            throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode, "mSampleRate is \(format.mSampleRate); a file needs the rate in Hz")
+        }
+        let sfFormat = try Self.sndfileFormat(fileType: fileType, layout: layout)
+        if access(path, F_OK) == 0 && !eraseExisting {
+            throw AudioFileError(AudioFileError.filePermissionsCode,
+                                 "'\(path)' exists; it was left untouched (pass kAudioFileFlags_EraseFile, or --force, to replace it)")
+        }
+        var info = SF_INFO(frames: 0, samplerate: Int32(format.mSampleRate.rounded()), channels: Int32(layout.channelCount),
+                           format: sfFormat, sections: 0, seekable: 0)
+        guard sf_format_check(&info) == SF_TRUE else {
+            throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode,
+                                 "libsndfile cannot write \(fourCharacterCode(fileType)) with \(layout.bitsPerChannel)-bit \(layout.kind) samples")
+        }
+        guard let handle = sf_open(path, Int32(SFM_WRITE), &info) else {
+            let reason = String(cString: sf_strerror(nil))
+            throw AudioFileError(AudioFileError.filePermissionsCode, "cannot create '\(path)': \(reason)")
+        }
+        sf_command(handle, Int32(SFC_SET_UPDATE_HEADER_AUTO), nil, Int32(SF_TRUE))
+        file = handle
+        self.path = path
+        self.fileType = fileType
+        var stored = format
+        stored.mSampleRate = Double(info.samplerate)
+        dataFormat = stored
+        self.layout = layout
+    }
+
+    deinit { try? close() }
+
+    /// The libsndfile format for a file type and layout, or the reason it cannot hold it.
+    static func sndfileFormat(fileType: UInt32, layout: LinearPCMLayout) throws(AudioFileError) -> Int32 {
+        func refuse(_ message: String) -> AudioFileError {
+            AudioFileError(AudioFileError.fileUnsupportedDataFormatCode, "\(fourCharacterCode(fileType)) files cannot hold this format: \(message)")
+        }
+        let subtype: Int32
+        switch (layout.kind, layout.bitsPerChannel) {
+        case (.float, 32): subtype = Int32(SF_FORMAT_FLOAT)
+        case (.float, _): subtype = Int32(SF_FORMAT_DOUBLE)
+        case (.signedInteger, 8): subtype = Int32(SF_FORMAT_PCM_S8)
+        case (.signedInteger, 16): subtype = Int32(SF_FORMAT_PCM_16)
+        case (.signedInteger, 24): subtype = Int32(SF_FORMAT_PCM_24)
+        default: subtype = Int32(SF_FORMAT_PCM_32)
+        }
+        let endian = layout.isBigEndian ? Int32(SF_ENDIAN_BIG) : Int32(SF_ENDIAN_LITTLE)
+        switch fileType {
+        case AudioFileTypeValues.aiff:
+            guard layout.kind == .signedInteger, layout.isBigEndian else {
+                throw refuse("AIFF takes big-endian signed integers (kAudioFormatFlagIsBigEndian | kAudioFormatFlagIsSignedInteger); use AIFC for floats or little-endian")
+            }
+            return Int32(SF_FORMAT_AIFF) | subtype | endian
+        case AudioFileTypeValues.aifc:
+            guard layout.isBigEndian || layout.kind == .signedInteger else {
+                throw refuse("AIFC floats are big-endian; set kAudioFormatFlagIsBigEndian")
+            }
+            return Int32(SF_FORMAT_AIFF) | subtype | endian
+        case AudioFileTypeValues.wave, AudioFileTypeValues.rf64, AudioFileTypeValues.wave64:
+            guard !layout.isBigEndian else {
+                throw refuse("the WAVE family is little-endian; clear kAudioFormatFlagIsBigEndian")
+            }
+            guard layout.bitsPerChannel != 8 else {
+                throw refuse("8-bit WAVE samples are unsigned; use 16 bits or more")
+            }
+            let major = fileType == AudioFileTypeValues.wave ? SF_FORMAT_WAV : fileType == AudioFileTypeValues.rf64 ? SF_FORMAT_RF64 : SF_FORMAT_W64
+            return Int32(major) | subtype
+        case AudioFileTypeValues.caf:
+            return Int32(SF_FORMAT_CAF) | subtype | endian
+        default:
+            throw AudioFileError(AudioFileError.fileUnsupportedTypeCode,
+                                 "file type \(fourCharacterCode(fileType)) is not one aqjack writes; expected 'AIFF', 'AIFC', 'WAVE', 'RF64', 'W64f' or 'caff'")
+        }
+    }
+
+    /// Records a BWF TimeReference (the JACK frame time of the first sample, in the file's rate)
+    /// in a 'bext' chunk. WAVE, RF64 and Wave64 only, before the first packet is written.
+    public func setTimeReference(_ frames: UInt64, description: String = "aqjack recording") throws(AudioFileError) {
+        guard let file else { throw AudioFileError(AudioFileError.fileNotOpenCode, "the file is closed") }
+        guard [AudioFileTypeValues.wave, AudioFileTypeValues.rf64, AudioFileTypeValues.wave64].contains(fileType), packetCount == 0 else {
+            throw AudioFileError(AudioFileError.fileUnsupportedPropertyCode, "a BWF time reference needs a WAVE-family file with nothing written yet")
+        }
+        guard csndfile_set_time_reference(file, frames, description, "aqjack") == SF_TRUE else {
+            throw AudioFileError(AudioFileError.fileUnspecifiedCode, "libsndfile refused the 'bext' chunk: \(String(cString: sf_strerror(file)))")
+        }
+    }
+
+    /// Writes `packetCount` packets (frames) from `bytes`, at packet `startPacket` (the end of the
+    /// file, or an earlier packet to overwrite).
+    ///
+    /// - Returns: the packets written (fewer only when the disk is full, which also throws).
+    /// - Throws: `kAudioFileInvalidPacketOffsetError` for a start past the end,
+    ///   `kAudio_ParamError` when `byteCount` is less than the packets need, and
+    ///   `kAudioFileUnspecifiedError` with the system's reason when the write fails (disk full).
+    @discardableResult
+    public func writePackets(_ bytes: UnsafeRawPointer, byteCount: Int, startPacket: Int64, packetCount count: Int) throws(AudioFileError) -> Int {
+        guard let file else { throw AudioFileError(AudioFileError.fileNotOpenCode, "the file is closed") }
+        guard startPacket >= 0, startPacket <= packetCount else {
+            throw AudioFileError(AudioFileError.fileInvalidPacketOffsetCode, "start packet \(startPacket) is past the end of the file (\(packetCount) packets)")
+        }
+        let needed = count * layout.bytesPerFrame
+        guard count >= 0, byteCount >= needed else {
+            throw AudioFileError(AudioFileError.parameterCode, "\(count) packets need \(needed) bytes, got \(byteCount)")
+        }
+        guard count > 0 else { return 0 }
+        if startPacket != packetCount { sf_seek(file, sf_count_t(startPacket), SEEK_SET) }
+        let written = Int(sf_write_raw(file, bytes, sf_count_t(needed)))
+        let packets = written / layout.bytesPerFrame
+        packetCount = max(packetCount, startPacket + Int64(packets))
+        if startPacket + Int64(packets) != packetCount { sf_seek(file, sf_count_t(packetCount), SEEK_SET) }
+        guard written == needed else {
+            throw AudioFileError(AudioFileError.fileUnspecifiedCode,
+                                 "wrote \(packets) of \(count) packets to '\(path)': \(String(cString: sf_strerror(file)))")
+        }
+        return packets
+    }
+
+    /// Bytes of audio data written (`kAudioFilePropertyAudioDataByteCount`).
+    public var byteCount: Int64 { packetCount * Int64(layout.bytesPerFrame) }
+    /// Seconds of audio written (`kAudioFilePropertyEstimatedDuration`).
+    public var duration: Double { Double(packetCount) / dataFormat.mSampleRate }
+    /// Whether the file is still open.
+    public var isOpen: Bool { file != nil }
+
+    /// Writes the final header and closes the file. Later calls do nothing.
+    public func close() throws(AudioFileError) {
+        guard let handle = file else { return }
+        file = nil
+        let code = sf_close(handle)
+        if code != 0 {
+            throw AudioFileError(AudioFileError.fileUnspecifiedCode, "closing '\(path)' failed: \(String(cString: sf_error_number(code)))")
+        }
+    }
+}

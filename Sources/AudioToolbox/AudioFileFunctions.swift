@@ -1,0 +1,91 @@
+import AQMedia
+
+// Audio File Services, Apple spelling, over ``AudioFileWriter`` (writing side; reading arrives
+// with the playback work).
+
+final class FileBox {
+    let writer: AudioFileWriter
+    init(writer: AudioFileWriter) { self.writer = writer }
+    static func from(_ id: AudioFileID) -> FileBox { Unmanaged<FileBox>.fromOpaque(UnsafeRawPointer(id)).takeUnretainedValue() }
+}
+
+/// Creates a linear-PCM file of type AIFF, AIFC, WAVE, RF64, CAF (or Wave64). Without
+/// `kAudioFileFlags_EraseFile` an existing file is refused with `kAudioFilePermissionsError` and
+/// left as it was.
+public func AudioFileCreateWithURL(_ inFileRef: CFURL, _ inFileType: AudioFileTypeID,
+                                   _ inFormat: UnsafePointer<AudioStreamBasicDescription>, _ inFlags: AudioFileFlags,
+                                   _ outAudioFile: UnsafeMutablePointer<AudioFileID?>) -> OSStatus {
+    status { () throws(AudioStatusError) in
+        let writer = try AudioFileWriter(path: inFileRef.path, fileType: inFileType, format: inFormat.pointee,
+                                         eraseExisting: inFlags.contains(.eraseFile))
+        outAudioFile.pointee = OpaquePointer(Unmanaged.passRetained(FileBox(writer: writer)).toOpaque())
+    }
+}
+
+/// Writes packets (linear PCM: frames; packet descriptions are ignored for constant bit rates).
+public func AudioFileWritePackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool, _ inNumBytes: UInt32,
+                                  _ inPacketDescriptions: UnsafePointer<AudioStreamPacketDescription>?,
+                                  _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>,
+                                  _ inBuffer: UnsafeRawPointer) -> OSStatus {
+    let writer = FileBox.from(inAudioFile).writer
+    var written = 0
+    let result = status { () throws(AudioStatusError) in
+        written = try writer.writePackets(inBuffer, byteCount: Int(inNumBytes), startPacket: inStartingPacket,
+                                          packetCount: Int(ioNumPackets.pointee))
+    }
+    ioNumPackets.pointee = UInt32(written)
+    return result
+}
+
+/// Finalizes the header and closes the file.
+public func AudioFileClose(_ inAudioFile: AudioFileID) -> OSStatus {
+    let unmanaged = Unmanaged<FileBox>.fromOpaque(UnsafeRawPointer(inAudioFile))
+    let result = status { () throws(AudioStatusError) in try unmanaged.takeUnretainedValue().writer.close() }
+    unmanaged.release()
+    return result
+}
+
+public func AudioFileGetPropertyInfo(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID,
+                                     _ outDataSize: UnsafeMutablePointer<UInt32>?, _ isWritable: UnsafeMutablePointer<UInt32>?) -> OSStatus {
+    let size: Int
+    switch inPropertyID {
+    case kAudioFilePropertyDataFormat: size = MemoryLayout<AudioStreamBasicDescription>.size
+    case kAudioFilePropertyFileFormat, kAudioFilePropertyMaximumPacketSize: size = 4
+    case kAudioFilePropertyAudioDataPacketCount, kAudioFilePropertyAudioDataByteCount, kAudioFilePropertyEstimatedDuration: size = 8
+    case kAudioFilePropertyMagicCookieData: size = 0
+    default: return kAudioFileUnsupportedPropertyError
+    }
+    outDataSize?.pointee = UInt32(size)
+    isWritable?.pointee = inPropertyID == kAudioFilePropertyMagicCookieData ? 1 : 0
+    return noErr
+}
+
+public func AudioFileGetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID,
+                                 _ ioDataSize: UnsafeMutablePointer<UInt32>, _ outPropertyData: UnsafeMutableRawPointer) -> OSStatus {
+    let writer = FileBox.from(inAudioFile).writer
+    func put<T>(_ value: T) -> OSStatus {
+        guard Int(ioDataSize.pointee) >= MemoryLayout<T>.size else { return kAudioFileBadPropertySizeError }
+        outPropertyData.storeBytes(of: value, as: T.self)
+        ioDataSize.pointee = UInt32(MemoryLayout<T>.size)
+        return noErr
+    }
+    switch inPropertyID {
+    case kAudioFilePropertyDataFormat: return put(writer.dataFormat)
+    case kAudioFilePropertyFileFormat: return put(writer.fileType)
+    case kAudioFilePropertyAudioDataPacketCount: return put(UInt64(writer.packetCount))
+    case kAudioFilePropertyAudioDataByteCount: return put(UInt64(writer.byteCount))
+    case kAudioFilePropertyMaximumPacketSize: return put(UInt32(writer.layout.bytesPerFrame))
+    case kAudioFilePropertyEstimatedDuration: return put(writer.duration)
+    case kAudioFilePropertyMagicCookieData:
+        ioDataSize.pointee = 0
+        return noErr
+    default: return kAudioFileUnsupportedPropertyError
+    }
+}
+
+/// Linear PCM has no magic cookie: setting one is accepted and ignored (Apple's listings copy the
+/// queue's cookie to the file whatever the format).
+public func AudioFileSetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID, _ inDataSize: UInt32,
+                                 _ inPropertyData: UnsafeRawPointer) -> OSStatus {
+    inPropertyID == kAudioFilePropertyMagicCookieData ? noErr : kAudioFileUnsupportedPropertyError
+}

@@ -1,0 +1,258 @@
+import AudioQueue
+import Foundation
+
+// Audio Queue Services, Apple spelling: thin functions over ``AudioInputQueue`` that return
+// `OSStatus`, with Apple's Swift-imported signatures.
+
+/// What an `AudioQueueRef` points at: the engine and the C callback it drives.
+final class QueueBox: @unchecked Sendable {
+    var input: AudioInputQueue!
+    let userData: UnsafeMutableRawPointer?
+    let runLoop: CFRunLoop?
+    private let lock = NSLock()
+    private var listeners: [(AudioQueuePropertyID, AudioQueuePropertyListenerProc, UnsafeMutableRawPointer?)] = []
+
+    init(userData: UnsafeMutableRawPointer?, runLoop: CFRunLoop?) {
+        self.userData = userData
+        self.runLoop = runLoop
+    }
+
+    var reference: AudioQueueRef { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
+
+    static func from(_ reference: AudioQueueRef) -> QueueBox {
+        Unmanaged<QueueBox>.fromOpaque(UnsafeRawPointer(reference)).takeUnretainedValue()
+    }
+
+    func addListener(_ id: AudioQueuePropertyID, _ proc: @escaping AudioQueuePropertyListenerProc, _ data: UnsafeMutableRawPointer?) {
+        lock.withLock { listeners.append((id, proc, data)) }
+    }
+
+    func removeListener(_ id: AudioQueuePropertyID, _ data: UnsafeMutableRawPointer?) -> Bool {
+        lock.withLock {
+            guard let index = listeners.firstIndex(where: { $0.0 == id && $0.2 == data }) else { return false }
+            listeners.remove(at: index)
+            return true
+        }
+    }
+
+    func notify(_ id: AudioQueuePropertyID) {
+        let matching = lock.withLock { listeners.filter { $0.0 == id } }
+        for (_, proc, data) in matching { proc(data, reference, id) }
+    }
+}
+
+/// Runs `body`, turning an ``AudioStatusError`` into its `OSStatus`.
+func status(_ body: () throws(AudioStatusError) -> Void) -> OSStatus {
+    do {
+        try body()
+        return noErr
+    } catch {
+        return error.status
+    }
+}
+
+/// Creates a recording queue. The callback runs on the queue's internal thread, or, when
+/// `inCallbackRunLoop` is given, on the thread that runs that run loop
+/// (`CFRunLoopRunInMode`). The queue is a JACK client named `aqjack` with ports `in_1 ... in_N`
+/// on the server in `$JACK_DEFAULT_SERVER` (else `default`); see `kAudioQueueProperty_CurrentDevice`.
+public func AudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescription>,
+                               _ inCallbackProc: @escaping AudioQueueInputCallback,
+                               _ inUserData: UnsafeMutableRawPointer?,
+                               _ inCallbackRunLoop: CFRunLoop?,
+                               _ inCallbackRunLoopMode: CFString?,
+                               _ inFlags: UInt32,
+                               _ outAQ: UnsafeMutablePointer<AudioQueueRef?>) -> OSStatus {
+    guard inFlags == 0 else { return kAudio_ParamError }
+    let box = QueueBox(userData: inUserData, runLoop: inCallbackRunLoop)
+    return status { () throws(AudioStatusError) in
+        box.input = try AudioInputQueue(format: inFormat.pointee) { [unowned box] _, buffer, startTime in
+            let deliver = {
+                var time = startTime
+                inCallbackProc(box.userData, box.reference, buffer, &time, 0, nil)
+            }
+            if let loop = box.runLoop { loop.perform(deliver) } else { deliver() }
+        }
+        outAQ.pointee = OpaquePointer(Unmanaged.passRetained(box).toOpaque())
+    }
+}
+
+public func AudioQueueAllocateBuffer(_ inAQ: AudioQueueRef, _ inBufferByteSize: UInt32,
+                                     _ outBuffer: UnsafeMutablePointer<AudioQueueBufferRef?>) -> OSStatus {
+    status { () throws(AudioStatusError) in
+        outBuffer.pointee = try QueueBox.from(inAQ).input.allocateBuffer(byteCapacity: Int(inBufferByteSize))
+    }
+}
+
+public func AudioQueueAllocateBufferWithPacketDescriptions(_ inAQ: AudioQueueRef, _ inBufferByteSize: UInt32,
+                                                           _ inNumberPacketDescriptions: UInt32,
+                                                           _ outBuffer: UnsafeMutablePointer<AudioQueueBufferRef?>) -> OSStatus {
+    status { () throws(AudioStatusError) in
+        outBuffer.pointee = try QueueBox.from(inAQ).input.allocateBuffer(byteCapacity: Int(inBufferByteSize),
+                                                                         packetDescriptionCapacity: Int(inNumberPacketDescriptions))
+    }
+}
+
+public func AudioQueueFreeBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBufferRef) -> OSStatus {
+    status { () throws(AudioStatusError) in try QueueBox.from(inAQ).input.freeBuffer(inBuffer) }
+}
+
+/// Input queues take no packet descriptions (pass 0 and nil), as on Apple's platforms.
+public func AudioQueueEnqueueBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBufferRef, _ inNumPacketDescs: UInt32,
+                                    _ inPacketDescs: UnsafePointer<AudioStreamPacketDescription>?) -> OSStatus {
+    status { () throws(AudioStatusError) in try QueueBox.from(inAQ).input.enqueue(inBuffer) }
+}
+
+/// Starts the queue; a start time's `mSampleTime` is a JACK frame on the device timeline.
+public func AudioQueueStart(_ inAQ: AudioQueueRef, _ inStartTime: UnsafePointer<AudioTimeStamp>?) -> OSStatus {
+    let box = QueueBox.from(inAQ)
+    var startFrame: UInt64?
+    if let time = inStartTime?.pointee, time.mFlags & kAudioTimeStampSampleTimeValid != 0, time.mSampleTime >= 0 {
+        startFrame = UInt64(time.mSampleTime)
+    }
+    let result = status { () throws(AudioStatusError) in try box.input.start(atFrame: startFrame) }
+    if result == noErr { box.notify(kAudioQueueProperty_IsRunning) }
+    return result
+}
+
+public func AudioQueueStop(_ inAQ: AudioQueueRef, _ inImmediate: Bool) -> OSStatus {
+    let box = QueueBox.from(inAQ)
+    box.input.stop(immediate: inImmediate)
+    box.notify(kAudioQueueProperty_IsRunning)
+    return noErr
+}
+
+public func AudioQueuePause(_ inAQ: AudioQueueRef) -> OSStatus {
+    QueueBox.from(inAQ).input.pause()
+    return noErr
+}
+
+public func AudioQueueFlush(_ inAQ: AudioQueueRef) -> OSStatus {
+    QueueBox.from(inAQ).input.flush()
+    return noErr
+}
+
+public func AudioQueueReset(_ inAQ: AudioQueueRef) -> OSStatus {
+    QueueBox.from(inAQ).input.reset()
+    return noErr
+}
+
+/// Disposes of the queue and its buffers. With `inImmediate` false the disposal happens on
+/// another thread after the call returns (Apple: "asynchronously").
+public func AudioQueueDispose(_ inAQ: AudioQueueRef, _ inImmediate: Bool) -> OSStatus {
+    let unmanaged = Unmanaged<QueueBox>.fromOpaque(UnsafeRawPointer(inAQ))
+    let box = unmanaged.takeUnretainedValue()
+    if inImmediate {
+        box.input.dispose()
+        unmanaged.release()
+    } else {
+        Thread.detachNewThread {
+            box.input.dispose()
+            unmanaged.release()
+        }
+    }
+    return noErr
+}
+
+public func AudioQueueAddPropertyListener(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID,
+                                          _ inProc: @escaping AudioQueuePropertyListenerProc,
+                                          _ inUserData: UnsafeMutableRawPointer?) -> OSStatus {
+    guard inID == kAudioQueueProperty_IsRunning else { return kAudioQueueErr_InvalidProperty }
+    QueueBox.from(inAQ).addListener(inID, inProc, inUserData)
+    return noErr
+}
+
+public func AudioQueueRemovePropertyListener(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID,
+                                             _ inProc: @escaping AudioQueuePropertyListenerProc,
+                                             _ inUserData: UnsafeMutableRawPointer?) -> OSStatus {
+    QueueBox.from(inAQ).removeListener(inID, inUserData) ? noErr : kAudioQueueErr_InvalidProperty
+}
+
+// MARK: Properties
+
+/// The size in bytes of a property's value now.
+public func AudioQueueGetPropertySize(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID,
+                                      _ outDataSize: UnsafeMutablePointer<UInt32>) -> OSStatus {
+    let queue = QueueBox.from(inAQ).input!
+    switch inID {
+    case kAudioQueueProperty_StreamDescription: outDataSize.pointee = UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
+    case kAudioQueueProperty_IsRunning, kAudioQueueDeviceProperty_NumberChannels, kAudioQueueProperty_EnableLevelMetering,
+         kAudioQueueProperty_MaximumOutputPacketSize:
+        outDataSize.pointee = 4
+    case kAudioQueueDeviceProperty_SampleRate: outDataSize.pointee = 8
+    case kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB:
+        outDataSize.pointee = UInt32(queue.layout.channelCount * MemoryLayout<AudioQueueLevelMeterState>.size)
+    case kAudioQueueProperty_MagicCookie: outDataSize.pointee = 0   // linear PCM has no cookie
+    case kAudioQueueProperty_CurrentDevice: outDataSize.pointee = UInt32(MemoryLayout<CFString>.size)
+    default: return kAudioQueueErr_InvalidProperty
+    }
+    return noErr
+}
+
+public func AudioQueueGetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID, _ outData: UnsafeMutableRawPointer,
+                                  _ ioDataSize: UnsafeMutablePointer<UInt32>) -> OSStatus {
+    let queue = QueueBox.from(inAQ).input!
+    func put<T>(_ value: T) -> OSStatus {
+        guard Int(ioDataSize.pointee) >= MemoryLayout<T>.size else { return kAudioQueueErr_InvalidPropertySize }
+        outData.storeBytes(of: value, as: T.self)
+        ioDataSize.pointee = UInt32(MemoryLayout<T>.size)
+        return noErr
+    }
+    switch inID {
+    case kAudioQueueProperty_StreamDescription: return put(queue.format)
+    case kAudioQueueProperty_IsRunning: return put(UInt32(queue.isRunning ? 1 : 0))
+    case kAudioQueueDeviceProperty_SampleRate: return put(Double(queue.client.sampleRate))
+    case kAudioQueueDeviceProperty_NumberChannels: return put(UInt32(queue.layout.channelCount))
+    case kAudioQueueProperty_EnableLevelMetering: return put(UInt32(queue.isLevelMeteringEnabled ? 1 : 0))
+    case kAudioQueueProperty_MaximumOutputPacketSize: return put(UInt32(queue.layout.bytesPerFrame))
+    case kAudioQueueProperty_CurrentDevice:
+        guard Int(ioDataSize.pointee) >= MemoryLayout<CFString>.size else { return kAudioQueueErr_InvalidPropertySize }
+        outData.initializeMemory(as: CFString.self, repeating: queue.currentDevice, count: 1)
+        return noErr
+    case kAudioQueueProperty_MagicCookie:
+        ioDataSize.pointee = 0
+        return noErr
+    case kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB:
+        // As many channels as fit, like Apple's.
+        let levels = queue.currentLevels
+        let count = min(levels.count, Int(ioDataSize.pointee) / MemoryLayout<AudioQueueLevelMeterState>.size)
+        let states = outData.bindMemory(to: AudioQueueLevelMeterState.self, capacity: count)
+        for index in 0 ..< count {
+            var state = levels[index]
+            if inID == kAudioQueueProperty_CurrentLevelMeterDB {
+                state.mAveragePower = decibels(state.mAveragePower)
+                state.mPeakPower = decibels(state.mPeakPower)
+            }
+            states[index] = state
+        }
+        ioDataSize.pointee = UInt32(count * MemoryLayout<AudioQueueLevelMeterState>.size)
+        return noErr
+    default:
+        return kAudioQueueErr_InvalidProperty
+    }
+}
+
+/// Decibels relative to full scale; silence is -120 dB.
+func decibels(_ linear: Float) -> Float { linear > 1e-6 ? 20 * log10(linear) : -120 }
+
+public func AudioQueueSetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID, _ inData: UnsafeRawPointer,
+                                  _ inDataSize: UInt32) -> OSStatus {
+    let queue = QueueBox.from(inAQ).input!
+    switch inID {
+    case kAudioQueueProperty_EnableLevelMetering:
+        guard inDataSize >= 4 else { return kAudioQueueErr_InvalidPropertySize }
+        queue.isLevelMeteringEnabled = inData.loadUnaligned(as: UInt32.self) != 0
+        return noErr
+    case kAudioQueueProperty_CurrentDevice:
+        guard Int(inDataSize) >= MemoryLayout<CFString>.size else { return kAudioQueueErr_InvalidPropertySize }
+        queue.currentDevice = inData.load(as: CFString.self)
+        return noErr
+    case kAudioQueueProperty_MagicCookie:
+        return noErr   // linear PCM needs none; accepted and ignored
+    case kAudioQueueProperty_StreamDescription, kAudioQueueProperty_IsRunning, kAudioQueueDeviceProperty_SampleRate,
+         kAudioQueueDeviceProperty_NumberChannels, kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB,
+         kAudioQueueProperty_MaximumOutputPacketSize:
+        return kAudioQueueErr_InvalidPropertyValue   // read-only
+    default:
+        return kAudioQueueErr_InvalidProperty
+    }
+}

@@ -1,0 +1,110 @@
+@_exported import CAudioTypes
+import AQMedia
+
+// Apple's type names and constants, with Apple's exact values (CoreAudioBaseTypes.h,
+// AudioQueue.h, AudioFile.h of the macOS 10.15 SDK).
+
+public typealias OSStatus = Int32
+public typealias AudioFormatID = UInt32
+public typealias AudioFormatFlags = UInt32
+public typealias AudioQueuePropertyID = UInt32
+public typealias AudioQueueParameterID = UInt32
+public typealias AudioQueueParameterValue = Float32
+public typealias AudioFileTypeID = UInt32
+public typealias AudioFilePropertyID = UInt32
+public typealias AudioTimeStampFlags = UInt32
+
+public let noErr: OSStatus = 0
+
+// Formats and flags.
+public let kAudioFormatLinearPCM: AudioFormatID = AudioFormatValues.linearPCM
+public let kAudioFormatFlagIsFloat: AudioFormatFlags = AudioFormatValues.isFloat
+public let kAudioFormatFlagIsBigEndian: AudioFormatFlags = AudioFormatValues.isBigEndian
+public let kAudioFormatFlagIsSignedInteger: AudioFormatFlags = AudioFormatValues.isSignedInteger
+public let kAudioFormatFlagIsPacked: AudioFormatFlags = AudioFormatValues.isPacked
+public let kAudioFormatFlagIsAlignedHigh: AudioFormatFlags = AudioFormatValues.isAlignedHigh
+public let kAudioFormatFlagIsNonInterleaved: AudioFormatFlags = AudioFormatValues.isNonInterleaved
+public let kAudioFormatFlagIsNonMixable: AudioFormatFlags = AudioFormatValues.isNonMixable
+public let kAudioFormatFlagsNativeEndian: AudioFormatFlags = 0
+public let kAudioFormatFlagsNativeFloatPacked: AudioFormatFlags = AudioFormatValues.isFloat | AudioFormatValues.isPacked
+public let kLinearPCMFormatFlagIsFloat = kAudioFormatFlagIsFloat
+public let kLinearPCMFormatFlagIsBigEndian = kAudioFormatFlagIsBigEndian
+public let kLinearPCMFormatFlagIsSignedInteger = kAudioFormatFlagIsSignedInteger
+public let kLinearPCMFormatFlagIsPacked = kAudioFormatFlagIsPacked
+public let kLinearPCMFormatFlagIsAlignedHigh = kAudioFormatFlagIsAlignedHigh
+public let kLinearPCMFormatFlagIsNonInterleaved = kAudioFormatFlagIsNonInterleaved
+
+// Time stamps.
+public let kAudioTimeStampSampleTimeValid: AudioTimeStampFlags = 1
+public let kAudioTimeStampHostTimeValid: AudioTimeStampFlags = 2
+public let kAudioTimeStampRateScalarValid: AudioTimeStampFlags = 4
+public let kAudioTimeStampWordClockTimeValid: AudioTimeStampFlags = 8
+public let kAudioTimeStampSMPTETimeValid: AudioTimeStampFlags = 16
+public let kAudioTimeStampSampleHostTimeValid: AudioTimeStampFlags = 3
+
+// Queue properties.
+public let kAudioQueueProperty_IsRunning: AudioQueuePropertyID = 0x6171_726E           // 'aqrn'
+public let kAudioQueueDeviceProperty_SampleRate: AudioQueuePropertyID = 0x6171_7372    // 'aqsr'
+public let kAudioQueueDeviceProperty_NumberChannels: AudioQueuePropertyID = 0x6171_6463 // 'aqdc'
+public let kAudioQueueProperty_CurrentDevice: AudioQueuePropertyID = 0x6171_6364       // 'aqcd'
+public let kAudioQueueProperty_MagicCookie: AudioQueuePropertyID = 0x6171_6D63         // 'aqmc'
+public let kAudioQueueProperty_MaximumOutputPacketSize: AudioQueuePropertyID = 0x786F_7073 // 'xops'
+public let kAudioQueueProperty_StreamDescription: AudioQueuePropertyID = 0x6171_6674   // 'aqft'
+public let kAudioQueueProperty_EnableLevelMetering: AudioQueuePropertyID = 0x6171_6D65 // 'aqme'
+public let kAudioQueueProperty_CurrentLevelMeter: AudioQueuePropertyID = 0x6171_6D76   // 'aqmv'
+public let kAudioQueueProperty_CurrentLevelMeterDB: AudioQueuePropertyID = 0x6171_6D64 // 'aqmd'
+
+// Queue errors.
+public let kAudioQueueErr_InvalidBuffer: OSStatus = -66687
+public let kAudioQueueErr_BufferEmpty: OSStatus = -66686
+public let kAudioQueueErr_DisposalPending: OSStatus = -66685
+public let kAudioQueueErr_InvalidProperty: OSStatus = -66684
+public let kAudioQueueErr_InvalidPropertySize: OSStatus = -66683
+public let kAudioQueueErr_InvalidParameter: OSStatus = -66682
+public let kAudioQueueErr_CannotStart: OSStatus = -66681
+public let kAudioQueueErr_InvalidDevice: OSStatus = -66680
+public let kAudioQueueErr_BufferInQueue: OSStatus = -66679
+public let kAudioQueueErr_InvalidRunState: OSStatus = -66678
+public let kAudioQueueErr_InvalidQueueType: OSStatus = -66677
+public let kAudioQueueErr_Permissions: OSStatus = -66676
+public let kAudioQueueErr_InvalidPropertyValue: OSStatus = -66675
+public let kAudioQueueErr_RecordUnderrun: OSStatus = -66668
+public let kAudioQueueErr_BufferEnqueuedTwice: OSStatus = -66666
+public let kAudio_ParamError: OSStatus = -50
+public let kAudioFormatUnsupportedDataFormatError: OSStatus = 0x666D_743F   // 'fmt?'
+
+// Files.
+public let kAudioFileAIFFType: AudioFileTypeID = AudioFileTypeValues.aiff
+public let kAudioFileAIFCType: AudioFileTypeID = AudioFileTypeValues.aifc
+public let kAudioFileWAVEType: AudioFileTypeID = AudioFileTypeValues.wave
+public let kAudioFileRF64Type: AudioFileTypeID = AudioFileTypeValues.rf64
+public let kAudioFileCAFType: AudioFileTypeID = AudioFileTypeValues.caf
+/// Sony Wave64: an aqjack addition, not an Apple file type.
+public let kAudioFileWave64Type: AudioFileTypeID = AudioFileTypeValues.wave64
+
+/// Flags for `AudioFileCreateWithURL`.
+public struct AudioFileFlags: OptionSet, Sendable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    public static let eraseFile = AudioFileFlags(rawValue: 1)
+    public static let dontPageAlignAudioData = AudioFileFlags(rawValue: 2)
+}
+public let kAudioFileFlags_EraseFile = AudioFileFlags.eraseFile
+public let kAudioFileFlags_DontPageAlignAudioData = AudioFileFlags.dontPageAlignAudioData
+
+public let kAudioFilePropertyFileFormat: AudioFilePropertyID = 0x6666_6D74          // 'ffmt'
+public let kAudioFilePropertyDataFormat: AudioFilePropertyID = 0x6466_6D74          // 'dfmt'
+public let kAudioFilePropertyMagicCookieData: AudioFilePropertyID = 0x6D67_6963     // 'mgic'
+public let kAudioFilePropertyAudioDataByteCount: AudioFilePropertyID = 0x6263_6E74  // 'bcnt'
+public let kAudioFilePropertyAudioDataPacketCount: AudioFilePropertyID = 0x7063_6E74 // 'pcnt'
+public let kAudioFilePropertyMaximumPacketSize: AudioFilePropertyID = 0x7073_7A65   // 'psze'
+public let kAudioFilePropertyEstimatedDuration: AudioFilePropertyID = 0x6564_7572   // 'edur'
+
+public let kAudioFileUnspecifiedError: OSStatus = AudioFileError.fileUnspecifiedCode
+public let kAudioFileUnsupportedFileTypeError: OSStatus = AudioFileError.fileUnsupportedTypeCode
+public let kAudioFileUnsupportedDataFormatError: OSStatus = AudioFileError.fileUnsupportedDataFormatCode
+public let kAudioFileUnsupportedPropertyError: OSStatus = AudioFileError.fileUnsupportedPropertyCode
+public let kAudioFileBadPropertySizeError: OSStatus = AudioFileError.fileBadPropertySizeCode
+public let kAudioFilePermissionsError: OSStatus = AudioFileError.filePermissionsCode
+public let kAudioFileInvalidPacketOffsetError: OSStatus = AudioFileError.fileInvalidPacketOffsetCode
+public let kAudioFileNotOpenError: OSStatus = AudioFileError.fileNotOpenCode

@@ -1,0 +1,171 @@
+import AQCore
+import AQTestSupport
+import AudioToolbox
+import CSndFile
+import Foundation
+import Testing
+
+// Listings 2-1 ... 2-15 of the Audio Queue Services Programming Guide ("Recording Audio", seed
+// 000), transcribed to Swift against AudioToolbox with the listings' own structure. Two things
+// are aqjack-specific and marked: the device (a JACK client) is chosen with
+// kAudioQueueProperty_CurrentDevice, and the format records at the JACK server's rate.
+
+let kNumberBuffers = 3
+
+struct AQRecorderState {
+    var mDataFormat = AudioStreamBasicDescription()
+    var mQueue: AudioQueueRef?
+    var mBuffers: [AudioQueueBufferRef?] = Array(repeating: nil, count: kNumberBuffers)
+    var mAudioFile: AudioFileID?
+    var bufferByteSize: UInt32 = 0
+    var mCurrentPacket: Int64 = 0
+    var mIsRunning = false
+}
+
+// Listing 2-2: the recording audio queue callback.
+let HandleInputBuffer: AudioQueueInputCallback = { aqData, inAQ, inBuffer, inStartTime, inNumPackets, inPacketDesc in
+    let pAqData = aqData!.assumingMemoryBound(to: AQRecorderState.self)
+    var inNumPackets = inNumPackets
+    if inNumPackets == 0 && pAqData.pointee.mDataFormat.mBytesPerPacket != 0 {
+        inNumPackets = inBuffer.pointee.mAudioDataByteSize / pAqData.pointee.mDataFormat.mBytesPerPacket
+    }
+    if AudioFileWritePackets(pAqData.pointee.mAudioFile!, false, inBuffer.pointee.mAudioDataByteSize, inPacketDesc,
+                             pAqData.pointee.mCurrentPacket, &inNumPackets, inBuffer.pointee.mAudioData) == noErr {
+        pAqData.pointee.mCurrentPacket += Int64(inNumPackets)
+    }
+    if !pAqData.pointee.mIsRunning { return }
+    AudioQueueEnqueueBuffer(pAqData.pointee.mQueue!, inBuffer, 0, nil)
+}
+
+// Listing 2-6: deriving a recording audio queue buffer size.
+func DeriveBufferSize(_ audioQueue: AudioQueueRef, _ ASBDescription: inout AudioStreamBasicDescription,
+                      _ seconds: Float64, _ outBufferSize: inout UInt32) {
+    let maxBufferSize = 0x50000
+    var maxPacketSize = ASBDescription.mBytesPerPacket
+    if maxPacketSize == 0 {
+        var maxVBRPacketSize = UInt32(MemoryLayout<UInt32>.size)
+        AudioQueueGetProperty(audioQueue, kAudioQueueProperty_MaximumOutputPacketSize, &maxPacketSize, &maxVBRPacketSize)
+    }
+    let numBytesForTime = ASBDescription.mSampleRate * Float64(maxPacketSize) * seconds
+    outBufferSize = UInt32(numBytesForTime < Float64(maxBufferSize) ? numBytesForTime : Float64(maxBufferSize))
+}
+
+// Listing 2-7: setting a magic cookie for an audio file.
+@discardableResult
+func SetMagicCookieForFile(_ inQueue: AudioQueueRef, _ inFile: AudioFileID) -> OSStatus {
+    var result = noErr
+    var cookieSize: UInt32 = 0
+    if AudioQueueGetPropertySize(inQueue, kAudioQueueProperty_MagicCookie, &cookieSize) == noErr && cookieSize > 0 {
+        let magicCookie = UnsafeMutableRawPointer.allocate(byteCount: Int(cookieSize), alignment: 8)
+        defer { magicCookie.deallocate() }
+        if AudioQueueGetProperty(inQueue, kAudioQueueProperty_MagicCookie, magicCookie, &cookieSize) == noErr {
+            result = AudioFileSetProperty(inFile, kAudioFilePropertyMagicCookieData, cookieSize, magicCookie)
+        }
+    }
+    return result
+}
+
+/// Listings 2-8 ... 2-15 as one recording session of `seconds` from the JACK client `device`.
+func recordWithListing(path: String, device: String, seconds: Double, sampleRate: Float64) -> (state: AQRecorderState, statuses: [OSStatus]) {
+    let aqData = UnsafeMutablePointer<AQRecorderState>.allocate(capacity: 1)
+    aqData.initialize(to: AQRecorderState())
+    defer { aqData.deinitialize(count: 1); aqData.deallocate() }
+    var statuses: [OSStatus] = []
+
+    // Listing 2-8: the audio format (16-bit big-endian stereo linear PCM, in AIFF).
+    aqData.pointee.mDataFormat.mFormatID = kAudioFormatLinearPCM
+    aqData.pointee.mDataFormat.mSampleRate = sampleRate   // aqjack: the listing's 44100.0 only with a 44.1 kHz server
+    aqData.pointee.mDataFormat.mChannelsPerFrame = 2
+    aqData.pointee.mDataFormat.mBitsPerChannel = 16
+    aqData.pointee.mDataFormat.mBytesPerPacket = aqData.pointee.mDataFormat.mChannelsPerFrame * UInt32(MemoryLayout<Int16>.size)
+    aqData.pointee.mDataFormat.mBytesPerFrame = aqData.pointee.mDataFormat.mBytesPerPacket
+    aqData.pointee.mDataFormat.mFramesPerPacket = 1
+    let fileType = kAudioFileAIFFType
+    aqData.pointee.mDataFormat.mFormatFlags = kLinearPCMFormatFlagIsBigEndian | kLinearPCMFormatFlagIsSignedInteger | kLinearPCMFormatFlagIsPacked
+
+    // Listing 2-9: creating a recording audio queue.
+    var format = aqData.pointee.mDataFormat
+    var queue: AudioQueueRef?
+    statuses.append(AudioQueueNewInput(&format, HandleInputBuffer, aqData, nil, CFRunLoopMode.commonModes.rawValue, 0, &queue))
+    guard let queue else { return (aqData.pointee, statuses) }
+    aqData.pointee.mQueue = queue
+    // aqjack: the device is a JACK client; channel N comes from its Nth output port.
+    var deviceName: CFString = device
+    statuses.append(AudioQueueSetProperty(queue, kAudioQueueProperty_CurrentDevice, &deviceName, UInt32(MemoryLayout<CFString>.size)))
+
+    // Listing 2-10: getting the full audio format from the audio queue.
+    var dataFormatSize = UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
+    statuses.append(AudioQueueGetProperty(queue, kAudioQueueProperty_StreamDescription, &format, &dataFormatSize))
+    aqData.pointee.mDataFormat = format
+
+    // Listing 2-11: creating an audio file for recording.
+    let filePath = Array(path.utf8)
+    let audioFileURL = CFURLCreateFromFileSystemRepresentation(nil, filePath, filePath.count, false)!
+    var audioFile: AudioFileID?
+    statuses.append(AudioFileCreateWithURL(audioFileURL, fileType, &format, .eraseFile, &audioFile))
+    aqData.pointee.mAudioFile = audioFile
+
+    // Listing 2-12: setting an audio queue buffer size.
+    var bufferByteSize: UInt32 = 0
+    DeriveBufferSize(queue, &format, 0.5, &bufferByteSize)
+    aqData.pointee.bufferByteSize = bufferByteSize
+
+    // Listing 2-13: preparing a set of audio queue buffers.
+    for i in 0 ..< kNumberBuffers {
+        var buffer: AudioQueueBufferRef?
+        statuses.append(AudioQueueAllocateBuffer(queue, aqData.pointee.bufferByteSize, &buffer))
+        aqData.pointee.mBuffers[i] = buffer
+        statuses.append(AudioQueueEnqueueBuffer(queue, buffer!, 0, nil))
+    }
+
+    // Listing 2-14: recording audio.
+    aqData.pointee.mCurrentPacket = 0
+    aqData.pointee.mIsRunning = true
+    statuses.append(AudioQueueStart(queue, nil))
+    usleep(UInt32(seconds * 1_000_000))   // "Wait, on user interface thread, until user stops the recording"
+    statuses.append(AudioQueueStop(queue, true))
+    aqData.pointee.mIsRunning = false
+
+    // Listing 2-15: cleaning up after recording.
+    SetMagicCookieForFile(queue, audioFile!)
+    statuses.append(AudioQueueDispose(queue, true))
+    statuses.append(AudioFileClose(audioFile!))
+    return (aqData.pointee, statuses)
+}
+
+/// The frame offset (mod the pattern's period) at which `samples` start, checking that every
+/// frame follows on from it; nil when any sample breaks the sequence.
+func integerSignalStart(_ samples: [Float], channels: Int, bits: Int) -> UInt32? {
+    guard samples.count >= channels else { return nil }
+    let period = UInt32(1) << UInt32(bits - 5)
+    guard let start = (0 ..< period).first(where: { TestSignal.integerSample(channel: 0, frame: $0, bits: bits) == samples[0] }) else { return nil }
+    for frame in 0 ..< samples.count / channels {
+        for channel in 0 ..< channels where samples[frame * channels + channel] != TestSignal.integerSample(channel: channel, frame: start + UInt32(frame), bits: bits) {
+            return nil
+        }
+    }
+    return start
+}
+
+extension JackServerSuite {
+    @Suite("Seed 000: the Programming Guide's recorder, transcribed")
+    struct RecordingListingTests {
+        @Test("listings 2-1 ... 2-15 record 16-bit big-endian stereo AIFF bit-exact from the generator")
+        func listingRecordsAIFF() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("l2gen"), channelCount: 2, integerBits: 16)
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-listing2-\(getpid()).aiff").path
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let (state, statuses) = recordWithListing(path: path, device: generator.client.name, seconds: 2,
+                                                      sampleRate: Double(generator.client.sampleRate))
+            #expect(statuses.allSatisfy { $0 == noErr }, "\(statuses)")
+            #expect(state.bufferByteSize == 96000)   // 0.5 s × 48000 × 4 bytes, under 0x50000
+            #expect(state.mCurrentPacket > 48000 * 19 / 10)
+
+            let file = try SoundFileContents(path: path)
+            #expect(file.format & Int32(SF_FORMAT_TYPEMASK | SF_FORMAT_SUBMASK) == Int32(SF_FORMAT_AIFF | SF_FORMAT_PCM_16))
+            #expect(file.channels == 2 && file.sampleRate == 48000)
+            #expect(Int64(file.frames) == state.mCurrentPacket)
+            #expect(integerSignalStart(file.samples, channels: 2, bits: 16) != nil, "the file is not the generator's signal, frame for frame")
+        }
+    }
+}
