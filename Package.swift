@@ -44,7 +44,7 @@ let package = Package(
         // that code written for macOS/iOS compiles with its `import AudioToolbox` unchanged.
         .target(name: "AudioToolbox", dependencies: ["AudioQueue", "AQMedia", "CAudioTypes"]),
         // The command-line tool.
-        .executableTarget(name: "aqjack", dependencies: ["AQJack", "AQMedia"]),
+        .executableTarget(name: "aqjack", dependencies: ["AQJack", "AQMedia", "AudioQueue"]),
 
         // Test support reused by later issues: deterministic generator client, ring sink, server helpers.
         .target(name: "AQTestSupport", dependencies: ["AQCore", "AQJack"]),

@@ -53,6 +53,7 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// The frame after the last one written into a buffer, to notice gaps.
     private var expectedFrame: UInt64?
     private var device = "system"
+    private var explicitSources: [String]?
     private var meteringEnabled = false
     private var sums: [Double]
     private var peaks: [Float]
@@ -83,14 +84,28 @@ public final class AudioInputQueue: @unchecked Sendable {
     ///   - callback: called on the queue thread with each filled buffer.
     /// - Throws: `kAudioFormatUnsupportedDataFormatError` for a format the queue cannot record
     ///   (the message names the field), `kAudioQueueErr_InvalidDevice` when no JACK server runs.
-    public init(format: AudioStreamBasicDescription, clientName: String = "aqjack", server: String? = nil,
-                callback: @escaping Callback) throws(AudioQueueError) {
-        let layout = try LinearPCMLayout(validating: format)
+    public convenience init(format: AudioStreamBasicDescription, clientName: String = "aqjack", server: String? = nil,
+                            callback: @escaping Callback) throws(AudioQueueError) {
+        _ = try LinearPCMLayout(validating: format)
         let client: JackClient
         do {
             client = try JackClient(name: clientName, server: server)
         } catch {
             throw AudioQueueError(AudioQueueError.invalidDeviceCode, "cannot open the recording device: \(error)")
+        }
+        try self.init(format: format, client: client, callback: callback)
+    }
+
+    /// Creates a stopped recording queue on a JACK client the caller opened (to look at the
+    /// graph first). The queue owns the client from now on and closes it on ``dispose()``, also
+    /// when this initializer throws.
+    public init(format: AudioStreamBasicDescription, client: JackClient, callback: @escaping Callback) throws(AudioQueueError) {
+        let layout: LinearPCMLayout
+        do {
+            layout = try LinearPCMLayout(validating: format)
+        } catch {
+            client.close()
+            throw error
         }
         var resolved = format
         if resolved.mSampleRate == 0 { resolved.mSampleRate = Double(client.sampleRate) }
@@ -195,16 +210,24 @@ public final class AudioInputQueue: @unchecked Sendable {
 
     // MARK: Control
 
-    /// Starts (or resumes) recording: from the next cycle, or from JACK frame `startFrame`
-    /// exactly (on the device timeline; a frame inside a cycle starts mid-cycle). Connects the
-    /// device's ports first.
+    /// Starts (or resumes) recording: from JACK frame `startFrame` exactly (on the device
+    /// timeline; a frame inside a cycle starts mid-cycle), or, without one, from the second
+    /// cycle after the device's ports are connected, so that every channel starts on the same
+    /// frame. Connects the device's ports first.
     ///
     /// The corresponding Apple function is `AudioQueueStart`.
     public func start(atFrame startFrame: UInt64? = nil) throws(AudioQueueError) {
-        let deviceName = lock.withLock { device }
-        try connect(to: deviceName)
+        let (deviceName, sources) = lock.withLock { (device, explicitSources) }
+        let made = try connect(deviceName: deviceName, sources: sources)
         lock.withLock { runState = .running }
-        processor.arm(fromFrame: startFrame ?? 0)
+        if let startFrame {
+            processor.arm(fromFrame: startFrame)
+        } else if made {
+            // New connections take effect in the graph within a cycle: start after that.
+            processor.arm(fromFrame: processor.nextCycleFrameTime + UInt64(2 * client.bufferSize))
+        } else {
+            processor.arm(fromFrame: 0)
+        }
     }
 
     /// Stops recording after the cycles already captured: delivers the partly filled buffer (if
@@ -293,6 +316,21 @@ public final class AudioInputQueue: @unchecked Sendable {
         set { lock.withLock { device = newValue } }
     }
 
+    /// The full names of the JACK output ports feeding each channel, in channel order, overriding
+    /// ``currentDevice`` (`kAudioQueueProperty_ChannelAssignments`); an empty list connects
+    /// nothing, leaving the patching to the user. Takes effect at the next start.
+    public var channelSources: [String]? {
+        get { lock.withLock { explicitSources } }
+        set { lock.withLock { explicitSources = newValue } }
+    }
+
+    /// Interleaved samples captured and not yet taken by the queue thread, against the ring's
+    /// capacity: how close the process thread is to dropping cycles.
+    public var ringFill: Double { Double(reader.pendingSampleCount) / Double(reader.sampleCapacity) }
+
+    /// Cycles the process thread dropped because the ring was full, in frames.
+    public var overrunFrameCount: Int { processor.overrunFrameCount.load(ordering: .relaxed) }
+
     /// Per-channel level metering of each delivered buffer (`kAudioQueueProperty_EnableLevelMetering`).
     public var isLevelMeteringEnabled: Bool {
         get { lock.withLock { meteringEnabled } }
@@ -311,18 +349,28 @@ public final class AudioInputQueue: @unchecked Sendable {
 
     // MARK: Device connection
 
-    private func connect(to deviceName: String) throws(AudioQueueError) {
-        let sources = client.portNames(direction: .output, audioOnly: true).filter { $0.hasPrefix(deviceName + ":") }
-        guard !sources.isEmpty else {
-            throw AudioQueueError(AudioQueueError.invalidDeviceCode, "no JACK client '\(deviceName)' with audio output ports on server '\(client.serverName)'; `aqjack --ports` lists them")
+    /// Connects `in_N` to `sources[N]` when given, else to the Nth audio output port of the JACK
+    /// client `deviceName`. Returns whether a new connection was made.
+    private func connect(deviceName: String, sources explicit: [String]?) throws(AudioQueueError) -> Bool {
+        let sources: [String]
+        if let explicit {
+            sources = explicit
+        } else {
+            sources = client.portNames(direction: .output, audioOnly: true).filter { $0.hasPrefix(deviceName + ":") }
+            guard !sources.isEmpty else {
+                throw AudioQueueError(AudioQueueError.invalidDeviceCode, "no JACK client '\(deviceName)' with audio output ports on server '\(client.serverName)'; `aqjack --ports` lists them")
+            }
         }
+        var made = false
         for (source, port) in zip(sources, ports) where !port.connections.contains(source) {
             do {
                 try client.connect(source, to: port.name)
+                made = true
             } catch {
                 throw AudioQueueError(AudioQueueError.cannotStartCode, "\(error)")
             }
         }
+        return made
     }
 
     // MARK: The queue thread

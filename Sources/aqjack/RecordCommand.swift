@@ -1,0 +1,162 @@
+import AQJack
+import AQMedia
+import AudioQueue
+import CAudioTypes
+import Foundation
+import Glibc
+
+/// `aqjack record`: records JACK ports to a file through the input queue.
+struct RecordCommand {
+    let options: RecordOptions
+
+    init(arguments cursor: inout ArgumentCursor, globals: inout GlobalOptions) throws(UsageError) {
+        options = try RecordOptions(arguments: &cursor, globals: &globals)
+    }
+
+    enum ExitReason: String { case duration, interrupt, terminate, serverShutdown = "server-shutdown", error }
+
+    func run(globals: GlobalOptions) throws(JackError) -> Int32 {
+        let signals = SignalWatcher()
+        let client = try JackClient(name: globals.clientName, server: globals.server)
+
+        // Which ports feed which channel.
+        let outputs = client.portNames(direction: .output, audioOnly: true)
+        var sources: [String]
+        if options.ports.isEmpty {
+            let physical = client.portNames(direction: .output, physicalOnly: true, audioOnly: true)
+            sources = Array(physical.prefix(options.channels ?? min(2, max(physical.count, 1))))
+        } else {
+            let (selected, unmatched) = PortMatching.select(options.ports, from: outputs)
+            if !unmatched.isEmpty {
+                client.close()
+                Diagnostics.error("no JACK output port matches \(unmatched.map { "'\($0)'" }.joined(separator: ", ")) on server '\(client.serverName)'; `aqjack --ports --output` lists them")
+                return ExitStatus.failure
+            }
+            sources = selected
+        }
+        let channelCount = options.channels ?? max(sources.count, options.ports.isEmpty ? 2 : 1)
+        if sources.count > channelCount { sources = Array(sources.prefix(channelCount)) }
+        if options.rate != nil && options.rate != client.sampleRate {
+            client.close()
+            Diagnostics.error("-r \(options.rate!) differs from the server's \(client.sampleRate) Hz; resampling while recording is not implemented yet, so omit -r or use -r \(client.sampleRate)")
+            return ExitStatus.failure
+        }
+        let format = options.format(channelCount: channelCount, sampleRate: client.sampleRate)
+
+        // The file first: an existing file without --force is refused before anything is recorded.
+        let writer: AudioFileWriter
+        do throws(AudioFileError) {
+            writer = try AudioFileWriter(path: options.path, fileType: options.fileType!, format: format, eraseExisting: options.force)
+        } catch {
+            client.close()
+            Diagnostics.error(error.message)
+            return ExitStatus.failure
+        }
+        let targetFrames = options.seconds.map { Int64(($0 * Double(client.sampleRate)).rounded()) }
+        let session = RecordSession(writer: writer, targetFrames: targetFrames)
+        let queue: AudioInputQueue
+        do throws(AudioQueueError) {
+            queue = try AudioInputQueue(format: format, client: client) { queue, buffer, startTime in
+                if session.handle(buffer, startTime: startTime) { try? queue.enqueue(buffer) }
+            }
+            queue.channelSources = sources
+            queue.isLevelMeteringEnabled = true
+            // Four buffers of 0.1 s.
+            let bufferBytes = max(format.mBytesPerFrame, format.mBytesPerFrame * UInt32(client.sampleRate / 10))
+            for _ in 0 ..< 4 { try queue.enqueue(queue.allocateBuffer(byteCapacity: Int(bufferBytes))) }
+            try queue.start(atFrame: options.startFrame)
+        } catch {
+            _ = session.close()
+            Diagnostics.error(error.message)
+            return ExitStatus.failure
+        }
+        if sources.isEmpty {
+            Diagnostics.note("recording \(channelCount) unconnected channel(s): connect them to \(client.name):in_1 ... with a patchbay or jack_connect")
+        }
+
+        let meter = MeterLine(enabled: options.meter ?? (isatty(STDOUT_FILENO) == 1 && !options.json))
+        var reason = ExitReason.interrupt
+        while true {
+            if session.isFinished.load(ordering: .acquiring) {
+                reason = session.summary.failure == nil ? .duration : .error
+                break
+            }
+            if client.notifications.hasShutDown.load(ordering: .acquiring) { reason = .serverShutdown; break }
+            let signal = signals.received.load(ordering: .acquiring)
+            if signal != 0 { reason = signal == SIGTERM ? .terminate : .interrupt; break }
+            meter.show(queue: queue, session: session, xruns: client.notifications.xrunCount.load(ordering: .relaxed))
+            usleep(50_000)
+        }
+        meter.finish()
+        queue.stop(immediate: true)
+        let xruns = client.notifications.xrunCount.load(ordering: .relaxed)
+        let overruns = queue.overrunFrameCount
+        let underruns = queue.underrunFrameCount.load(ordering: .relaxed)
+        queue.dispose()
+        let failure = session.close()
+        if let failure, reason != .serverShutdown { reason = .error; Diagnostics.error(failure) }
+        if reason == .serverShutdown {
+            Diagnostics.error("the JACK server '\(client.serverName)' shut down (\(client.notifications.shutdownReason.withLock { $0 } ?? "no reason given")); the file holds everything recorded until then")
+        }
+        let summary = session.summary
+        let report = RecordReport(file: options.path, fileType: fourCharacterCode(options.fileType!), format: format,
+                                  frames: summary.frames, startFrame: summary.start, lostFrames: summary.lost,
+                                  overrunFrames: overruns, underrunFrames: underruns, xruns: xruns,
+                                  ports: sources, exitReason: reason.rawValue)
+        report.print(json: options.json)
+        return reason == .serverShutdown || reason == .error ? ExitStatus.failure : ExitStatus.success
+    }
+}
+
+/// The final summary of a recording.
+struct RecordReport: Encodable {
+    let file: String
+    let fileType: String
+    let sampleRate: Int
+    let channels: Int
+    let bitsPerChannel: Int
+    let sampleFormat: String
+    let frames: Int64
+    let seconds: Double
+    let startFrameTime: UInt64?
+    let lostFrames: Int64
+    let overrunFrames: Int
+    let underrunFrames: Int
+    let xruns: Int
+    let ports: [String]
+    let exitReason: String
+
+    init(file: String, fileType: String, format: AudioStreamBasicDescription, frames: Int64, startFrame: UInt64?,
+         lostFrames: Int64, overrunFrames: Int, underrunFrames: Int, xruns: Int, ports: [String], exitReason: String) {
+        self.file = file
+        self.fileType = fileType.trimmingCharacters(in: CharacterSet(charactersIn: "'"))
+        sampleRate = Int(format.mSampleRate)
+        channels = Int(format.mChannelsPerFrame)
+        bitsPerChannel = Int(format.mBitsPerChannel)
+        sampleFormat = format.mFormatFlags & AudioFormatValues.isFloat != 0 ? "float" : "signed-integer"
+        self.frames = frames
+        seconds = Double(frames) / format.mSampleRate
+        startFrameTime = startFrame
+        self.lostFrames = lostFrames
+        self.overrunFrames = overrunFrames
+        self.underrunFrames = underrunFrames
+        self.xruns = xruns
+        self.ports = ports
+        self.exitReason = exitReason
+    }
+
+    func print(json: Bool) {
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            Swift.print(String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self))
+        } else {
+            Swift.print("""
+            \(file): \(fileType), \(channels) ch, \(sampleRate) Hz, \(bitsPerChannel)-bit \(sampleFormat)
+              frames \(frames) (\(String(format: "%.3f", seconds)) s) from JACK frame \(startFrameTime.map(String.init) ?? "-")
+              lost frames \(lostFrames) (written as silence), ring overruns \(overrunFrames), queue underruns \(underrunFrames), xruns \(xruns)
+              stopped by: \(exitReason)
+            """)
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import AQMedia
+import AudioQueue
+import CAudioTypes
+import Foundation
+import Synchronization
+
+/// What `aqjack record` does with each buffer the input queue hands back, on the queue thread:
+/// writes it to the file, fills gaps with silence so the file stays aligned with the JACK
+/// timeline, stops at the requested length.
+final class RecordSession: @unchecked Sendable {
+    let writer: AudioFileWriter
+    let targetFrames: Int64?
+    private let lock = NSLock()
+    private var expectedFrame: UInt64?
+    private(set) var startFrame: UInt64?
+    private(set) var lostFrames: Int64 = 0
+    private(set) var failure: String?
+    /// Set once the requested length is written or a write failed: the main thread then stops.
+    let isFinished = Atomic<Bool>(false)
+
+    init(writer: AudioFileWriter, targetFrames: Int64?) {
+        self.writer = writer
+        self.targetFrames = targetFrames
+    }
+
+    var framesWritten: Int64 { lock.withLock { writer.packetCount } }
+    var summary: (start: UInt64?, frames: Int64, lost: Int64, failure: String?) {
+        lock.withLock { (startFrame, writer.packetCount, lostFrames, failure) }
+    }
+
+    /// Takes one filled buffer. Returns whether the queue should have it back.
+    func handle(_ buffer: AudioQueueBufferRef, startTime: AudioTimeStamp) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard failure == nil, !isFinished.load(ordering: .relaxed) else { return false }
+        let bytesPerFrame = writer.layout.bytesPerFrame
+        var frames = Int(buffer.pointee.mAudioDataByteSize) / bytesPerFrame
+        guard frames > 0 else { return true }
+        let frame = UInt64(startTime.mSampleTime)
+        do throws(AudioFileError) {
+            if startFrame == nil {
+                startFrame = frame
+                if [AudioFileTypeValues.wave, AudioFileTypeValues.rf64, AudioFileTypeValues.wave64].contains(writer.fileType) {
+                    try writer.setTimeReference(frame)
+                }
+            } else if let expected = expectedFrame, frame > expected {
+                // Frames the queue could not deliver (ring overrun, xrun, underrun): silence.
+                var gap = Int64(frame - expected)
+                if let targetFrames { gap = min(gap, targetFrames - writer.packetCount) }
+                try writeSilence(frames: Int(gap))
+                lostFrames += gap
+            }
+            if let targetFrames { frames = Int(min(Int64(frames), targetFrames - writer.packetCount)) }
+            if frames > 0 {
+                try writer.writePackets(buffer.pointee.mAudioData, byteCount: frames * bytesPerFrame,
+                                        startPacket: writer.packetCount, packetCount: frames)
+            }
+        } catch {
+            failure = error.message
+            isFinished.store(true, ordering: .releasing)
+            return false
+        }
+        expectedFrame = frame + UInt64(Int(buffer.pointee.mAudioDataByteSize) / bytesPerFrame)
+        if let targetFrames, writer.packetCount >= targetFrames {
+            isFinished.store(true, ordering: .releasing)
+            return false
+        }
+        return true
+    }
+
+    private func writeSilence(frames: Int) throws(AudioFileError) {
+        guard frames > 0 else { return }
+        let chunk = min(frames, 8192)
+        let zeros = UnsafeMutableRawPointer.allocate(byteCount: chunk * writer.layout.bytesPerFrame, alignment: 16)
+        defer { zeros.deallocate() }
+        zeros.initializeMemory(as: UInt8.self, repeating: 0, count: chunk * writer.layout.bytesPerFrame)
+        var left = frames
+        while left > 0 {
+            let count = min(left, chunk)
+            try writer.writePackets(zeros, byteCount: count * writer.layout.bytesPerFrame, startPacket: writer.packetCount, packetCount: count)
+            left -= count
+        }
+    }
+
+    func close() -> String? {
+        lock.lock()
+        defer { lock.unlock() }
+        do throws(AudioFileError) { try writer.close() } catch { failure = failure ?? error.message }
+        return failure
+    }
+}
