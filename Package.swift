@@ -57,6 +57,6 @@ let package = Package(
         .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs"]),
         .testTarget(name: "AQJackTests", dependencies: ["AQCore", "AQJack", "AQTestSupport", "CRTProbe"]),
         .testTarget(name: "AudioQueueTests", dependencies: ["AudioQueue", "AudioToolbox", "AQTestSupport", "CSndFile"]),
-        .testTarget(name: "aqjackTests", dependencies: ["aqjack", "AQJack", "AQTestSupport"]),
+        .testTarget(name: "aqjackTests", dependencies: ["aqjack", "AQJack", "AQTestSupport", "CSndFile"]),
     ]
 )

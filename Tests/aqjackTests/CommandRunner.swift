@@ -15,6 +15,19 @@ enum AQJackCommand {
         return testBinary.deletingLastPathComponent().appendingPathComponent("aqjack")
     }
 
+    /// Starts `aqjack` with `arguments` without waiting; output goes to the given files.
+    static func start(_ arguments: [String], standardOutput: URL, standardError: URL) throws -> Process {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        FileManager.default.createFile(atPath: standardOutput.path, contents: nil)
+        FileManager.default.createFile(atPath: standardError.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: standardOutput)
+        process.standardError = try FileHandle(forWritingTo: standardError)
+        try process.run()
+        return process
+    }
+
     static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {
         let process = Process()
         process.executableURL = executable

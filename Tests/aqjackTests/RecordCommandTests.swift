@@ -1,0 +1,160 @@
+import AQCore
+import AQJack
+import AQTestSupport
+import CSndFile
+import Foundation
+import Testing
+
+/// Checks a recording of the float test signal: frame i of the file is JACK frame
+/// `timeReference + i`; each frame is either the generator's signal or, where the recorder lost
+/// frames, silence. Returns (frames checked, wrong samples, silent frames).
+func verifyFloatRecording(_ file: SoundFileContents, channels: Int) -> (frames: Int, wrong: Int, silent: Int) {
+    guard let reference = file.timeReference else { return (0, -1, 0) }
+    var wrong = 0
+    var silent = 0
+    for frame in 0 ..< file.frames {
+        let base = frame * channels
+        if (0 ..< channels).allSatisfy({ file.samples[base + $0] == 0 }) {
+            silent += 1
+            continue
+        }
+        let jackFrame = UInt32(truncatingIfNeeded: Int64(reference) + Int64(frame))
+        for channel in 0 ..< channels where file.samples[base + channel].bitPattern != TestSignal.sample(channel: channel, frame: jackFrame).bitPattern {
+            wrong += 1
+        }
+    }
+    return (file.frames, wrong, silent)
+}
+
+struct RecordSummary: Decodable {
+    let file: String, fileType: String, sampleRate: Int, channels: Int, bitsPerChannel: Int, sampleFormat: String
+    let frames: Int64, seconds: Double, startFrameTime: UInt64?, lostFrames: Int64, overrunFrames: Int
+    let underrunFrames: Int, xruns: Int, ports: [String], exitReason: String
+}
+
+func temporaryPath(_ name: String) -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-\(getpid())-\(name)").path
+}
+
+/// `soxi -s` (samples) of a file, or nil when sox cannot read it.
+func soxFrames(_ path: String) -> Int? {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/soxi")
+    process.arguments = ["-s", path]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return nil }
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { return nil }
+    return Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+}
+
+extension JackServerSuite {
+    @Suite("aqjack record")
+    struct RecordCommandTests {
+        @Test("16 generator channels for 20 s: bit-exact, aligned to the JACK timeline, BWF TimeReference = first frame")
+        func sixteenChannels() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("recgen"), channelCount: 16)
+            let path = temporaryPath("16ch.wav")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let result = try AQJackCommand.run(["record", "--json", "-p", "\(generator.client.name):out_*", "-d", "20",
+                                                "--name", TestServer.uniqueClientName("rec"), path])
+            #expect(result.status == 0, "\(result.standardError)")
+            let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(result.standardOutput.utf8))
+            #expect(summary.frames == 20 * 48000)
+            #expect(summary.channels == 16 && summary.sampleFormat == "float" && summary.fileType == "WAVE")
+            #expect(summary.exitReason == "duration")
+            // natural order: out_1, out_2, ..., out_10 ... out_16
+            #expect(summary.ports == (1 ... 16).map { "\(generator.client.name):out_\($0)" })
+
+            let file = try SoundFileContents(path: path)
+            #expect(file.frames == 20 * 48000 && file.channels == 16)
+            #expect(file.timeReference.map(UInt64.init) == summary.startFrameTime)
+            let check = verifyFloatRecording(file, channels: 16)
+            #expect(check.wrong == 0)
+            // Silence only where the recorder reported lost frames (an xrun on a loaded machine).
+            #expect(Int64(check.silent) == summary.lostFrames, "\(summary)")
+            #expect(soxFrames(path) == 20 * 48000)
+        }
+
+        @Test("an existing file without --force is refused and left untouched")
+        func existingFileRefused() throws {
+            let path = temporaryPath("existing.wav")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let original = Data("not audio, keep me".utf8)
+            FileManager.default.createFile(atPath: path, contents: original)
+            let result = try AQJackCommand.run(["record", "-d", "1", path])
+            #expect(result.status == 1)
+            #expect(result.standardError.contains("'\(path)' exists"))
+            #expect(FileManager.default.contents(atPath: path) == original)
+        }
+
+        @Test("Ctrl-C and SIGTERM stop the recording and finalize the file", arguments: [SIGINT, SIGTERM])
+        func signalsFinalize(signal: Int32) throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("siggen"), channelCount: 2)
+            let path = temporaryPath("signal-\(signal).wav")
+            let out = URL(fileURLWithPath: temporaryPath("signal-\(signal).out"))
+            let err = URL(fileURLWithPath: temporaryPath("signal-\(signal).err"))
+            defer { for file in [path, out.path, err.path] { try? FileManager.default.removeItem(atPath: file) } }
+            let process = try AQJackCommand.start(["record", "--json", "-p", "\(generator.client.name):out_*",
+                                                   "--name", TestServer.uniqueClientName("sig"), path],
+                                                  standardOutput: out, standardError: err)
+            usleep(1_500_000)
+            kill(process.processIdentifier, signal)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+            let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: out))
+            #expect(summary.exitReason == (signal == SIGINT ? "interrupt" : "terminate"))
+            let file = try SoundFileContents(path: path)
+            #expect(Int64(file.frames) == summary.frames && file.frames > 24000)
+            #expect(soxFrames(path) == file.frames)
+            #expect(verifyFloatRecording(file, channels: 2).wrong == 0)
+        }
+
+        @Test("SIGKILL after 5 s leaves a file sox reads with at least 4 s")
+        func killedRecorderLeavesReadableFile() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("killgen"), channelCount: 2)
+            let path = temporaryPath("killed.wav")
+            let out = URL(fileURLWithPath: temporaryPath("killed.out"))
+            let err = URL(fileURLWithPath: temporaryPath("killed.err"))
+            defer { for file in [path, out.path, err.path] { try? FileManager.default.removeItem(atPath: file) } }
+            let process = try AQJackCommand.start(["record", "-p", "\(generator.client.name):out_*",
+                                                   "--name", TestServer.uniqueClientName("kill"), path],
+                                                  standardOutput: out, standardError: err)
+            usleep(5_000_000)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let frames = try #require(soxFrames(path), "sox cannot read the file left by a killed recorder")
+            #expect(frames >= 4 * 48000)
+            let file = try SoundFileContents(path: path)
+            #expect(file.frames == frames)
+            #expect(verifyFloatRecording(file, channels: 2).wrong == 0)
+        }
+
+        @Test("the JACK server dying mid-recording: exit 1 and a valid file")
+        func serverDeath() throws {
+            let server = try PrivateJackServer()
+            let generator = try GeneratorClient(name: "gen", channelCount: 2, server: server.name)
+            let path = temporaryPath("server-death.wav")
+            let out = URL(fileURLWithPath: temporaryPath("death.out"))
+            let err = URL(fileURLWithPath: temporaryPath("death.err"))
+            defer { for file in [path, out.path, err.path] { try? FileManager.default.removeItem(atPath: file) } }
+            let process = try AQJackCommand.start(["record", "--json", "--server", server.name, "-p", "gen:out_*", path],
+                                                  standardOutput: out, standardError: err)
+            usleep(1_500_000)
+            server.stop()
+            process.waitUntilExit()
+            generator.client.close()
+            #expect(process.terminationStatus == 1)
+            let message = String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
+            #expect(message.contains("shut down"))
+            let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: out))
+            #expect(summary.exitReason == "server-shutdown")
+            let file = try SoundFileContents(path: path)
+            #expect(file.frames > 24000 && Int64(file.frames) == summary.frames)
+            #expect(soxFrames(path) == file.frames)
+        }
+    }
+}
