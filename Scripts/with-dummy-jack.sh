@@ -57,6 +57,13 @@ start_server() {
   wait_ready
 }
 
+# A jackd that was killed leaves its entry in the machine-wide server registry; after 8 of them
+# no server starts ("Too many servers already active"). With no jackd running at all, the
+# registry and the files beside it are stale: remove them.
+if ! pgrep -x jackd >/dev/null 2>&1 && ! pgrep -x jackdmp >/dev/null 2>&1; then
+  rm -rf /dev/shm/jack-shm-registry /dev/shm/jack_db-* /dev/shm/jack-[0-9]* /dev/shm/jack_sem.* 2>/dev/null
+fi
+
 trap 'stop_server; exit 130' INT
 trap 'stop_server; exit 143' TERM
 trap 'stop_server' EXIT

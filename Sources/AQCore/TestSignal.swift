@@ -55,11 +55,26 @@ public enum TestSignal {
 public final class SignalGeneratorProcessor: RealtimeProcessor, @unchecked Sendable {
     /// 0 for the full Float32 pattern, else the integer depth (8 ... 24) the samples survive.
     public let integerBits: Int
+    /// One period of a periodic wave, played on every channel from JACK frame 0 on (sample
+    /// `table[t mod count]` at frame `t`), instead of the test signal; empty when unused.
+    @usableFromInline let waveTable: UnsafeMutableBufferPointer<Float>
 
     public init(integerBits: Int = 0) {
         precondition(integerBits == 0 || (8 ... 24).contains(integerBits), "integer test signal depth must be 8 ... 24 bits")
         self.integerBits = integerBits
+        waveTable = UnsafeMutableBufferPointer(start: nil, count: 0)
     }
+
+    /// Plays `period` (one cycle of a wave, e.g. 48 samples of a 1 kHz sine at 48 kHz) on every
+    /// channel, aligned to the JACK timeline.
+    public init(period: [Float]) {
+        precondition(!period.isEmpty, "a wave table needs at least one sample")
+        integerBits = 0
+        waveTable = .allocate(capacity: period.count)
+        _ = waveTable.initialize(from: period)
+    }
+
+    deinit { waveTable.deallocate() }
 
     public static let realtimeEntry: RealtimeEntry = { processor, cycle in
         Unmanaged<SignalGeneratorProcessor>.fromOpaque(processor)._withUnsafeGuaranteedRef {
@@ -74,6 +89,16 @@ public final class SignalGeneratorProcessor: RealtimeProcessor, @unchecked Senda
     @_noLocks
     #endif
     public func process(_ cycle: ProcessCycle) {
+        if let table = waveTable.baseAddress {
+            let count = UInt32(truncatingIfNeeded: waveTable.count)
+            for channel in 0 ..< cycle.outputs.count {
+                let output = cycle.outputs[channel]
+                for index in 0 ..< cycle.frameCount {
+                    output[index] = table[Int((cycle.frameTime &+ UInt32(truncatingIfNeeded: index)) % count)]
+                }
+            }
+            return
+        }
         let bits = integerBits
         for channel in 0 ..< cycle.outputs.count {
             let output = cycle.outputs[channel]

@@ -59,6 +59,15 @@ public final class AudioInputQueue: @unchecked Sendable {
     private var peaks: [Float]
     private var levels: [AudioQueueLevelMeterState]
     private var isDisposed = false
+    /// Resampling, when the format's rate differs from the server's: created at the first cycle
+    /// with ``sampleRateConverterQuality``.
+    private var resampler: Resampler?
+    private var converterQuality = Resampler.Quality.best
+    /// The device frame (fractional) that output frame 0 since the last discontinuity maps to,
+    /// and the output frames produced since then.
+    private var resampleAnchor: Double?
+    private var resampledFrames = 0
+    private var scratch: [Float] = []
 
     /// Frames lost because no buffer was enqueued (`kAudioQueueErr_RecordUnderrun`). Any thread.
     public let underrunFrameCount = Atomic<Int>(0)
@@ -109,12 +118,6 @@ public final class AudioInputQueue: @unchecked Sendable {
         }
         var resolved = format
         if resolved.mSampleRate == 0 { resolved.mSampleRate = Double(client.sampleRate) }
-        guard Int(resolved.mSampleRate.rounded()) == client.sampleRate, resolved.mSampleRate.rounded() == resolved.mSampleRate else {
-            client.close()
-            throw AudioQueueError(AudioQueueError.unsupportedDataFormatCode,
-                                  "unsupported stream description: mSampleRate is \(format.mSampleRate) but JACK server '\(client.serverName)' runs at \(client.sampleRate) Hz; "
-                                  + "expected \(client.sampleRate) or 0 (resampling to other rates is not implemented yet)")
-        }
         do {
             ports = try client.registerPorts(prefix: "in_", count: layout.channelCount, direction: .input)
         } catch {
@@ -241,6 +244,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         performOnQueueThread(wait: immediate) { queue in
             queue.waitForInFlightCycle()
             queue.drainRing()
+            queue.finishResampling()
             queue.deliverPartialBuffer()
             queue.expectedFrame = nil
         }
@@ -264,6 +268,7 @@ public final class AudioInputQueue: @unchecked Sendable {
     public func flush() {
         performOnQueueThread(wait: true) { queue in
             queue.drainRing()
+            queue.finishResampling()
             queue.deliverPartialBuffer()
         }
     }
@@ -323,6 +328,17 @@ public final class AudioInputQueue: @unchecked Sendable {
         get { lock.withLock { explicitSources } }
         set { lock.withLock { explicitSources = newValue } }
     }
+
+    /// The converter used when the format's rate differs from the server's
+    /// (`kAudioConverterSampleRateConverterQuality`, mapped onto libsamplerate). Set before
+    /// starting; best quality by default.
+    public var sampleRateConverterQuality: Resampler.Quality {
+        get { lock.withLock { converterQuality } }
+        set { lock.withLock { converterQuality = newValue } }
+    }
+
+    /// Whether frames are resampled from the server's rate to the format's.
+    public var isResampling: Bool { format.mSampleRate != Double(client.sampleRate) }
 
     /// Interleaved samples captured and not yet taken by the queue thread, against the ring's
     /// capacity: how close the process thread is to dropping cycles.
@@ -435,28 +451,81 @@ public final class AudioInputQueue: @unchecked Sendable {
             // A gap (ring overrun, xrun, pause): the buffer being filled ends here, so that every
             // buffer's frames are contiguous from its timestamp.
             discontinuityCount.add(1, ordering: .relaxed)
+            finishResamplingLocked(record)
             deliverPartialBufferLocked()
         }
         let channels = layout.channelCount
+        let sampleCount = record.frameCount * channels
+        if scratch.count < sampleCount { scratch = [Float](repeating: 0, count: sampleCount) }
+        scratch.withUnsafeMutableBufferPointer { samples.copy(into: UnsafeMutableBufferPointer(rebasing: $0[0 ..< sampleCount])) }
+        if isResampling {
+            if resampler == nil {
+                resampler = try? Resampler(channelCount: channels, ratio: format.mSampleRate / Double(client.sampleRate), quality: converterQuality)
+            }
+            if resampleAnchor == nil {
+                resampleAnchor = Double(record.frameTime)
+                resampledFrames = 0
+            }
+            let input = scratch
+            input.withUnsafeBufferPointer { buffer in
+                resampler?.process(buffer.baseAddress!, frameCount: record.frameCount) { output, count in
+                    emitLocked(output, frameCount: count, record: record)
+                }
+            }
+        } else {
+            let input = scratch
+            input.withUnsafeBufferPointer { emitLocked($0.baseAddress!, frameCount: record.frameCount, record: record) }
+        }
+        expectedFrame = record.frameTime + UInt64(record.frameCount)
+    }
+
+    /// Flushes the resampler's delay line into the buffers and forgets the anchor. With the lock.
+    private func finishResamplingLocked(_ record: CaptureCycle?) {
+        guard let resampler, resampleAnchor != nil else { return }
+        let timing = record ?? lastRecord
+        resampler.flush { output, count in
+            if let timing { emitLocked(output, frameCount: count, record: timing) }
+        }
+        resampleAnchor = nil
+    }
+
+    /// Called by stop: drains the resampler so the last frames reach the buffers.
+    private func finishResampling() {
+        lock.lock()
+        finishResamplingLocked(nil)
+        lock.unlock()
+    }
+
+    private var lastRecord: CaptureCycle?
+    private var isInUnderrun = false
+
+    /// Puts `frameCount` interleaved frames (in the format's rate) into the enqueued buffers,
+    /// delivering each buffer as it fills. With the lock held.
+    private func emitLocked(_ frames: UnsafePointer<Float>, frameCount: Int, record: CaptureCycle) {
+        lastRecord = record
+        let channels = layout.channelCount
         let bytesPerFrame = layout.bytesPerFrame
         var offset = 0
-        while offset < record.frameCount {
+        while offset < frameCount {
             guard let buffer = enqueued.first else {
-                let lost = record.frameCount - offset
-                underrunFrameCount.add(lost, ordering: .relaxed)
-                expectedFrame = nil
-                discontinuityCount.add(1, ordering: .relaxed)
+                // kAudioQueueErr_RecordUnderrun: nowhere to put the data. Lost and counted; the
+                // next buffer's timestamp jumps by exactly the loss (the frame count runs on).
+                underrunFrameCount.add(frameCount - offset, ordering: .relaxed)
+                if !isInUnderrun { discontinuityCount.add(1, ordering: .relaxed) }
+                isInUnderrun = true
+                if isResampling { resampledFrames += frameCount - offset }
                 return
             }
-            if filledFrames == 0 { fillStart = timestamp(ofFrame: record.frameTime + UInt64(offset), in: record) }
+            isInUnderrun = false
+            if filledFrames == 0 { fillStart = timestamp(ofOutputFrame: offset, record: record) }
             let capacityFrames = Int(buffer.pointee.mAudioDataBytesCapacity) / bytesPerFrame
-            let count = min(capacityFrames - filledFrames, record.frameCount - offset)
+            let count = min(capacityFrames - filledFrames, frameCount - offset)
             let destination = buffer.pointee.mAudioData + filledFrames * bytesPerFrame
             for frame in 0 ..< count {
-                let base = (offset + frame) * channels
+                let source = frames + (offset + frame) * channels
                 let frameDestination = destination + frame * bytesPerFrame
                 for channel in 0 ..< channels {
-                    let sample = samples[base + channel]
+                    let sample = source[channel]
                     layout.encode(sample, to: frameDestination + channel * layout.bytesPerSample)
                     if meteringEnabled {
                         sums[channel] += Double(sample) * Double(sample)
@@ -466,9 +535,20 @@ public final class AudioInputQueue: @unchecked Sendable {
             }
             filledFrames += count
             offset += count
+            if isResampling { resampledFrames += count }
             if filledFrames == capacityFrames { deliverPartialBufferLocked() }
         }
-        expectedFrame = record.frameTime + UInt64(record.frameCount)
+    }
+
+    /// The timestamp of the `offset`th frame being emitted from `record`: its JACK frame, or
+    /// for resampled output the (fractional) device frame it corresponds to.
+    private func timestamp(ofOutputFrame offset: Int, record: CaptureCycle) -> AudioTimeStamp {
+        if isResampling, let anchor = resampleAnchor {
+            // resampledFrames already counts every frame emitted before this one.
+            let deviceFrame = anchor + Double(resampledFrames) * Double(client.sampleRate) / format.mSampleRate
+            return timestamp(ofDeviceFrame: deviceFrame, in: record)
+        }
+        return timestamp(ofDeviceFrame: Double(record.frameTime + UInt64(offset)), in: record)
     }
 
     /// Delivers `enqueued[0]` if it holds frames. Queue thread only; takes the lock.
@@ -498,17 +578,18 @@ public final class AudioInputQueue: @unchecked Sendable {
         lock.lock()
     }
 
-    /// The timestamp of JACK frame `frame` of a captured cycle.
-    private func timestamp(ofFrame frame: UInt64, in record: CaptureCycle) -> AudioTimeStamp {
+    /// The timestamp of device frame `frame` (JACK frame time; fractional when resampling),
+    /// host time interpolated from the cycle's times.
+    private func timestamp(ofDeviceFrame frame: Double, in record: CaptureCycle) -> AudioTimeStamp {
         var stamp = AudioTimeStamp()
-        stamp.mSampleTime = Double(frame)
+        stamp.mSampleTime = frame
         stamp.mFlags = 1   // kAudioTimeStampSampleTimeValid
         if record.cycleStartMicros != 0 && record.nextCycleStartMicros > record.cycleStartMicros {
             let cycleMicros = Double(record.nextCycleStartMicros - record.cycleStartMicros)
-            let framesIntoRecord = Double(frame - record.frameTime)
+            let framesIntoRecord = frame - Double(record.frameTime)
             let nanoseconds = Double(record.cycleStartMicros) * 1000 + framesIntoRecord * cycleMicros * 1000 / Double(record.frameCount)
             stamp.mHostTime = UInt64(nanoseconds)
-            let nominalMicros = Double(record.frameCount) * 1_000_000 / format.mSampleRate
+            let nominalMicros = Double(record.frameCount) * 1_000_000 / Double(client.sampleRate)
             stamp.mRateScalar = nominalMicros / cycleMicros
             stamp.mFlags |= 2 | 4   // kAudioTimeStampHostTimeValid | kAudioTimeStampRateScalarValid
         }

@@ -1,12 +1,35 @@
 import AQMedia
+import Foundation
 
 // Audio File Services, Apple spelling, over ``AudioFileWriter`` (writing side; reading arrives
 // with the playback work).
 
+/// What an `AudioFileID` stands for. IDs are serial numbers, never reused, looked up in a table:
+/// a call with a closed or unknown file answers `kAudioFileNotOpenError` (seed 004 closes the
+/// file while an asynchronously disposed queue may still deliver a buffer).
 final class FileBox {
     let writer: AudioFileWriter
     init(writer: AudioFileWriter) { self.writer = writer }
-    static func from(_ id: AudioFileID) -> FileBox { Unmanaged<FileBox>.fromOpaque(UnsafeRawPointer(id)).takeUnretainedValue() }
+
+    private static let tableLock = NSLock()
+    nonisolated(unsafe) private static var table: [Int: FileBox] = [:]
+    nonisolated(unsafe) private static var nextSerial = 0x2000
+
+    func register() -> AudioFileID {
+        Self.tableLock.withLock {
+            Self.nextSerial += 16
+            Self.table[Self.nextSerial] = self
+            return OpaquePointer(bitPattern: Self.nextSerial)!
+        }
+    }
+
+    static func from(_ id: AudioFileID) -> FileBox? {
+        tableLock.withLock { table[Int(bitPattern: UnsafeRawPointer(id))] }
+    }
+
+    static func remove(_ id: AudioFileID) -> FileBox? {
+        tableLock.withLock { table.removeValue(forKey: Int(bitPattern: UnsafeRawPointer(id))) }
+    }
 }
 
 /// Creates a linear-PCM file of type AIFF, AIFC, WAVE, RF64, CAF (or Wave64). Without
@@ -18,7 +41,7 @@ public func AudioFileCreateWithURL(_ inFileRef: CFURL, _ inFileType: AudioFileTy
     status { () throws(AudioStatusError) in
         let writer = try AudioFileWriter(path: inFileRef.path, fileType: inFileType, format: inFormat.pointee,
                                          eraseExisting: inFlags.contains(.eraseFile))
-        outAudioFile.pointee = OpaquePointer(Unmanaged.passRetained(FileBox(writer: writer)).toOpaque())
+        outAudioFile.pointee = FileBox(writer: writer).register()
     }
 }
 
@@ -27,7 +50,10 @@ public func AudioFileWritePackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool
                                   _ inPacketDescriptions: UnsafePointer<AudioStreamPacketDescription>?,
                                   _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>,
                                   _ inBuffer: UnsafeRawPointer) -> OSStatus {
-    let writer = FileBox.from(inAudioFile).writer
+    guard let writer = FileBox.from(inAudioFile)?.writer else {
+        ioNumPackets.pointee = 0
+        return kAudioFileNotOpenError
+    }
     var written = 0
     let result = status { () throws(AudioStatusError) in
         written = try writer.writePackets(inBuffer, byteCount: Int(inNumBytes), startPacket: inStartingPacket,
@@ -39,14 +65,13 @@ public func AudioFileWritePackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool
 
 /// Finalizes the header and closes the file.
 public func AudioFileClose(_ inAudioFile: AudioFileID) -> OSStatus {
-    let unmanaged = Unmanaged<FileBox>.fromOpaque(UnsafeRawPointer(inAudioFile))
-    let result = status { () throws(AudioStatusError) in try unmanaged.takeUnretainedValue().writer.close() }
-    unmanaged.release()
-    return result
+    guard let box = FileBox.remove(inAudioFile) else { return kAudioFileNotOpenError }
+    return status { () throws(AudioStatusError) in try box.writer.close() }
 }
 
 public func AudioFileGetPropertyInfo(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID,
                                      _ outDataSize: UnsafeMutablePointer<UInt32>?, _ isWritable: UnsafeMutablePointer<UInt32>?) -> OSStatus {
+    guard FileBox.from(inAudioFile) != nil else { return kAudioFileNotOpenError }
     let size: Int
     switch inPropertyID {
     case kAudioFilePropertyDataFormat: size = MemoryLayout<AudioStreamBasicDescription>.size
@@ -62,7 +87,7 @@ public func AudioFileGetPropertyInfo(_ inAudioFile: AudioFileID, _ inPropertyID:
 
 public func AudioFileGetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID,
                                  _ ioDataSize: UnsafeMutablePointer<UInt32>, _ outPropertyData: UnsafeMutableRawPointer) -> OSStatus {
-    let writer = FileBox.from(inAudioFile).writer
+    guard let writer = FileBox.from(inAudioFile)?.writer else { return kAudioFileNotOpenError }
     func put<T>(_ value: T) -> OSStatus {
         guard Int(ioDataSize.pointee) >= MemoryLayout<T>.size else { return kAudioFileBadPropertySizeError }
         outPropertyData.storeBytes(of: value, as: T.self)
@@ -87,5 +112,6 @@ public func AudioFileGetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: Aud
 /// queue's cookie to the file whatever the format).
 public func AudioFileSetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID, _ inDataSize: UInt32,
                                  _ inPropertyData: UnsafeRawPointer) -> OSStatus {
-    inPropertyID == kAudioFilePropertyMagicCookieData ? noErr : kAudioFileUnsupportedPropertyError
+    guard FileBox.from(inAudioFile) != nil else { return kAudioFileNotOpenError }
+    return inPropertyID == kAudioFilePropertyMagicCookieData ? noErr : kAudioFileUnsupportedPropertyError
 }

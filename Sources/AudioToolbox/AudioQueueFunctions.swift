@@ -4,24 +4,40 @@ import Foundation
 // Audio Queue Services, Apple spelling: thin functions over ``AudioInputQueue`` that return
 // `OSStatus`, with Apple's Swift-imported signatures.
 
-/// What an `AudioQueueRef` points at: the engine and the C callback it drives.
+/// What an `AudioQueueRef` stands for: the engine and the C callback it drives.
+///
+/// References are serial numbers, never reused, looked up in a table: a call with a disposed
+/// or unknown queue answers an error instead of touching freed memory.
 final class QueueBox: @unchecked Sendable {
     var input: AudioInputQueue!
     let userData: UnsafeMutableRawPointer?
     let runLoop: CFRunLoop?
+    let reference: AudioQueueRef
     private let lock = NSLock()
     private var listeners: [(AudioQueuePropertyID, AudioQueuePropertyListenerProc, UnsafeMutableRawPointer?)] = []
+
+    private static let tableLock = NSLock()
+    nonisolated(unsafe) private static var table: [Int: QueueBox] = [:]
+    nonisolated(unsafe) private static var nextSerial = 0x1000
 
     init(userData: UnsafeMutableRawPointer?, runLoop: CFRunLoop?) {
         self.userData = userData
         self.runLoop = runLoop
+        reference = Self.tableLock.withLock {
+            Self.nextSerial += 16
+            return OpaquePointer(bitPattern: Self.nextSerial)!
+        }
     }
 
-    var reference: AudioQueueRef { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
+    func register() { Self.tableLock.withLock { Self.table[Int(bitPattern: UnsafeRawPointer(reference))] = self } }
+    func unregister() { _ = Self.tableLock.withLock { Self.table.removeValue(forKey: Int(bitPattern: UnsafeRawPointer(reference))) } }
 
-    static func from(_ reference: AudioQueueRef) -> QueueBox {
-        Unmanaged<QueueBox>.fromOpaque(UnsafeRawPointer(reference)).takeUnretainedValue()
+    static func from(_ reference: AudioQueueRef) -> QueueBox? {
+        tableLock.withLock { table[Int(bitPattern: UnsafeRawPointer(reference))] }
     }
+
+    /// Whether the queue has been disposed: callbacks posted to a run loop before then are dropped.
+    var isDisposed: Bool { Self.from(reference) == nil }
 
     func addListener(_ id: AudioQueuePropertyID, _ proc: @escaping AudioQueuePropertyListenerProc, _ data: UnsafeMutableRawPointer?) {
         lock.withLock { listeners.append((id, proc, data)) }
@@ -40,6 +56,9 @@ final class QueueBox: @unchecked Sendable {
         for (_, proc, data) in matching { proc(data, reference, id) }
     }
 }
+
+/// `kAudioQueueErr_InvalidBuffer`-style answer for a queue reference that is unknown or disposed.
+let invalidQueueStatus: OSStatus = kAudio_ParamError
 
 /// Runs `body`, turning an ``AudioStatusError`` into its `OSStatus`.
 func status(_ body: () throws(AudioStatusError) -> Void) -> OSStatus {
@@ -65,46 +84,59 @@ public func AudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescrip
     guard inFlags == 0 else { return kAudio_ParamError }
     let box = QueueBox(userData: inUserData, runLoop: inCallbackRunLoop)
     return status { () throws(AudioStatusError) in
-        box.input = try AudioInputQueue(format: inFormat.pointee) { [unowned box] _, buffer, startTime in
-            let deliver = {
+        box.input = try AudioInputQueue(format: inFormat.pointee) { [unowned box] queue, buffer, startTime in
+            // For linear PCM, macOS passes the buffer's packet count as inNumberPacketDescriptions
+            // (with no descriptions); seed 003's callback writes exactly that many packets.
+            let packets = UInt32(Int(buffer.pointee.mAudioDataByteSize) / queue.layout.bytesPerFrame)
+            if let loop = box.runLoop {
+                loop.perform { [box] in
+                    guard !box.isDisposed else { return }
+                    var time = startTime
+                    inCallbackProc(box.userData, box.reference, buffer, &time, packets, nil)
+                }
+            } else {
                 var time = startTime
-                inCallbackProc(box.userData, box.reference, buffer, &time, 0, nil)
+                inCallbackProc(box.userData, box.reference, buffer, &time, packets, nil)
             }
-            if let loop = box.runLoop { loop.perform(deliver) } else { deliver() }
         }
-        outAQ.pointee = OpaquePointer(Unmanaged.passRetained(box).toOpaque())
+        box.register()
+        outAQ.pointee = box.reference
     }
 }
 
 public func AudioQueueAllocateBuffer(_ inAQ: AudioQueueRef, _ inBufferByteSize: UInt32,
                                      _ outBuffer: UnsafeMutablePointer<AudioQueueBufferRef?>) -> OSStatus {
-    status { () throws(AudioStatusError) in
-        outBuffer.pointee = try QueueBox.from(inAQ).input.allocateBuffer(byteCapacity: Int(inBufferByteSize))
+    guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
+    return status { () throws(AudioStatusError) in
+        outBuffer.pointee = try box.input.allocateBuffer(byteCapacity: Int(inBufferByteSize))
     }
 }
 
 public func AudioQueueAllocateBufferWithPacketDescriptions(_ inAQ: AudioQueueRef, _ inBufferByteSize: UInt32,
                                                            _ inNumberPacketDescriptions: UInt32,
                                                            _ outBuffer: UnsafeMutablePointer<AudioQueueBufferRef?>) -> OSStatus {
-    status { () throws(AudioStatusError) in
-        outBuffer.pointee = try QueueBox.from(inAQ).input.allocateBuffer(byteCapacity: Int(inBufferByteSize),
-                                                                         packetDescriptionCapacity: Int(inNumberPacketDescriptions))
+    guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
+    return status { () throws(AudioStatusError) in
+        outBuffer.pointee = try box.input.allocateBuffer(byteCapacity: Int(inBufferByteSize),
+                                                         packetDescriptionCapacity: Int(inNumberPacketDescriptions))
     }
 }
 
 public func AudioQueueFreeBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBufferRef) -> OSStatus {
-    status { () throws(AudioStatusError) in try QueueBox.from(inAQ).input.freeBuffer(inBuffer) }
+    guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
+    return status { () throws(AudioStatusError) in try box.input.freeBuffer(inBuffer) }
 }
 
 /// Input queues take no packet descriptions (pass 0 and nil), as on Apple's platforms.
 public func AudioQueueEnqueueBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBufferRef, _ inNumPacketDescs: UInt32,
                                     _ inPacketDescs: UnsafePointer<AudioStreamPacketDescription>?) -> OSStatus {
-    status { () throws(AudioStatusError) in try QueueBox.from(inAQ).input.enqueue(inBuffer) }
+    guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
+    return status { () throws(AudioStatusError) in try box.input.enqueue(inBuffer) }
 }
 
 /// Starts the queue; a start time's `mSampleTime` is a JACK frame on the device timeline.
 public func AudioQueueStart(_ inAQ: AudioQueueRef, _ inStartTime: UnsafePointer<AudioTimeStamp>?) -> OSStatus {
-    let box = QueueBox.from(inAQ)
+    guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     var startFrame: UInt64?
     if let time = inStartTime?.pointee, time.mFlags & kAudioTimeStampSampleTimeValid != 0, time.mSampleTime >= 0 {
         startFrame = UInt64(time.mSampleTime)
@@ -115,39 +147,42 @@ public func AudioQueueStart(_ inAQ: AudioQueueRef, _ inStartTime: UnsafePointer<
 }
 
 public func AudioQueueStop(_ inAQ: AudioQueueRef, _ inImmediate: Bool) -> OSStatus {
-    let box = QueueBox.from(inAQ)
+    guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     box.input.stop(immediate: inImmediate)
     box.notify(kAudioQueueProperty_IsRunning)
     return noErr
 }
 
 public func AudioQueuePause(_ inAQ: AudioQueueRef) -> OSStatus {
-    QueueBox.from(inAQ).input.pause()
+    guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
+    box.input.pause()
     return noErr
 }
 
 public func AudioQueueFlush(_ inAQ: AudioQueueRef) -> OSStatus {
-    QueueBox.from(inAQ).input.flush()
+    guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
+    box.input.flush()
     return noErr
 }
 
 public func AudioQueueReset(_ inAQ: AudioQueueRef) -> OSStatus {
-    QueueBox.from(inAQ).input.reset()
+    guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
+    box.input.reset()
     return noErr
 }
 
 /// Disposes of the queue and its buffers. With `inImmediate` false the disposal happens on
 /// another thread after the call returns (Apple: "asynchronously").
 public func AudioQueueDispose(_ inAQ: AudioQueueRef, _ inImmediate: Bool) -> OSStatus {
-    let unmanaged = Unmanaged<QueueBox>.fromOpaque(UnsafeRawPointer(inAQ))
-    let box = unmanaged.takeUnretainedValue()
+    guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
+    box.unregister()
     if inImmediate {
         box.input.dispose()
-        unmanaged.release()
     } else {
+        // Asynchronous: the frames captured so far still reach the callback, then the queue goes.
         Thread.detachNewThread {
+            box.input.stop(immediate: true)
             box.input.dispose()
-            unmanaged.release()
         }
     }
     return noErr
@@ -157,14 +192,16 @@ public func AudioQueueAddPropertyListener(_ inAQ: AudioQueueRef, _ inID: AudioQu
                                           _ inProc: @escaping AudioQueuePropertyListenerProc,
                                           _ inUserData: UnsafeMutableRawPointer?) -> OSStatus {
     guard inID == kAudioQueueProperty_IsRunning else { return kAudioQueueErr_InvalidProperty }
-    QueueBox.from(inAQ).addListener(inID, inProc, inUserData)
+    guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
+    box.addListener(inID, inProc, inUserData)
     return noErr
 }
 
 public func AudioQueueRemovePropertyListener(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID,
                                              _ inProc: @escaping AudioQueuePropertyListenerProc,
                                              _ inUserData: UnsafeMutableRawPointer?) -> OSStatus {
-    QueueBox.from(inAQ).removeListener(inID, inUserData) ? noErr : kAudioQueueErr_InvalidProperty
+    guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
+    return box.removeListener(inID, inUserData) ? noErr : kAudioQueueErr_InvalidProperty
 }
 
 // MARK: Properties
@@ -172,7 +209,7 @@ public func AudioQueueRemovePropertyListener(_ inAQ: AudioQueueRef, _ inID: Audi
 /// The size in bytes of a property's value now.
 public func AudioQueueGetPropertySize(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID,
                                       _ outDataSize: UnsafeMutablePointer<UInt32>) -> OSStatus {
-    let queue = QueueBox.from(inAQ).input!
+    guard let queue = QueueBox.from(inAQ)?.input else { return invalidQueueStatus }
     switch inID {
     case kAudioQueueProperty_StreamDescription: outDataSize.pointee = UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
     case kAudioQueueProperty_IsRunning, kAudioQueueDeviceProperty_NumberChannels, kAudioQueueProperty_EnableLevelMetering,
@@ -190,7 +227,7 @@ public func AudioQueueGetPropertySize(_ inAQ: AudioQueueRef, _ inID: AudioQueueP
 
 public func AudioQueueGetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID, _ outData: UnsafeMutableRawPointer,
                                   _ ioDataSize: UnsafeMutablePointer<UInt32>) -> OSStatus {
-    let queue = QueueBox.from(inAQ).input!
+    guard let queue = QueueBox.from(inAQ)?.input else { return invalidQueueStatus }
     func put<T>(_ value: T) -> OSStatus {
         guard Int(ioDataSize.pointee) >= MemoryLayout<T>.size else { return kAudioQueueErr_InvalidPropertySize }
         outData.storeBytes(of: value, as: T.self)
@@ -236,7 +273,7 @@ func decibels(_ linear: Float) -> Float { linear > 1e-6 ? 20 * log10(linear) : -
 
 public func AudioQueueSetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID, _ inData: UnsafeRawPointer,
                                   _ inDataSize: UInt32) -> OSStatus {
-    let queue = QueueBox.from(inAQ).input!
+    guard let queue = QueueBox.from(inAQ)?.input else { return invalidQueueStatus }
     switch inID {
     case kAudioQueueProperty_EnableLevelMetering:
         guard inDataSize >= 4 else { return kAudioQueueErr_InvalidPropertySize }

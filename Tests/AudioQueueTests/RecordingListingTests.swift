@@ -29,12 +29,15 @@ let HandleInputBuffer: AudioQueueInputCallback = { aqData, inAQ, inBuffer, inSta
     if inNumPackets == 0 && pAqData.pointee.mDataFormat.mBytesPerPacket != 0 {
         inNumPackets = inBuffer.pointee.mAudioDataByteSize / pAqData.pointee.mDataFormat.mBytesPerPacket
     }
-    if AudioFileWritePackets(pAqData.pointee.mAudioFile!, false, inBuffer.pointee.mAudioDataByteSize, inPacketDesc,
+    // Swift: the C listing passes a NULL file or queue through (the call then fails); an
+    // optional must be unwrapped, so a callback arriving after clean-up (seed 004) returns here.
+    guard let audioFile = pAqData.pointee.mAudioFile, let queue = pAqData.pointee.mQueue else { return }
+    if AudioFileWritePackets(audioFile, false, inBuffer.pointee.mAudioDataByteSize, inPacketDesc,
                              pAqData.pointee.mCurrentPacket, &inNumPackets, inBuffer.pointee.mAudioData) == noErr {
         pAqData.pointee.mCurrentPacket += Int64(inNumPackets)
     }
     if !pAqData.pointee.mIsRunning { return }
-    AudioQueueEnqueueBuffer(pAqData.pointee.mQueue!, inBuffer, 0, nil)
+    AudioQueueEnqueueBuffer(queue, inBuffer, 0, nil)
 }
 
 // Listing 2-6: deriving a recording audio queue buffer size.

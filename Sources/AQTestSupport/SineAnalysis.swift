@@ -1,0 +1,52 @@
+import Foundation
+
+/// Signal-to-noise measurements of recorded sines.
+public enum SineAnalysis {
+    /// SNR in dB of `samples` against `ideal`: signal power over the power of the difference.
+    public static func snr(_ samples: ArraySlice<Float>, ideal: ArraySlice<Double>) -> Double {
+        var signal = 0.0
+        var noise = 0.0
+        for (sample, reference) in zip(samples, ideal) {
+            signal += reference * reference
+            let error = Double(sample) - reference
+            noise += error * error
+        }
+        return 10 * log10(signal / max(noise, 1e-300))
+    }
+
+    /// SNR in dB of `samples` against the best-fitting sine of `frequency` Hz at `sampleRate`
+    /// (least squares over amplitude, phase and offset): for recordings whose start time is not
+    /// known to the test.
+    public static func fittedSNR(_ samples: ArraySlice<Float>, frequency: Double, sampleRate: Double) -> Double {
+        let omega = 2 * Double.pi * frequency / sampleRate
+        // Normal equations for x ≈ a·sin + b·cos + c.
+        var m = [[Double]](repeating: [0, 0, 0], count: 3)
+        var v = [0.0, 0.0, 0.0]
+        for (index, sample) in samples.enumerated() {
+            let basis = [sin(omega * Double(index)), cos(omega * Double(index)), 1.0]
+            for row in 0 ..< 3 {
+                v[row] += basis[row] * Double(sample)
+                for column in 0 ..< 3 { m[row][column] += basis[row] * basis[column] }
+            }
+        }
+        let solution = solve3(m, v)
+        let fit = samples.indices.map { index -> Double in
+            let k = Double(index - samples.startIndex)
+            return solution[0] * sin(omega * k) + solution[1] * cos(omega * k) + solution[2]
+        }
+        return snr(samples, ideal: fit[...])
+    }
+
+    private static func solve3(_ m: [[Double]], _ v: [Double]) -> [Double] {
+        func det(_ a: [[Double]]) -> Double {
+            a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])
+                + a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0])
+        }
+        let d = det(m)
+        return (0 ..< 3).map { column in
+            var replaced = m
+            for row in 0 ..< 3 { replaced[row][column] = v[row] }
+            return det(replaced) / d
+        }
+    }
+}
