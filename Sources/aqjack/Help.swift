@@ -11,6 +11,10 @@ enum Help {
       aqjack [--server NAME] [--name CLIENT] --ports [PATTERN] [--json] [--input|--output]
                                                       [--physical] [--type audio|midi|any]
       aqjack ports ...          the same as --ports
+      aqjack [--server NAME] [--name CLIENT] record [-p PORT_OR_GLOB]... [-c CHANNELS]
+             [-f wav|w64|rf64|aiff|aifc|caf] [-b 16|24|32|float|double] [-r RATE]
+             [--src-quality best|medium|fastest] [-d SECONDS] [--start-at FRAME]
+             [--force] [--meter|--no-meter] [--json] FILE
       aqjack --help | -h        this text
       aqjack --version | -V     version and library versions
 
@@ -23,6 +27,15 @@ enum Help {
     ranges (frames), pretty-name, aliases and connections. PATTERN is a regular expression
     searched in the port's full name, aliases and pretty-name (e.g. 'system:' or 'capture_[12]$').
     --json prints the documented JSON shape (see README, "aqjack --ports --json").
+
+    record registers CLIENT:in_1..N, connects the matched output ports (default: the physical
+    capture ports) in natural order before the first recorded frame, and records through the
+    input queue until -d SECONDS, Ctrl-C, SIGTERM or the server's shutdown, finalizing FILE every
+    time. The type follows the extension unless -f says otherwise; -b defaults to float (24 for
+    AIFF); -r other than the server's rate resamples (libsamplerate). Frames the recorder lost
+    are written as silence so the file stays aligned with the JACK timeline, and counted. WAVE
+    files carry the first frame's JACK frame time as their BWF TimeReference. An existing FILE
+    is refused unless --force.
 
     Exit status: 0 ok, 1 runtime failure (e.g. no JACK server), 2 usage error.
     """

@@ -36,12 +36,8 @@ struct RecordCommand {
         }
         let channelCount = options.channels ?? max(sources.count, options.ports.isEmpty ? 2 : 1)
         if sources.count > channelCount { sources = Array(sources.prefix(channelCount)) }
-        if options.rate != nil && options.rate != client.sampleRate {
-            client.close()
-            Diagnostics.error("-r \(options.rate!) differs from the server's \(client.sampleRate) Hz; resampling while recording is not implemented yet, so omit -r or use -r \(client.sampleRate)")
-            return ExitStatus.failure
-        }
-        let format = options.format(channelCount: channelCount, sampleRate: client.sampleRate)
+        // Another rate than the server's is resampled by the queue (libsamplerate).
+        let format = options.format(channelCount: channelCount, sampleRate: options.rate ?? client.sampleRate)
 
         // The file first: an existing file without --force is refused before anything is recorded.
         let writer: AudioFileWriter
@@ -52,8 +48,8 @@ struct RecordCommand {
             Diagnostics.error(error.message)
             return ExitStatus.failure
         }
-        let targetFrames = options.seconds.map { Int64(($0 * Double(client.sampleRate)).rounded()) }
-        let session = RecordSession(writer: writer, targetFrames: targetFrames)
+        let targetFrames = options.seconds.map { Int64(($0 * format.mSampleRate).rounded()) }
+        let session = RecordSession(writer: writer, targetFrames: targetFrames, deviceRate: Double(client.sampleRate))
         let queue: AudioInputQueue
         do throws(AudioQueueError) {
             queue = try AudioInputQueue(format: format, client: client) { queue, buffer, startTime in
@@ -61,8 +57,9 @@ struct RecordCommand {
             }
             queue.channelSources = sources
             queue.isLevelMeteringEnabled = true
+            queue.sampleRateConverterQuality = options.sourceQuality == "best" ? .best : options.sourceQuality == "medium" ? .medium : .fastest
             // Four buffers of 0.1 s.
-            let bufferBytes = max(format.mBytesPerFrame, format.mBytesPerFrame * UInt32(client.sampleRate / 10))
+            let bufferBytes = max(format.mBytesPerFrame, format.mBytesPerFrame * UInt32(format.mSampleRate / 10))
             for _ in 0 ..< 4 { try queue.enqueue(queue.allocateBuffer(byteCapacity: Int(bufferBytes))) }
             try queue.start(atFrame: options.startFrame)
         } catch {

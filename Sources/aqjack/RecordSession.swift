@@ -10,17 +10,21 @@ import Synchronization
 final class RecordSession: @unchecked Sendable {
     let writer: AudioFileWriter
     let targetFrames: Int64?
+    /// Device (JACK) frames per file frame: 1 unless the file's rate differs from the server's.
+    let deviceFramesPerFileFrame: Double
     private let lock = NSLock()
-    private var expectedFrame: UInt64?
+    /// The device frame (fractional when resampling) the next buffer should start at.
+    private var expectedFrame: Double?
     private(set) var startFrame: UInt64?
     private(set) var lostFrames: Int64 = 0
     private(set) var failure: String?
     /// Set once the requested length is written or a write failed: the main thread then stops.
     let isFinished = Atomic<Bool>(false)
 
-    init(writer: AudioFileWriter, targetFrames: Int64?) {
+    init(writer: AudioFileWriter, targetFrames: Int64?, deviceRate: Double) {
         self.writer = writer
         self.targetFrames = targetFrames
+        deviceFramesPerFileFrame = deviceRate / writer.dataFormat.mSampleRate
     }
 
     var framesWritten: Int64 { lock.withLock { writer.packetCount } }
@@ -36,16 +40,17 @@ final class RecordSession: @unchecked Sendable {
         let bytesPerFrame = writer.layout.bytesPerFrame
         var frames = Int(buffer.pointee.mAudioDataByteSize) / bytesPerFrame
         guard frames > 0 else { return true }
-        let frame = UInt64(startTime.mSampleTime)
+        let frame = startTime.mSampleTime
         do throws(AudioFileError) {
             if startFrame == nil {
-                startFrame = frame
+                startFrame = UInt64(frame.rounded())
                 if [AudioFileTypeValues.wave, AudioFileTypeValues.rf64, AudioFileTypeValues.wave64].contains(writer.fileType) {
-                    try writer.setTimeReference(frame)
+                    // BWF counts in the file's rate.
+                    try writer.setTimeReference(UInt64((frame / deviceFramesPerFileFrame).rounded()))
                 }
-            } else if let expected = expectedFrame, frame > expected {
+            } else if let expected = expectedFrame, frame - expected > deviceFramesPerFileFrame / 2 {
                 // Frames the queue could not deliver (ring overrun, xrun, underrun): silence.
-                var gap = Int64(frame - expected)
+                var gap = Int64(((frame - expected) / deviceFramesPerFileFrame).rounded())
                 if let targetFrames { gap = min(gap, targetFrames - writer.packetCount) }
                 try writeSilence(frames: Int(gap))
                 lostFrames += gap
@@ -60,7 +65,7 @@ final class RecordSession: @unchecked Sendable {
             isFinished.store(true, ordering: .releasing)
             return false
         }
-        expectedFrame = frame + UInt64(Int(buffer.pointee.mAudioDataByteSize) / bytesPerFrame)
+        expectedFrame = frame + Double(Int(buffer.pointee.mAudioDataByteSize) / bytesPerFrame) * deviceFramesPerFileFrame
         if let targetFrames, writer.packetCount >= targetFrames {
             isFinished.store(true, ordering: .releasing)
             return false

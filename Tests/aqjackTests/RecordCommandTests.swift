@@ -79,6 +79,25 @@ extension JackServerSuite {
             #expect(soxFrames(path) == 20 * 48000)
         }
 
+        @Test("-r 44100 from a 48 kHz server: resampled, exact length, sine SNR ≥ 90 dB, no frame counted lost")
+        func resampledRecording() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("rsgen"), channelCount: 2,
+                                                wavePeriod: GeneratorClient.sinePeriod(frequency: 1000, amplitude: 0.5, sampleRate: 48000))
+            let path = temporaryPath("resampled.caf")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let result = try AQJackCommand.run(["record", "--json", "-r", "44100", "-p", "\(generator.client.name):out_*", "-d", "3",
+                                                "--name", TestServer.uniqueClientName("rs"), path])
+            #expect(result.status == 0, "\(result.standardError)")
+            let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(result.standardOutput.utf8))
+            #expect(summary.frames == 3 * 44100 && summary.sampleRate == 44100 && summary.fileType == "caff")
+            #expect(summary.lostFrames == 0 || summary.xruns > 0)
+            let file = try SoundFileContents(path: path)
+            #expect(file.frames == 3 * 44100 && file.sampleRate == 44100)
+            let left = stride(from: 0, to: file.samples.count, by: 2).map { file.samples[$0] }
+            let snr = SineAnalysis.fittedSNR(left[2048 ..< left.count - 2048], frequency: 1000, sampleRate: 44100)
+            #expect(snr >= 90)
+        }
+
         @Test("an existing file without --force is refused and left untouched")
         func existingFileRefused() throws {
             let path = temporaryPath("existing.wav")
