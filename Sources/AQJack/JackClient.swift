@@ -105,6 +105,12 @@ public final class JackClient: @unchecked Sendable {
     /// JACK's microsecond clock (`jack_get_time`), the clock of ``ProcessCycle/cycleStartMicros``.
     public var microseconds: UInt64 { jack_get_time() }
 
+    /// JACK's estimate of the microsecond time of frame `frame` (`jack_frames_to_time`).
+    public func microseconds(atFrame frame: UInt32) -> UInt64 { jack_frames_to_time(rawValue, frame) }
+
+    /// JACK's estimate of the frame at microsecond time `micros` (`jack_time_to_frames`).
+    public func frame(atMicroseconds micros: UInt64) -> UInt32 { jack_time_to_frames(rawValue, micros) }
+
     // MARK: Ports
 
     /// Registers an audio port named `client:shortName`.

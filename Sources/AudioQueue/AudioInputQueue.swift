@@ -222,7 +222,10 @@ public final class AudioInputQueue: @unchecked Sendable {
     public func start(atFrame startFrame: UInt64? = nil) throws(AudioQueueError) {
         let (deviceName, sources) = lock.withLock { (device, explicitSources) }
         let made = try connect(deviceName: deviceName, sources: sources)
-        lock.withLock { runState = .running }
+        lock.withLock {
+            if runState == .stopped { firstRecordedFrame = nil }
+            runState = .running
+        }
         if let startFrame {
             processor.arm(fromFrame: startFrame)
         } else if made {
@@ -363,6 +366,47 @@ public final class AudioInputQueue: @unchecked Sendable {
         return (ranges.map(\.lowerBound).max() ?? 0) ... (ranges.map(\.upperBound).max() ?? 0)
     }
 
+    // MARK: Time
+
+    /// The device's current frame (JACK's estimate, extended to 64 bits) and the matching
+    /// host time in nanoseconds. Any thread.
+    ///
+    /// The corresponding Apple function is `AudioQueueDeviceGetCurrentTime`.
+    public func deviceCurrentTime() -> (frame: Double, hostNanoseconds: UInt64) {
+        let estimated = client.estimatedFrameTime
+        return (Double(extendFrame(estimated)), client.microseconds * 1000)
+    }
+
+    /// Extends a 32-bit JACK frame time near now to 64 bits, using the latest cycle's.
+    func extendFrame(_ frame: UInt32) -> UInt64 {
+        let reference = processor.nextCycleFrameTime
+        let delta = Int64(Int32(bitPattern: frame &- UInt32(truncatingIfNeeded: reference)))
+        return UInt64(max(0, Int64(reference) + delta))
+    }
+
+    /// Host time (ns) of a device frame, or the device frame at a host time, on JACK's clock.
+    ///
+    /// The corresponding Apple function is `AudioQueueDeviceTranslateTime`.
+    public func hostNanoseconds(atDeviceFrame frame: Double) -> UInt64 {
+        let whole = UInt32(truncatingIfNeeded: UInt64(frame))
+        let fraction = frame - frame.rounded(.down)
+        return client.microseconds(atFrame: whole) * 1000 + UInt64(fraction * 1e9 / Double(client.sampleRate))
+    }
+
+    public func deviceFrame(atHostNanoseconds nanoseconds: UInt64) -> Double {
+        Double(extendFrame(client.frame(atMicroseconds: nanoseconds / 1000)))
+    }
+
+    /// The earliest device frame a start can be scheduled at: the cycle after next.
+    ///
+    /// The corresponding Apple function is `AudioQueueDeviceGetNearestStartTime`.
+    public func nearestStartFrame() -> UInt64 {
+        processor.nextCycleFrameTime + UInt64(client.bufferSize)
+    }
+
+    /// The device frame of the first frame recorded since the latest start, once known.
+    public var recordingStartFrame: Double? { lock.withLock { firstRecordedFrame } }
+
     // MARK: Device connection
 
     /// Connects `in_N` to `sources[N]` when given, else to the Nth audio output port of the JACK
@@ -497,6 +541,7 @@ public final class AudioInputQueue: @unchecked Sendable {
     }
 
     private var lastRecord: CaptureCycle?
+    private var firstRecordedFrame: Double?
     private var isInUnderrun = false
 
     /// Puts `frameCount` interleaved frames (in the format's rate) into the enqueued buffers,
@@ -517,7 +562,10 @@ public final class AudioInputQueue: @unchecked Sendable {
                 return
             }
             isInUnderrun = false
-            if filledFrames == 0 { fillStart = timestamp(ofOutputFrame: offset, record: record) }
+            if filledFrames == 0 {
+                fillStart = timestamp(ofOutputFrame: offset, record: record)
+                if firstRecordedFrame == nil { firstRecordedFrame = fillStart.mSampleTime }
+            }
             let capacityFrames = Int(buffer.pointee.mAudioDataBytesCapacity) / bytesPerFrame
             let count = min(capacityFrames - filledFrames, frameCount - offset)
             let destination = buffer.pointee.mAudioData + filledFrames * bytesPerFrame
