@@ -47,7 +47,7 @@ let package = Package(
         .executableTarget(name: "aqjack", dependencies: ["AQJack", "AQMedia", "AudioQueue"]),
 
         // Test support reused by later issues: deterministic generator client, ring sink, server helpers.
-        .target(name: "AQTestSupport", dependencies: ["AQCore", "AQJack"]),
+        .target(name: "AQTestSupport", dependencies: ["AQCore", "AQJack", "CSndFile"]),
         // Counts malloc/free/mutex calls on marked threads; linked only into test binaries.
         .target(name: "CRTProbe"),
         // Benchmarks, run by Scripts/bench.sh.

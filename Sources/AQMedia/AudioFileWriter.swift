@@ -9,8 +9,8 @@ import Glibc
 /// description must already be in the file type's byte order, which is checked at creation, so
 /// the data that reaches the disk is bit for bit what the caller gave.
 ///
-/// **Crash safety.** libsndfile rewrites the header after every write
-/// (`SFC_SET_UPDATE_HEADER_AUTO`), so a process killed at any moment (SIGKILL, power cut aside)
+/// **Crash safety.** The header is rewritten after every write (`SFC_SET_UPDATE_HEADER_AUTO`
+/// and `SFC_UPDATE_HEADER_NOW`), so a process killed at any moment (SIGKILL; a power cut aside)
 /// leaves a file whose header counts every frame written so far.
 ///
 /// Not thread-safe: use from one thread at a time (the disk or queue thread).
@@ -85,12 +85,16 @@ public final class AudioFileWriter {
             guard layout.kind == .signedInteger, layout.isBigEndian else {
                 throw refuse("AIFF takes big-endian signed integers (kAudioFormatFlagIsBigEndian | kAudioFormatFlagIsSignedInteger); use AIFC for floats or little-endian")
             }
-            return Int32(SF_FORMAT_AIFF) | subtype | endian
+            // No explicit endianness: with SF_ENDIAN_BIG libsndfile writes AIFC 'in24'/'twos',
+            // which sox cannot read; big-endian is AIFF's own order anyway.
+            return Int32(SF_FORMAT_AIFF) | subtype
         case AudioFileTypeValues.aifc:
             guard layout.isBigEndian || layout.kind == .signedInteger else {
                 throw refuse("AIFC floats are big-endian; set kAudioFormatFlagIsBigEndian")
             }
-            return Int32(SF_FORMAT_AIFF) | subtype | endian
+            // Big-endian integers come out as plain AIFF (libsndfile's choice); floats as AIFC
+            // 'fl32'/'fl64'; little-endian integers as AIFC 'sowt'.
+            return Int32(SF_FORMAT_AIFF) | subtype | (layout.isBigEndian ? 0 : Int32(SF_ENDIAN_LITTLE))
         case AudioFileTypeValues.wave, AudioFileTypeValues.rf64, AudioFileTypeValues.wave64:
             guard !layout.isBigEndian else {
                 throw refuse("the WAVE family is little-endian; clear kAudioFormatFlagIsBigEndian")
@@ -108,12 +112,16 @@ public final class AudioFileWriter {
         }
     }
 
+    /// Whether this file can carry a BWF 'bext' chunk (WAVE and RF64; libsndfile writes none
+    /// into Wave64).
+    public var canCarryTimeReference: Bool { [AudioFileTypeValues.wave, AudioFileTypeValues.rf64].contains(fileType) }
+
     /// Records a BWF TimeReference (the JACK frame time of the first sample, in the file's rate)
-    /// in a 'bext' chunk. WAVE, RF64 and Wave64 only, before the first packet is written.
+    /// in a 'bext' chunk. WAVE and RF64 only, before the first packet is written.
     public func setTimeReference(_ frames: UInt64, description: String = "aqjack recording") throws(AudioFileError) {
         guard let file else { throw AudioFileError(AudioFileError.fileNotOpenCode, "the file is closed") }
-        guard [AudioFileTypeValues.wave, AudioFileTypeValues.rf64, AudioFileTypeValues.wave64].contains(fileType), packetCount == 0 else {
-            throw AudioFileError(AudioFileError.fileUnsupportedPropertyCode, "a BWF time reference needs a WAVE-family file with nothing written yet")
+        guard canCarryTimeReference, packetCount == 0 else {
+            throw AudioFileError(AudioFileError.fileUnsupportedPropertyCode, "a BWF time reference needs a WAVE or RF64 file with nothing written yet")
         }
         guard csndfile_set_time_reference(file, frames, description, "aqjack") == SF_TRUE else {
             throw AudioFileError(AudioFileError.fileUnspecifiedCode, "libsndfile refused the 'bext' chunk: \(String(cString: sf_strerror(file)))")
@@ -140,6 +148,10 @@ public final class AudioFileWriter {
         guard count > 0 else { return 0 }
         if startPacket != packetCount { sf_seek(file, sf_count_t(startPacket), SEEK_SET) }
         let written = Int(sf_write_raw(file, bytes, sf_count_t(needed)))
+        // Auto-update alone leaves Wave64 headers at zero length after a crash (measured: sox and
+        // libsndfile read 0 frames from a SIGKILLed recorder's .w64); an explicit update after
+        // each write keeps every type's header true. Cheap for PCM: one small pwrite.
+        sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
         let packets = written / layout.bytesPerFrame
         packetCount = max(packetCount, startPacket + Int64(packets))
         if startPacket + Int64(packets) != packetCount { sf_seek(file, sf_count_t(packetCount), SEEK_SET) }

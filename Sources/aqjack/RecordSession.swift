@@ -44,7 +44,7 @@ final class RecordSession: @unchecked Sendable {
         do throws(AudioFileError) {
             if startFrame == nil {
                 startFrame = UInt64(frame.rounded())
-                if [AudioFileTypeValues.wave, AudioFileTypeValues.rf64, AudioFileTypeValues.wave64].contains(writer.fileType) {
+                if writer.canCarryTimeReference {
                     // BWF counts in the file's rate.
                     try writer.setTimeReference(UInt64((frame / deviceFramesPerFileFrame).rounded()))
                 }

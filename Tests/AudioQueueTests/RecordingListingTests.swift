@@ -136,19 +136,6 @@ func recordWithListing(path: String, device: String, seconds: Double, sampleRate
     return (aqData.pointee, statuses)
 }
 
-/// The frame offset (mod the pattern's period) at which `samples` start, checking that every
-/// frame follows on from it; nil when any sample breaks the sequence.
-func integerSignalStart(_ samples: [Float], channels: Int, bits: Int) -> UInt32? {
-    guard samples.count >= channels else { return nil }
-    let period = UInt32(1) << UInt32(bits - 5)
-    guard let start = (0 ..< period).first(where: { TestSignal.integerSample(channel: 0, frame: $0, bits: bits) == samples[0] }) else { return nil }
-    for frame in 0 ..< samples.count / channels {
-        for channel in 0 ..< channels where samples[frame * channels + channel] != TestSignal.integerSample(channel: channel, frame: start + UInt32(frame), bits: bits) {
-            return nil
-        }
-    }
-    return start
-}
 
 extension JackServerSuite {
     @Suite("Seed 000: the Programming Guide's recorder, transcribed")

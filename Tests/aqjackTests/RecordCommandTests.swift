@@ -152,6 +152,26 @@ extension JackServerSuite {
             #expect(verifyFloatRecording(file, channels: 2).wrong == 0)
         }
 
+        @Test("SIGKILL leaves a readable file in every type aqjack writes", arguments: ["caf", "aiff", "aifc", "w64", "rf64"])
+        func killedRecorderEveryType(fileExtension: String) throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("ktgen"), channelCount: 2, integerBits: 16)
+            let path = temporaryPath("killed.\(fileExtension)")
+            let out = URL(fileURLWithPath: temporaryPath("kt.out"))
+            let err = URL(fileURLWithPath: temporaryPath("kt.err"))
+            defer { for file in [path, out.path, err.path] { try? FileManager.default.removeItem(atPath: file) } }
+            let process = try AQJackCommand.start(["record", "-b", "16", "-p", "\(generator.client.name):out_*",
+                                                   "--name", TestServer.uniqueClientName("kt"), path],
+                                                  standardOutput: out, standardError: err)
+            usleep(2_000_000)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let frames = try #require(soxFrames(path), "sox cannot read the .\(fileExtension) left by a killed recorder")
+            #expect(frames >= 48000)
+            let file = try SoundFileContents(path: path)
+            #expect(file.frames == frames)
+            #expect(integerSignalStart(file.samples, channels: 2, bits: 16) != nil)
+        }
+
         @Test("the JACK server dying mid-recording: exit 1 and a valid file")
         func serverDeath() throws {
             let server = try PrivateJackServer()
@@ -177,3 +197,4 @@ extension JackServerSuite {
         }
     }
 }
+

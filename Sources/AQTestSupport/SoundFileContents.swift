@@ -1,18 +1,19 @@
+import AQCore
 import CSndFile
 import Foundation
 
 /// A file read back through libsndfile, as the tests check recordings.
-struct SoundFileContents {
-    let frames: Int
-    let channels: Int
-    let sampleRate: Int
-    let format: Int32
+public struct SoundFileContents {
+    public let frames: Int
+    public let channels: Int
+    public let sampleRate: Int
+    public let format: Int32
     /// Every sample, interleaved, as Float (integers divided by their full scale).
-    let samples: [Float]
+    public let samples: [Float]
     /// The BWF TimeReference, or nil when the file has none.
-    let timeReference: Int64?
+    public let timeReference: Int64?
 
-    init(path: String) throws {
+    public init(path: String) throws {
         var info = SF_INFO()
         guard let file = sf_open(path, Int32(SFM_READ), &info) else {
             throw NSError(domain: "libsndfile", code: 1, userInfo: [NSLocalizedDescriptionKey: "cannot open \(path): \(String(cString: sf_strerror(nil)))"])
@@ -32,4 +33,19 @@ struct SoundFileContents {
         let reference = csndfile_time_reference(file)
         timeReference = reference >= 0 ? reference : nil
     }
+}
+
+/// The frame offset (mod the pattern's period) at which `samples` of the integer test signal
+/// (``TestSignal/integerSample(channel:frame:bits:)``) start, checking that every frame follows
+/// on from it; nil when any sample breaks the sequence.
+public func integerSignalStart(_ samples: [Float], channels: Int, bits: Int) -> UInt32? {
+    guard samples.count >= channels else { return nil }
+    let period = UInt32(1) << UInt32(bits - 5)
+    guard let start = (0 ..< period).first(where: { TestSignal.integerSample(channel: 0, frame: $0, bits: bits) == samples[0] }) else { return nil }
+    for frame in 0 ..< samples.count / channels {
+        for channel in 0 ..< channels where samples[frame * channels + channel] != TestSignal.integerSample(channel: channel, frame: start + UInt32(frame), bits: bits) {
+            return nil
+        }
+    }
+    return start
 }
