@@ -53,6 +53,9 @@ public final class AudioFileWriter {
             let reason = String(cString: sf_strerror(nil))
             throw AudioFileError(AudioFileError.filePermissionsCode, "cannot create '\(path)': \(reason)")
         }
+        if fileType == AudioFileTypeValues.wave {
+            sf_command(handle, Int32(SFC_RF64_AUTO_DOWNGRADE), nil, Int32(SF_TRUE))
+        }
         sf_command(handle, Int32(SFC_SET_UPDATE_HEADER_AUTO), nil, Int32(SF_TRUE))
         file = handle
         self.path = path
@@ -102,7 +105,9 @@ public final class AudioFileWriter {
             guard layout.bitsPerChannel != 8 else {
                 throw refuse("8-bit WAVE samples are unsigned; use 16 bits or more")
             }
-            let major = fileType == AudioFileTypeValues.wave ? SF_FORMAT_WAV : fileType == AudioFileTypeValues.rf64 ? SF_FORMAT_RF64 : SF_FORMAT_W64
+            // WAVE is written as RF64 that libsndfile turns back into plain WAVE at close when the
+            // data stayed under 4 GB (SFC_RF64_AUTO_DOWNGRADE): RF64 automatically past 4 GB.
+            let major = fileType == AudioFileTypeValues.wave64 ? SF_FORMAT_W64 : SF_FORMAT_RF64
             return Int32(major) | subtype
         case AudioFileTypeValues.caf:
             return Int32(SF_FORMAT_CAF) | subtype | endian
