@@ -220,6 +220,8 @@ public func AudioQueueGetPropertySize(_ inAQ: AudioQueueRef, _ inID: AudioQueueP
         outDataSize.pointee = UInt32(queue.layout.channelCount * MemoryLayout<AudioQueueLevelMeterState>.size)
     case kAudioQueueProperty_MagicCookie: outDataSize.pointee = 0   // linear PCM has no cookie
     case kAudioQueueProperty_CurrentDevice: outDataSize.pointee = UInt32(MemoryLayout<CFString>.size)
+    case kAudioQueueProperty_ChannelAssignments:
+        outDataSize.pointee = UInt32(queue.layout.channelCount * MemoryLayout<AudioQueueChannelAssignment>.stride)
     default: return kAudioQueueErr_InvalidProperty
     }
     return noErr
@@ -285,6 +287,25 @@ public func AudioQueueSetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
         return noErr
     case kAudioQueueProperty_MagicCookie:
         return noErr   // linear PCM needs none; accepted and ignored
+    case kAudioQueueProperty_ChannelAssignments:
+        let stride = MemoryLayout<AudioQueueChannelAssignment>.stride
+        let count = Int(inDataSize) / stride
+        guard count == queue.layout.channelCount, Int(inDataSize) % stride == 0 else { return kAudioQueueErr_InvalidPropertySize }
+        let assignments = UnsafeBufferPointer(start: inData.assumingMemoryBound(to: AudioQueueChannelAssignment.self), count: count)
+        let outputs = queue.client.portNames(direction: .output, audioOnly: true)
+        var sources: [String] = []
+        for assignment in assignments {
+            if outputs.contains(assignment.mDeviceUID) {
+                sources.append(assignment.mDeviceUID)
+                continue
+            }
+            let ports = outputs.filter { $0.hasPrefix(assignment.mDeviceUID + ":") }
+            let index = Int(assignment.mChannelNumber) - 1
+            guard index >= 0, index < ports.count else { return kAudioQueueErr_InvalidPropertyValue }
+            sources.append(ports[index])
+        }
+        queue.channelSources = sources
+        return noErr
     case kAudioQueueProperty_StreamDescription, kAudioQueueProperty_IsRunning, kAudioQueueDeviceProperty_SampleRate,
          kAudioQueueDeviceProperty_NumberChannels, kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB,
          kAudioQueueProperty_MaximumOutputPacketSize:

@@ -53,6 +53,22 @@ public let kAudioQueueProperty_StreamDescription: AudioQueuePropertyID = 0x6171_
 public let kAudioQueueProperty_EnableLevelMetering: AudioQueuePropertyID = 0x6171_6D65 // 'aqme'
 public let kAudioQueueProperty_CurrentLevelMeter: AudioQueuePropertyID = 0x6171_6D76   // 'aqmv'
 public let kAudioQueueProperty_CurrentLevelMeterDB: AudioQueuePropertyID = 0x6171_6D64 // 'aqmd'
+public let kAudioQueueProperty_ChannelAssignments: AudioQueuePropertyID = 0x6171_6361  // 'aqca'
+
+/// Which device channel feeds (or is fed by) each queue channel, in queue channel order.
+///
+/// On JACK, `mDeviceUID` names a JACK client and `mChannelNumber` (1-based) picks that client's
+/// Nth audio output port in the server's order; a full port name (`client:port`) in
+/// `mDeviceUID` picks that port and ignores the number. (Apple's struct holds a `CFStringRef`;
+/// here `CFString` is a Swift `String`.)
+public struct AudioQueueChannelAssignment: Sendable {
+    public var mDeviceUID: CFString
+    public var mChannelNumber: UInt32
+    public init(mDeviceUID: CFString, mChannelNumber: UInt32) {
+        self.mDeviceUID = mDeviceUID
+        self.mChannelNumber = mChannelNumber
+    }
+}
 
 // Queue errors.
 public let kAudioQueueErr_InvalidBuffer: OSStatus = -66687

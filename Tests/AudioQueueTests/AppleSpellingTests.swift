@@ -79,6 +79,13 @@ extension JackServerSuite {
             let aq = try #require(queue)
             var device: CFString = generator.client.name
             #expect(AudioQueueSetProperty(aq, kAudioQueueProperty_CurrentDevice, &device, UInt32(MemoryLayout<CFString>.size)) == noErr)
+            // Channel assignments: a missing channel is refused; the generator's first port is taken.
+            var missing = [AudioQueueChannelAssignment(mDeviceUID: generator.client.name, mChannelNumber: 2)]
+            #expect(AudioQueueSetProperty(aq, kAudioQueueProperty_ChannelAssignments, &missing,
+                                          UInt32(MemoryLayout<AudioQueueChannelAssignment>.stride)) == kAudioQueueErr_InvalidPropertyValue)
+            var assignments = [AudioQueueChannelAssignment(mDeviceUID: generator.client.name, mChannelNumber: 1)]
+            #expect(AudioQueueSetProperty(aq, kAudioQueueProperty_ChannelAssignments, &assignments,
+                                          UInt32(MemoryLayout<AudioQueueChannelAssignment>.stride)) == noErr)
             var buffers: [AudioQueueBufferRef?] = [nil, nil]
             for index in 0 ..< 2 {
                 #expect(AudioQueueAllocateBuffer(aq, 960 * 2, &buffers[index]) == noErr)
