@@ -1,10 +1,21 @@
 #!/usr/bin/env bash
 # Prints aqjack's benchmark figures, each against a reference measured in the same run:
 # ring vs memcpy, capture process cycle as a fraction of the period (2, 64, 256 channels at
-# period 128), and `aqjack --ports` vs `jack_lsp -c -l` on one private dummy server.
+# period 128), `aqjack --ports` vs `jack_lsp -c -l` on one private dummy server, and
+# `aqjack record` vs jack_capture at 64 and 256 channels (Scripts/bench-record.sh;
+# BENCH_RECORD_SECONDS, default 60).
 # Reports only: never fails the test run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 Scripts/setup.sh --deps >/dev/null
+# The reference recorder and GNU time, for the recorder comparison only.
+if ! command -v jack_capture >/dev/null || [ ! -x /usr/bin/time ]; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends jack-capture time >/dev/null 2>&1 || true
+fi
 swift build -c release --product aqjack >/dev/null && swift build -c release --product aqbench >/dev/null || exit 0
 Scripts/with-dummy-jack.sh --period 128 -- .build/release/aqbench .build/release/aqjack || true
+seconds=${BENCH_RECORD_SECONDS:-60}
+echo "== recording ${seconds} s with aqjack record and jack_capture (same server, one after the other)"
+for channels in 64 256; do
+  Scripts/with-dummy-jack.sh --period 128 -- Scripts/bench-record.sh "$channels" "$seconds" || true
+done

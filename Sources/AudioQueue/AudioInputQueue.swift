@@ -34,6 +34,8 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// The recording format, with a sample rate of 0 replaced by the device's.
     public let format: AudioStreamBasicDescription
     public let layout: LinearPCMLayout
+    /// Whether the format is 32-bit float in this machine's byte order (the ring's own samples).
+    private let isNativeFloat32: Bool
     public let client: JackClient
     public let ports: [JackPort]
     let processor: CaptureProcessor
@@ -126,6 +128,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         }
         self.format = resolved
         self.layout = layout
+        isNativeFloat32 = layout.kind == .float && layout.bitsPerChannel == 32 && layout.isBigEndian == (1.bigEndian == 1)
         self.client = client
         self.callback = callback
         // Two seconds of ring: the queue thread may stall that long (a slow disk) without loss.
@@ -569,14 +572,20 @@ public final class AudioInputQueue: @unchecked Sendable {
             let capacityFrames = Int(buffer.pointee.mAudioDataBytesCapacity) / bytesPerFrame
             let count = min(capacityFrames - filledFrames, frameCount - offset)
             let destination = buffer.pointee.mAudioData + filledFrames * bytesPerFrame
-            for frame in 0 ..< count {
-                let source = frames + (offset + frame) * channels
-                let frameDestination = destination + frame * bytesPerFrame
-                for channel in 0 ..< channels {
-                    let sample = source[channel]
-                    layout.encode(sample, to: frameDestination + channel * layout.bytesPerSample)
-                    if meteringEnabled {
-                        sums[channel] += Double(sample) * Double(sample)
+            let source = frames + offset * channels
+            if isNativeFloat32 {
+                // The ring's samples are already the format's bytes: one copy.
+                destination.copyMemory(from: source, byteCount: count * bytesPerFrame)
+            } else {
+                for index in 0 ..< count * channels {
+                    layout.encode(source[index], to: destination + index * layout.bytesPerSample)
+                }
+            }
+            if meteringEnabled {
+                for frame in 0 ..< count {
+                    for channel in 0 ..< channels {
+                        let sample = source[frame * channels + channel]
+                        sums[channel] += Double(sample * sample)
                         peaks[channel] = max(peaks[channel], abs(sample))
                     }
                 }

@@ -1,5 +1,6 @@
 // aqbench: the figures Scripts/bench.sh prints. Each figure is a ratio against a reference
 // measured in the same run. Benchmarks report; they never fail.
+import AQCore
 import AQJack
 import AQTestSupport
 import Foundation
@@ -7,6 +8,34 @@ import Foundation
 func format(_ value: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", value) }
 
 let arguments = CommandLine.arguments
+
+// Helper modes for Scripts/bench.sh's recorder comparison.
+switch arguments.dropFirst().first {
+case "generate":
+    // aqbench generate CHANNELS SECONDS: a test-signal client `bench-gen` for that long.
+    let generator = try GeneratorClient(name: "bench-gen", channelCount: Int(arguments[2])!)
+    print("ready \(generator.client.estimatedFrameTime)")
+    fflush(nil)
+    Thread.sleep(forTimeInterval: Double(arguments[3])!)
+    exit(0)
+case "frame":
+    // aqbench frame: the current JACK frame time, mod 2^22.
+    let client = try JackClient(name: "bench-clock")
+    print(client.estimatedFrameTime & (TestSignal.framePeriod - 1))
+    exit(0)
+case "analyze":
+    // aqbench analyze FILE CHANNELS EXEC_FRAME RATE: start latency and lost frames of a recording.
+    let analysis = try RecordingAnalysis(path: arguments[2], channels: Int(arguments[3])!)
+    let execFrame = UInt32(arguments[4])!
+    let rate = Double(arguments[5])!
+    let startDelay = analysis.firstCompleteFrame.map { Double(($0 &- execFrame) & (TestSignal.framePeriod - 1)) / rate }
+    print(String(format: "frames %d leadingPartialFrames %d lostFrames %d execToFirstCompleteFrame %.3f",
+                 analysis.frames, analysis.leadingPartialFrames, analysis.lostFrames, startDelay ?? -1))
+    exit(0)
+default:
+    break
+}
+
 let aqjackPath = arguments.count > 1 ? arguments[1] : ".build/release/aqjack"
 
 print("== ring throughput (single thread, write then read one chunk), against memcpy in + memcpy out")
