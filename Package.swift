@@ -54,7 +54,7 @@ let package = Package(
         .executableTarget(name: "aqbench", dependencies: ["AQCore", "AQJack", "AQTestSupport"]),
 
         .testTarget(name: "AQCoreTests", dependencies: ["AQCore"]),
-        .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs"]),
+        .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQJackTests", dependencies: ["AQCore", "AQJack", "AQTestSupport", "CRTProbe"]),
         .testTarget(name: "AudioQueueTests", dependencies: ["AudioQueue", "AudioToolbox", "AQTestSupport", "CSndFile"]),
         .testTarget(name: "aqjackTests", dependencies: ["aqjack", "AQJack", "AQTestSupport", "CSndFile"]),

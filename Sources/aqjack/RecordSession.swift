@@ -13,8 +13,8 @@ final class RecordSession: @unchecked Sendable {
     /// Device (JACK) frames per file frame: 1 unless the file's rate differs from the server's.
     let deviceFramesPerFileFrame: Double
     private let lock = NSLock()
-    /// The device frame (fractional when resampling) the next buffer should start at.
-    private var expectedFrame: Double?
+    /// The device frame (fractional when resampling) of file frame 0.
+    private var firstFrame = 0.0
     private(set) var startFrame: UInt64?
     private(set) var lostFrames: Int64 = 0
     private(set) var failure: String?
@@ -44,28 +44,34 @@ final class RecordSession: @unchecked Sendable {
         do throws(AudioFileError) {
             if startFrame == nil {
                 startFrame = UInt64(frame.rounded())
+                firstFrame = frame
                 if writer.canCarryTimeReference {
                     // BWF counts in the file's rate.
                     try writer.setTimeReference(UInt64((frame / deviceFramesPerFileFrame).rounded()))
                 }
-            } else if let expected = expectedFrame, frame - expected > deviceFramesPerFileFrame / 2 {
-                // Frames the queue could not deliver (ring overrun, xrun, underrun): silence.
-                var gap = Int64(((frame - expected) / deviceFramesPerFileFrame).rounded())
+            }
+            // Every buffer goes where its timestamp says, so file frame i is always JACK frame
+            // start + i: after a gap (ring overrun, xrun, no buffer) the missing frames become
+            // silence; when JACK repeats a cycle's frame time (it does around xruns) the buffer
+            // overwrites the frames it overlaps.
+            var position = Int64(((frame - firstFrame) / deviceFramesPerFileFrame).rounded())
+            if position > writer.packetCount {
+                var gap = position - writer.packetCount
                 if let targetFrames { gap = min(gap, targetFrames - writer.packetCount) }
                 try writeSilence(frames: Int(gap))
                 lostFrames += gap
             }
-            if let targetFrames { frames = Int(min(Int64(frames), targetFrames - writer.packetCount)) }
+            position = min(position, writer.packetCount)
+            if let targetFrames { frames = Int(max(0, min(Int64(frames), targetFrames - position))) }
             if frames > 0 {
                 try writer.writePackets(buffer.pointee.mAudioData, byteCount: frames * bytesPerFrame,
-                                        startPacket: writer.packetCount, packetCount: frames)
+                                        startPacket: position, packetCount: frames)
             }
         } catch {
             failure = error.message
             isFinished.store(true, ordering: .releasing)
             return false
         }
-        expectedFrame = frame + Double(Int(buffer.pointee.mAudioDataByteSize) / bytesPerFrame) * deviceFramesPerFileFrame
         if let targetFrames, writer.packetCount >= targetFrames {
             isFinished.store(true, ordering: .releasing)
             return false
