@@ -149,6 +149,41 @@ extension JackServerSuite {
             #expect(verifyIntegerSignal(deliveries, channels: 1, bits: 16).wrong == 0)
         }
 
+        @Test("a queue thread stalled past what the ring holds: the dropped cycles are counted and the next timestamp jumps by exactly them")
+        func ringOverrun() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("ogen"), channelCount: 1, integerBits: 16)
+            let format = pcmFormat(rate: 48000, channels: 1, bits: 16)
+            let log = DeliveryLog()
+            let stalled = Atomic<Bool>(false)
+            let overrunAtDelivery = Mutex<[Int]>([])
+            let queue = try AudioInputQueue(format: format, clientName: TestServer.uniqueClientName("orec")) { queue, buffer, startTime in
+                overrunAtDelivery.withLock { $0.append(queue.overrunFrameCount) }
+                let layout = try! LinearPCMLayout(validating: format)
+                let count = Int(buffer.pointee.mAudioDataByteSize) / 2
+                log.append(.init(startTime: startTime, samples: (0 ..< count).map { layout.decode(from: buffer.pointee.mAudioData + $0 * 2) }))
+                try? queue.enqueue(buffer)
+                if !stalled.exchange(true, ordering: .relaxed) { usleep(3_500_000) }   // longer than the ring holds (2.73 s)
+            }
+            queue.currentDevice = generator.client.name
+            for _ in 0 ..< 3 { try queue.enqueue(queue.allocateBuffer(byteCapacity: 4800 * 2)) }
+            try queue.start()
+            usleep(4_300_000)
+            queue.stop()
+            queue.dispose()
+            let deliveries = log.deliveries
+            let overrun = queue.overrunFrameCount
+            #expect(overrun > 0 && overrun % 128 == 0)
+            // Exactly one jump in the timeline, equal to the frames the process thread dropped.
+            var jumps: [Double] = []
+            for (previous, next) in zip(deliveries, deliveries.dropFirst()) {
+                let gap = next.startTime.mSampleTime - (previous.startTime.mSampleTime + Double(previous.samples.count))
+                if gap != 0 { jumps.append(gap) }
+            }
+            #expect(jumps == [Double(overrun)])
+            #expect(queue.discontinuityCount.load(ordering: .relaxed) == 1)
+            #expect(verifyIntegerSignal(deliveries, channels: 1, bits: 16).wrong == 0)
+        }
+
         @Test("inconsistent formats are refused with 'fmt?' and a message naming the field", arguments: [
             ({ var f = pcmFormat(rate: 48000, channels: 2, bits: 16); f.mBitsPerChannel = 20; return f }(), "mBitsPerChannel is 20"),
             ({ var f = pcmFormat(rate: 48000, channels: 2, bits: 16); f.mBytesPerFrame = 2; return f }(), "mBytesPerFrame is 2; expected 4"),

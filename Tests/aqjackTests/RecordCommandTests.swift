@@ -98,6 +98,47 @@ extension JackServerSuite {
             #expect(snr >= 90)
         }
 
+        @Test("--start-at FRAME records from exactly that JACK frame")
+        func startAt() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("sagen"), channelCount: 2)
+            let path = temporaryPath("start-at.wav")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let startFrame = UInt64(generator.client.estimatedFrameTime) + 48000 + 77
+            let result = try AQJackCommand.run(["record", "--json", "-p", "\(generator.client.name):out_*", "-d", "0.5",
+                                                "--start-at", "\(startFrame)", "--name", TestServer.uniqueClientName("sa"), path])
+            #expect(result.status == 0, "\(result.standardError)")
+            let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(result.standardOutput.utf8))
+            #expect(summary.startFrameTime == startFrame)
+            let file = try SoundFileContents(path: path)
+            #expect(file.timeReference.map(UInt64.init) == startFrame)
+            #expect(file.frames == 24000)
+            #expect(verifyFloatRecording(file, channels: 2).wrong == 0)
+        }
+
+        @Test("on a terminal, a live line shows per-channel peak/RMS dBFS, ring fill, lost frames and xruns")
+        func metersOnTerminal() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("mgen"), channelCount: 2,
+                                                wavePeriod: GeneratorClient.sinePeriod(frequency: 1000, amplitude: 0.5, sampleRate: 48000))
+            let path = temporaryPath("meter.wav")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            // script(1) gives aqjack a pseudo-terminal as stdout.
+            let command = "\(AQJackCommand.executable.path) record -p '\(generator.client.name):out_*' -d 1 --name \(TestServer.uniqueClientName("m")) \(path)"
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+            process.arguments = ["-qec", command, "/dev/null"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "\(output)")
+            // A 0.5 sine: peak -6 dBFS, RMS -9 dBFS on both channels.
+            #expect(output.contains("peak/rms dBFS 1:-6/-9 2:-6/-9"), "\(output)")
+            #expect(output.contains("ring ") && output.contains("lost 0") && output.contains("xruns "))
+            #expect(output.contains("stopped by: duration"))
+        }
+
         @Test("an existing file without --force is refused and left untouched")
         func existingFileRefused() throws {
             let path = temporaryPath("existing.wav")
