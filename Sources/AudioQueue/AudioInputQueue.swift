@@ -71,6 +71,17 @@ public final class AudioInputQueue: @unchecked Sendable {
     private var resampledFrames = 0
     private var scratch: [Float] = []
 
+    /// Called on the queue thread when the device really starts delivering frames after a start
+    /// (`true`, with the first recorded cycle) and when a stop has completed (`false`): the
+    /// moments Apple's `kAudioQueueProperty_IsRunning` listeners are told about.
+    public var onRunningChange: (@Sendable (Bool) -> Void)? {
+        get { lock.withLock { runningHandler } }
+        set { lock.withLock { runningHandler = newValue } }
+    }
+    private var runningHandler: (@Sendable (Bool) -> Void)?
+    /// Whether the device has delivered a frame since the latest start (what listeners were told).
+    private var deviceIsRunning = false
+
     /// Frames lost because no buffer was enqueued (`kAudioQueueErr_RecordUnderrun`). Any thread.
     public let underrunFrameCount = Atomic<Int>(0)
     /// Gaps in the delivered frame sequence (ring overruns, JACK xruns, underruns): the
@@ -253,6 +264,7 @@ public final class AudioInputQueue: @unchecked Sendable {
             queue.finishResampling()
             queue.deliverPartialBuffer()
             queue.expectedFrame = nil
+            queue.reportRunning(false)
         }
     }
 
@@ -491,7 +503,18 @@ public final class AudioInputQueue: @unchecked Sendable {
         while reader.readCycle({ record, samples in consume(record, samples) }) != nil {}
     }
 
+    /// Tells the running handler about a change, once per change. Queue thread only.
+    private func reportRunning(_ running: Bool) {
+        let handler = lock.withLock { () -> (@Sendable (Bool) -> Void)? in
+            guard deviceIsRunning != running else { return nil }
+            deviceIsRunning = running
+            return runningHandler
+        }
+        handler?(running)
+    }
+
     private func consume(_ record: CaptureCycle, _ samples: RingRegions<Float>) {
+        if !lock.withLock({ deviceIsRunning }) { reportRunning(true) }
         lock.lock()
         defer { lock.unlock() }
         if let expected = expectedFrame, expected != record.frameTime {

@@ -99,6 +99,7 @@ public func AudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescrip
                 inCallbackProc(box.userData, box.reference, buffer, &time, packets, nil)
             }
         }
+        box.input.onRunningChange = { [unowned box] _ in box.notify(kAudioQueueProperty_IsRunning) }
         box.register()
         outAQ.pointee = box.reference
     }
@@ -141,15 +142,13 @@ public func AudioQueueStart(_ inAQ: AudioQueueRef, _ inStartTime: UnsafePointer<
     if let time = inStartTime?.pointee, time.mFlags & kAudioTimeStampSampleTimeValid != 0, time.mSampleTime >= 0 {
         startFrame = UInt64(time.mSampleTime)
     }
-    let result = status { () throws(AudioStatusError) in try box.input.start(atFrame: startFrame) }
-    if result == noErr { box.notify(kAudioQueueProperty_IsRunning) }
-    return result
+    // IsRunning listeners hear about it when the device really delivers the first frame.
+    return status { () throws(AudioStatusError) in try box.input.start(atFrame: startFrame) }
 }
 
 public func AudioQueueStop(_ inAQ: AudioQueueRef, _ inImmediate: Bool) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
-    box.input.stop(immediate: inImmediate)
-    box.notify(kAudioQueueProperty_IsRunning)
+    box.input.stop(immediate: inImmediate)   // IsRunning listeners hear about it once stopped
     return noErr
 }
 

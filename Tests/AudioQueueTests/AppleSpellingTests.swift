@@ -152,3 +152,57 @@ extension JackServerSuite {
         }
     }
 }
+
+/// What the IsRunning listener saw: the property's value at each call, and whether the call
+/// came on the thread that started the queue.
+final class RunningLog: @unchecked Sendable {
+    let lock = NSLock()
+    var values: [UInt32] = []
+    var onStartingThread: [Bool] = []
+    var startingThread: pthread_t?
+}
+
+let runningListener: AudioQueuePropertyListenerProc = { userData, queue, propertyID in
+    let log = Unmanaged<RunningLog>.fromOpaque(userData!).takeUnretainedValue()
+    var running: UInt32 = 9
+    var size = UInt32(4)
+    AudioQueueGetProperty(queue, propertyID, &running, &size)
+    log.lock.withLock {
+        log.values.append(running)
+        log.onStartingThread.append(log.startingThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false)
+    }
+}
+
+extension JackServerSuite {
+    @Suite("IsRunning listener")
+    struct IsRunningListenerTests {
+        @Test("fires when the device delivers its first frame and when the stop has completed")
+        func isRunningListener() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("irgen"), channelCount: 1, integerBits: 16)
+            var format = AudioStreamBasicDescription(mSampleRate: 0, mFormatID: kAudioFormatLinearPCM,
+                                                     mFormatFlags: kLinearPCMFormatFlagIsSignedInteger | kLinearPCMFormatFlagIsPacked,
+                                                     mBytesPerPacket: 2, mFramesPerPacket: 1, mBytesPerFrame: 2, mChannelsPerFrame: 1,
+                                                     mBitsPerChannel: 16, mReserved: 0)
+            let timeLog = TimeLog()
+            var queue: AudioQueueRef?
+            #expect(AudioQueueNewInput(&format, timeLogCallback, Unmanaged.passUnretained(timeLog).toOpaque(), nil, nil, 0, &queue) == noErr)
+            let aq = try #require(queue)
+            var device: CFString = generator.client.name
+            AudioQueueSetProperty(aq, kAudioQueueProperty_CurrentDevice, &device, UInt32(MemoryLayout<CFString>.size))
+            let log = RunningLog()
+            log.startingThread = pthread_self()
+            #expect(AudioQueueAddPropertyListener(aq, kAudioQueueProperty_IsRunning, runningListener, Unmanaged.passUnretained(log).toOpaque()) == noErr)
+            var buffer: AudioQueueBufferRef?
+            AudioQueueAllocateBuffer(aq, 4800, &buffer)
+            AudioQueueEnqueueBuffer(aq, buffer!, 0, nil)
+            #expect(AudioQueueStart(aq, nil) == noErr)
+            #expect(log.lock.withLock { log.values.isEmpty })   // not yet: no frame has arrived
+            usleep(300_000)
+            #expect(log.lock.withLock { log.values } == [1])
+            #expect(AudioQueueStop(aq, true) == noErr)
+            #expect(log.lock.withLock { log.values } == [1, 0])
+            #expect(log.lock.withLock { log.onStartingThread } == [false, false])
+            AudioQueueDispose(aq, true)
+        }
+    }
+}
