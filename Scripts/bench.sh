@@ -17,5 +17,5 @@ Scripts/with-dummy-jack.sh --period 128 -- .build/release/aqbench .build/release
 seconds=${BENCH_RECORD_SECONDS:-60}
 echo "== recording ${seconds} s with aqjack record and jack_capture (same server, one after the other)"
 for channels in 64 256; do
-  Scripts/with-dummy-jack.sh --period 128 -- Scripts/bench-record.sh "$channels" "$seconds" || true
+  Scripts/with-dummy-jack.sh --period 128 --port-max 1024 -- Scripts/bench-record.sh "$channels" "$seconds" || true
 done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs a command against a private JACK server that this script starts and stops.
 #
-#   Scripts/with-dummy-jack.sh [--rate HZ] [--period FRAMES] [--name NAME] -- COMMAND [ARGS...]
+#   Scripts/with-dummy-jack.sh [--rate HZ] [--period FRAMES] [--port-max N] [--name NAME] -- COMMAND [ARGS...]
 #
 # The server uses the dummy backend (no sound card needed) under a unique name, real-time
 # scheduling when permitted (falling back to normal scheduling otherwise). The command runs with
@@ -12,14 +12,16 @@ set -u
 
 rate=48000
 period=128
+port_max=512
 name="aqjack-$$-${RANDOM}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --rate) rate="$2"; shift 2 ;;
     --period) period="$2"; shift 2 ;;
     --name) name="$2"; shift 2 ;;
+    --port-max) port_max="$2"; shift 2 ;;
     --) shift; break ;;
-    *) echo "with-dummy-jack.sh: unknown option '$1' (expected --rate, --period, --name or --)" >&2; exit 2 ;;
+    *) echo "with-dummy-jack.sh: unknown option '$1' (expected --rate, --period, --port-max, --name or --)" >&2; exit 2 ;;
   esac
 done
 [ $# -gt 0 ] || { echo "with-dummy-jack.sh: no command given after --" >&2; exit 2; }
@@ -52,7 +54,7 @@ wait_ready() {
 
 start_server() {
   # -p before -d is the port maximum (shared-memory size); after -d dummy it is the period.
-  jackd "$@" -n "$name" -p 512 -t 5000 -d dummy -r "$rate" -p "$period" >"$log" 2>&1 &
+  jackd "$@" -n "$name" -p "$port_max" -t 5000 -d dummy -r "$rate" -p "$period" >"$log" 2>&1 &
   jackd_pid=$!
   wait_ready
 }

@@ -27,6 +27,10 @@ public struct AudioStatusError: Error, Equatable, CustomStringConvertible, Senda
     public static let invalidDeviceCode: Int32 = -66680
     /// `kAudioQueueErr_CannotStart` (-66681).
     public static let cannotStartCode: Int32 = -66681
+    /// `kAudioQueueErr_BufferEmpty` (-66686): enqueuing a buffer with no data.
+    public static let bufferEmptyCode: Int32 = -66686
+    /// `kAudioQueueErr_InvalidParameter` (-66682).
+    public static let invalidParameterCode: Int32 = -66682
     /// `kAudioQueueErr_BufferInQueue` (-66679): freeing a buffer that is enqueued.
     public static let bufferInQueueCode: Int32 = -66679
     /// `kAudioQueueErr_BufferEnqueuedTwice` (-66666).

@@ -47,7 +47,7 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// State shared by the caller's threads and the queue thread, under `lock`.
     private let lock = NSLock()
     private var runState = RunState.stopped
-    private var ownedBuffers = Set<UnsafeMutablePointer<AudioQueueBuffer>>()
+    private var buffers = QueueBufferStore()
     private var enqueued: [AudioQueueBufferRef] = []
     /// Frames already in `enqueued[0]`, and the timestamp of its first frame.
     private var filledFrames = 0
@@ -88,14 +88,7 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// timeline's discontinuities. Any thread.
     public let discontinuityCount = Atomic<Int>(0)
 
-    private var queueThread: Thread?
-    private let queueThreadStop = Atomic<Bool>(false)
-    private let queueThreadDone = DispatchSemaphore(value: 0)
-    nonisolated(unsafe) private static var currentQueueKey: pthread_key_t = {
-        var key = pthread_key_t()
-        pthread_key_create(&key, nil)
-        return key
-    }()
+    private var worker: QueueWorker!
 
     /// Creates a stopped recording queue.
     ///
@@ -154,10 +147,9 @@ public final class AudioInputQueue: @unchecked Sendable {
             client.close()
             throw AudioQueueError(AudioQueueError.invalidDeviceCode, "\(error)")
         }
-        let thread = Thread { [unowned self] in self.runQueueThread() }
-        thread.name = "aqjack.queue"
-        queueThread = thread
-        thread.start()
+        worker = QueueWorker(name: "aqjack.input-queue") { [unowned self] in
+            if reader.waitForCycle(milliseconds: 5) { drainRing() }
+        }
     }
 
     deinit {
@@ -170,17 +162,9 @@ public final class AudioInputQueue: @unchecked Sendable {
     ///
     /// The corresponding Apple function is `AudioQueueAllocateBuffer`.
     public func allocateBuffer(byteCapacity: Int, packetDescriptionCapacity: Int = 0) throws(AudioQueueError) -> AudioQueueBufferRef {
-        guard byteCapacity > 0, byteCapacity <= Int(UInt32.max) else {
-            throw AudioQueueError(AudioQueueError.parameterCode, "buffer capacity \(byteCapacity) bytes; expected 1 ... \(UInt32.max)")
-        }
-        let buffer = UnsafeMutablePointer<AudioQueueBuffer>.allocate(capacity: 1)
-        let data = UnsafeMutableRawPointer.allocate(byteCount: byteCapacity, alignment: 16)
-        data.initializeMemory(as: UInt8.self, repeating: 0, count: byteCapacity)
-        let descriptions: UnsafeMutablePointer<AudioStreamPacketDescription>? =
-            packetDescriptionCapacity > 0 ? .allocate(capacity: packetDescriptionCapacity) : nil
-        aq_buffer_initialize(buffer, UInt32(byteCapacity), data, UInt32(packetDescriptionCapacity), descriptions)
-        lock.withLock { _ = ownedBuffers.insert(buffer) }
-        return buffer
+        lock.lock()
+        defer { lock.unlock() }
+        return try buffers.allocate(byteCapacity: byteCapacity, packetDescriptionCapacity: packetDescriptionCapacity)
     }
 
     /// Frees a buffer of this queue that is not enqueued.
@@ -189,20 +173,7 @@ public final class AudioInputQueue: @unchecked Sendable {
     public func freeBuffer(_ buffer: AudioQueueBufferRef) throws(AudioQueueError) {
         lock.lock()
         defer { lock.unlock() }
-        guard ownedBuffers.contains(buffer) else {
-            throw AudioQueueError(AudioQueueError.invalidBufferCode, "the buffer does not belong to this queue")
-        }
-        guard !enqueued.contains(buffer) else {
-            throw AudioQueueError(AudioQueueError.bufferInQueueCode, "the buffer is enqueued; stop or reset the queue first")
-        }
-        ownedBuffers.remove(buffer)
-        Self.release(buffer)
-    }
-
-    private static func release(_ buffer: AudioQueueBufferRef) {
-        buffer.pointee.mAudioData.deallocate()
-        buffer.pointee.mPacketDescriptions?.deallocate()
-        buffer.deallocate()
+        try buffers.free(buffer, isEnqueued: enqueued.contains(buffer))
     }
 
     /// Adds an empty buffer at the end of the queue, to be filled after those before it.
@@ -212,7 +183,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard !isDisposed else { throw AudioQueueError(AudioQueueError.disposalPendingCode, "the queue is disposed") }
-        guard ownedBuffers.contains(buffer) else {
+        guard buffers.contains(buffer) else {
             throw AudioQueueError(AudioQueueError.invalidBufferCode, "the buffer does not belong to this queue")
         }
         guard !enqueued.contains(buffer) else {
@@ -317,14 +288,12 @@ public final class AudioInputQueue: @unchecked Sendable {
         }
         guard !alreadyDisposed else { return }
         processor.arm(fromFrame: nil)
-        queueThreadStop.store(true, ordering: .releasing)
-        if !isOnQueueThread { queueThreadDone.wait() }
+        worker.stop()
         client.close()
-        let buffers = lock.withLock { () -> Set<UnsafeMutablePointer<AudioQueueBuffer>> in
-            defer { ownedBuffers.removeAll(); enqueued.removeAll() }
-            return ownedBuffers
+        lock.withLock {
+            enqueued.removeAll()
+            buffers.releaseAll()
         }
-        buffers.forEach(Self.release)
     }
 
     /// Whether the queue is recording (started and not paused or stopped).
@@ -450,43 +419,9 @@ public final class AudioInputQueue: @unchecked Sendable {
 
     // MARK: The queue thread
 
-    private var isOnQueueThread: Bool {
-        pthread_getspecific(Self.currentQueueKey) == Unmanaged.passUnretained(self).toOpaque()
-    }
-
-    private struct ControlRequest: Sendable {
-        let work: @Sendable (AudioInputQueue) -> Void
-        let done: DispatchSemaphore?
-    }
-    private let controlRequests = Mutex<[ControlRequest]>([])
-
     /// Runs `work` on the queue thread (inline when already on it), waiting when `wait` is set.
     private func performOnQueueThread(wait: Bool, _ work: @escaping @Sendable (AudioInputQueue) -> Void) {
-        if isOnQueueThread || queueThreadStop.load(ordering: .acquiring) {
-            work(self)
-            return
-        }
-        let done = wait ? DispatchSemaphore(value: 0) : nil
-        controlRequests.withLock { $0.append(ControlRequest(work: work, done: done)) }
-        done?.wait()
-    }
-
-    private func runQueueThread() {
-        pthread_setspecific(Self.currentQueueKey, Unmanaged.passUnretained(self).toOpaque())
-        while !queueThreadStop.load(ordering: .acquiring) {
-            if reader.waitForCycle(milliseconds: 5) { drainRing() }
-            let requests = controlRequests.withLock { requests in
-                defer { requests.removeAll() }
-                return requests
-            }
-            for request in requests {
-                request.work(self)
-                request.done?.signal()
-            }
-        }
-        // Release anyone still waiting for a control request.
-        for request in controlRequests.withLock({ $0 }) { request.done?.signal() }
-        queueThreadDone.signal()
+        worker.perform(wait: wait) { [unowned self] in work(self) }
     }
 
     /// Waits until a cycle that may have started before the queue was disarmed has finished.

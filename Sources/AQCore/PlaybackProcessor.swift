@@ -1,0 +1,223 @@
+import Synchronization
+
+/// Plays interleaved frames from a sample ring to the output ports on the process thread, from
+/// a start frame on, with volume (linear ramps) and stereo pan; a ``PlaybackFeeder`` fills the
+/// ring on another thread.
+///
+/// When the ring runs dry while playing, the missing frames are silence (never stale data) and
+/// are counted (``underrunFrameCount``, ``underrunEventCount``). When a drain target is set, the
+/// processor stops taking frames after that many and reports ``isDrained`` once the cycle
+/// holding the last one has been written.
+public final class PlaybackProcessor: RealtimeProcessor, @unchecked Sendable {
+    public let channelCount: Int
+    @usableFromInline let samples: RingConsumer<Float>
+    @usableFromInline let wakeup: RealtimeWakeup
+    @usableFromInline var frameTimes = FrameTimeExtender()
+    @usableFromInline var gain: Float = 1
+    @usableFromInline var gainStep: Float = 0
+    @usableFromInline var rampRemaining = 0
+    @usableFromInline var appliedTargetBits: UInt32 = Float(1).bitPattern
+    @usableFromInline var wasStarved = false
+
+    // Control, written by the queue thread.
+    /// The first device frame to play; `UInt64.max` plays nothing.
+    let startFrame = Atomic<UInt64>(.max)
+    let paused = Atomic<Bool>(false)
+    /// Frames after which to stop taking data (a graceful stop); `Int.max` plays on.
+    let drainTarget = Atomic<Int>(.max)
+    /// Set to discard everything in the ring at the next cycle (an immediate stop or reset).
+    let discardRequested = Atomic<Bool>(false)
+    let targetGainBits = Atomic<UInt32>(Float(1).bitPattern)
+    let rampFrameCount = Atomic<Int>(0)
+    let panBits = Atomic<UInt32>(Float(0).bitPattern)
+
+    // Reports, read by any thread.
+    /// Frames taken from the ring and played since the processor was made.
+    public let playedFrameCount = Atomic<Int>(0)
+    /// Frames of silence played because the ring was empty while playing.
+    public let underrunFrameCount = Atomic<Int>(0)
+    /// Times the ring ran dry while playing (each a timeline discontinuity).
+    public let underrunEventCount = Atomic<Int>(0)
+    /// The frame time at which the next cycle starts.
+    public let nextCycleFrame = Atomic<UInt64>(0)
+    /// The device frame of the first frame played since the latest start; `UInt64.max` before.
+    public let firstPlayedFrame = Atomic<UInt64>(.max)
+    /// Whether the drain target has been reached and its last frame written.
+    public let isDrained = Atomic<Bool>(false)
+
+    init(channelCount: Int, samples: consuming RingConsumer<Float>, wakeup: RealtimeWakeup) {
+        self.channelCount = channelCount
+        self.samples = samples
+        self.wakeup = wakeup
+    }
+
+    /// Creates a processor and the feeder of its ring (`capacityFrames` frames).
+    public static func make(channelCount: Int, capacityFrames: Int) -> (PlaybackProcessor, PlaybackFeeder) {
+        precondition(channelCount > 0, "playback needs at least one channel")
+        let ring = SPSCRing<Float>(minimumCapacity: channelCount * capacityFrames)
+        let wakeup = RealtimeWakeup()
+        let processor = PlaybackProcessor(channelCount: channelCount, samples: ring.consumer, wakeup: wakeup)
+        let feeder = PlaybackFeeder(channelCount: channelCount, samples: ring.producer, wakeup: wakeup)
+        return (processor, feeder)
+    }
+
+    public static let realtimeEntry: RealtimeEntry = { processor, cycle in
+        Unmanaged<PlaybackProcessor>.fromOpaque(processor)._withUnsafeGuaranteedRef { $0.process(cycle.load(as: ProcessCycle.self)) }
+    }
+
+    /// Writes one cycle of the ring to the outputs, silence where there is nothing to play.
+    ///
+    /// - Important: Real-time safe. Call only on the process thread.
+    #if AQ_RT_CHECKS
+    @_noLocks
+    #endif
+    public func process(_ cycle: ProcessCycle) {
+        let frameCount = cycle.frameCount
+        let cycleFrame = frameTimes.extend(cycle.frameTime)
+        nextCycleFrame.store(cycleFrame &+ UInt64(frameCount), ordering: .relaxed)
+        let outputs = cycle.outputs
+        for channel in 0 ..< outputs.count { outputs[channel].update(repeating: 0, count: frameCount) }
+        if discardRequested.load(ordering: .acquiring) {
+            samples.commitRead(samples.readableCount)
+            discardRequested.store(false, ordering: .releasing)
+        }
+        let start = startFrame.load(ordering: .acquiring)
+        if paused.load(ordering: .relaxed) { return }
+        guard start != .max, cycleFrame &+ UInt64(frameCount) > start else { return }
+        let skip = start > cycleFrame ? Int(start &- cycleFrame) : 0
+        let wanted = frameCount - skip
+        let played = playedFrameCount.load(ordering: .relaxed)
+        let target = drainTarget.load(ordering: .acquiring)
+        let available = samples.readableCount / channelCount
+        let take = min(min(wanted, available), max(0, target - played))
+        // (Nested, not `&&`: the autoclosure of `&&` would retain self.)
+        if take > 0 {
+            if firstPlayedFrame.load(ordering: .relaxed) == .max {
+                firstPlayedFrame.store(cycleFrame &+ UInt64(skip), ordering: .releasing)
+            }
+        }
+
+        // Volume: a new target starts a linear ramp over the ramp time (a step when it is 0).
+        let targetBits = targetGainBits.load(ordering: .relaxed)
+        if targetBits != appliedTargetBits {
+            appliedTargetBits = targetBits
+            let ramp = rampFrameCount.load(ordering: .relaxed)
+            let target = Float(bitPattern: targetBits)
+            if ramp > 0 {
+                rampRemaining = ramp
+                gainStep = (target - gain) / Float(ramp)
+            } else {
+                gain = target
+                rampRemaining = 0
+            }
+        }
+        let pan = Float(bitPattern: panBits.load(ordering: .relaxed))
+        let isStereo = channelCount == 2
+        var leftBalance: Float = 1
+        var rightBalance: Float = 1
+        if isStereo {
+            if pan > 0 { leftBalance = 1 - pan }
+            if pan < 0 { rightBalance = 1 + pan }
+        }
+
+        let regions = samples.readableRegions()
+        let channels = min(channelCount, outputs.count)
+        for frame in 0 ..< take {
+            if rampRemaining > 0 {
+                rampRemaining -= 1
+                gain = rampRemaining == 0 ? Float(bitPattern: appliedTargetBits) : gain + gainStep
+            }
+            let base = frame * channelCount
+            for channel in 0 ..< channels {
+                let balance = channel == 0 ? leftBalance : channel == 1 ? rightBalance : 1
+                outputs[channel][skip + frame] = regions[base + channel] * gain * balance
+            }
+        }
+        samples.commitRead(take * channelCount)
+        playedFrameCount.store(played + take, ordering: .relaxed)
+
+        if played + take >= target {
+            isDrained.store(true, ordering: .releasing)
+        } else if take < wanted {
+            // The ring ran dry while playing: silence, counted; one event per dry spell.
+            underrunFrameCount.add(wanted - take, ordering: .relaxed)
+            if !wasStarved { underrunEventCount.add(1, ordering: .relaxed) }
+            wasStarved = true
+        } else {
+            wasStarved = false
+        }
+        wakeup.signal()
+    }
+
+    // Control, from the queue thread.
+
+    /// Plays from device frame `frame` on (`nil`: stop playing at the next cycle).
+    public func play(fromFrame frame: UInt64?) {
+        if frame != nil { firstPlayedFrame.store(.max, ordering: .relaxed) }
+        startFrame.store(frame ?? .max, ordering: .releasing)
+    }
+
+    public func setPaused(_ value: Bool) { paused.store(value, ordering: .releasing) }
+
+    /// Stops taking frames once `frames` (counted from the processor's creation) have played.
+    public func drain(afterTotalFrames frames: Int) {
+        isDrained.store(false, ordering: .relaxed)
+        drainTarget.store(frames, ordering: .releasing)
+    }
+
+    /// Forgets a drain target.
+    public func cancelDrain() {
+        drainTarget.store(.max, ordering: .releasing)
+        isDrained.store(false, ordering: .relaxed)
+    }
+
+    /// Drops whatever the ring holds, at the next cycle.
+    public func discardQueuedFrames() { discardRequested.store(true, ordering: .releasing) }
+
+    /// Whether a discard has been requested and not yet carried out.
+    public var isDiscardPending: Bool { discardRequested.load(ordering: .acquiring) }
+
+    /// Sets the volume (linear 0 ... 1), reached over `rampFrames` frames.
+    public func setGain(_ gain: Float, rampFrames: Int) {
+        rampFrameCount.store(max(0, rampFrames), ordering: .relaxed)
+        targetGainBits.store(gain.bitPattern, ordering: .releasing)
+    }
+
+    /// Stereo balance, -1 (left) ... 1 (right); no effect on other channel counts.
+    public func setPan(_ pan: Float) { panBits.store(pan.bitPattern, ordering: .releasing) }
+}
+
+/// The producer side of a ``PlaybackProcessor``: writes interleaved frames into its ring.
+/// Use from one thread at a time (the queue thread); not real-time.
+public final class PlaybackFeeder: @unchecked Sendable {
+    public let channelCount: Int
+    let samples: RingProducer<Float>
+    let wakeup: RealtimeWakeup
+
+    init(channelCount: Int, samples: consuming RingProducer<Float>, wakeup: RealtimeWakeup) {
+        self.channelCount = channelCount
+        self.samples = samples
+        self.wakeup = wakeup
+    }
+
+    deinit { wakeup.destroy() }
+
+    /// Frames of free space in the ring.
+    public var writableFrameCount: Int { samples.writableCount / channelCount }
+
+    /// Frames in the ring not yet played.
+    public var queuedFrameCount: Int { (samples.capacity - samples.writableCount) / channelCount }
+
+    /// Frames the ring holds when full.
+    public var capacityFrames: Int { samples.capacity / channelCount }
+
+    /// Writes up to `frameCount` interleaved frames; returns how many fit.
+    public func write(_ frames: UnsafePointer<Float>, frameCount: Int) -> Int {
+        let count = min(frameCount, writableFrameCount)
+        _ = samples.write(UnsafeBufferPointer(start: frames, count: count * channelCount))
+        return count
+    }
+
+    /// Waits up to `milliseconds` for the process thread to finish a cycle.
+    public func waitForCycle(milliseconds: Int) { wakeup.wait(milliseconds: milliseconds) }
+}

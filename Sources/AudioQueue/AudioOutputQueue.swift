@@ -1,0 +1,498 @@
+import AQCore
+import AQJack
+import AQMedia
+import CAudioTypes
+import Foundation
+import Synchronization
+
+/// A playback queue on JACK: the engine behind `AudioQueueNewOutput`.
+///
+/// The queue is a JACK client with output ports `out_1 ... out_N`. Its own thread takes the
+/// buffers the caller enqueued in order, converts them to Float (and to the server's rate),
+/// writes them into a ring and hands each buffer back through the callback once it has been
+/// used up, so the caller can refill it. The process thread plays the ring from the start frame
+/// on with volume and pan (``PlaybackProcessor``); when the ring runs dry it plays silence and
+/// counts it.
+///
+/// ### Device model
+/// `currentDevice` names the JACK client whose input ports the queue feeds, channel N to its
+/// Nth audio input port (`system`, the physical playback ports, by default);
+/// ``channelDestinations`` picks a port per channel. Connections are made by ``start(atFrame:)``.
+public final class AudioOutputQueue: @unchecked Sendable {
+    /// What the queue hands back for each used-up buffer, on the queue thread.
+    public typealias Callback = (_ queue: AudioOutputQueue, _ buffer: AudioQueueBufferRef) -> Void
+
+    /// The buffers' format, with a sample rate of 0 replaced by the device's.
+    public let format: AudioStreamBasicDescription
+    public let layout: LinearPCMLayout
+    public let client: JackClient
+    public let ports: [JackPort]
+    let processor: PlaybackProcessor
+    let feeder: PlaybackFeeder
+    private let callback: Callback
+
+    private enum RunState { case stopped, running, paused, draining }
+
+    /// One enqueued buffer and what to skip of it.
+    private struct Entry {
+        let buffer: AudioQueueBufferRef
+        var trimStartFrames: Int
+        var trimEndFrames: Int
+        var gain: Float?
+    }
+
+    private let lock = NSLock()
+    private var runState = RunState.stopped
+    private var buffers = QueueBufferStore()
+    private var enqueued: [Entry] = []
+    /// Frames of the front buffer already converted.
+    private var frontOffset = 0
+    /// Converted frames (server rate) not yet in the ring, from `pendingStart` on.
+    private var pending: [Float] = []
+    private var pendingStart = 0
+    /// Frames written into the ring since the queue was made.
+    private var writtenFrames = 0
+    private var resampler: Resampler?
+    private var converterQuality = Resampler.Quality.best
+    private var device = "system"
+    private var explicitDestinations: [String]?
+    private var volume: Float = 1
+    private var volumeRampSeconds: Double = 0
+    private var pan: Float = 0
+    private var runningHandler: (@Sendable (Bool) -> Void)?
+    private var deviceIsRunning = false
+    private var isDisposed = false
+    private var worker: QueueWorker!
+
+    /// Creates a stopped playback queue.
+    ///
+    /// - Throws: `kAudioFormatUnsupportedDataFormatError` for a format it cannot play (the
+    ///   message names the field), `kAudioQueueErr_InvalidDevice` when no JACK server runs.
+    public convenience init(format: AudioStreamBasicDescription, clientName: String = "aqjack", server: String? = nil,
+                            callback: @escaping Callback) throws(AudioQueueError) {
+        _ = try LinearPCMLayout(validating: format)
+        let client: JackClient
+        do {
+            client = try JackClient(name: clientName, server: server)
+        } catch {
+            throw AudioQueueError(AudioQueueError.invalidDeviceCode, "cannot open the playback device: \(error)")
+        }
+        try self.init(format: format, client: client, callback: callback)
+    }
+
+    /// Creates a stopped playback queue on a JACK client the caller opened; the queue owns the
+    /// client from now on (also when this throws).
+    public init(format: AudioStreamBasicDescription, client: JackClient, callback: @escaping Callback) throws(AudioQueueError) {
+        let layout: LinearPCMLayout
+        do {
+            layout = try LinearPCMLayout(validating: format)
+        } catch {
+            client.close()
+            throw error
+        }
+        var resolved = format
+        if resolved.mSampleRate == 0 { resolved.mSampleRate = Double(client.sampleRate) }
+        do {
+            ports = try client.registerPorts(prefix: "out_", count: layout.channelCount, direction: .output)
+        } catch {
+            client.close()
+            throw AudioQueueError(AudioQueueError.invalidDeviceCode, "\(error)")
+        }
+        self.format = resolved
+        self.layout = layout
+        self.client = client
+        self.callback = callback
+        // A quarter second of ring, at least 8 periods: the latency between enqueue and sound.
+        (processor, feeder) = PlaybackProcessor.make(channelCount: layout.channelCount,
+                                                     capacityFrames: max(8 * client.bufferSize, client.sampleRate / 4))
+        do {
+            try client.activate(processor: processor, outputs: ports)
+        } catch {
+            client.close()
+            throw AudioQueueError(AudioQueueError.invalidDeviceCode, "\(error)")
+        }
+        worker = QueueWorker(name: "aqjack.output-queue") { [unowned self] in step() }
+    }
+
+    deinit { dispose() }
+
+    // MARK: Buffers
+
+    /// The corresponding Apple function is `AudioQueueAllocateBuffer`.
+    public func allocateBuffer(byteCapacity: Int, packetDescriptionCapacity: Int = 0) throws(AudioQueueError) -> AudioQueueBufferRef {
+        lock.lock()
+        defer { lock.unlock() }
+        return try buffers.allocate(byteCapacity: byteCapacity, packetDescriptionCapacity: packetDescriptionCapacity)
+    }
+
+    /// The corresponding Apple function is `AudioQueueFreeBuffer`.
+    public func freeBuffer(_ buffer: AudioQueueBufferRef) throws(AudioQueueError) {
+        lock.lock()
+        defer { lock.unlock() }
+        try buffers.free(buffer, isEnqueued: enqueued.contains { $0.buffer == buffer })
+    }
+
+    /// Adds a filled buffer (`mAudioDataByteSize` bytes of frames) at the end of the queue,
+    /// optionally skipping frames at its start and end (Apple: trim frames, e.g. encoder priming)
+    /// and changing the volume when it starts.
+    ///
+    /// The corresponding Apple functions are `AudioQueueEnqueueBuffer` and
+    /// `AudioQueueEnqueueBufferWithParameters`.
+    public func enqueue(_ buffer: AudioQueueBufferRef, trimStartFrames: Int = 0, trimEndFrames: Int = 0,
+                        volume: Float? = nil) throws(AudioQueueError) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !isDisposed else { throw AudioQueueError(AudioQueueError.disposalPendingCode, "the queue is disposed") }
+        guard buffers.contains(buffer) else {
+            throw AudioQueueError(AudioQueueError.invalidBufferCode, "the buffer does not belong to this queue")
+        }
+        guard !enqueued.contains(where: { $0.buffer == buffer }) else {
+            throw AudioQueueError(AudioQueueError.bufferEnqueuedTwiceCode, "the buffer is already enqueued")
+        }
+        guard buffer.pointee.mAudioDataByteSize > 0 else {
+            throw AudioQueueError(AudioQueueError.bufferEmptyCode, "the buffer holds no data (mAudioDataByteSize is 0)")
+        }
+        guard Int(buffer.pointee.mAudioDataByteSize) % layout.bytesPerFrame == 0 else {
+            throw AudioQueueError(AudioQueueError.parameterCode, "mAudioDataByteSize \(buffer.pointee.mAudioDataByteSize) is not a whole number of \(layout.bytesPerFrame)-byte frames")
+        }
+        enqueued.append(Entry(buffer: buffer, trimStartFrames: max(0, trimStartFrames), trimEndFrames: max(0, trimEndFrames), gain: volume))
+    }
+
+    // MARK: Control
+
+    /// Converts enqueued buffers into the ring until `frames` frames (0: everything enqueued, as
+    /// far as the ring holds) are ready to play, so that the start is glitch-free.
+    ///
+    /// - Returns: the frames ready.
+    /// The corresponding Apple function is `AudioQueuePrime`.
+    @discardableResult
+    public func prime(frames: Int = 0) -> Int {
+        let target = frames > 0 ? min(frames, feeder.capacityFrames) : feeder.capacityFrames
+        let deadline = Date().addingTimeInterval(2)
+        while Date() < deadline {
+            let (ready, more) = lock.withLock { (feeder.queuedFrameCount, !enqueued.isEmpty || pending.count > pendingStart) }
+            if ready >= target || !more { return ready }
+            usleep(1000)
+        }
+        return feeder.queuedFrameCount
+    }
+
+    /// Starts (or resumes) playing: at JACK frame `startFrame` exactly, or at the second cycle
+    /// from now. Connects the device's ports first.
+    ///
+    /// The corresponding Apple function is `AudioQueueStart`.
+    public func start(atFrame startFrame: UInt64? = nil) throws(AudioQueueError) {
+        let (wasPaused, deviceName, destinations) = lock.withLock { (runState == .paused, device, explicitDestinations) }
+        try connect(deviceName: deviceName, destinations: destinations)
+        if wasPaused {
+            processor.setPaused(false)
+        } else {
+            processor.cancelDrain()
+            applyVolume(rampFrames: 0)
+            processor.play(fromFrame: startFrame ?? processor.nextCycleFrame.load(ordering: .relaxed) + UInt64(2 * client.bufferSize))
+        }
+        lock.withLock { runState = .running }
+    }
+
+    /// Stops playing. With `immediate`, now: what the ring holds is dropped and the enqueued
+    /// buffers come back through the callback. Without, after everything enqueued has played;
+    /// `onRunningChange(false)` tells when the last frame has left.
+    ///
+    /// The corresponding Apple function is `AudioQueueStop`.
+    public func stop(immediate: Bool = true) {
+        if immediate {
+            worker.perform(wait: true) { [unowned self] in
+                stopNow()
+                returnAllBuffers()
+            }
+        } else {
+            lock.withLock { if runState == .running || runState == .paused { runState = .draining } }
+            processor.setPaused(false)
+        }
+    }
+
+    /// Stops output but keeps the ring and the buffers; ``start(atFrame:)`` resumes.
+    ///
+    /// The corresponding Apple function is `AudioQueuePause`.
+    public func pause() {
+        processor.setPaused(true)
+        lock.withLock { if runState == .running { runState = .paused } }
+    }
+
+    /// Makes sure everything enqueued so far (and the resampler's tail) has reached the ring.
+    ///
+    /// The corresponding Apple function is `AudioQueueFlush`.
+    public func flush() {
+        worker.perform(wait: true) { [unowned self] in
+            while lock.withLock({ !enqueued.isEmpty }) && feeder.writableFrameCount > 0 { fill() }
+            flushResampler()
+        }
+    }
+
+    /// Stops now, drops what the ring holds and returns every enqueued buffer through the callback.
+    ///
+    /// The corresponding Apple function is `AudioQueueReset`.
+    public func reset() {
+        worker.perform(wait: true) { [unowned self] in
+            stopNow()
+            returnAllBuffers()
+        }
+    }
+
+    /// Stops, closes the JACK client and frees the buffers; no callback runs after this returns.
+    ///
+    /// The corresponding Apple function is `AudioQueueDispose`.
+    public func dispose() {
+        let already = lock.withLock { () -> Bool in
+            defer { isDisposed = true }
+            return isDisposed
+        }
+        guard !already else { return }
+        processor.play(fromFrame: nil)
+        worker.stop()
+        client.close()
+        lock.withLock {
+            enqueued.removeAll()
+            buffers.releaseAll()
+        }
+    }
+
+    /// Whether the queue is playing (started, not paused, not stopped; draining counts).
+    public var isRunning: Bool { lock.withLock { runState == .running || runState == .draining } }
+
+    // MARK: Parameters and properties
+
+    /// Linear volume 0 ... 1 (`kAudioQueueParam_Volume`), reached over ``volumeRampTime``.
+    public var volumeLevel: Float {
+        get { lock.withLock { volume } }
+        set {
+            lock.withLock { volume = max(0, min(1, newValue)) }
+            applyVolume(rampFrames: Int(lock.withLock { volumeRampSeconds } * Double(client.sampleRate)))
+        }
+    }
+
+    /// Seconds over which later volume changes ramp (`kAudioQueueParam_VolumeRampTime`).
+    public var volumeRampTime: Double {
+        get { lock.withLock { volumeRampSeconds } }
+        set { lock.withLock { volumeRampSeconds = max(0, newValue) } }
+    }
+
+    /// Stereo balance -1 ... 1 (`kAudioQueueParam_Pan`); no effect on other channel counts.
+    public var panPosition: Float {
+        get { lock.withLock { pan } }
+        set {
+            lock.withLock { pan = max(-1, min(1, newValue)) }
+            processor.setPan(lock.withLock { pan })
+        }
+    }
+
+    private func applyVolume(rampFrames: Int) {
+        processor.setGain(lock.withLock { volume }, rampFrames: rampFrames)
+    }
+
+    /// The JACK client whose input ports the queue feeds (`kAudioQueueProperty_CurrentDevice`).
+    public var currentDevice: String {
+        get { lock.withLock { device } }
+        set { lock.withLock { device = newValue } }
+    }
+
+    /// Full names of the input ports each channel feeds (`kAudioQueueProperty_ChannelAssignments`);
+    /// an empty list connects nothing.
+    public var channelDestinations: [String]? {
+        get { lock.withLock { explicitDestinations } }
+        set { lock.withLock { explicitDestinations = newValue } }
+    }
+
+    /// The converter used when the format's rate differs from the server's. Set before enqueuing.
+    public var sampleRateConverterQuality: Resampler.Quality {
+        get { lock.withLock { converterQuality } }
+        set { lock.withLock { converterQuality = newValue } }
+    }
+
+    /// Called on the queue thread when the first frame has really been played after a start
+    /// (`true`) and when playing has stopped, after a drain once the last frame has left (`false`).
+    public var onRunningChange: (@Sendable (Bool) -> Void)? {
+        get { lock.withLock { runningHandler } }
+        set { lock.withLock { runningHandler = newValue } }
+    }
+
+    /// Frames of silence played because no data was ready while playing, and how many times.
+    public var underrunFrameCount: Int { processor.underrunFrameCount.load(ordering: .relaxed) }
+    public var underrunEventCount: Int { processor.underrunEventCount.load(ordering: .relaxed) }
+
+    /// The device frame at which the first frame played since the latest start, once it has.
+    public var playbackStartFrame: UInt64? {
+        let frame = processor.firstPlayedFrame.load(ordering: .acquiring)
+        return frame == .max ? nil : frame
+    }
+
+    /// The queue's position: device frames elapsed since playback started (including silence
+    /// played in underruns), in the format's rate; 0 before the first frame.
+    public var currentSampleTime: Double {
+        guard let start = playbackStartFrame else { return 0 }
+        let now = processor.nextCycleFrame.load(ordering: .relaxed)
+        return Double(now > start ? now - start : 0) * format.mSampleRate / Double(client.sampleRate)
+    }
+
+    // MARK: Device connection
+
+    private func connect(deviceName: String, destinations explicit: [String]?) throws(AudioQueueError) {
+        let destinations: [String]
+        if let explicit {
+            destinations = explicit
+        } else {
+            destinations = client.portNames(direction: .input, audioOnly: true).filter { $0.hasPrefix(deviceName + ":") }
+            guard !destinations.isEmpty else {
+                throw AudioQueueError(AudioQueueError.invalidDeviceCode, "no JACK client '\(deviceName)' with audio input ports on server '\(client.serverName)'; `aqjack --ports` lists them")
+            }
+        }
+        for (port, destination) in zip(ports, destinations) where !port.connections.contains(destination) {
+            do {
+                try client.connect(port.name, to: destination)
+            } catch {
+                throw AudioQueueError(AudioQueueError.cannotStartCode, "\(error)")
+            }
+        }
+    }
+
+    // MARK: The queue thread
+
+    /// One turn of the queue thread: wait for a cycle, refill the ring, report state changes.
+    private func step() {
+        feeder.waitForCycle(milliseconds: 5)
+        fill()
+        let (state, queueEmpty, nothingPending) = lock.withLock { (runState, enqueued.isEmpty, pending.count == pendingStart) }
+        if state == .draining && queueEmpty && nothingPending {
+            flushResampler()
+            if lock.withLock({ pending.count == pendingStart }) {
+                processor.drain(afterTotalFrames: lock.withLock { writtenFrames })
+                if processor.isDrained.load(ordering: .acquiring) {
+                    processor.play(fromFrame: nil)
+                    processor.cancelDrain()
+                    lock.withLock { runState = .stopped }
+                    reportRunning(false)
+                    return
+                }
+            }
+        }
+        if (state == .running || state == .draining) && playbackStartFrame != nil { reportRunning(true) }
+    }
+
+    /// Converts enqueued buffers into the ring as far as it has room; hands used-up buffers back.
+    private func fill() {
+        while true {
+            // Pending converted frames go first.
+            let (moved, left) = lock.withLock { () -> (Int, Int) in
+                let count = (pending.count - pendingStart) / layout.channelCount
+                guard count > 0 else { return (0, 0) }
+                let written = pending.withUnsafeBufferPointer { feeder.write($0.baseAddress! + pendingStart, frameCount: count) }
+                pendingStart += written * layout.channelCount
+                writtenFrames += written
+                if pendingStart == pending.count {
+                    pending.removeAll(keepingCapacity: true)
+                    pendingStart = 0
+                }
+                return (written, count - written)
+            }
+            _ = moved
+            if left > 0 { return }
+            // Then the next piece of the front buffer.
+            guard let finished = convertNextPiece() else { return }
+            if let buffer = finished { callback(self, buffer) }
+        }
+    }
+
+    /// Converts up to 1024 frames of the front buffer into `pending`.
+    /// - Returns: nil when nothing is enqueued; `.some(buffer)` when that buffer is used up
+    ///   (remove it from the queue; the caller hands it back); `.some(nil)` otherwise.
+    private func convertNextPiece() -> AudioQueueBufferRef?? {
+        lock.lock()
+        guard var entry = enqueued.first else {
+            lock.unlock()
+            return nil
+        }
+        let totalFrames = Int(entry.buffer.pointee.mAudioDataByteSize) / layout.bytesPerFrame
+        let firstFrame = min(entry.trimStartFrames, totalFrames)
+        let endFrame = max(firstFrame, totalFrames - entry.trimEndFrames)
+        if frontOffset < firstFrame { frontOffset = firstFrame }
+        if frontOffset == firstFrame, let gain = entry.gain {
+            volume = gain
+            entry.gain = nil
+            enqueued[0] = entry
+            processor.setGain(gain, rampFrames: Int(volumeRampSeconds * Double(client.sampleRate)))
+        }
+        if frontOffset >= endFrame {
+            enqueued.removeFirst()
+            frontOffset = 0
+            lock.unlock()
+            return .some(entry.buffer)
+        }
+        let count = min(1024, endFrame - frontOffset)
+        let channels = layout.channelCount
+        var floats = [Float](repeating: 0, count: count * channels)
+        let source = entry.buffer.pointee.mAudioData + frontOffset * layout.bytesPerFrame
+        for index in 0 ..< count * channels {
+            floats[index] = layout.decode(from: source + index * layout.bytesPerSample)
+        }
+        frontOffset += count
+        if format.mSampleRate != Double(client.sampleRate) {
+            if resampler == nil {
+                resampler = try? Resampler(channelCount: channels, ratio: Double(client.sampleRate) / format.mSampleRate, quality: converterQuality)
+            }
+            floats.withUnsafeBufferPointer { input in
+                resampler?.process(input.baseAddress!, frameCount: count) { output, produced in
+                    pending.append(contentsOf: UnsafeBufferPointer(start: output, count: produced * channels))
+                }
+            }
+        } else {
+            pending.append(contentsOf: floats)
+        }
+        lock.unlock()
+        return .some(nil)
+    }
+
+    private func flushResampler() {
+        lock.withLock {
+            let channels = layout.channelCount
+            resampler?.flush { output, produced in
+                pending.append(contentsOf: UnsafeBufferPointer(start: output, count: produced * channels))
+            }
+        }
+        fill()
+    }
+
+    /// Stops output at the next cycle and drops the ring's frames and the pending ones.
+    private func stopNow() {
+        processor.play(fromFrame: nil)
+        processor.setPaused(false)
+        processor.cancelDrain()
+        processor.discardQueuedFrames()
+        let deadline = Date().addingTimeInterval(0.5)
+        while processor.isDiscardPending && Date() < deadline && !client.notifications.hasShutDown.load(ordering: .relaxed) { usleep(500) }
+        lock.withLock {
+            pending.removeAll()
+            pendingStart = 0
+            writtenFrames = processor.playedFrameCount.load(ordering: .relaxed)
+            frontOffset = 0
+            resampler?.reset()
+            runState = .stopped
+        }
+        reportRunning(false)
+    }
+
+    /// Hands every enqueued buffer back through the callback. Queue thread only.
+    private func returnAllBuffers() {
+        while let entry = lock.withLock({ enqueued.isEmpty ? nil : enqueued.removeFirst() }) {
+            callback(self, entry.buffer)
+        }
+    }
+
+    private func reportRunning(_ running: Bool) {
+        let handler = lock.withLock { () -> (@Sendable (Bool) -> Void)? in
+            guard deviceIsRunning != running else { return nil }
+            deviceIsRunning = running
+            return runningHandler
+        }
+        handler?(running)
+    }
+}

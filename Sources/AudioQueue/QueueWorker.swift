@@ -1,0 +1,113 @@
+import CAudioTypes
+import Foundation
+import Synchronization
+
+/// The thread of one audio queue (Apple: "one of the audio queue's internal threads"): runs the
+/// queue's step function in a loop, and control requests (stop, flush, reset) between steps, so
+/// that callbacks always come from this one thread.
+final class QueueWorker: @unchecked Sendable {
+    private struct Request: Sendable {
+        let work: @Sendable () -> Void
+        let done: DispatchSemaphore?
+    }
+    private let requests = Mutex<[Request]>([])
+    private let stopRequested = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    /// A unique address marking this worker's thread (thread-specific data).
+    nonisolated(unsafe) private let identity = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+
+    nonisolated(unsafe) private static var key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// Starts the thread; `step` runs over and over (it should wait a few milliseconds for work).
+    init(name: String, step: @escaping @Sendable () -> Void) {
+        let thread = Thread { [self] in
+            pthread_setspecific(Self.key, identity)
+            while !stopRequested.load(ordering: .acquiring) {
+                step()
+                let pending = requests.withLock { requests in
+                    defer { requests.removeAll() }
+                    return requests
+                }
+                for request in pending {
+                    request.work()
+                    request.done?.signal()
+                }
+            }
+            for request in requests.withLock({ $0 }) { request.done?.signal() }
+            finished.signal()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    deinit { identity.deallocate() }
+
+    /// Whether the caller is this worker's thread.
+    var isCurrentThread: Bool { pthread_getspecific(Self.key) == identity }
+
+    /// Runs `work` on the worker's thread (inline when already on it, or once it has stopped),
+    /// waiting for it when `wait` is set.
+    func perform(wait: Bool, _ work: @escaping @Sendable () -> Void) {
+        if isCurrentThread || stopRequested.load(ordering: .acquiring) {
+            work()
+            return
+        }
+        let done = wait ? DispatchSemaphore(value: 0) : nil
+        requests.withLock { $0.append(Request(work: work, done: done)) }
+        done?.wait()
+    }
+
+    /// Ends the loop and waits for the thread (unless called on it).
+    func stop() {
+        guard !stopRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        if !isCurrentThread { finished.wait() }
+    }
+}
+
+/// The buffers one queue owns. Not thread-safe: use under the queue's lock.
+struct QueueBufferStore {
+    private(set) var owned = Set<UnsafeMutablePointer<AudioQueueBuffer>>()
+
+    mutating func allocate(byteCapacity: Int, packetDescriptionCapacity: Int) throws(AudioQueueError) -> AudioQueueBufferRef {
+        guard byteCapacity > 0, byteCapacity <= Int(UInt32.max) else {
+            throw AudioQueueError(AudioQueueError.parameterCode, "buffer capacity \(byteCapacity) bytes; expected 1 ... \(UInt32.max)")
+        }
+        let buffer = UnsafeMutablePointer<AudioQueueBuffer>.allocate(capacity: 1)
+        let data = UnsafeMutableRawPointer.allocate(byteCount: byteCapacity, alignment: 16)
+        data.initializeMemory(as: UInt8.self, repeating: 0, count: byteCapacity)
+        let descriptions: UnsafeMutablePointer<AudioStreamPacketDescription>? =
+            packetDescriptionCapacity > 0 ? .allocate(capacity: packetDescriptionCapacity) : nil
+        aq_buffer_initialize(buffer, UInt32(byteCapacity), data, UInt32(packetDescriptionCapacity), descriptions)
+        owned.insert(buffer)
+        return buffer
+    }
+
+    func contains(_ buffer: AudioQueueBufferRef) -> Bool { owned.contains(buffer) }
+
+    /// Frees a buffer that is not enqueued.
+    mutating func free(_ buffer: AudioQueueBufferRef, isEnqueued: Bool) throws(AudioQueueError) {
+        guard owned.contains(buffer) else {
+            throw AudioQueueError(AudioQueueError.invalidBufferCode, "the buffer does not belong to this queue")
+        }
+        guard !isEnqueued else {
+            throw AudioQueueError(AudioQueueError.bufferInQueueCode, "the buffer is enqueued; stop or reset the queue first")
+        }
+        owned.remove(buffer)
+        Self.release(buffer)
+    }
+
+    mutating func releaseAll() {
+        owned.forEach(Self.release)
+        owned.removeAll()
+    }
+
+    private static func release(_ buffer: AudioQueueBufferRef) {
+        buffer.pointee.mAudioData.deallocate()
+        buffer.pointee.mPacketDescriptions?.deallocate()
+        buffer.deallocate()
+    }
+}
