@@ -160,7 +160,9 @@ public final class PlaybackProcessor: RealtimeProcessor, @unchecked Sendable {
     public func setPaused(_ value: Bool) { paused.store(value, ordering: .releasing) }
 
     /// Stops taking frames once `frames` (counted from the processor's creation) have played.
+    /// Setting the same target again changes nothing (it does not clear ``isDrained``).
     public func drain(afterTotalFrames frames: Int) {
+        guard drainTarget.load(ordering: .acquiring) != frames else { return }
         isDrained.store(false, ordering: .relaxed)
         drainTarget.store(frames, ordering: .releasing)
     }

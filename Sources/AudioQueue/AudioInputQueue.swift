@@ -352,42 +352,6 @@ public final class AudioInputQueue: @unchecked Sendable {
 
     // MARK: Time
 
-    /// The device's current frame (JACK's estimate, extended to 64 bits) and the matching
-    /// host time in nanoseconds. Any thread.
-    ///
-    /// The corresponding Apple function is `AudioQueueDeviceGetCurrentTime`.
-    public func deviceCurrentTime() -> (frame: Double, hostNanoseconds: UInt64) {
-        let estimated = client.estimatedFrameTime
-        return (Double(extendFrame(estimated)), client.microseconds * 1000)
-    }
-
-    /// Extends a 32-bit JACK frame time near now to 64 bits, using the latest cycle's.
-    func extendFrame(_ frame: UInt32) -> UInt64 {
-        let reference = processor.nextCycleFrameTime
-        let delta = Int64(Int32(bitPattern: frame &- UInt32(truncatingIfNeeded: reference)))
-        return UInt64(max(0, Int64(reference) + delta))
-    }
-
-    /// Host time (ns) of a device frame, or the device frame at a host time, on JACK's clock.
-    ///
-    /// The corresponding Apple function is `AudioQueueDeviceTranslateTime`.
-    public func hostNanoseconds(atDeviceFrame frame: Double) -> UInt64 {
-        let whole = UInt32(truncatingIfNeeded: UInt64(frame))
-        let fraction = frame - frame.rounded(.down)
-        return client.microseconds(atFrame: whole) * 1000 + UInt64(fraction * 1e9 / Double(client.sampleRate))
-    }
-
-    public func deviceFrame(atHostNanoseconds nanoseconds: UInt64) -> Double {
-        Double(extendFrame(client.frame(atMicroseconds: nanoseconds / 1000)))
-    }
-
-    /// The earliest device frame a start can be scheduled at: the cycle after next.
-    ///
-    /// The corresponding Apple function is `AudioQueueDeviceGetNearestStartTime`.
-    public func nearestStartFrame() -> UInt64 {
-        processor.nextCycleFrameTime + UInt64(client.bufferSize)
-    }
-
     /// The device frame of the first frame recorded since the latest start, once known.
     public var recordingStartFrame: Double? { lock.withLock { firstRecordedFrame } }
 

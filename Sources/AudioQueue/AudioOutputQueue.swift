@@ -9,8 +9,8 @@ import Synchronization
 ///
 /// The queue is a JACK client with output ports `out_1 ... out_N`. Its own thread takes the
 /// buffers the caller enqueued in order, converts them to Float (and to the server's rate),
-/// writes them into a ring and hands each buffer back through the callback once it has been
-/// used up, so the caller can refill it. The process thread plays the ring from the start frame
+/// writes them into a ring and hands each buffer back through the callback once its last frame
+/// has been played (as Apple's queue does), so the caller can refill it. The process thread plays the ring from the start frame
 /// on with volume and pan (``PlaybackProcessor``); when the ring runs dry it plays silence and
 /// counts it.
 ///
@@ -52,6 +52,10 @@ public final class AudioOutputQueue: @unchecked Sendable {
     private var pendingStart = 0
     /// Frames written into the ring since the queue was made.
     private var writtenFrames = 0
+    /// Buffers fully converted but not yet played out, with the played-frame count at which
+    /// their last frame has left: they go back to the caller then (Apple hands a playback buffer
+    /// back once it has been used, i.e. played).
+    private var inFlight: [(buffer: AudioQueueBufferRef, doneAtPlayedFrame: Int)] = []
     private var resampler: Resampler?
     private var converterQuality = Resampler.Quality.best
     private var device = "system"
@@ -63,6 +67,8 @@ public final class AudioOutputQueue: @unchecked Sendable {
     private var deviceIsRunning = false
     private var isDisposed = false
     private var worker: QueueWorker!
+    /// The cycle-end frame when the drain target was reached (queue thread only).
+    private var drainedCycleEnd: UInt64?
 
     /// Creates a stopped playback queue.
     ///
@@ -129,7 +135,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
     public func freeBuffer(_ buffer: AudioQueueBufferRef) throws(AudioQueueError) {
         lock.lock()
         defer { lock.unlock() }
-        try buffers.free(buffer, isEnqueued: enqueued.contains { $0.buffer == buffer })
+        try buffers.free(buffer, isEnqueued: enqueued.contains { $0.buffer == buffer } || inFlight.contains { $0.buffer == buffer })
     }
 
     /// Adds a filled buffer (`mAudioDataByteSize` bytes of frames) at the end of the queue,
@@ -146,7 +152,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
         guard buffers.contains(buffer) else {
             throw AudioQueueError(AudioQueueError.invalidBufferCode, "the buffer does not belong to this queue")
         }
-        guard !enqueued.contains(where: { $0.buffer == buffer }) else {
+        guard !enqueued.contains(where: { $0.buffer == buffer }), !inFlight.contains(where: { $0.buffer == buffer }) else {
             throw AudioQueueError(AudioQueueError.bufferEnqueuedTwiceCode, "the buffer is already enqueued")
         }
         guard buffer.pointee.mAudioDataByteSize > 0 else {
@@ -171,6 +177,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(2)
         while Date() < deadline {
             let (ready, more) = lock.withLock { (feeder.queuedFrameCount, !enqueued.isEmpty || pending.count > pendingStart) }
+            // Buffers come back only as they are played: until the start, the ring is what primes.
             if ready >= target || !more { return ready }
             usleep(1000)
         }
@@ -253,6 +260,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
         client.close()
         lock.withLock {
             enqueued.removeAll()
+            inFlight.removeAll()
             buffers.releaseAll()
         }
     }
@@ -360,16 +368,24 @@ public final class AudioOutputQueue: @unchecked Sendable {
     /// One turn of the queue thread: wait for a cycle, refill the ring, report state changes.
     private func step() {
         feeder.waitForCycle(milliseconds: 5)
+        returnPlayedBuffers()
         fill()
         let (state, queueEmpty, nothingPending) = lock.withLock { (runState, enqueued.isEmpty, pending.count == pendingStart) }
         if state == .draining && queueEmpty && nothingPending {
             flushResampler()
             if lock.withLock({ pending.count == pendingStart }) {
                 processor.drain(afterTotalFrames: lock.withLock { writtenFrames })
-                if processor.isDrained.load(ordering: .acquiring) {
+                // The cycle that wrote the last frame has run; its frames leave the graph while the
+                // next cycle runs. Stopped (and IsRunning false) once that next cycle has started.
+                if processor.isDrained.load(ordering: .acquiring) && drainedCycleEnd == nil {
+                    drainedCycleEnd = processor.nextCycleFrame.load(ordering: .acquiring)
+                }
+                if let end = drainedCycleEnd, processor.nextCycleFrame.load(ordering: .acquiring) > end {
+                    drainedCycleEnd = nil
                     processor.play(fromFrame: nil)
                     processor.cancelDrain()
                     lock.withLock { runState = .stopped }
+                    returnPlayedBuffers()
                     reportRunning(false)
                     return
                 }
@@ -398,7 +414,24 @@ public final class AudioOutputQueue: @unchecked Sendable {
             if left > 0 { return }
             // Then the next piece of the front buffer.
             guard let finished = convertNextPiece() else { return }
-            if let buffer = finished { callback(self, buffer) }
+            if let buffer = finished {
+                lock.withLock {
+                    let mark = writtenFrames + (pending.count - pendingStart) / layout.channelCount
+                    inFlight.append((buffer, mark))
+                }
+            }
+        }
+    }
+
+    /// Hands back the buffers whose frames have all been played. Queue thread only.
+    private func returnPlayedBuffers() {
+        let played = processor.playedFrameCount.load(ordering: .acquiring)
+        while let buffer = lock.withLock({ () -> AudioQueueBufferRef? in
+            guard let first = inFlight.first, first.doneAtPlayedFrame <= played else { return nil }
+            inFlight.removeFirst()
+            return first.buffer
+        }) {
+            callback(self, buffer)
         }
     }
 
@@ -480,8 +513,12 @@ public final class AudioOutputQueue: @unchecked Sendable {
         reportRunning(false)
     }
 
-    /// Hands every enqueued buffer back through the callback. Queue thread only.
+    /// Hands every buffer back through the callback: those on their way out, then the
+    /// enqueued ones. Queue thread only.
     private func returnAllBuffers() {
+        while let item = lock.withLock({ inFlight.isEmpty ? nil : inFlight.removeFirst() }) {
+            callback(self, item.buffer)
+        }
         while let entry = lock.withLock({ enqueued.isEmpty ? nil : enqueued.removeFirst() }) {
             callback(self, entry.buffer)
         }

@@ -9,7 +9,10 @@ import Foundation
 /// References are serial numbers, never reused, looked up in a table: a call with a disposed
 /// or unknown queue answers an error instead of touching freed memory.
 final class QueueBox: @unchecked Sendable {
-    var input: AudioInputQueue!
+    /// The engine: an ``AudioInputQueue`` or an ``AudioOutputQueue``.
+    var engine: (any AudioQueueEngine)!
+    var input: AudioInputQueue? { engine as? AudioInputQueue }
+    var output: AudioOutputQueue? { engine as? AudioOutputQueue }
     let userData: UnsafeMutableRawPointer?
     let runLoop: CFRunLoop?
     let reference: AudioQueueRef
@@ -84,7 +87,7 @@ public func AudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescrip
     guard inFlags == 0 else { return kAudio_ParamError }
     let box = QueueBox(userData: inUserData, runLoop: inCallbackRunLoop)
     return status { () throws(AudioStatusError) in
-        box.input = try AudioInputQueue(format: inFormat.pointee) { [unowned box] queue, buffer, startTime in
+        box.engine = try AudioInputQueue(format: inFormat.pointee) { [unowned box] queue, buffer, startTime in
             // For linear PCM, macOS passes the buffer's packet count as inNumberPacketDescriptions
             // (with no descriptions); seed 003's callback writes exactly that many packets.
             let packets = UInt32(Int(buffer.pointee.mAudioDataByteSize) / queue.layout.bytesPerFrame)
@@ -99,7 +102,7 @@ public func AudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescrip
                 inCallbackProc(box.userData, box.reference, buffer, &time, packets, nil)
             }
         }
-        box.input.onRunningChange = { [unowned box] _ in box.notify(kAudioQueueProperty_IsRunning) }
+        box.engine.onRunningChange = { [unowned box] _ in box.notify(kAudioQueueProperty_IsRunning) }
         box.register()
         outAQ.pointee = box.reference
     }
@@ -109,7 +112,7 @@ public func AudioQueueAllocateBuffer(_ inAQ: AudioQueueRef, _ inBufferByteSize: 
                                      _ outBuffer: UnsafeMutablePointer<AudioQueueBufferRef?>) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     return status { () throws(AudioStatusError) in
-        outBuffer.pointee = try box.input.allocateBuffer(byteCapacity: Int(inBufferByteSize))
+        outBuffer.pointee = try box.engine.allocateBuffer(byteCapacity: Int(inBufferByteSize), packetDescriptionCapacity: 0)
     }
 }
 
@@ -118,21 +121,27 @@ public func AudioQueueAllocateBufferWithPacketDescriptions(_ inAQ: AudioQueueRef
                                                            _ outBuffer: UnsafeMutablePointer<AudioQueueBufferRef?>) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     return status { () throws(AudioStatusError) in
-        outBuffer.pointee = try box.input.allocateBuffer(byteCapacity: Int(inBufferByteSize),
+        outBuffer.pointee = try box.engine.allocateBuffer(byteCapacity: Int(inBufferByteSize),
                                                          packetDescriptionCapacity: Int(inNumberPacketDescriptions))
     }
 }
 
 public func AudioQueueFreeBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBufferRef) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
-    return status { () throws(AudioStatusError) in try box.input.freeBuffer(inBuffer) }
+    return status { () throws(AudioStatusError) in try box.engine.freeBuffer(inBuffer) }
 }
 
 /// Input queues take no packet descriptions (pass 0 and nil), as on Apple's platforms.
 public func AudioQueueEnqueueBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBufferRef, _ inNumPacketDescs: UInt32,
                                     _ inPacketDescs: UnsafePointer<AudioStreamPacketDescription>?) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
-    return status { () throws(AudioStatusError) in try box.input.enqueue(inBuffer) }
+    return status { () throws(AudioStatusError) in
+        if let output = box.output {
+            try output.enqueue(inBuffer)
+        } else {
+            try box.input!.enqueue(inBuffer)
+        }
+    }
 }
 
 /// Starts the queue; a start time's `mSampleTime` is a JACK frame on the device timeline.
@@ -143,30 +152,30 @@ public func AudioQueueStart(_ inAQ: AudioQueueRef, _ inStartTime: UnsafePointer<
         startFrame = UInt64(time.mSampleTime)
     }
     // IsRunning listeners hear about it when the device really delivers the first frame.
-    return status { () throws(AudioStatusError) in try box.input.start(atFrame: startFrame) }
+    return status { () throws(AudioStatusError) in try box.engine.start(atFrame: startFrame) }
 }
 
 public func AudioQueueStop(_ inAQ: AudioQueueRef, _ inImmediate: Bool) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
-    box.input.stop(immediate: inImmediate)   // IsRunning listeners hear about it once stopped
+    box.engine.stop(immediate: inImmediate)   // IsRunning listeners hear about it once stopped
     return noErr
 }
 
 public func AudioQueuePause(_ inAQ: AudioQueueRef) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
-    box.input.pause()
+    box.engine.pause()
     return noErr
 }
 
 public func AudioQueueFlush(_ inAQ: AudioQueueRef) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
-    box.input.flush()
+    box.engine.flush()
     return noErr
 }
 
 public func AudioQueueReset(_ inAQ: AudioQueueRef) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
-    box.input.reset()
+    box.engine.reset()
     return noErr
 }
 
@@ -176,12 +185,12 @@ public func AudioQueueDispose(_ inAQ: AudioQueueRef, _ inImmediate: Bool) -> OSS
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     box.unregister()
     if inImmediate {
-        box.input.dispose()
+        box.engine.dispose()
     } else {
         // Asynchronous: the frames captured so far still reach the callback, then the queue goes.
         Thread.detachNewThread {
-            box.input.stop(immediate: true)
-            box.input.dispose()
+            box.engine.stop(immediate: true)
+            box.engine.dispose()
         }
     }
     return noErr
@@ -208,7 +217,7 @@ public func AudioQueueRemovePropertyListener(_ inAQ: AudioQueueRef, _ inID: Audi
 /// The size in bytes of a property's value now.
 public func AudioQueueGetPropertySize(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID,
                                       _ outDataSize: UnsafeMutablePointer<UInt32>) -> OSStatus {
-    guard let queue = QueueBox.from(inAQ)?.input else { return invalidQueueStatus }
+    guard let box = QueueBox.from(inAQ), let queue = box.engine else { return invalidQueueStatus }
     switch inID {
     case kAudioQueueProperty_StreamDescription: outDataSize.pointee = UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
     case kAudioQueueProperty_IsRunning, kAudioQueueDeviceProperty_NumberChannels, kAudioQueueProperty_EnableLevelMetering,
@@ -228,7 +237,7 @@ public func AudioQueueGetPropertySize(_ inAQ: AudioQueueRef, _ inID: AudioQueueP
 
 public func AudioQueueGetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID, _ outData: UnsafeMutableRawPointer,
                                   _ ioDataSize: UnsafeMutablePointer<UInt32>) -> OSStatus {
-    guard let queue = QueueBox.from(inAQ)?.input else { return invalidQueueStatus }
+    guard let box = QueueBox.from(inAQ), let queue = box.engine else { return invalidQueueStatus }
     func put<T>(_ value: T) -> OSStatus {
         guard Int(ioDataSize.pointee) >= MemoryLayout<T>.size else { return kAudioQueueErr_InvalidPropertySize }
         outData.storeBytes(of: value, as: T.self)
@@ -240,7 +249,7 @@ public func AudioQueueGetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
     case kAudioQueueProperty_IsRunning: return put(UInt32(queue.isRunning ? 1 : 0))
     case kAudioQueueDeviceProperty_SampleRate: return put(Double(queue.client.sampleRate))
     case kAudioQueueDeviceProperty_NumberChannels: return put(UInt32(queue.layout.channelCount))
-    case kAudioQueueProperty_EnableLevelMetering: return put(UInt32(queue.isLevelMeteringEnabled ? 1 : 0))
+    case kAudioQueueProperty_EnableLevelMetering: return put(UInt32(box.input?.isLevelMeteringEnabled == true ? 1 : 0))
     case kAudioQueueProperty_MaximumOutputPacketSize: return put(UInt32(queue.layout.bytesPerFrame))
     case kAudioQueueProperty_CurrentDevice:
         guard Int(ioDataSize.pointee) >= MemoryLayout<CFString>.size else { return kAudioQueueErr_InvalidPropertySize }
@@ -251,7 +260,7 @@ public func AudioQueueGetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
         return noErr
     case kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB:
         // As many channels as fit, like Apple's.
-        let levels = queue.currentLevels
+        guard let levels = box.input?.currentLevels else { return kAudioQueueErr_InvalidProperty }
         let count = min(levels.count, Int(ioDataSize.pointee) / MemoryLayout<AudioQueueLevelMeterState>.size)
         let states = outData.bindMemory(to: AudioQueueLevelMeterState.self, capacity: count)
         for index in 0 ..< count {
@@ -274,11 +283,12 @@ func decibels(_ linear: Float) -> Float { linear > 1e-6 ? 20 * log10(linear) : -
 
 public func AudioQueueSetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID, _ inData: UnsafeRawPointer,
                                   _ inDataSize: UInt32) -> OSStatus {
-    guard let queue = QueueBox.from(inAQ)?.input else { return invalidQueueStatus }
+    guard let box = QueueBox.from(inAQ), let queue = box.engine else { return invalidQueueStatus }
     switch inID {
     case kAudioQueueProperty_EnableLevelMetering:
         guard inDataSize >= 4 else { return kAudioQueueErr_InvalidPropertySize }
-        queue.isLevelMeteringEnabled = inData.loadUnaligned(as: UInt32.self) != 0
+        guard let input = box.input else { return kAudioQueueErr_InvalidProperty }
+        input.isLevelMeteringEnabled = inData.loadUnaligned(as: UInt32.self) != 0
         return noErr
     case kAudioQueueProperty_CurrentDevice:
         guard Int(inDataSize) >= MemoryLayout<CFString>.size else { return kAudioQueueErr_InvalidPropertySize }
@@ -291,7 +301,8 @@ public func AudioQueueSetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
         let count = Int(inDataSize) / stride
         guard count == queue.layout.channelCount, Int(inDataSize) % stride == 0 else { return kAudioQueueErr_InvalidPropertySize }
         let assignments = UnsafeBufferPointer(start: inData.assumingMemoryBound(to: AudioQueueChannelAssignment.self), count: count)
-        let outputs = queue.client.portNames(direction: .output, audioOnly: true)
+        // A recording queue takes other clients' outputs, a playback queue feeds their inputs.
+        let outputs = queue.client.portNames(direction: box.output == nil ? .output : .input, audioOnly: true)
         var sources: [String] = []
         for assignment in assignments {
             if outputs.contains(assignment.mDeviceUID) {
@@ -303,7 +314,7 @@ public func AudioQueueSetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
             guard index >= 0, index < ports.count else { return kAudioQueueErr_InvalidPropertyValue }
             sources.append(ports[index])
         }
-        queue.channelSources = sources
+        queue.assignChannels(to: sources)
         return noErr
     case kAudioQueueProperty_StreamDescription, kAudioQueueProperty_IsRunning, kAudioQueueDeviceProperty_SampleRate,
          kAudioQueueDeviceProperty_NumberChannels, kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB,

@@ -12,7 +12,7 @@ final class TimelineBox {
 
 public func AudioQueueCreateTimeline(_ inAQ: AudioQueueRef, _ outTimeline: UnsafeMutablePointer<AudioQueueTimelineRef?>) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
-    let timeline = TimelineBox(seen: box.input.discontinuityCount.load(ordering: .relaxed))
+    let timeline = TimelineBox(seen: box.engine.discontinuityTotal)
     outTimeline.pointee = OpaquePointer(Unmanaged.passRetained(timeline).toOpaque())
     return noErr
 }
@@ -23,26 +23,25 @@ public func AudioQueueDisposeTimeline(_ inAQ: AudioQueueRef, _ inTimeline: Audio
 }
 
 /// The queue's position: `mSampleTime` in the queue's format rate, counted from the first frame
-/// recorded since the latest start (0 before it). With a timeline, `outTimelineDiscontinuity`
-/// says whether frames were lost (overrun, xrun, no buffer enqueued) since the previous call.
+/// recorded or played since the latest start (0 before it; a playback position includes the
+/// silence of underruns). With a timeline, `outTimelineDiscontinuity` says whether the timeline
+/// broke (overrun, xrun, no buffer enqueued, underrun) since the previous call.
 public func AudioQueueGetCurrentTime(_ inAQ: AudioQueueRef, _ inTimeline: AudioQueueTimelineRef?,
                                      _ outTimeStamp: UnsafeMutablePointer<AudioTimeStamp>?,
                                      _ outTimelineDiscontinuity: UnsafeMutablePointer<DarwinBoolean>?) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
-    let queue = box.input!
-    let (deviceFrame, host) = queue.deviceCurrentTime()
+    let queue = box.engine!
+    let (_, host) = queue.deviceCurrentTime()
     if let outTimeStamp {
         var stamp = AudioTimeStamp()
-        if let start = queue.recordingStartFrame, queue.isRunning {
-            stamp.mSampleTime = max(0, (deviceFrame - start) * queue.format.mSampleRate / Double(queue.client.sampleRate))
-        }
+        stamp.mSampleTime = queue.currentSampleTime
         stamp.mHostTime = host
         stamp.mFlags = kAudioTimeStampSampleHostTimeValid
         outTimeStamp.pointee = stamp
     }
     if let inTimeline, let outTimelineDiscontinuity {
         let timeline = Unmanaged<TimelineBox>.fromOpaque(UnsafeRawPointer(inTimeline)).takeUnretainedValue()
-        let count = queue.discontinuityCount.load(ordering: .relaxed)
+        let count = queue.discontinuityTotal
         outTimelineDiscontinuity.pointee = DarwinBoolean(count != timeline.seenDiscontinuities)
         timeline.seenDiscontinuities = count
     }
@@ -52,7 +51,7 @@ public func AudioQueueGetCurrentTime(_ inAQ: AudioQueueRef, _ inTimeline: AudioQ
 /// The device's current sample (JACK frame) and host time.
 public func AudioQueueDeviceGetCurrentTime(_ inAQ: AudioQueueRef, _ outTimeStamp: UnsafeMutablePointer<AudioTimeStamp>) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
-    let (frame, host) = box.input.deviceCurrentTime()
+    let (frame, host) = box.engine.deviceCurrentTime()
     var stamp = AudioTimeStamp()
     stamp.mSampleTime = frame
     stamp.mHostTime = host
@@ -69,10 +68,10 @@ public func AudioQueueDeviceTranslateTime(_ inAQ: AudioQueueRef, _ inTime: Unsaf
     var stamp = AudioTimeStamp()
     if input.mFlags & kAudioTimeStampSampleTimeValid != 0 {
         stamp.mSampleTime = input.mSampleTime
-        stamp.mHostTime = box.input.hostNanoseconds(atDeviceFrame: input.mSampleTime)
+        stamp.mHostTime = box.engine.hostNanoseconds(atDeviceFrame: input.mSampleTime)
     } else if input.mFlags & kAudioTimeStampHostTimeValid != 0 {
         stamp.mHostTime = input.mHostTime
-        stamp.mSampleTime = box.input.deviceFrame(atHostNanoseconds: input.mHostTime)
+        stamp.mSampleTime = box.engine.deviceFrame(atHostNanoseconds: input.mHostTime)
     } else {
         return kAudio_ParamError
     }
@@ -85,10 +84,10 @@ public func AudioQueueDeviceTranslateTime(_ inAQ: AudioQueueRef, _ inTime: Unsaf
 public func AudioQueueDeviceGetNearestStartTime(_ inAQ: AudioQueueRef, _ ioRequestedStartTime: UnsafeMutablePointer<AudioTimeStamp>,
                                                 _ inFlags: UInt32) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
-    let nearest = Double(box.input.nearestStartFrame())
+    let nearest = Double(box.engine.nearestStartFrame())
     var stamp = ioRequestedStartTime.pointee
     if stamp.mFlags & kAudioTimeStampSampleTimeValid == 0 || stamp.mSampleTime < nearest { stamp.mSampleTime = nearest }
-    stamp.mHostTime = box.input.hostNanoseconds(atDeviceFrame: stamp.mSampleTime)
+    stamp.mHostTime = box.engine.hostNanoseconds(atDeviceFrame: stamp.mSampleTime)
     stamp.mFlags = kAudioTimeStampSampleHostTimeValid
     ioRequestedStartTime.pointee = stamp
     return noErr

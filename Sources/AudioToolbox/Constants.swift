@@ -84,9 +84,11 @@ public let kAudioQueueErr_InvalidRunState: OSStatus = -66678
 public let kAudioQueueErr_InvalidQueueType: OSStatus = -66677
 public let kAudioQueueErr_Permissions: OSStatus = -66676
 public let kAudioQueueErr_InvalidPropertyValue: OSStatus = -66675
+public let kAudioQueueErr_PrimeTimedOut: OSStatus = -66674
 public let kAudioQueueErr_RecordUnderrun: OSStatus = -66668
 public let kAudioQueueErr_BufferEnqueuedTwice: OSStatus = -66666
 public let kAudio_ParamError: OSStatus = -50
+public let kAudioQueueErr_CodecNotFound: OSStatus = -66673
 public let kAudioFormatUnsupportedDataFormatError: OSStatus = 0x666D_743F   // 'fmt?'
 
 // Files.
@@ -115,6 +117,12 @@ public let kAudioFilePropertyAudioDataByteCount: AudioFilePropertyID = 0x6263_6E
 public let kAudioFilePropertyAudioDataPacketCount: AudioFilePropertyID = 0x7063_6E74 // 'pcnt'
 public let kAudioFilePropertyMaximumPacketSize: AudioFilePropertyID = 0x7073_7A65   // 'psze'
 public let kAudioFilePropertyEstimatedDuration: AudioFilePropertyID = 0x6564_7572   // 'edur'
+public let kAudioFilePropertyPacketSizeUpperBound: AudioFilePropertyID = 0x706B_7562 // 'pkub'
+public let kAudioFileMP3Type: AudioFileTypeID = 0x4D50_4733
+public let kAudioFileFLACType: AudioFileTypeID = 0x666C_6163
+public let kAudioFileInvalidFileError: OSStatus = AudioFileError.fileInvalidFileCode
+public let kAudioFileFileNotFoundError: OSStatus = AudioFileError.fileNotFoundCode
+public let kAudioFileEndOfFileError: OSStatus = -39
 
 public let kAudioFileUnspecifiedError: OSStatus = AudioFileError.fileUnspecifiedCode
 public let kAudioFileUnsupportedFileTypeError: OSStatus = AudioFileError.fileUnsupportedTypeCode

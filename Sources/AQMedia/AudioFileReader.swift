@@ -1,0 +1,163 @@
+import CAudioTypes
+import CSndFile
+import Glibc
+
+/// An audio file opened for reading, packet by packet: the engine behind `AudioFileOpenURL`,
+/// `AudioFileReadPacketData` and `AudioFileReadPackets`, over libsndfile.
+///
+/// Linear PCM stored as 16/24/32-bit integers or 32/64-bit floats (WAVE/WAVEX, RF64, Wave64,
+/// AIFF/AIFC, CAF) is read as it is in the file: `dataFormat` says the file's own sample type
+/// and byte order, and packets are the file's bytes. Everything else libsndfile decodes (FLAC,
+/// Ogg Vorbis/Opus, MP3, 8-bit unsigned, A-law, µ-law, ADPCM) is presented as native-endian
+/// 32-bit float linear PCM (``isDecoded``) until the codecs give those formats real packets.
+///
+/// Not thread-safe: use from one thread at a time.
+public final class AudioFileReader {
+    public let path: String
+    /// The file type (`kAudioFilePropertyFileFormat`): Apple's code where Apple has one.
+    public let fileType: UInt32
+    /// The data format of the packets this reader hands out (`kAudioFilePropertyDataFormat`).
+    public let dataFormat: AudioStreamBasicDescription
+    public let layout: LinearPCMLayout
+    /// Whether the file's own encoding is presented decoded, as Float32.
+    public let isDecoded: Bool
+    /// Packets (frames) the header announces (`kAudioFilePropertyAudioDataPacketCount`).
+    public let packetCount: Int64
+    private var file: OpaquePointer?
+
+    /// Opens `path`. `typeHint` is accepted for Apple's signature; libsndfile recognizes the
+    /// type from the contents.
+    ///
+    /// - Throws: `kAudioFileFileNotFoundError` (-43), `kAudioFilePermissionsError`,
+    ///   `kAudioFileUnsupportedFileTypeError` for contents that are no known audio file,
+    ///   `kAudioFileInvalidFileError` for a malformed one (truncated header, zero channels, absurd
+    ///   rate), each with a message saying what was wrong.
+    public init(path: String, typeHint: UInt32 = 0) throws(AudioFileError) {
+        if access(path, F_OK) != 0 {
+            throw AudioFileError(AudioFileError.fileNotFoundCode, "no file at '\(path)'")
+        }
+        if access(path, R_OK) != 0 {
+            throw AudioFileError(AudioFileError.filePermissionsCode, "'\(path)' cannot be read (permissions)")
+        }
+        var info = SF_INFO()
+        guard let handle = sf_open(path, Int32(SFM_READ), &info) else {
+            let code = sf_error(nil)
+            let reason = String(cString: sf_strerror(nil))
+            switch Int(code) {
+            case Int(SF_ERR_UNRECOGNISED_FORMAT):
+                throw AudioFileError(AudioFileError.fileUnsupportedTypeCode, "'\(path)' is not an audio file aqjack can read: \(reason)")
+            case Int(SF_ERR_UNSUPPORTED_ENCODING):
+                throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode, "'\(path)' uses an encoding libsndfile cannot decode: \(reason)")
+            default:
+                throw AudioFileError(AudioFileError.fileInvalidFileCode, "'\(path)' is malformed: \(reason)")
+            }
+        }
+        func reject(_ message: String) -> AudioFileError {
+            sf_close(handle)
+            return AudioFileError(AudioFileError.fileInvalidFileCode, "'\(path)' is malformed: \(message)")
+        }
+        guard info.channels >= 1, info.channels <= 256 else { throw reject("\(info.channels) channels; expected 1 ... 256") }
+        guard info.samplerate >= 1, info.samplerate <= 768_000 else { throw reject("sample rate \(info.samplerate) Hz; expected 1 ... 768000") }
+        guard info.frames >= 0 else { throw reject("negative frame count \(info.frames)") }
+
+        let major = Int(info.format) & Int(SF_FORMAT_TYPEMASK)
+        let subtype = Int(info.format) & Int(SF_FORMAT_SUBMASK)
+        let raw: (bits: Int, float: Bool)?
+        switch subtype {
+        case Int(SF_FORMAT_PCM_16): raw = (16, false)
+        case Int(SF_FORMAT_PCM_24): raw = (24, false)
+        case Int(SF_FORMAT_PCM_32): raw = (32, false)
+        case Int(SF_FORMAT_PCM_S8): raw = (8, false)
+        case Int(SF_FORMAT_FLOAT): raw = (32, true)
+        case Int(SF_FORMAT_DOUBLE): raw = (64, true)
+        default: raw = nil
+        }
+        let rawCapable = [SF_FORMAT_WAV, SF_FORMAT_WAVEX, SF_FORMAT_RF64, SF_FORMAT_W64, SF_FORMAT_AIFF, SF_FORMAT_CAF].map { Int($0) }.contains(major)
+        let channels = Int(info.channels)
+        var format = AudioStreamBasicDescription()
+        format.mSampleRate = Double(info.samplerate)
+        format.mFormatID = AudioFormatValues.linearPCM
+        format.mChannelsPerFrame = UInt32(channels)
+        format.mFramesPerPacket = 1
+        if let raw, rawCapable {
+            // The file's bytes as they are: their order is the host's unless libsndfile says they
+            // need swapping.
+            let swapped = sf_command(handle, Int32(SFC_RAW_DATA_NEEDS_ENDSWAP), nil, 0) == SF_TRUE
+            let hostIsBig = 1.bigEndian == 1
+            format.mBitsPerChannel = UInt32(raw.bits)
+            format.mFormatFlags = AudioFormatValues.isPacked | (raw.float ? AudioFormatValues.isFloat : AudioFormatValues.isSignedInteger)
+            if swapped != hostIsBig { format.mFormatFlags |= AudioFormatValues.isBigEndian }
+            isDecoded = false
+        } else {
+            format.mBitsPerChannel = 32
+            format.mFormatFlags = AudioFormatValues.isPacked | AudioFormatValues.isFloat
+            if 1.bigEndian == 1 { format.mFormatFlags |= AudioFormatValues.isBigEndian }
+            isDecoded = true
+        }
+        format.mBytesPerFrame = UInt32(channels) * format.mBitsPerChannel / 8
+        format.mBytesPerPacket = format.mBytesPerFrame
+        do {
+            layout = try LinearPCMLayout(validating: format)
+        } catch {
+            throw reject(error.message)
+        }
+        self.path = path
+        dataFormat = format
+        packetCount = Int64(info.frames)
+        file = handle
+        fileType = Self.fileType(major: major, subtype: subtype, bigEndian: format.mFormatFlags & AudioFormatValues.isBigEndian != 0)
+    }
+
+    deinit { close() }
+
+    static func fileType(major: Int, subtype: Int, bigEndian: Bool) -> UInt32 {
+        switch major {
+        case Int(SF_FORMAT_WAV), Int(SF_FORMAT_WAVEX): return AudioFileTypeValues.wave
+        case Int(SF_FORMAT_RF64): return AudioFileTypeValues.rf64
+        case Int(SF_FORMAT_W64): return AudioFileTypeValues.wave64
+        case Int(SF_FORMAT_AIFF):
+            let plain = bigEndian && ![Int(SF_FORMAT_FLOAT), Int(SF_FORMAT_DOUBLE)].contains(subtype)
+            return plain ? AudioFileTypeValues.aiff : AudioFileTypeValues.aifc
+        case Int(SF_FORMAT_CAF): return AudioFileTypeValues.caf
+        case Int(SF_FORMAT_FLAC): return 0x666C_6163            // 'flac', kAudioFileFLACType
+        case Int(SF_FORMAT_MPEG): return 0x4D50_4733            // 'MPG3', kAudioFileMP3Type
+        case Int(SF_FORMAT_OGG): return 0x4F67_6753             // 'OggS', an aqjack code (Apple has none)
+        default: return 0x3F3F_3F3F                             // '????'
+        }
+    }
+
+    /// Bytes of audio data (`kAudioFilePropertyAudioDataByteCount`), as presented.
+    public var byteCount: Int64 { packetCount * Int64(layout.bytesPerFrame) }
+    /// Seconds (`kAudioFilePropertyEstimatedDuration`).
+    public var duration: Double { Double(packetCount) / dataFormat.mSampleRate }
+
+    /// Reads up to `packetCount` packets from packet `startPacket` into `destination` (which holds
+    /// `byteCapacity` bytes; fewer packets are read when they would not fit, as Apple's
+    /// `AudioFileReadPacketData` does).
+    ///
+    /// - Returns: the packets read: 0 at or past the end of the data (also when the header
+    ///   promised more than the file holds).
+    public func readPackets(startPacket: Int64, packetCount: Int, into destination: UnsafeMutableRawPointer,
+                            byteCapacity: Int) throws(AudioFileError) -> Int {
+        guard let file else { throw AudioFileError(AudioFileError.fileNotOpenCode, "the file is closed") }
+        guard startPacket >= 0 else {
+            throw AudioFileError(AudioFileError.fileInvalidPacketOffsetCode, "start packet \(startPacket) is negative")
+        }
+        let count = min(packetCount, byteCapacity / layout.bytesPerFrame)
+        guard count > 0, startPacket < self.packetCount else { return 0 }
+        guard sf_seek(file, sf_count_t(startPacket), SEEK_SET) >= 0 else { return 0 }
+        if isDecoded {
+            let frames = sf_readf_float(file, destination.assumingMemoryBound(to: Float.self), sf_count_t(count))
+            return max(0, Int(frames))
+        }
+        let bytes = sf_read_raw(file, destination, sf_count_t(count * layout.bytesPerFrame))
+        return max(0, Int(bytes)) / layout.bytesPerFrame
+    }
+
+    public var isOpen: Bool { file != nil }
+
+    public func close() {
+        if let file { sf_close(file) }
+        file = nil
+    }
+}

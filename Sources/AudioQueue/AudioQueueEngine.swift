@@ -1,0 +1,79 @@
+import AQJack
+import AQMedia
+import CAudioTypes
+
+/// What recording and playback queues have in common: the surface the Apple spelling drives
+/// without caring which direction a queue goes.
+public protocol AudioQueueEngine: AnyObject, Sendable {
+    var format: AudioStreamBasicDescription { get }
+    var layout: LinearPCMLayout { get }
+    var client: JackClient { get }
+    var isRunning: Bool { get }
+    var currentDevice: String { get set }
+    var onRunningChange: (@Sendable (Bool) -> Void)? { get set }
+    /// The queue's position in the format's rate since the latest start (`AudioQueueGetCurrentTime`).
+    var currentSampleTime: Double { get }
+    /// Gaps in the queue's timeline so far (underruns, overruns, xruns).
+    var discontinuityTotal: Int { get }
+    /// The frame time at which the next cycle starts, as of the latest cycle.
+    var latestCycleEndFrame: UInt64 { get }
+    /// Sets the JACK port each channel is connected to (`ChannelAssignments`).
+    func assignChannels(to ports: [String])
+
+    func allocateBuffer(byteCapacity: Int, packetDescriptionCapacity: Int) throws(AudioQueueError) -> AudioQueueBufferRef
+    func freeBuffer(_ buffer: AudioQueueBufferRef) throws(AudioQueueError)
+    func start(atFrame startFrame: UInt64?) throws(AudioQueueError)
+    func stop(immediate: Bool)
+    func pause()
+    func flush()
+    func reset()
+    func dispose()
+}
+
+extension AudioQueueEngine {
+    /// The device's current frame (JACK's estimate, extended to 64 bits) and host time (ns).
+    ///
+    /// The corresponding Apple function is `AudioQueueDeviceGetCurrentTime`.
+    public func deviceCurrentTime() -> (frame: Double, hostNanoseconds: UInt64) {
+        (Double(extendFrame(client.estimatedFrameTime)), client.microseconds * 1000)
+    }
+
+    /// Extends a 32-bit JACK frame time near now to 64 bits, using the latest cycle's.
+    public func extendFrame(_ frame: UInt32) -> UInt64 {
+        let reference = latestCycleEndFrame
+        let delta = Int64(Int32(bitPattern: frame &- UInt32(truncatingIfNeeded: reference)))
+        return UInt64(max(0, Int64(reference) + delta))
+    }
+
+    /// Host time (ns) of a device frame on JACK's clock (`AudioQueueDeviceTranslateTime`).
+    public func hostNanoseconds(atDeviceFrame frame: Double) -> UInt64 {
+        let whole = UInt32(truncatingIfNeeded: UInt64(frame))
+        let fraction = frame - frame.rounded(.down)
+        return client.microseconds(atFrame: whole) * 1000 + UInt64(fraction * 1e9 / Double(client.sampleRate))
+    }
+
+    /// The device frame at a host time (ns).
+    public func deviceFrame(atHostNanoseconds nanoseconds: UInt64) -> Double {
+        Double(extendFrame(client.frame(atMicroseconds: nanoseconds / 1000)))
+    }
+
+    /// The earliest device frame a start can be scheduled at: the cycle after next
+    /// (`AudioQueueDeviceGetNearestStartTime`).
+    public func nearestStartFrame() -> UInt64 { latestCycleEndFrame + UInt64(client.bufferSize) }
+}
+
+extension AudioInputQueue: AudioQueueEngine {
+    public var latestCycleEndFrame: UInt64 { processor.nextCycleFrameTime }
+    public var discontinuityTotal: Int { discontinuityCount.load(ordering: .relaxed) }
+    public func assignChannels(to ports: [String]) { channelSources = ports }
+    public var currentSampleTime: Double {
+        guard let start = recordingStartFrame, isRunning else { return 0 }
+        return max(0, (deviceCurrentTime().frame - start) * format.mSampleRate / Double(client.sampleRate))
+    }
+}
+
+extension AudioOutputQueue: AudioQueueEngine {
+    public var latestCycleEndFrame: UInt64 { processor.nextCycleFrame.load(ordering: .relaxed) }
+    public var discontinuityTotal: Int { underrunEventCount }
+    public func assignChannels(to ports: [String]) { channelDestinations = ports }
+}

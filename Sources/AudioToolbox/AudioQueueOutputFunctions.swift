@@ -1,0 +1,104 @@
+import AudioQueue
+import Foundation
+
+// Playback-side Audio Queue Services, Apple spelling, over ``AudioOutputQueue``.
+
+public let kAudioQueueParam_Volume: AudioQueueParameterID = 1
+public let kAudioQueueParam_PlayRate: AudioQueueParameterID = 2
+public let kAudioQueueParam_Pitch: AudioQueueParameterID = 3
+public let kAudioQueueParam_VolumeRampTime: AudioQueueParameterID = 4
+public let kAudioQueueParam_Pan: AudioQueueParameterID = 13
+public let kAudioQueueErr_EnqueueDuringReset: OSStatus = -66632
+
+/// Creates a playback queue: a JACK client `aqjack` with ports `out_1 ... out_N`, connected at
+/// start to the physical playback ports (see `kAudioQueueProperty_CurrentDevice`). The callback
+/// runs on the queue's thread, or on the given run loop's thread.
+public func AudioQueueNewOutput(_ inFormat: UnsafePointer<AudioStreamBasicDescription>,
+                                _ inCallbackProc: @escaping AudioQueueOutputCallback,
+                                _ inUserData: UnsafeMutableRawPointer?,
+                                _ inCallbackRunLoop: CFRunLoop?,
+                                _ inCallbackRunLoopMode: CFString?,
+                                _ inFlags: UInt32,
+                                _ outAQ: UnsafeMutablePointer<AudioQueueRef?>) -> OSStatus {
+    guard inFlags == 0 else { return kAudio_ParamError }
+    let box = QueueBox(userData: inUserData, runLoop: inCallbackRunLoop)
+    return status { () throws(AudioStatusError) in
+        box.engine = try AudioOutputQueue(format: inFormat.pointee) { [unowned box] _, buffer in
+            if let loop = box.runLoop {
+                loop.perform { [box] in
+                    guard !box.isDisposed else { return }
+                    inCallbackProc(box.userData, box.reference, buffer)
+                }
+            } else {
+                inCallbackProc(box.userData, box.reference, buffer)
+            }
+        }
+        box.engine.onRunningChange = { [unowned box] _ in box.notify(kAudioQueueProperty_IsRunning) }
+        box.register()
+        outAQ.pointee = box.reference
+    }
+}
+
+/// Decodes enqueued buffers ahead so that a start is glitch-free; `inNumberOfFramesToPrepare`
+/// 0 means everything enqueued (as far as the queue's ring holds).
+public func AudioQueuePrime(_ inAQ: AudioQueueRef, _ inNumberOfFramesToPrepare: UInt32,
+                            _ outNumberOfFramesPrepared: UnsafeMutablePointer<UInt32>?) -> OSStatus {
+    guard let output = QueueBox.from(inAQ)?.output else { return QueueBox.from(inAQ) == nil ? invalidQueueStatus : kAudioQueueErr_InvalidQueueType }
+    let prepared = output.prime(frames: Int(inNumberOfFramesToPrepare))
+    outNumberOfFramesPrepared?.pointee = UInt32(prepared)
+    return noErr
+}
+
+/// Enqueues a playback buffer with frames to trim at its start and end and parameter events
+/// (volume) that take effect when it starts playing. `inStartTime` is not supported yet: a
+/// non-nil start time answers `kAudioQueueErr_InvalidParameter`; use `AudioQueueStart`'s.
+public func AudioQueueEnqueueBufferWithParameters(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBufferRef,
+                                                  _ inNumPacketDescs: UInt32, _ inPacketDescs: UnsafePointer<AudioStreamPacketDescription>?,
+                                                  _ inTrimFramesAtStart: UInt32, _ inTrimFramesAtEnd: UInt32,
+                                                  _ inNumParamValues: UInt32, _ inParamValues: UnsafePointer<AudioQueueParameterEvent>?,
+                                                  _ inStartTime: UnsafePointer<AudioTimeStamp>?,
+                                                  _ outActualStartTime: UnsafeMutablePointer<AudioTimeStamp>?) -> OSStatus {
+    guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
+    guard let output = box.output else { return kAudioQueueErr_InvalidQueueType }
+    guard inStartTime == nil else { return kAudioQueueErr_InvalidParameter }
+    var volume: Float?
+    for index in 0 ..< Int(inNumParamValues) {
+        guard let event = inParamValues?[index] else { break }
+        switch event.mID {
+        case kAudioQueueParam_Volume: volume = event.mValue
+        default: return kAudioQueueErr_InvalidParameter
+        }
+    }
+    return status { () throws(AudioStatusError) in
+        try output.enqueue(inBuffer, trimStartFrames: Int(inTrimFramesAtStart), trimEndFrames: Int(inTrimFramesAtEnd), volume: volume)
+    }
+}
+
+/// Sets a playback parameter now: `Volume` (0 ... 1, ramped over `VolumeRampTime` seconds),
+/// `VolumeRampTime`, `Pan` (-1 ... 1). `PlayRate` and `Pitch` need a time-pitch unit aqjack does
+/// not have yet: they answer `kAudioQueueErr_InvalidParameter`.
+public func AudioQueueSetParameter(_ inAQ: AudioQueueRef, _ inParamID: AudioQueueParameterID,
+                                   _ inValue: AudioQueueParameterValue) -> OSStatus {
+    guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
+    guard let output = box.output else { return kAudioQueueErr_InvalidParameter }
+    switch inParamID {
+    case kAudioQueueParam_Volume: output.volumeLevel = inValue
+    case kAudioQueueParam_VolumeRampTime: output.volumeRampTime = Double(inValue)
+    case kAudioQueueParam_Pan: output.panPosition = inValue
+    default: return kAudioQueueErr_InvalidParameter
+    }
+    return noErr
+}
+
+public func AudioQueueGetParameter(_ inAQ: AudioQueueRef, _ inParamID: AudioQueueParameterID,
+                                   _ outValue: UnsafeMutablePointer<AudioQueueParameterValue>) -> OSStatus {
+    guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
+    guard let output = box.output else { return kAudioQueueErr_InvalidParameter }
+    switch inParamID {
+    case kAudioQueueParam_Volume: outValue.pointee = output.volumeLevel
+    case kAudioQueueParam_VolumeRampTime: outValue.pointee = Float(output.volumeRampTime)
+    case kAudioQueueParam_Pan: outValue.pointee = output.panPosition
+    default: return kAudioQueueErr_InvalidParameter
+    }
+    return noErr
+}

@@ -1,0 +1,236 @@
+import AQCore
+import AQMedia
+import AQTestSupport
+import AudioQueue
+import AudioToolbox
+import Foundation
+import Synchronization
+import Testing
+
+// Listings 3-1 ... 3-18 of the Audio Queue Services Programming Guide ("Playing Audio", seed
+// 001), transcribed to Swift against AudioToolbox with the listings' own structure. aqjack-
+// specific lines are marked: the device (the JACK client the queue feeds) is chosen with
+// kAudioQueueProperty_CurrentDevice, here a recording queue that checks what was played.
+
+struct AQPlayerState {
+    var mDataFormat = AudioStreamBasicDescription()
+    var mQueue: AudioQueueRef?
+    var mBuffers: [AudioQueueBufferRef?] = Array(repeating: nil, count: kNumberBuffers)
+    var mAudioFile: AudioFileID?
+    var bufferByteSize: UInt32 = 0
+    var mCurrentPacket: Int64 = 0
+    var mNumPacketsToRead: UInt32 = 0
+    var mPacketDescs: UnsafeMutablePointer<AudioStreamPacketDescription>?
+    var mIsRunning = false
+}
+
+// Listings 3-2 ... 3-6: the playback audio queue callback.
+let HandleOutputBuffer: AudioQueueOutputCallback = { aqData, inAQ, inBuffer in
+    let pAqData = aqData!.assumingMemoryBound(to: AQPlayerState.self)
+    if !pAqData.pointee.mIsRunning { return }
+    var numBytesReadFromFile: UInt32 = 0
+    var numPackets = pAqData.pointee.mNumPacketsToRead
+    AudioFileReadPackets(pAqData.pointee.mAudioFile!, false, &numBytesReadFromFile, pAqData.pointee.mPacketDescs,
+                         pAqData.pointee.mCurrentPacket, &numPackets, inBuffer.pointee.mAudioData)
+    if numPackets > 0 {
+        inBuffer.pointee.mAudioDataByteSize = numBytesReadFromFile
+        AudioQueueEnqueueBuffer(pAqData.pointee.mQueue!, inBuffer, pAqData.pointee.mPacketDescs != nil ? numPackets : 0,
+                                pAqData.pointee.mPacketDescs)
+        pAqData.pointee.mCurrentPacket += Int64(numPackets)
+    } else {
+        AudioQueueStop(pAqData.pointee.mQueue!, false)
+        pAqData.pointee.mIsRunning = false
+    }
+}
+
+// Listing 3-7: deriving a playback audio queue buffer size.
+func DeriveBufferSize(_ ASBDesc: inout AudioStreamBasicDescription, _ maxPacketSize: UInt32, _ seconds: Float64,
+                      _ outBufferSize: inout UInt32, _ outNumPacketsToRead: inout UInt32) {
+    let maxBufferSize: UInt32 = 0x50000
+    let minBufferSize: UInt32 = 0x4000
+    if ASBDesc.mFramesPerPacket != 0 {
+        let numPacketsForTime = ASBDesc.mSampleRate / Float64(ASBDesc.mFramesPerPacket) * seconds
+        outBufferSize = UInt32(numPacketsForTime * Float64(maxPacketSize))
+    } else {
+        outBufferSize = maxBufferSize > maxPacketSize ? maxBufferSize : maxPacketSize
+    }
+    if outBufferSize > maxBufferSize && outBufferSize > maxPacketSize {
+        outBufferSize = maxBufferSize
+    } else if outBufferSize < minBufferSize {
+        outBufferSize = minBufferSize
+    }
+    outNumPacketsToRead = outBufferSize / maxPacketSize
+}
+
+/// The moment IsRunning went false: the device frame then.
+final class StopWatch: @unchecked Sendable {
+    let lock = NSLock()
+    var stoppedAtFrame: Double?
+}
+
+let stopWatchListener: AudioQueuePropertyListenerProc = { userData, queue, propertyID in
+    let watch = Unmanaged<StopWatch>.fromOpaque(userData!).takeUnretainedValue()
+    var running: UInt32 = 1
+    var size = UInt32(4)
+    AudioQueueGetProperty(queue, propertyID, &running, &size)
+    guard running == 0 else { return }
+    var now = AudioTimeStamp()
+    AudioQueueDeviceGetCurrentTime(queue, &now)
+    watch.lock.withLock { watch.stoppedAtFrame = now.mSampleTime }
+}
+
+/// Listings 3-9 ... 3-18 as one playback of `path` into the JACK client `device`.
+func playWithListing(path: String, device: String, gain: Float32 = 1.0, watch: StopWatch) -> [OSStatus] {
+    let aqData = UnsafeMutablePointer<AQPlayerState>.allocate(capacity: 1)
+    aqData.initialize(to: AQPlayerState())
+    defer { aqData.deinitialize(count: 1); aqData.deallocate() }
+    var statuses: [OSStatus] = []
+
+    // Listing 3-9: opening an audio file for playback.
+    let filePath = Array(path.utf8)
+    let audioFileURL = CFURLCreateFromFileSystemRepresentation(nil, filePath, filePath.count, false)!
+    statuses.append(AudioFileOpenURL(audioFileURL, kAudioFileReadPermission, 0, &aqData.pointee.mAudioFile))
+    guard let audioFile = aqData.pointee.mAudioFile else { return statuses }
+
+    // Listing 3-10: obtaining a file's audio data format.
+    var dataFormat = AudioStreamBasicDescription()
+    var dataFormatSize = UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
+    statuses.append(AudioFileGetProperty(audioFile, kAudioFilePropertyDataFormat, &dataFormatSize, &dataFormat))
+    aqData.pointee.mDataFormat = dataFormat
+
+    // Listing 3-11: creating a playback audio queue.
+    var queue: AudioQueueRef?
+    statuses.append(AudioQueueNewOutput(&dataFormat, HandleOutputBuffer, aqData, CFRunLoopGetCurrent(),
+                                        CFRunLoopMode.commonModes.rawValue, 0, &queue))
+    guard let queue else { return statuses }
+    aqData.pointee.mQueue = queue
+    var deviceName: CFString = device   // aqjack: the JACK client whose input ports this queue feeds
+    statuses.append(AudioQueueSetProperty(queue, kAudioQueueProperty_CurrentDevice, &deviceName, UInt32(MemoryLayout<CFString>.size)))
+    AudioQueueAddPropertyListener(queue, kAudioQueueProperty_IsRunning, stopWatchListener, Unmanaged.passUnretained(watch).toOpaque())
+
+    // Listing 3-12: setting playback audio queue buffer size and number of packets to read.
+    var maxPacketSize: UInt32 = 0
+    var propertySize = UInt32(MemoryLayout<UInt32>.size)
+    statuses.append(AudioFileGetProperty(audioFile, kAudioFilePropertyPacketSizeUpperBound, &propertySize, &maxPacketSize))
+    var bufferByteSize: UInt32 = 0
+    var numPacketsToRead: UInt32 = 0
+    DeriveBufferSize(&dataFormat, maxPacketSize, 0.5, &bufferByteSize, &numPacketsToRead)
+    aqData.pointee.bufferByteSize = bufferByteSize
+    aqData.pointee.mNumPacketsToRead = numPacketsToRead
+
+    // Listing 3-13: allocating memory for a packet descriptions array.
+    let isFormatVBR = aqData.pointee.mDataFormat.mBytesPerPacket == 0 || aqData.pointee.mDataFormat.mFramesPerPacket == 0
+    if isFormatVBR {
+        aqData.pointee.mPacketDescs = .allocate(capacity: Int(aqData.pointee.mNumPacketsToRead))
+    } else {
+        aqData.pointee.mPacketDescs = nil
+    }
+
+    // Listing 3-14: setting a magic cookie for a playback audio queue.
+    var cookieSize = UInt32(MemoryLayout<UInt32>.size)
+    let couldNotGetProperty = AudioFileGetPropertyInfo(audioFile, kAudioFilePropertyMagicCookieData, &cookieSize, nil) != noErr
+    if !couldNotGetProperty && cookieSize > 0 {
+        let magicCookie = UnsafeMutableRawPointer.allocate(byteCount: Int(cookieSize), alignment: 8)
+        AudioFileGetProperty(audioFile, kAudioFilePropertyMagicCookieData, &cookieSize, magicCookie)
+        AudioQueueSetProperty(queue, kAudioQueueProperty_MagicCookie, magicCookie, cookieSize)
+        magicCookie.deallocate()
+    }
+
+    // Listing 3-15: allocating and priming playback audio queue buffers.
+    aqData.pointee.mCurrentPacket = 0
+    aqData.pointee.mIsRunning = true   // the callback returns at once otherwise
+    for i in 0 ..< kNumberBuffers {
+        statuses.append(AudioQueueAllocateBuffer(queue, aqData.pointee.bufferByteSize, &aqData.pointee.mBuffers[i]))
+        HandleOutputBuffer(aqData, queue, aqData.pointee.mBuffers[i]!)
+    }
+
+    // Listing 3-16: setting an audio queue's playback gain.
+    statuses.append(AudioQueueSetParameter(queue, kAudioQueueParam_Volume, gain))
+
+    // Listing 3-17: starting and running a playback audio queue.
+    aqData.pointee.mIsRunning = true
+    statuses.append(AudioQueueStart(queue, nil))
+    let deadline = Date().addingTimeInterval(30)   // a test must end
+    repeat {
+        CFRunLoopRunInMode(kCFRunLoopDefaultMode, 0.25, false)
+    } while aqData.pointee.mIsRunning && Date() < deadline
+    CFRunLoopRunInMode(kCFRunLoopDefaultMode, 1, false)
+
+    // Listing 3-18: cleaning up after playing.
+    statuses.append(AudioQueueDispose(queue, true))
+    statuses.append(AudioFileClose(audioFile))
+    aqData.pointee.mPacketDescs?.deallocate()
+    return statuses
+}
+
+/// Writes `frames` frames of the 16-bit integer test signal (numbered from 0) in `format`.
+func writeSignalFile(path: String, fileType: UInt32, format: AudioStreamBasicDescription, frames: Int) throws {
+    let writer = try AudioFileWriter(path: path, fileType: fileType, format: format, eraseExisting: true)
+    let layout = writer.layout
+    let bytes = UnsafeMutableRawPointer.allocate(byteCount: frames * layout.bytesPerFrame, alignment: 16)
+    defer { bytes.deallocate() }
+    for frame in 0 ..< frames {
+        for channel in 0 ..< layout.channelCount {
+            layout.encode(TestSignal.integerSample(channel: channel, frame: UInt32(frame), bits: 16),
+                          to: bytes + frame * layout.bytesPerFrame + channel * layout.bytesPerSample)
+        }
+    }
+    try writer.writePackets(bytes, byteCount: frames * layout.bytesPerFrame, startPacket: 0, packetCount: frames)
+    try writer.close()
+}
+
+extension JackServerSuite {
+    @Suite("Seed 001: the Programming Guide's player, transcribed")
+    struct PlaybackListingTests {
+        @Test("listings 3-1 ... 3-18 play a 16-bit AIFF and a float WAV into a recording queue: every frame, bit-exact; IsRunning false only after the last frame",
+              arguments: [("aiff", kAudioFileAIFFType, pcmFormat(rate: 48000, channels: 2, bits: 16, bigEndian: true)),
+                          ("wav", kAudioFileWAVEType, pcmFormat(rate: 48000, channels: 2, bits: 32, float: true))])
+        func listingPlaysFile(fileExtension: String, fileType: UInt32, fileFormat: AudioStreamBasicDescription) throws {
+            let frames = 72000   // 1.5 s
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-listing3-\(getpid()).\(fileExtension)").path
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try writeSignalFile(path: path, fileType: fileType, format: fileFormat, frames: frames)
+
+            // The recording side: float, at the server rate, fed by the player's ports.
+            let log = DeliveryLog()
+            let recorder = try AudioInputQueue(format: pcmFormat(rate: 48000, channels: 2, bits: 32, float: true),
+                                               clientName: TestServer.uniqueClientName("l3rec")) { queue, buffer, startTime in
+                let count = Int(buffer.pointee.mAudioDataByteSize) / 4
+                log.append(.init(startTime: startTime, samples: (0 ..< count).map { buffer.pointee.mAudioData.load(fromByteOffset: $0 * 4, as: Float.self) }))
+                try? queue.enqueue(buffer)
+            }
+            recorder.channelSources = []   // the player connects itself to the recorder
+            for _ in 0 ..< 4 { try recorder.enqueue(recorder.allocateBuffer(byteCapacity: 4800 * 8)) }
+            try recorder.start()
+            let watch = StopWatch()
+            let statuses = playWithListing(path: path, device: recorder.client.name, watch: watch)
+            recorder.stop()
+            recorder.dispose()
+            #expect(statuses.allSatisfy { $0 == noErr }, "\(statuses)")
+
+            // Every frame of the file, in order, once, after leading silence.
+            let deliveries = log.deliveries
+            var samples: [Float] = []
+            var times: [Double] = []
+            for delivery in deliveries {
+                for frame in 0 ..< delivery.samples.count / 2 { times.append(delivery.startTime.mSampleTime + Double(frame)) }
+                samples += delivery.samples
+            }
+            let firstSound = try #require((0 ..< samples.count / 2).first { samples[2 * $0] != 0 || samples[2 * $0 + 1] != 0 })
+            #expect(samples.count / 2 >= firstSound + frames)
+            var wrong = 0
+            for frame in 0 ..< min(frames, samples.count / 2 - firstSound) {
+                for channel in 0 ..< 2 where samples[2 * (firstSound + frame) + channel] != TestSignal.integerSample(channel: channel, frame: UInt32(frame), bits: 16) {
+                    wrong += 1
+                }
+            }
+            #expect(wrong == 0)
+            let after = samples[(2 * (firstSound + frames))...]
+            #expect(after.allSatisfy { $0 == 0 })   // nothing played twice, nothing stale
+            // IsRunning went false after the device had played the last frame.
+            let lastFrameTime = times[firstSound + frames - 1]
+            let stoppedAt = try #require(watch.lock.withLock { watch.stoppedAtFrame })
+            #expect(stoppedAt > lastFrameTime)
+        }
+    }
+}
