@@ -14,8 +14,12 @@ public final class PlaybackProcessor: RealtimeProcessor, @unchecked Sendable {
     @usableFromInline let wakeup: RealtimeWakeup
     @usableFromInline var frameTimes = FrameTimeExtender()
     @usableFromInline var gain: Float = 1
-    @usableFromInline var gainStep: Float = 0
-    @usableFromInline var rampRemaining = 0
+    /// The ramp in progress: gain at its start, the change to make, frames done and in all.
+    /// The gain is computed from the position (not accumulated), so no rounding builds up.
+    @usableFromInline var rampStartGain: Float = 1
+    @usableFromInline var rampDelta: Float = 0
+    @usableFromInline var rampDone = 0
+    @usableFromInline var rampTotal = 0
     @usableFromInline var appliedTargetBits: UInt32 = Float(1).bitPattern
     @usableFromInline var wasStarved = false
 
@@ -104,11 +108,13 @@ public final class PlaybackProcessor: RealtimeProcessor, @unchecked Sendable {
             let ramp = rampFrameCount.load(ordering: .relaxed)
             let target = Float(bitPattern: targetBits)
             if ramp > 0 {
-                rampRemaining = ramp
-                gainStep = (target - gain) / Float(ramp)
+                rampStartGain = gain
+                rampDelta = target - gain
+                rampDone = 0
+                rampTotal = ramp
             } else {
                 gain = target
-                rampRemaining = 0
+                rampTotal = 0
             }
         }
         let pan = Float(bitPattern: panBits.load(ordering: .relaxed))
@@ -123,9 +129,10 @@ public final class PlaybackProcessor: RealtimeProcessor, @unchecked Sendable {
         let regions = samples.readableRegions()
         let channels = min(channelCount, outputs.count)
         for frame in 0 ..< take {
-            if rampRemaining > 0 {
-                rampRemaining -= 1
-                gain = rampRemaining == 0 ? Float(bitPattern: appliedTargetBits) : gain + gainStep
+            if rampDone < rampTotal {
+                rampDone += 1
+                gain = rampDone == rampTotal ? Float(bitPattern: appliedTargetBits)
+                    : rampStartGain + rampDelta * (Float(rampDone) / Float(rampTotal))
             }
             let base = frame * channelCount
             for channel in 0 ..< channels {

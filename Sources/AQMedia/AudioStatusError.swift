@@ -29,6 +29,8 @@ public struct AudioStatusError: Error, Equatable, CustomStringConvertible, Senda
     public static let cannotStartCode: Int32 = -66681
     /// `kAudioQueueErr_BufferEmpty` (-66686): enqueuing a buffer with no data.
     public static let bufferEmptyCode: Int32 = -66686
+    /// `kAudioQueueErr_EnqueueDuringReset` (-66632): enqueuing while the queue hands buffers back.
+    public static let enqueueDuringResetCode: Int32 = -66632
     /// `kAudioQueueErr_InvalidParameter` (-66682).
     public static let invalidParameterCode: Int32 = -66682
     /// `kAudioQueueErr_BufferInQueue` (-66679): freeing a buffer that is enqueued.

@@ -66,6 +66,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
     private var runningHandler: (@Sendable (Bool) -> Void)?
     private var deviceIsRunning = false
     private var isDisposed = false
+    private var isResetting = false
     private var worker: QueueWorker!
     /// The cycle-end frame when the drain target was reached (queue thread only).
     private var drainedCycleEnd: UInt64?
@@ -149,6 +150,9 @@ public final class AudioOutputQueue: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard !isDisposed else { throw AudioQueueError(AudioQueueError.disposalPendingCode, "the queue is disposed") }
+        guard !isResetting else {
+            throw AudioQueueError(AudioQueueError.enqueueDuringResetCode, "the queue is stopping or resetting; enqueue after it has")
+        }
         guard buffers.contains(buffer) else {
             throw AudioQueueError(AudioQueueError.invalidBufferCode, "the buffer does not belong to this queue")
         }
@@ -514,8 +518,11 @@ public final class AudioOutputQueue: @unchecked Sendable {
     }
 
     /// Hands every buffer back through the callback: those on their way out, then the
-    /// enqueued ones. Queue thread only.
+    /// enqueued ones. Enqueuing from the callback meanwhile answers
+    /// `kAudioQueueErr_EnqueueDuringReset`, as on Apple's platforms. Queue thread only.
     private func returnAllBuffers() {
+        lock.withLock { isResetting = true }
+        defer { lock.withLock { isResetting = false } }
         while let item = lock.withLock({ inFlight.isEmpty ? nil : inFlight.removeFirst() }) {
             callback(self, item.buffer)
         }
