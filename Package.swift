@@ -47,7 +47,7 @@ let package = Package(
         .executableTarget(name: "aqjack", dependencies: ["AQJack", "AQMedia", "AudioQueue"]),
 
         // Test support reused by later issues: deterministic generator client, ring sink, server helpers.
-        .target(name: "AQTestSupport", dependencies: ["AQCore", "AQJack", "CSndFile"]),
+        .target(name: "AQTestSupport", dependencies: ["AQCore", "AQJack", "CSndFile", "CAudioTypes"]),
         // Counts malloc/free/mutex calls on marked threads; linked only into test binaries.
         .target(name: "CRTProbe"),
         // Benchmarks, run by Scripts/bench.sh.
@@ -57,6 +57,6 @@ let package = Package(
         .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQJackTests", dependencies: ["AQCore", "AQJack", "AQTestSupport", "CRTProbe"]),
         .testTarget(name: "AudioQueueTests", dependencies: ["AudioQueue", "AudioToolbox", "AQTestSupport", "CSndFile"]),
-        .testTarget(name: "aqjackTests", dependencies: ["aqjack", "AQJack", "AQTestSupport", "CSndFile"]),
+        .testTarget(name: "aqjackTests", dependencies: ["aqjack", "AQJack", "AQTestSupport", "AudioQueue", "CSndFile"]),
     ]
 )

@@ -67,6 +67,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
     private var deviceIsRunning = false
     private var isDisposed = false
     private var isResetting = false
+    private var drainAfterStart = false
     private var worker: QueueWorker!
     /// The cycle-end frame when the drain target was reached (queue thread only).
     private var drainedCycleEnd: UInt64?
@@ -202,7 +203,10 @@ public final class AudioOutputQueue: @unchecked Sendable {
             applyVolume(rampFrames: 0)
             processor.play(fromFrame: startFrame ?? processor.nextCycleFrame.load(ordering: .relaxed) + UInt64(2 * client.bufferSize))
         }
-        lock.withLock { runState = .running }
+        lock.withLock {
+            runState = drainAfterStart ? .draining : .running
+            drainAfterStart = false
+        }
     }
 
     /// Stops playing. With `immediate`, now: what the ring holds is dropped and the enqueued
@@ -217,7 +221,11 @@ public final class AudioOutputQueue: @unchecked Sendable {
                 returnAllBuffers()
             }
         } else {
-            lock.withLock { if runState == .running || runState == .paused { runState = .draining } }
+            // Before a start (a priming callback that reached the end of its file): play what is
+            // enqueued once started, then stop.
+            lock.withLock {
+                if runState == .running || runState == .paused { runState = .draining } else { drainAfterStart = true }
+            }
             processor.setPaused(false)
         }
     }
@@ -327,6 +335,9 @@ public final class AudioOutputQueue: @unchecked Sendable {
         get { lock.withLock { runningHandler } }
         set { lock.withLock { runningHandler = newValue } }
     }
+
+    /// Frames taken from the buffers and played so far.
+    public var playedFrameCount: Int { processor.playedFrameCount.load(ordering: .relaxed) }
 
     /// Frames of silence played because no data was ready while playing, and how many times.
     public var underrunFrameCount: Int { processor.underrunFrameCount.load(ordering: .relaxed) }

@@ -15,6 +15,8 @@ enum Help {
              [-f wav|w64|rf64|aiff|aifc|caf] [-b 16|24|32|float|double] [-r RATE]
              [--src-quality best|medium|fastest] [-d SECONDS] [--start-at FRAME]
              [--force] [--meter|--no-meter] [--json] FILE
+      aqjack [--server NAME] [--name CLIENT] play [-p DEST_PORT_OR_GLOB]... [--no-connect]
+             [--volume 0..1] [--loop N|inf] [--start-at FRAME] [--json] FILE...
       aqjack --help | -h        this text
       aqjack --version | -V     version and library versions
 
@@ -36,6 +38,12 @@ enum Help {
     are written as silence so the file stays aligned with the JACK timeline, and counted. WAVE
     files carry the first frame's JACK frame time as their BWF TimeReference. An existing FILE
     is refused unless --force.
+
+    play registers CLIENT:out_1..N (the files' channel count), connects them to the physical
+    playback ports (or the -p ports, in natural order; none with --no-connect), plays the files
+    in order through the output queue, shows elapsed/total and underruns on a terminal, and
+    exits 0 once the last frame has played; Ctrl-C stops at once (exit 130), SIGTERM too (143),
+    the server's shutdown exits 1.
 
     Exit status: 0 ok, 1 runtime failure (e.g. no JACK server), 2 usage error.
     """

@@ -16,18 +16,6 @@ func pcmFormat(rate: Double, channels: Int, bits: Int, float: Bool = false, bigE
                                        mChannelsPerFrame: UInt32(channels), mBitsPerChannel: UInt32(bits), mReserved: 0)
 }
 
-/// What the callback saw: each buffer's timestamp and decoded samples.
-final class DeliveryLog: @unchecked Sendable {
-    struct Delivery {
-        let startTime: AudioTimeStamp
-        let samples: [Float]
-    }
-    private let lock = NSLock()
-    private var items: [Delivery] = []
-    func append(_ item: Delivery) { lock.withLock { items.append(item) } }
-    var deliveries: [Delivery] { lock.withLock { items } }
-}
-
 /// Checks deliveries against the integer test signal: sample-exact data at the reported sample
 /// times, and each buffer starting where the previous ended.
 func verifyIntegerSignal(_ deliveries: [DeliveryLog.Delivery], channels: Int, bits: Int) -> (frames: Int, wrong: Int, gaps: Int) {

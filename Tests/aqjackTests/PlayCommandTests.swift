@@ -1,0 +1,100 @@
+import AQCore
+import AQMedia
+import AQTestSupport
+import AudioQueue
+import CAudioTypes
+import Foundation
+import Testing
+
+struct PlaySummary: Decodable {
+    let files: [String], channels: Int, sampleRate: Int, framesPlayed: Int64, startFrameTime: UInt64?
+    let underrunFrames: Int, xruns: Int, ports: [String], exitReason: String
+}
+
+/// A 2-channel 16-bit WAV of the integer test signal, frames numbered from 0.
+func writeIntegerSignalWave(_ path: String, frames: Int) throws {
+    let format = AudioStreamBasicDescription(mSampleRate: 48000, mFormatID: AudioFormatValues.linearPCM,
+                                             mFormatFlags: AudioFormatValues.isSignedInteger | AudioFormatValues.isPacked,
+                                             mBytesPerPacket: 4, mFramesPerPacket: 1, mBytesPerFrame: 4, mChannelsPerFrame: 2,
+                                             mBitsPerChannel: 16, mReserved: 0)
+    let writer = try AudioFileWriter(path: path, fileType: AudioFileTypeValues.wave, format: format, eraseExisting: true)
+    var samples = [Int16](repeating: 0, count: frames * 2)
+    for frame in 0 ..< frames {
+        for channel in 0 ..< 2 {
+            samples[frame * 2 + channel] = Int16(TestSignal.integerSample(channel: channel, frame: UInt32(frame), bits: 16) * 32768)
+        }
+    }
+    try samples.withUnsafeBytes { try writer.writePackets($0.baseAddress!, byteCount: $0.count, startPacket: 0, packetCount: frames) }
+    try writer.close()
+}
+
+extension JackServerSuite {
+    @Suite("aqjack play")
+    struct PlayCommandTests {
+        @Test("plays a file into the given ports: every frame bit-exact, once, then exits 0; --loop 2 plays it twice")
+        func playsIntoPorts() throws {
+            let path = temporaryPath("play.wav")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try writeIntegerSignalWave(path, frames: 24000)
+            let log = DeliveryLog()
+            let recorder = try AudioInputQueue(format: AudioStreamBasicDescription(mSampleRate: 48000, mFormatID: AudioFormatValues.linearPCM,
+                                                                                    mFormatFlags: AudioFormatValues.isFloat | AudioFormatValues.isPacked,
+                                                                                    mBytesPerPacket: 8, mFramesPerPacket: 1, mBytesPerFrame: 8,
+                                                                                    mChannelsPerFrame: 2, mBitsPerChannel: 32, mReserved: 0),
+                                               clientName: TestServer.uniqueClientName("prec")) { queue, buffer, startTime in
+                let count = Int(buffer.pointee.mAudioDataByteSize) / 4
+                log.append(.init(startTime: startTime, samples: (0 ..< count).map { buffer.pointee.mAudioData.load(fromByteOffset: $0 * 4, as: Float.self) }))
+                try? queue.enqueue(buffer)
+            }
+            recorder.channelSources = []
+            for _ in 0 ..< 4 { try recorder.enqueue(recorder.allocateBuffer(byteCapacity: 4800 * 8)) }
+            try recorder.start()
+            let result = try AQJackCommand.run(["play", "--json", "--loop", "2", "-p", "\(recorder.client.name):in_*",
+                                                "--name", TestServer.uniqueClientName("player"), path])
+            usleep(200_000)
+            recorder.stop()
+            recorder.dispose()
+            #expect(result.status == 0, "\(result.standardError)")
+            let summary = try JSONDecoder().decode(PlaySummary.self, from: Data(result.standardOutput.utf8))
+            #expect(summary.framesPlayed == 48000 && summary.exitReason == "end")
+            #expect(summary.ports == ["\(recorder.client.name):in_1", "\(recorder.client.name):in_2"])
+            let samples = log.deliveries.flatMap(\.samples)
+            let first = try #require((0 ..< samples.count / 2).first { samples[2 * $0] != 0 || samples[2 * $0 + 1] != 0 })
+            var wrong = 0
+            for frame in 0 ..< 48000 where first + frame < samples.count / 2 {
+                for channel in 0 ..< 2 where samples[2 * (first + frame) + channel] != TestSignal.integerSample(channel: channel, frame: UInt32(frame % 24000), bits: 16) {
+                    wrong += 1
+                }
+            }
+            #expect(samples.count / 2 >= first + 48000)
+            #expect(wrong == 0)
+            #expect(samples[(2 * (first + 48000))...].allSatisfy { $0 == 0 })
+        }
+
+        @Test("Ctrl-C stops at once with exit 130; a missing file exits 1 naming it")
+        func interruptAndErrors() throws {
+            let path = temporaryPath("long.wav")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try writeIntegerSignalWave(path, frames: 48000 * 10)
+            let out = URL(fileURLWithPath: temporaryPath("play.out"))
+            let err = URL(fileURLWithPath: temporaryPath("play.err"))
+            defer { try? FileManager.default.removeItem(at: out); try? FileManager.default.removeItem(at: err) }
+            let process = try AQJackCommand.start(["play", "--json", "--no-connect", "--name", TestServer.uniqueClientName("pint"), path],
+                                                  standardOutput: out, standardError: err)
+            usleep(1_000_000)
+            let interrupted = Date()
+            kill(process.processIdentifier, SIGINT)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 130)
+            #expect(Date().timeIntervalSince(interrupted) < 1)
+            let summary = try JSONDecoder().decode(PlaySummary.self, from: Data(contentsOf: out))
+            #expect(summary.exitReason == "interrupt" && summary.framesPlayed > 0 && summary.framesPlayed < 48000 * 10)
+
+            let missing = try AQJackCommand.run(["play", "/nonexistent/take.wav"])
+            #expect(missing.status == 1)
+            #expect(missing.standardError.contains("no file at '/nonexistent/take.wav'"))
+            let usage = try AQJackCommand.run(["play", "--volume", "2", path])
+            #expect(usage.status == 2 && usage.standardError.contains("--volume '2' is not a volume"))
+        }
+    }
+}
