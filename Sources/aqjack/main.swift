@@ -22,6 +22,9 @@ func runCommandLine(_ arguments: [String]) -> Int32 {
             case .option("--version"), .option("-V"):
                 print(Help.versionText)
                 return ExitStatus.success
+            case .operand("demo"):
+                let command = try DemoCommand(arguments: &cursor, globals: &globals)
+                return runReportingJackErrors { () throws(JackError) in try command.run(globals: globals) }
             case .operand("play"):
                 let command = try PlayCommand(arguments: &cursor, globals: &globals)
                 return runReportingJackErrors { () throws(JackError) in try command.run(globals: globals) }
@@ -35,7 +38,7 @@ func runCommandLine(_ arguments: [String]) -> Int32 {
                 if try globals.parse(option, from: &cursor) { continue }
                 throw UsageError(message: "unknown option '\(option)': expected --ports, --help, --version, --server or --name")
             case let .operand(word):
-                throw UsageError(message: "unknown subcommand '\(word)': expected ports (or --ports), record or play; see aqjack --help")
+                throw UsageError(message: "unknown subcommand '\(word)': expected demo, ports (or --ports), record or play; see aqjack --help")
             }
         }
         throw UsageError(message: "no subcommand given: expected --ports; see aqjack --help")
