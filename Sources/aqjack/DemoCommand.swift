@@ -102,7 +102,7 @@ struct DemoCommand {
         let frames = min(samples.count / channels, total)
         let writer = try AudioFileWriter(path: path, fileType: AudioFileTypeValues.wave, format: recorder.format, eraseExisting: true)
         try writer.setTimeReference(startFrame)
-        try samples.withUnsafeBytes { try writer.writePackets($0.baseAddress!, byteCount: frames * 4 * channels, startPacket: 0, packetCount: frames) }
+        _ = try samples.withUnsafeBytes { try writer.writePackets($0.baseAddress!, byteCount: frames * 4 * channels, startPacket: 0, packetCount: frames) }
         try writer.close()
 
         // Check it: every frame the one played, at the scheduled frame, nothing lost.

@@ -210,7 +210,10 @@ extension JackServerSuite {
             #expect(frames >= 48000)
             let file = try SoundFileContents(path: path)
             #expect(file.frames == frames)
-            #expect(integerSignalStart(file.samples, channels: 2, bits: 16) != nil)
+            // Frames lost to an xrun are silence in place (the file stays on the JACK timeline).
+            let check = integerSignalStartAllowingSilence(file.samples, channels: 2, bits: 16)
+            #expect(check != nil)
+            #expect((check?.silentFrames ?? frames) < frames / 20)
         }
 
         @Test("the JACK server dying mid-recording: exit 1 and a valid file")
