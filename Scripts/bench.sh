@@ -3,14 +3,15 @@
 # ring vs memcpy, capture process cycle as a fraction of the period (2, 64, 256 channels at
 # period 128), `aqjack --ports` vs `jack_lsp -c -l` on one private dummy server, and
 # `aqjack record` vs jack_capture at 64 and 256 channels (Scripts/bench-record.sh;
-# BENCH_RECORD_SECONDS, default 60).
+# BENCH_RECORD_SECONDS, default 60), and `aqjack play` vs sndfile-jackplay on a 16-channel file
+# at period 64 (Scripts/bench-play.sh; BENCH_PLAY_SECONDS, default 30).
 # Reports only: never fails the test run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 Scripts/setup.sh --deps >/dev/null
-# The reference recorder and GNU time, for the recorder comparison only.
-if ! command -v jack_capture >/dev/null || [ ! -x /usr/bin/time ]; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends jack-capture time >/dev/null 2>&1 || true
+# The reference recorder and player, and GNU time, for the comparisons only.
+if ! command -v jack_capture >/dev/null || ! command -v sndfile-jackplay >/dev/null || [ ! -x /usr/bin/time ]; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends jack-capture sndfile-tools time >/dev/null 2>&1 || true
 fi
 swift build -c release --product aqjack >/dev/null && swift build -c release --product aqbench >/dev/null || exit 0
 Scripts/with-dummy-jack.sh --period 128 -- .build/release/aqbench .build/release/aqjack || true
@@ -19,3 +20,5 @@ echo "== recording ${seconds} s with aqjack record and jack_capture (same server
 for channels in 64 256; do
   Scripts/with-dummy-jack.sh --period 128 --port-max 1024 -- Scripts/bench-record.sh "$channels" "$seconds" || true
 done
+echo "== playing ${BENCH_PLAY_SECONDS:-30} s with aqjack play and sndfile-jackplay (same server, period 64)"
+Scripts/with-dummy-jack.sh --period 64 -- Scripts/bench-play.sh "${BENCH_PLAY_SECONDS:-30}" || true
