@@ -30,10 +30,10 @@ a=$(measure aqjack .build/release/aqjack record --name bench-rec -p 'bench-gen:o
 j=$(measure jack_capture jack_capture --daemon -c "$channels" -p 'bench-gen:out_*' -d "$seconds" -fn "$work/jack_capture.wav")
 kill "$generator" 2>/dev/null; wait "$generator" 2>/dev/null
 
-read -r _ a_cpu a_rss _ a_frames _ a_partial _ a_lost _ a_start <<<"$a"
-read -r _ j_cpu j_rss _ j_frames _ j_partial _ j_lost _ j_start <<<"$j"
+read -r _ a_cpu a_rss _ a_frames _ a_partial _ a_lost _ a_start _ a_repeated <<<"$a"
+read -r _ j_cpu j_rss _ j_frames _ j_partial _ j_lost _ j_start _ j_repeated <<<"$j"
 printf '  %s channels, %s s, float WAV:\n' "$channels" "$seconds"
-printf '    aqjack record: CPU %s %%, peak RSS %s KiB, exec->first complete frame %s s, channels apart %s frames, lost %s, frames %s\n' "$a_cpu" "$a_rss" "$a_start" "$a_partial" "$a_lost" "$a_frames"
-printf '    jack_capture:  CPU %s %%, peak RSS %s KiB, exec->first complete frame %s s, channels apart %s frames, lost %s, frames %s\n' "$j_cpu" "$j_rss" "$j_start" "$j_partial" "$j_lost" "$j_frames"
+printf '    aqjack record: CPU %s %%, peak RSS %s KiB, exec->first complete frame %s s, channels apart %s frames, lost %s, repeated %s, frames %s\n' "$a_cpu" "$a_rss" "$a_start" "$a_partial" "$a_lost" "$a_repeated" "$a_frames"
+printf '    jack_capture:  CPU %s %%, peak RSS %s KiB, exec->first complete frame %s s, channels apart %s frames, lost %s, repeated %s, frames %s\n' "$j_cpu" "$j_rss" "$j_start" "$j_partial" "$j_lost" "$j_repeated" "$j_frames"
 awk -v ac="$a_cpu" -v jc="$j_cpu" -v ar="$a_rss" -v jr="$j_rss" -v as="$a_start" -v js="$j_start" 'BEGIN {
   printf "    ratios aqjack/jack_capture: CPU %.2f, RSS %.2f, start %.2f\n", (jc > 0 ? ac / jc : 0), (jr > 0 ? ar / jr : 0), (js > 0 ? as / js : 0) }'

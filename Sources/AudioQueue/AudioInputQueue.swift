@@ -101,13 +101,7 @@ public final class AudioInputQueue: @unchecked Sendable {
     ///   (the message names the field), `kAudioQueueErr_InvalidDevice` when no JACK server runs.
     public convenience init(format: AudioStreamBasicDescription, clientName: String = "aqjack", server: String? = nil,
                             callback: @escaping Callback) throws(AudioQueueError) {
-        _ = try LinearPCMLayout(validating: format)
-        let client: JackClient
-        do {
-            client = try JackClient(name: clientName, server: server)
-        } catch {
-            throw AudioQueueError(AudioQueueError.invalidDeviceCode, "cannot open the recording device: \(error)")
-        }
+        let client = try QueueDevice.openClient(format: format, clientName: clientName, server: server, purpose: "recording")
         try self.init(format: format, client: client, callback: callback)
     }
 
@@ -115,21 +109,8 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// graph first). The queue owns the client from now on and closes it on ``dispose()``, also
     /// when this initializer throws.
     public init(format: AudioStreamBasicDescription, client: JackClient, callback: @escaping Callback) throws(AudioQueueError) {
-        let layout: LinearPCMLayout
-        do {
-            layout = try LinearPCMLayout(validating: format)
-        } catch {
-            client.close()
-            throw error
-        }
-        var resolved = format
-        if resolved.mSampleRate == 0 { resolved.mSampleRate = Double(client.sampleRate) }
-        do {
-            ports = try client.registerPorts(prefix: "in_", count: layout.channelCount, direction: .input)
-        } catch {
-            client.close()
-            throw AudioQueueError(AudioQueueError.invalidDeviceCode, "\(error)")
-        }
+        let (resolved, layout, ports) = try QueueDevice.prepare(format: format, client: client, portPrefix: "in_", direction: .input)
+        self.ports = ports
         self.format = resolved
         self.layout = layout
         isNativeFloat32 = layout.kind == .float && layout.bitsPerChannel == 32 && layout.isBigEndian == (1.bigEndian == 1)
@@ -504,11 +485,17 @@ public final class AudioInputQueue: @unchecked Sendable {
                 }
             }
             if meteringEnabled {
-                for frame in 0 ..< count {
-                    for channel in 0 ..< channels {
-                        let sample = source[frame * channels + channel]
-                        sums[channel] += Double(sample * sample)
-                        peaks[channel] = max(peaks[channel], abs(sample))
+                // Through local buffers: every access to a class's array property is an
+                // exclusivity check, which per sample cost more than the rest of the path.
+                sums.withUnsafeMutableBufferPointer { sums in
+                    peaks.withUnsafeMutableBufferPointer { peaks in
+                        for frame in 0 ..< count {
+                            for channel in 0 ..< channels {
+                                let sample = source[frame * channels + channel]
+                                sums[channel] += Double(sample * sample)
+                                peaks[channel] = max(peaks[channel], abs(sample))
+                            }
+                        }
                     }
                 }
             }

@@ -78,34 +78,15 @@ public final class AudioOutputQueue: @unchecked Sendable {
     ///   message names the field), `kAudioQueueErr_InvalidDevice` when no JACK server runs.
     public convenience init(format: AudioStreamBasicDescription, clientName: String = "aqjack", server: String? = nil,
                             callback: @escaping Callback) throws(AudioQueueError) {
-        _ = try LinearPCMLayout(validating: format)
-        let client: JackClient
-        do {
-            client = try JackClient(name: clientName, server: server)
-        } catch {
-            throw AudioQueueError(AudioQueueError.invalidDeviceCode, "cannot open the playback device: \(error)")
-        }
+        let client = try QueueDevice.openClient(format: format, clientName: clientName, server: server, purpose: "playback")
         try self.init(format: format, client: client, callback: callback)
     }
 
     /// Creates a stopped playback queue on a JACK client the caller opened; the queue owns the
     /// client from now on (also when this throws).
     public init(format: AudioStreamBasicDescription, client: JackClient, callback: @escaping Callback) throws(AudioQueueError) {
-        let layout: LinearPCMLayout
-        do {
-            layout = try LinearPCMLayout(validating: format)
-        } catch {
-            client.close()
-            throw error
-        }
-        var resolved = format
-        if resolved.mSampleRate == 0 { resolved.mSampleRate = Double(client.sampleRate) }
-        do {
-            ports = try client.registerPorts(prefix: "out_", count: layout.channelCount, direction: .output)
-        } catch {
-            client.close()
-            throw AudioQueueError(AudioQueueError.invalidDeviceCode, "\(error)")
-        }
+        let (resolved, layout, ports) = try QueueDevice.prepare(format: format, client: client, portPrefix: "out_", direction: .output)
+        self.ports = ports
         self.format = resolved
         self.layout = layout
         self.client = client

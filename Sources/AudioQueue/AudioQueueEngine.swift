@@ -77,3 +77,39 @@ extension AudioOutputQueue: AudioQueueEngine {
     public var discontinuityTotal: Int { underrunEventCount }
     public func assignChannels(to ports: [String]) { channelDestinations = ports }
 }
+
+/// The set-up both queue directions share: opening the JACK client, and on it checking the
+/// format, resolving a rate of 0 and registering one port per channel. On failure the client is
+/// closed and the error says what was wrong.
+enum QueueDevice {
+    /// Checks `format` first (no client is opened for a bad one), then opens the client.
+    static func openClient(format: AudioStreamBasicDescription, clientName: String, server: String?,
+                           purpose: String) throws(AudioQueueError) -> JackClient {
+        _ = try LinearPCMLayout(validating: format)
+        do {
+            return try JackClient(name: clientName, server: server)
+        } catch {
+            throw AudioQueueError(AudioQueueError.invalidDeviceCode, "cannot open the \(purpose) device: \(error)")
+        }
+    }
+
+    static func prepare(format: AudioStreamBasicDescription, client: JackClient, portPrefix: String,
+                        direction: JackPortDirection) throws(AudioQueueError) -> (AudioStreamBasicDescription, LinearPCMLayout, [JackPort]) {
+        let layout: LinearPCMLayout
+        do {
+            layout = try LinearPCMLayout(validating: format)
+        } catch {
+            client.close()
+            throw error
+        }
+        var resolved = format
+        if resolved.mSampleRate == 0 { resolved.mSampleRate = Double(client.sampleRate) }
+        do {
+            let ports = try client.registerPorts(prefix: portPrefix, count: layout.channelCount, direction: direction)
+            return (resolved, layout, ports)
+        } catch {
+            client.close()
+            throw AudioQueueError(AudioQueueError.invalidDeviceCode, "\(error)")
+        }
+    }
+}

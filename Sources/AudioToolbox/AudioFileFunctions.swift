@@ -108,12 +108,7 @@ public func AudioFileGetPropertyInfo(_ inAudioFile: AudioFileID, _ inPropertyID:
 public func AudioFileGetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID,
                                  _ ioDataSize: UnsafeMutablePointer<UInt32>, _ outPropertyData: UnsafeMutableRawPointer) -> OSStatus {
     guard let file = FileBox.from(inAudioFile) else { return kAudioFileNotOpenError }
-    func put<T>(_ value: T) -> OSStatus {
-        guard Int(ioDataSize.pointee) >= MemoryLayout<T>.size else { return kAudioFileBadPropertySizeError }
-        outPropertyData.storeBytes(of: value, as: T.self)
-        ioDataSize.pointee = UInt32(MemoryLayout<T>.size)
-        return noErr
-    }
+    func put<T>(_ value: T) -> OSStatus { storeProperty(value, into: outPropertyData, size: ioDataSize, tooSmall: kAudioFileBadPropertySizeError) }
     switch inPropertyID {
     case kAudioFilePropertyDataFormat: return put(file.dataFormat)
     case kAudioFilePropertyFileFormat: return put(file.fileType)

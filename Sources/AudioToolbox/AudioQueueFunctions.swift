@@ -54,6 +54,19 @@ final class QueueBox: @unchecked Sendable {
         }
     }
 
+    /// Runs a callback now (no run loop given) or posts it to the queue's run loop, where it is
+    /// dropped if the queue has been disposed by the time the loop runs.
+    func deliver(_ callback: @escaping () -> Void) {
+        guard let runLoop else {
+            callback()
+            return
+        }
+        runLoop.perform { [self] in
+            guard !isDisposed else { return }
+            callback()
+        }
+    }
+
     func notify(_ id: AudioQueuePropertyID) {
         let matching = lock.withLock { listeners.filter { $0.0 == id } }
         for (_, proc, data) in matching { proc(data, reference, id) }
@@ -91,13 +104,7 @@ public func AudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescrip
             // For linear PCM, macOS passes the buffer's packet count as inNumberPacketDescriptions
             // (with no descriptions); seed 003's callback writes exactly that many packets.
             let packets = UInt32(Int(buffer.pointee.mAudioDataByteSize) / queue.layout.bytesPerFrame)
-            if let loop = box.runLoop {
-                loop.perform { [box] in
-                    guard !box.isDisposed else { return }
-                    var time = startTime
-                    inCallbackProc(box.userData, box.reference, buffer, &time, packets, nil)
-                }
-            } else {
+            box.deliver { [box] in
                 var time = startTime
                 inCallbackProc(box.userData, box.reference, buffer, &time, packets, nil)
             }
@@ -238,12 +245,7 @@ public func AudioQueueGetPropertySize(_ inAQ: AudioQueueRef, _ inID: AudioQueueP
 public func AudioQueueGetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID, _ outData: UnsafeMutableRawPointer,
                                   _ ioDataSize: UnsafeMutablePointer<UInt32>) -> OSStatus {
     guard let box = QueueBox.from(inAQ), let queue = box.engine else { return invalidQueueStatus }
-    func put<T>(_ value: T) -> OSStatus {
-        guard Int(ioDataSize.pointee) >= MemoryLayout<T>.size else { return kAudioQueueErr_InvalidPropertySize }
-        outData.storeBytes(of: value, as: T.self)
-        ioDataSize.pointee = UInt32(MemoryLayout<T>.size)
-        return noErr
-    }
+    func put<T>(_ value: T) -> OSStatus { storeProperty(value, into: outData, size: ioDataSize, tooSmall: kAudioQueueErr_InvalidPropertySize) }
     switch inID {
     case kAudioQueueProperty_StreamDescription: return put(queue.format)
     case kAudioQueueProperty_IsRunning: return put(UInt32(queue.isRunning ? 1 : 0))

@@ -24,14 +24,7 @@ public func AudioQueueNewOutput(_ inFormat: UnsafePointer<AudioStreamBasicDescri
     let box = QueueBox(userData: inUserData, runLoop: inCallbackRunLoop)
     return status { () throws(AudioStatusError) in
         box.engine = try AudioOutputQueue(format: inFormat.pointee) { [unowned box] _, buffer in
-            if let loop = box.runLoop {
-                loop.perform { [box] in
-                    guard !box.isDisposed else { return }
-                    inCallbackProc(box.userData, box.reference, buffer)
-                }
-            } else {
-                inCallbackProc(box.userData, box.reference, buffer)
-            }
+            box.deliver { [box] in inCallbackProc(box.userData, box.reference, buffer) }
         }
         box.engine.onRunningChange = { [unowned box] _ in box.notify(kAudioQueueProperty_IsRunning) }
         box.register()

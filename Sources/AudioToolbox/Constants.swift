@@ -132,3 +132,13 @@ public let kAudioFileBadPropertySizeError: OSStatus = AudioFileError.fileBadProp
 public let kAudioFilePermissionsError: OSStatus = AudioFileError.filePermissionsCode
 public let kAudioFileInvalidPacketOffsetError: OSStatus = AudioFileError.fileInvalidPacketOffsetCode
 public let kAudioFileNotOpenError: OSStatus = AudioFileError.fileNotOpenCode
+
+/// Stores a property value the way Apple's Get…Property functions do: `size` in must be at
+/// least the value's size (else `tooSmall`), `size` out is the value's size.
+func storeProperty<T>(_ value: T, into destination: UnsafeMutableRawPointer, size: UnsafeMutablePointer<UInt32>,
+                      tooSmall: OSStatus) -> OSStatus {
+    guard Int(size.pointee) >= MemoryLayout<T>.size else { return tooSmall }
+    destination.storeBytes(of: value, as: T.self)
+    size.pointee = UInt32(MemoryLayout<T>.size)
+    return noErr
+}

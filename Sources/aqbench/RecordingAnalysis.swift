@@ -8,8 +8,10 @@ struct RecordingAnalysis {
     var leadingPartialFrames = 0
     /// The JACK frame (mod 2^22) of that first complete frame.
     var firstCompleteFrame: UInt32?
-    /// Frames missing in the sequence after it (jumps in the encoded frame numbers).
+    /// Frames missing in the sequence after it (forward jumps in the encoded frame numbers).
     var lostFrames = 0
+    /// Frames that came again (backward jumps: JACK repeats a cycle's frame time around xruns).
+    var repeatedFrames = 0
     var frames = 0
 
     init(path: String, channels: Int) throws {
@@ -29,7 +31,11 @@ struct RecordingAnalysis {
             }
             guard let current = decoded.first?.frame, let last = previous else { continue }
             let step = (current &- last) & (TestSignal.framePeriod - 1)
-            if step > 1 { lostFrames += Int(step) - 1 }
+            if step > TestSignal.framePeriod / 2 {
+                repeatedFrames += Int(TestSignal.framePeriod - step) + 1
+            } else if step > 1 {
+                lostFrames += Int(step) - 1
+            }
             previous = current
         }
     }

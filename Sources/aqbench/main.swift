@@ -29,8 +29,8 @@ case "analyze":
     let execFrame = UInt32(arguments[4])!
     let rate = Double(arguments[5])!
     let startDelay = analysis.firstCompleteFrame.map { Double(($0 &- execFrame) & (TestSignal.framePeriod - 1)) / rate }
-    print(String(format: "frames %d leadingPartialFrames %d lostFrames %d execToFirstCompleteFrame %.3f",
-                 analysis.frames, analysis.leadingPartialFrames, analysis.lostFrames, startDelay ?? -1))
+    print(String(format: "frames %d leadingPartialFrames %d lostFrames %d execToFirstCompleteFrame %.3f repeatedFrames %d",
+                 analysis.frames, analysis.leadingPartialFrames, analysis.lostFrames, startDelay ?? -1, analysis.repeatedFrames))
     exit(0)
 default:
     break

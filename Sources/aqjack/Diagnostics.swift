@@ -10,3 +10,14 @@ enum Diagnostics {
         FileHandle.standardError.write(Data("aqjack: \(message)\n".utf8))
     }
 }
+
+/// Prints a command's final summary: one JSON object (sorted keys) or its text form.
+func printSummary<Summary: Encodable>(_ summary: Summary, json: Bool, text: () -> String) {
+    if json {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        print(String(decoding: (try? encoder.encode(summary)) ?? Data(), as: UTF8.self))
+    } else {
+        print(text())
+    }
+}

@@ -247,15 +247,11 @@ struct PlayReport: Encodable {
     let exitReason: String
 
     func print(json: Bool) {
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            Swift.print(String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self))
-        } else {
-            Swift.print("""
+        printSummary(self, json: json) {
+            """
             played \(files.joined(separator: ", ")): \(channels) ch, \(sampleRate) Hz, \(framesPlayed) frames from JACK frame \(startFrameTime.map(String.init) ?? "-")
               underruns \(underrunFrames) frames, xruns \(xruns), stopped by: \(exitReason)
-            """)
+            """
         }
     }
 }

@@ -143,17 +143,13 @@ struct RecordReport: Encodable {
     }
 
     func print(json: Bool) {
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            Swift.print(String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self))
-        } else {
-            Swift.print("""
+        printSummary(self, json: json) {
+            """
             \(file): \(fileType), \(channels) ch, \(sampleRate) Hz, \(bitsPerChannel)-bit \(sampleFormat)
               frames \(frames) (\(String(format: "%.3f", seconds)) s) from JACK frame \(startFrameTime.map(String.init) ?? "-")
               lost frames \(lostFrames) (written as silence), ring overruns \(overrunFrames), queue underruns \(underrunFrames), xruns \(xruns)
               stopped by: \(exitReason)
-            """)
+            """
         }
     }
 }
