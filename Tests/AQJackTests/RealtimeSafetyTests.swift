@@ -63,6 +63,55 @@ extension JackServerSuite {
     }
 }
 
+extension JackServerSuite.RealtimeSafetyTests {
+    @Test("playback process thread (16 channels, volume ramps and pan changing): zero allocations, frees and mutex locks")
+    func playbackIsAllocationFree() throws {
+        let client = try JackClient(name: TestServer.uniqueClientName("rtplay"), exactName: true)
+        let ports = try client.registerPorts(prefix: "out_", count: 16, direction: .output)
+        let (processor, feeder) = PlaybackProcessor.make(channelCount: 16, capacityFrames: 8192)
+        let watchedBefore = aq_probe_watched_thread_count()
+        try client.setThreadInitCallback(aq_probe_watch_current_thread)
+        try client.activate(processor: processor, outputs: ports)
+        for port in ports.prefix(2) { try client.connect(port.name, to: "system:playback_\(port.shortName.dropFirst(4))") }
+        // A feeder thread keeps the ring full, as the queue thread does.
+        let feeding = UnsafeCounter()
+        let feederThread = Thread {
+            let chunk = [Float](repeating: 0.25, count: 16 * 256)
+            while feeding.value == 0 {
+                _ = chunk.withUnsafeBufferPointer { feeder.write($0.baseAddress!, frameCount: 256) }
+                feeder.waitForCycle(milliseconds: 5)
+            }
+            feeding.value = 2
+        }
+        feederThread.start()
+        processor.play(fromFrame: processor.nextCycleFrame.load(ordering: .relaxed) + 512)
+        usleep(500_000)
+        #expect(aq_probe_watched_thread_count() > watchedBefore)
+        aq_probe_reset_and_enable()
+        let playedBefore = processor.playedFrameCount.load(ordering: .relaxed)
+        for step in 0 ..< 30 {
+            processor.setGain(step % 2 == 0 ? 0.2 : 0.9, rampFrames: 2400)
+            processor.setPan(step % 2 == 0 ? -0.5 : 0.5)
+            usleep(100_000)
+        }
+        aq_probe_disable()
+        let played = processor.playedFrameCount.load(ordering: .relaxed) - playedBefore
+        let allocations = aq_probe_allocation_count()
+        let frees = aq_probe_free_count()
+        let locks = aq_probe_mutex_lock_count()
+        feeding.value = 1
+        while feeding.value != 2 { usleep(1000) }
+        try client.deactivate()
+        client.close()
+        print("playback process thread over \(played) frames: allocations \(allocations), frees \(frees), mutex locks \(locks)")
+        #expect(played > 48000 * 2)
+        #expect(allocations == 0)
+        #expect(frees == 0)
+        #expect(locks == 0)
+        #expect(processor.underrunFrameCount.load(ordering: .relaxed) == 0)
+    }
+}
+
 final class UnsafeCounter: @unchecked Sendable {
     var value = 0
 }
