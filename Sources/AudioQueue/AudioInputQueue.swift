@@ -187,7 +187,7 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// The corresponding Apple function is `AudioQueueStart`.
     public func start(atFrame startFrame: UInt64? = nil) throws(AudioQueueError) {
         let (deviceName, sources) = lock.withLock { (device, explicitSources) }
-        let made = try connect(deviceName: deviceName, sources: sources)
+        let made = try QueueDevice.connect(ports, on: client, deviceName: deviceName, explicit: sources)
         lock.withLock {
             if runState == .stopped { firstRecordedFrame = nil }
             runState = .running
@@ -335,32 +335,6 @@ public final class AudioInputQueue: @unchecked Sendable {
 
     /// The device frame of the first frame recorded since the latest start, once known.
     public var recordingStartFrame: Double? { lock.withLock { firstRecordedFrame } }
-
-    // MARK: Device connection
-
-    /// Connects `in_N` to `sources[N]` when given, else to the Nth audio output port of the JACK
-    /// client `deviceName`. Returns whether a new connection was made.
-    private func connect(deviceName: String, sources explicit: [String]?) throws(AudioQueueError) -> Bool {
-        let sources: [String]
-        if let explicit {
-            sources = explicit
-        } else {
-            sources = client.portNames(direction: .output, audioOnly: true).filter { $0.hasPrefix(deviceName + ":") }
-            guard !sources.isEmpty else {
-                throw AudioQueueError(AudioQueueError.invalidDeviceCode, "no JACK client '\(deviceName)' with audio output ports on server '\(client.serverName)'; `aqjack --ports` lists them")
-            }
-        }
-        var made = false
-        for (source, port) in zip(sources, ports) where !port.connections.contains(source) {
-            do {
-                try client.connect(source, to: port.name)
-                made = true
-            } catch {
-                throw AudioQueueError(AudioQueueError.cannotStartCode, "\(error)")
-            }
-        }
-        return made
-    }
 
     // MARK: The queue thread
 

@@ -176,7 +176,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
     /// The corresponding Apple function is `AudioQueueStart`.
     public func start(atFrame startFrame: UInt64? = nil) throws(AudioQueueError) {
         let (wasPaused, deviceName, destinations) = lock.withLock { (runState == .paused, device, explicitDestinations) }
-        try connect(deviceName: deviceName, destinations: destinations)
+        _ = try QueueDevice.connect(ports, on: client, deviceName: deviceName, explicit: destinations)
         if wasPaused {
             processor.setPaused(false)
         } else {
@@ -336,27 +336,6 @@ public final class AudioOutputQueue: @unchecked Sendable {
         guard let start = playbackStartFrame else { return 0 }
         let now = processor.nextCycleFrame.load(ordering: .relaxed)
         return Double(now > start ? now - start : 0) * format.mSampleRate / Double(client.sampleRate)
-    }
-
-    // MARK: Device connection
-
-    private func connect(deviceName: String, destinations explicit: [String]?) throws(AudioQueueError) {
-        let destinations: [String]
-        if let explicit {
-            destinations = explicit
-        } else {
-            destinations = client.portNames(direction: .input, audioOnly: true).filter { $0.hasPrefix(deviceName + ":") }
-            guard !destinations.isEmpty else {
-                throw AudioQueueError(AudioQueueError.invalidDeviceCode, "no JACK client '\(deviceName)' with audio input ports on server '\(client.serverName)'; `aqjack --ports` lists them")
-            }
-        }
-        for (port, destination) in zip(ports, destinations) where !port.connections.contains(destination) {
-            do {
-                try client.connect(port.name, to: destination)
-            } catch {
-                throw AudioQueueError(AudioQueueError.cannotStartCode, "\(error)")
-            }
-        }
     }
 
     // MARK: The queue thread

@@ -93,6 +93,34 @@ enum QueueDevice {
         }
     }
 
+    /// Connects each of `ports` (in channel order) with its peer: `explicit[i]` when given, else
+    /// the i-th audio port of the JACK client `deviceName` that faces the other way (its outputs
+    /// for a recording queue, its inputs for a playback queue).
+    /// - Returns: whether a new connection was made.
+    static func connect(_ ports: [JackPort], on client: JackClient, deviceName: String, explicit: [String]?) throws(AudioQueueError) -> Bool {
+        let recording = ports.first?.direction == .input
+        let peers: [String]
+        if let explicit {
+            peers = explicit
+        } else {
+            peers = client.portNames(direction: recording ? .output : .input, audioOnly: true).filter { $0.hasPrefix(deviceName + ":") }
+            guard !peers.isEmpty else {
+                throw AudioQueueError(AudioQueueError.invalidDeviceCode,
+                                      "no JACK client '\(deviceName)' with audio \(recording ? "output" : "input") ports on server '\(client.serverName)'; `aqjack --ports` lists them")
+            }
+        }
+        var made = false
+        for (port, peer) in zip(ports, peers) where !port.connections.contains(peer) {
+            do {
+                if recording { try client.connect(peer, to: port.name) } else { try client.connect(port.name, to: peer) }
+                made = true
+            } catch {
+                throw AudioQueueError(AudioQueueError.cannotStartCode, "\(error)")
+            }
+        }
+        return made
+    }
+
     static func prepare(format: AudioStreamBasicDescription, client: JackClient, portPrefix: String,
                         direction: JackPortDirection) throws(AudioQueueError) -> (AudioStreamBasicDescription, LinearPCMLayout, [JackPort]) {
         let layout: LinearPCMLayout
