@@ -71,6 +71,42 @@ extension JackServerSuite {
             #expect(samples[(2 * (first + 48000))...].allSatisfy { $0 == 0 })
         }
 
+        @Test("a 44.1 kHz file on the 48 kHz server is resampled: the recorded sine has SNR of at least 90 dB")
+        func resampledPlayback() throws {
+            let path = temporaryPath("sine44.wav")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let sox = Process()
+            sox.executableURL = URL(fileURLWithPath: "/usr/bin/sox")
+            sox.arguments = ["-n", "-r", "44100", "-c", "1", "-b", "32", "-e", "floating-point", path, "synth", "2", "sine", "1000", "gain", "-6"]
+            try sox.run()
+            sox.waitUntilExit()
+            try #require(sox.terminationStatus == 0)
+            let log = DeliveryLog()
+            let recorder = try AudioInputQueue(format: AudioStreamBasicDescription(mSampleRate: 48000, mFormatID: AudioFormatValues.linearPCM,
+                                                                                    mFormatFlags: AudioFormatValues.isFloat | AudioFormatValues.isPacked,
+                                                                                    mBytesPerPacket: 4, mFramesPerPacket: 1, mBytesPerFrame: 4,
+                                                                                    mChannelsPerFrame: 1, mBitsPerChannel: 32, mReserved: 0),
+                                               clientName: TestServer.uniqueClientName("rsrec")) { queue, buffer, startTime in
+                let count = Int(buffer.pointee.mAudioDataByteSize) / 4
+                log.append(.init(startTime: startTime, samples: (0 ..< count).map { buffer.pointee.mAudioData.load(fromByteOffset: $0 * 4, as: Float.self) }))
+                try? queue.enqueue(buffer)
+            }
+            recorder.channelSources = []
+            for _ in 0 ..< 4 { try recorder.enqueue(recorder.allocateBuffer(byteCapacity: 4800 * 4)) }
+            try recorder.start()
+            let result = try AQJackCommand.run(["play", "--json", "-p", "\(recorder.client.name):in_1",
+                                                "--name", TestServer.uniqueClientName("rsplay"), path])
+            recorder.stop()
+            recorder.dispose()
+            #expect(result.status == 0, "\(result.standardError)")
+            let samples = log.deliveries.flatMap(\.samples)
+            let sound = Array(samples.drop { $0 == 0 })
+            #expect(sound.count >= 2 * 48000 - 100)
+            let snr = SineAnalysis.fittedSNR(sound[4096 ..< 2 * 48000 - 4096], frequency: 1000, sampleRate: 48000)
+            print("played 44.1 kHz sine at 48 kHz: SNR \(snr) dB")
+            #expect(snr >= 90)
+        }
+
         @Test("Ctrl-C stops at once with exit 130; a missing file exits 1 naming it")
         func interruptAndErrors() throws {
             let path = temporaryPath("long.wav")
