@@ -221,6 +221,10 @@ public final class JackClient: @unchecked Sendable {
         }
     }
 
+    /// The `pthread_t` of the client's process (real-time) thread, once active
+    /// (`jack_client_thread_id`).
+    public var processThreadID: UInt { UInt(jack_client_thread_id(rawValue)) }
+
     /// Whether the client is active.
     public var isActive: Bool { state.withLock { $0.isActive } }
 

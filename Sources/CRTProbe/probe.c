@@ -21,6 +21,22 @@ static atomic_long allocations;
 static atomic_long frees;
 static atomic_long mutex_locks;
 static __thread int thread_is_watched;
+static unsigned long only_threads[16];
+static atomic_int only_count;
+
+void aq_probe_count_only(const unsigned long *threads, int count) {
+    if (count > 16) count = 16;
+    for (int i = 0; i < count; i++) only_threads[i] = threads[i];
+    atomic_store(&only_count, count);
+}
+
+static int thread_counts(void) {
+    int count = atomic_load_explicit(&only_count, memory_order_relaxed);
+    if (count == 0) return 1;
+    unsigned long self = (unsigned long)pthread_self();
+    for (int i = 0; i < count; i++) if (only_threads[i] == self) return 1;
+    return 0;
+}
 
 void aq_probe_watch_current_thread(void *unused) {
     (void)unused;
@@ -45,7 +61,7 @@ int aq_probe_is_active(void) { return 0; }
 int aq_probe_is_active(void) { return 1; }
 
 #define COUNT(counter) \
-    do { if (thread_is_watched && atomic_load_explicit(&enabled, memory_order_relaxed)) atomic_fetch_add(&counter, 1); } while (0)
+    do { if (thread_is_watched && atomic_load_explicit(&enabled, memory_order_relaxed) && thread_counts()) atomic_fetch_add(&counter, 1); } while (0)
 
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);

@@ -13,6 +13,11 @@ int aq_probe_is_active(void);
    JACK thread-init callback, so it can be passed to jack_set_thread_init_callback directly. */
 void aq_probe_watch_current_thread(void *unused);
 
+/* Counts only on these threads (among the watched ones), e.g. the JACK process threads from
+   jack_client_thread_id: JACK's other threads (notifications) may allocate legitimately when an
+   xrun or a graph change is reported. count 0 counts on every watched thread. At most 16. */
+void aq_probe_count_only(const unsigned long *threads, int count);
+
 /* Threads marked so far. */
 long aq_probe_watched_thread_count(void);
 
