@@ -36,19 +36,7 @@ extension JackServerSuite {
             let path = temporaryPath("play.wav")
             defer { try? FileManager.default.removeItem(atPath: path) }
             try writeIntegerSignalWave(path, frames: 24000)
-            let log = DeliveryLog()
-            let recorder = try AudioInputQueue(format: AudioStreamBasicDescription(mSampleRate: 48000, mFormatID: AudioFormatValues.linearPCM,
-                                                                                    mFormatFlags: AudioFormatValues.isFloat | AudioFormatValues.isPacked,
-                                                                                    mBytesPerPacket: 8, mFramesPerPacket: 1, mBytesPerFrame: 8,
-                                                                                    mChannelsPerFrame: 2, mBitsPerChannel: 32, mReserved: 0),
-                                               clientName: TestServer.uniqueClientName("prec")) { queue, buffer, startTime in
-                let count = Int(buffer.pointee.mAudioDataByteSize) / 4
-                log.append(.init(startTime: startTime, samples: (0 ..< count).map { buffer.pointee.mAudioData.load(fromByteOffset: $0 * 4, as: Float.self) }))
-                try? queue.enqueue(buffer)
-            }
-            recorder.channelSources = []
-            for _ in 0 ..< 4 { try recorder.enqueue(recorder.allocateBuffer(byteCapacity: 4800 * 8)) }
-            try recorder.start()
+            let (recorder, log) = try startFloatRecorder(channels: 2, role: "prec")
             let result = try AQJackCommand.run(["play", "--json", "--loop", "2", "-p", "\(recorder.client.name):in_*",
                                                 "--name", TestServer.uniqueClientName("player"), path])
             usleep(200_000)
@@ -81,19 +69,7 @@ extension JackServerSuite {
             try sox.run()
             sox.waitUntilExit()
             try #require(sox.terminationStatus == 0)
-            let log = DeliveryLog()
-            let recorder = try AudioInputQueue(format: AudioStreamBasicDescription(mSampleRate: 48000, mFormatID: AudioFormatValues.linearPCM,
-                                                                                    mFormatFlags: AudioFormatValues.isFloat | AudioFormatValues.isPacked,
-                                                                                    mBytesPerPacket: 4, mFramesPerPacket: 1, mBytesPerFrame: 4,
-                                                                                    mChannelsPerFrame: 1, mBitsPerChannel: 32, mReserved: 0),
-                                               clientName: TestServer.uniqueClientName("rsrec")) { queue, buffer, startTime in
-                let count = Int(buffer.pointee.mAudioDataByteSize) / 4
-                log.append(.init(startTime: startTime, samples: (0 ..< count).map { buffer.pointee.mAudioData.load(fromByteOffset: $0 * 4, as: Float.self) }))
-                try? queue.enqueue(buffer)
-            }
-            recorder.channelSources = []
-            for _ in 0 ..< 4 { try recorder.enqueue(recorder.allocateBuffer(byteCapacity: 4800 * 4)) }
-            try recorder.start()
+            let (recorder, log) = try startFloatRecorder(channels: 1, role: "rsrec")
             let result = try AQJackCommand.run(["play", "--json", "-p", "\(recorder.client.name):in_1",
                                                 "--name", TestServer.uniqueClientName("rsplay"), path])
             recorder.stop()
@@ -133,4 +109,24 @@ extension JackServerSuite {
             #expect(usage.status == 2 && usage.standardError.contains("--volume '2' is not a volume"))
         }
     }
+}
+
+/// A float recording queue at 48 kHz that logs every buffer, started with no connections of its
+/// own (the player under test connects to its `in_N` ports).
+func startFloatRecorder(channels: Int, role: String) throws -> (AudioInputQueue, DeliveryLog) {
+    let log = DeliveryLog()
+    let bytesPerFrame = UInt32(4 * channels)
+    let format = AudioStreamBasicDescription(mSampleRate: 48000, mFormatID: AudioFormatValues.linearPCM,
+                                             mFormatFlags: AudioFormatValues.isFloat | AudioFormatValues.isPacked,
+                                             mBytesPerPacket: bytesPerFrame, mFramesPerPacket: 1, mBytesPerFrame: bytesPerFrame,
+                                             mChannelsPerFrame: UInt32(channels), mBitsPerChannel: 32, mReserved: 0)
+    let recorder = try AudioInputQueue(format: format, clientName: TestServer.uniqueClientName(role)) { queue, buffer, startTime in
+        let count = Int(buffer.pointee.mAudioDataByteSize) / 4
+        log.append(.init(startTime: startTime, samples: (0 ..< count).map { buffer.pointee.mAudioData.load(fromByteOffset: $0 * 4, as: Float.self) }))
+        try? queue.enqueue(buffer)
+    }
+    recorder.channelSources = []
+    for _ in 0 ..< 4 { try recorder.enqueue(recorder.allocateBuffer(byteCapacity: 4800 * Int(bytesPerFrame))) }
+    try recorder.start()
+    return (recorder, log)
 }
