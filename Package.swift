@@ -17,9 +17,9 @@ let package = Package(
         .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
-        .systemLibrary(
-            name: "CFFmpeg", pkgConfig: "libavcodec",
-            providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev", "libswresample-dev"])]),
+        // FFmpeg's headers, with its libraries loaded by dlopen on first use (see CFFmpeg.h: linking
+        // them tripled the start-up time of every aqjack command).
+        .target(name: "CFFmpeg", linkerSettings: [.linkedLibrary("dl")]),
 
         // Real-time core: rings, process-cycle types, processors. Synchronization + Glibc only.
         //
@@ -32,10 +32,9 @@ let package = Package(
         .target(name: "AQJack", dependencies: ["AQCore", "CJack"]),
         // Files and resampling: the only importer of CSndFile and CSampleRate.
         .target(name: "AQMedia", dependencies: ["CSndFile", "CSampleRate", "CAudioTypes"]),
-        // Codecs (AAC through libavcodec/libavformat): the only importer of CFFmpeg. Kept out of
-        // the aqjack executable until a subcommand needs it: libavformat pulls in ~130 shared
-        // libraries, which tripled `aqjack --ports`' start-up time (52 ms against jack_lsp's 18 ms).
-        .target(name: "AQCodecs", dependencies: ["CFFmpeg"]),
+        // Codecs and compressed files (AAC through libavcodec, ADTS, CAF packet files, MPEG-4
+        // through libavformat, magic cookies): the only importer of CFFmpeg.
+        .target(name: "AQCodecs", dependencies: ["CFFmpeg", "AQMedia", "CAudioTypes"]),
         // Core Audio structs and callback typedefs with Apple's layouts (C, for @convention(c)).
         .target(name: "CAudioTypes"),
         // The Swift-native queue engine over JACK.
@@ -54,6 +53,7 @@ let package = Package(
         .executableTarget(name: "aqbench", dependencies: ["AQCore", "AQJack", "AQTestSupport"]),
 
         .testTarget(name: "AQCoreTests", dependencies: ["AQCore"]),
+        .testTarget(name: "AQCodecsTests", dependencies: ["AQCodecs", "AQMedia", "AQTestSupport", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQJackTests", dependencies: ["AQCore", "AQJack", "AQTestSupport", "CRTProbe"]),
         .testTarget(name: "AudioQueueTests", dependencies: ["AudioQueue", "AudioToolbox", "AQTestSupport", "CSndFile"]),

@@ -1,0 +1,92 @@
+import AQCodecs
+import AQMedia
+import AQTestSupport
+import Testing
+
+@Suite("AAC through libavcodec")
+struct AACCodecTests {
+    /// Encodes `input` and returns the packets and the encoder (for priming/remainder).
+    static func encode(_ input: [Float], channels: Int, rate: Int, bitRate: Int, chunk: Int = 441) throws -> ([EncodedPacket], AACEncoder) {
+        let encoder = try AACEncoder(sampleRate: rate, channelCount: channels, bitRate: bitRate)
+        var packets: [EncodedPacket] = []
+        let frames = input.count / channels
+        try input.withUnsafeBufferPointer { samples in
+            var start = 0
+            while start < frames {
+                let count = min(chunk, frames - start)
+                try encoder.encode(samples.baseAddress! + start * channels, frameCount: count) { packets.append($0) }
+                start += count
+            }
+        }
+        try encoder.finish { packets.append($0) }
+        return (packets, encoder)
+    }
+
+    static func decode(_ packets: [EncodedPacket], config: AudioSpecificConfig) throws -> [Float] {
+        let decoder = try AACDecoder(config: config)
+        var output: [Float] = []
+        for packet in packets {
+            try packet.bytes.withUnsafeBytes { bytes in
+                try decoder.decode(bytes) { pointer, frames in output += UnsafeBufferPointer(start: pointer, count: frames * config.channelCount) }
+            }
+        }
+        return output
+    }
+
+    @Test("128 kbit/s stereo multi-sine: packets of 1024 frames, priming 1024, SNR at lag = priming ≥ 20 dB")
+    func roundTrip() throws {
+        let rate = 44100, channels = 2, frames = 44100 * 2
+        let input = MultiSine.interleaved(frameCount: frames, channelCount: channels, sampleRate: Double(rate))
+        let (packets, encoder) = try Self.encode(input, channels: channels, rate: rate, bitRate: 128_000)
+        #expect(encoder.primingFrames == 1024)
+        #expect(packets.count * 1024 == encoder.primingFrames + frames + encoder.remainderFrames)
+        #expect((0 ..< 1024).contains(encoder.remainderFrames))
+        #expect(packets.allSatisfy { $0.bytes.count <= encoder.maximumPacketSize && !$0.bytes.isEmpty })
+        let decoded = try Self.decode(packets, config: encoder.audioSpecificConfig)
+        #expect(decoded.count == packets.count * 1024 * channels)
+        let snr = MultiSine.snr(decoded, reference: input, channelCount: channels, lag: encoder.primingFrames)
+        print("AAC 128 kbit/s stereo multi-sine SNR \(snr) dB")
+        #expect(snr >= 20)
+        // Misaligned by one packet the SNR collapses: the lag is what aligns it.
+        #expect(MultiSine.snr(decoded, reference: input, channelCount: channels, lag: 0) < 3)
+    }
+
+    @Test("The magic cookie is an ES_Descriptor that parses back to the encoder's config")
+    func cookie() throws {
+        let encoder = try AACEncoder(sampleRate: 48000, channelCount: 2, bitRate: 96000)
+        let descriptor = ElementaryStreamDescriptor(audioSpecificConfig: encoder.audioSpecificConfig, averageBitRate: 96000,
+                                                    maximumBitRate: 96000, bufferSize: 1536)
+        let bytes = descriptor.bytes
+        #expect(bytes.first == 0x03)
+        let parsed = try ElementaryStreamDescriptor(parsing: bytes)
+        #expect(parsed == descriptor)
+        #expect(parsed.audioSpecificConfig.sampleRate == 48000)
+        #expect(parsed.audioSpecificConfig.channelCount == 2)
+        #expect(parsed.audioSpecificConfig.objectType == 2)
+        // A bare AudioSpecificConfig and an esds box payload are read too.
+        #expect(try ElementaryStreamDescriptor(parsing: encoder.audioSpecificConfig.bytes).audioSpecificConfig.sampleRate == 48000)
+        #expect(try ElementaryStreamDescriptor(parsing: [0, 0, 0, 0] + bytes) == descriptor)
+        // Every truncation is an error, never a crash.
+        for length in 0 ..< bytes.count - 1 {
+            let cut = Array(bytes[..<length])
+            #expect(throws: AudioStatusError.self) { try ElementaryStreamDescriptor(parsing: cut) }
+        }
+    }
+
+    @Test("ADTS headers round-trip and reject bad sync words")
+    func adts() throws {
+        let config = try AudioSpecificConfig(objectType: 2, sampleRate: 44100, channelCount: 2)
+        #expect(config.bytes == [0x12, 0x10])
+        let header = try ADTSHeader(config: config, payloadLength: 371)
+        let bytes = header.bytes
+        #expect(bytes.count == 7 && bytes[0] == 0xFF && bytes[1] == 0xF1)
+        let parsed = bytes.withUnsafeBytes { ADTSHeader(parsing: $0) }
+        #expect(parsed == header)
+        #expect(parsed?.payloadLength == 371)
+        var broken = bytes
+        broken[1] = 0xE1
+        #expect(broken.withUnsafeBytes { ADTSHeader(parsing: $0) } == nil)
+        #expect(throws: AudioStatusError.self) { try AudioSpecificConfig(objectType: 2, sampleRate: 44000, channelCount: 2) }
+        #expect(throws: AudioStatusError.self) { try AudioSpecificConfig(objectType: 2, sampleRate: 44100, channelCount: 7) }
+    }
+}
