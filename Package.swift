@@ -41,7 +41,7 @@ let package = Package(
         .target(name: "AudioQueue", dependencies: ["AQCore", "AQJack", "AQMedia", "CAudioTypes"]),
         // Apple's spelling (types, constants, OSStatus functions) over AudioQueue and AQMedia, so
         // that code written for macOS/iOS compiles with its `import AudioToolbox` unchanged.
-        .target(name: "AudioToolbox", dependencies: ["AudioQueue", "AQMedia", "CAudioTypes"]),
+        .target(name: "AudioToolbox", dependencies: ["AudioQueue", "AQMedia", "AQCodecs", "CAudioTypes"]),
         // The command-line tool.
         .executableTarget(name: "aqjack", dependencies: ["AQJack", "AQMedia", "AudioQueue"]),
 

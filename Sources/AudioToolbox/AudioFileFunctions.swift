@@ -1,66 +1,89 @@
+import AQCodecs
 import AQMedia
 import Foundation
 
 // Audio File Services, Apple spelling, over ``AudioFileWriter`` (writing side; reading arrives
 // with the playback work).
 
-/// What an `AudioFileID` stands for. IDs are serial numbers, never reused, looked up in a table:
-/// a call with a closed or unknown file answers `kAudioFileNotOpenError` (seed 004 closes the
-/// file while an asynchronously disposed queue may still deliver a buffer).
+/// What an `AudioFileID` stands for: linear PCM through libsndfile (``AudioFileWriter`` /
+/// ``AudioFileReader``), or compressed packets (AAC in ADTS, CAF, MPEG-4) through AQCodecs'
+/// packet files. IDs are serial numbers, never reused, looked up in a table: a call with a
+/// closed or unknown file answers `kAudioFileNotOpenError` (seed 004 closes the file while an
+/// asynchronously disposed queue may still deliver a buffer).
 final class FileBox {
     let writer: AudioFileWriter?
     let reader: AudioFileReader?
-    init(writer: AudioFileWriter) {
+    let packetWriter: (any PacketFileWriting)?
+    let packetReader: (any PacketFileReading)?
+
+    init(writer: AudioFileWriter? = nil, reader: AudioFileReader? = nil, packetWriter: (any PacketFileWriting)? = nil,
+         packetReader: (any PacketFileReading)? = nil) {
         self.writer = writer
-        reader = nil
-    }
-    init(reader: AudioFileReader) {
         self.reader = reader
-        writer = nil
+        self.packetWriter = packetWriter
+        self.packetReader = packetReader
     }
 
-    var dataFormat: AudioStreamBasicDescription { writer?.dataFormat ?? reader!.dataFormat }
-    var fileType: UInt32 { writer?.fileType ?? reader!.fileType }
-    var packetCount: Int64 { writer?.packetCount ?? reader!.packetCount }
-    var byteCount: Int64 { writer?.byteCount ?? reader!.byteCount }
-    var bytesPerPacket: Int { writer?.layout.bytesPerFrame ?? reader!.layout.bytesPerFrame }
-    var duration: Double { writer?.duration ?? reader!.duration }
-
-    private static let tableLock = NSLock()
-    nonisolated(unsafe) private static var table: [Int: FileBox] = [:]
-    nonisolated(unsafe) private static var nextSerial = 0x2000
-
-    func register() -> AudioFileID {
-        Self.tableLock.withLock {
-            Self.nextSerial += 16
-            Self.table[Self.nextSerial] = self
-            return OpaquePointer(bitPattern: Self.nextSerial)!
-        }
+    var isWritable: Bool { writer != nil || packetWriter != nil }
+    var dataFormat: AudioStreamBasicDescription {
+        writer?.dataFormat ?? reader?.dataFormat ?? packetWriter?.dataFormat ?? packetReader!.dataFormat
+    }
+    var fileType: UInt32 { writer?.fileType ?? reader?.fileType ?? packetWriter?.fileType ?? packetReader!.fileType }
+    var packetCount: Int64 { writer?.packetCount ?? reader?.packetCount ?? packetWriter?.packetCount ?? packetReader!.packetCount }
+    var byteCount: Int64 { writer?.byteCount ?? reader?.byteCount ?? packetWriter?.byteCount ?? packetReader!.byteCount }
+    /// Bytes of the largest packet (linear PCM: one frame; AAC written so far / in the file).
+    var maximumPacketSize: Int {
+        if let layout = writer?.layout ?? reader?.layout { return layout.bytesPerFrame }
+        return packetWriter?.maximumPacketSize ?? packetReader!.maximumPacketSize
+    }
+    /// The largest packet the format allows (AAC: 6144 bits per channel).
+    var packetSizeUpperBound: Int {
+        if let layout = writer?.layout ?? reader?.layout { return layout.bytesPerFrame }
+        return 768 * Int(dataFormat.mChannelsPerFrame)
+    }
+    var duration: Double {
+        if let duration = writer?.duration ?? reader?.duration { return duration }
+        if let packetReader { return packetReader.duration }
+        let table = packetWriter?.packetTable
+        let frames = table?.validFrameCount ?? packetCount * Int64(dataFormat.mFramesPerPacket)
+        return dataFormat.mSampleRate > 0 ? Double(frames) / dataFormat.mSampleRate : 0
+    }
+    var magicCookie: [UInt8] { packetWriter?.magicCookie ?? packetReader?.magicCookie ?? [] }
+    var packetTable: PacketTable? {
+        if let table = packetWriter?.packetTable ?? packetReader?.packetTable { return table }
+        guard packetWriter != nil || packetReader != nil else { return nil }
+        return PacketTable(validFrameCount: packetCount * Int64(dataFormat.mFramesPerPacket), primingFrames: 0, remainderFrames: 0)
     }
 
-    static func from(_ id: AudioFileID) -> FileBox? {
-        tableLock.withLock { table[Int(bitPattern: UnsafeRawPointer(id))] }
-    }
+    private static let table = HandleTable<FileBox>(firstSerial: 0x2000)
 
-    static func remove(_ id: AudioFileID) -> FileBox? {
-        tableLock.withLock { table.removeValue(forKey: Int(bitPattern: UnsafeRawPointer(id))) }
-    }
+    func register() -> AudioFileID { Self.table.register(self) }
+    static func from(_ id: AudioFileID) -> FileBox? { table.find(id) }
+    static func remove(_ id: AudioFileID) -> FileBox? { table.remove(id) }
 }
 
-/// Creates a linear-PCM file of type AIFF, AIFC, WAVE, RF64, CAF (or Wave64). Without
+/// Creates a linear-PCM file of type AIFF, AIFC, WAVE, RF64, CAF (or Wave64), or an AAC file
+/// of type ADTS, CAF, M4A or MPEG-4 (for AAC, set `kAudioFilePropertyMagicCookieData` before
+/// the first packet, as seed 000 does). Without
 /// `kAudioFileFlags_EraseFile` an existing file is refused with `kAudioFilePermissionsError` and
 /// left as it was.
 public func AudioFileCreateWithURL(_ inFileRef: CFURL, _ inFileType: AudioFileTypeID,
                                    _ inFormat: UnsafePointer<AudioStreamBasicDescription>, _ inFlags: AudioFileFlags,
                                    _ outAudioFile: UnsafeMutablePointer<AudioFileID?>) -> OSStatus {
     status { () throws(AudioStatusError) in
-        let writer = try AudioFileWriter(path: inFileRef.path, fileType: inFileType, format: inFormat.pointee,
-                                         eraseExisting: inFlags.contains(.eraseFile))
-        outAudioFile.pointee = FileBox(writer: writer).register()
+        let erase = inFlags.contains(.eraseFile)
+        if PacketFiles.handles(format: inFormat.pointee) {
+            let writer = try PacketFiles.create(path: inFileRef.path, fileType: inFileType, format: inFormat.pointee, eraseExisting: erase)
+            outAudioFile.pointee = FileBox(packetWriter: writer).register()
+        } else {
+            let writer = try AudioFileWriter(path: inFileRef.path, fileType: inFileType, format: inFormat.pointee, eraseExisting: erase)
+            outAudioFile.pointee = FileBox(writer: writer).register()
+        }
     }
 }
 
-/// Writes packets (linear PCM: frames; packet descriptions are ignored for constant bit rates).
+/// Writes packets: linear PCM frames (descriptions ignored), or AAC packets with their
+/// descriptions (required; written in order from packet `packetCount`).
 public func AudioFileWritePackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool, _ inNumBytes: UInt32,
                                   _ inPacketDescriptions: UnsafePointer<AudioStreamPacketDescription>?,
                                   _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>,
@@ -68,6 +91,22 @@ public func AudioFileWritePackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool
     guard let box = FileBox.from(inAudioFile) else {
         ioNumPackets.pointee = 0
         return kAudioFileNotOpenError
+    }
+    if let packetWriter = box.packetWriter {
+        guard let inPacketDescriptions else {
+            ioNumPackets.pointee = 0
+            return kAudio_ParamError   // variable-size packets need their descriptions
+        }
+        let count = Int(ioNumPackets.pointee)
+        return status { () throws(AudioStatusError) in
+            do throws(AudioStatusError) {
+                try packetWriter.writePackets(inBuffer, byteCount: Int(inNumBytes),
+                                              descriptions: UnsafeBufferPointer(start: inPacketDescriptions, count: count), startPacket: inStartingPacket)
+            } catch {
+                ioNumPackets.pointee = 0
+                throw error
+            }
+        }
     }
     guard let writer = box.writer else {
         ioNumPackets.pointee = 0
@@ -86,25 +125,36 @@ public func AudioFileWritePackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool
 public func AudioFileClose(_ inAudioFile: AudioFileID) -> OSStatus {
     guard let box = FileBox.remove(inAudioFile) else { return kAudioFileNotOpenError }
     box.reader?.close()
-    return status { () throws(AudioStatusError) in try box.writer?.close() }
+    box.packetReader?.close()
+    return status { () throws(AudioStatusError) in
+        try box.writer?.close()
+        try box.packetWriter?.close()
+    }
 }
 
 public func AudioFileGetPropertyInfo(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID,
                                      _ outDataSize: UnsafeMutablePointer<UInt32>?, _ isWritable: UnsafeMutablePointer<UInt32>?) -> OSStatus {
-    guard FileBox.from(inAudioFile) != nil else { return kAudioFileNotOpenError }
+    guard let file = FileBox.from(inAudioFile) else { return kAudioFileNotOpenError }
     let size: Int
     switch inPropertyID {
     case kAudioFilePropertyDataFormat: size = MemoryLayout<AudioStreamBasicDescription>.size
     case kAudioFilePropertyFileFormat, kAudioFilePropertyMaximumPacketSize, kAudioFilePropertyPacketSizeUpperBound: size = 4
     case kAudioFilePropertyAudioDataPacketCount, kAudioFilePropertyAudioDataByteCount, kAudioFilePropertyEstimatedDuration: size = 8
-    case kAudioFilePropertyMagicCookieData: size = 0
+    case kAudioFilePropertyMagicCookieData: size = file.magicCookie.count
+    case kAudioFilePropertyPacketTableInfo:
+        guard file.packetTable != nil else { return kAudioFileUnsupportedPropertyError }
+        size = MemoryLayout<AudioFilePacketTableInfo>.size
     default: return kAudioFileUnsupportedPropertyError
     }
     outDataSize?.pointee = UInt32(size)
-    isWritable?.pointee = inPropertyID == kAudioFilePropertyMagicCookieData ? 1 : 0
+    let writable = inPropertyID == kAudioFilePropertyMagicCookieData || inPropertyID == kAudioFilePropertyPacketTableInfo
+    isWritable?.pointee = writable && file.isWritable ? 1 : 0
     return noErr
 }
 
+/// Reads a property. `MagicCookieData` is the ES_Descriptor of an AAC file (empty for linear
+/// PCM); `PacketTableInfo` the priming and remainder frames of a compressed file (CAF 'pakt',
+/// MPEG-4 edit/skip data; ADTS has none, so it reports every frame as valid).
 public func AudioFileGetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID,
                                  _ ioDataSize: UnsafeMutablePointer<UInt32>, _ outPropertyData: UnsafeMutableRawPointer) -> OSStatus {
     guard let file = FileBox.from(inAudioFile) else { return kAudioFileNotOpenError }
@@ -114,21 +164,43 @@ public func AudioFileGetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: Aud
     case kAudioFilePropertyFileFormat: return put(file.fileType)
     case kAudioFilePropertyAudioDataPacketCount: return put(UInt64(file.packetCount))
     case kAudioFilePropertyAudioDataByteCount: return put(UInt64(file.byteCount))
-    case kAudioFilePropertyMaximumPacketSize, kAudioFilePropertyPacketSizeUpperBound: return put(UInt32(file.bytesPerPacket))
+    case kAudioFilePropertyMaximumPacketSize: return put(UInt32(file.maximumPacketSize))
+    case kAudioFilePropertyPacketSizeUpperBound: return put(UInt32(file.packetSizeUpperBound))
     case kAudioFilePropertyEstimatedDuration: return put(file.duration)
+    case kAudioFilePropertyPacketTableInfo:
+        guard let table = file.packetTable else { return kAudioFileUnsupportedPropertyError }
+        return put(AudioFilePacketTableInfo(mNumberValidFrames: table.validFrameCount, mPrimingFrames: table.primingFrames,
+                                            mRemainderFrames: table.remainderFrames))
     case kAudioFilePropertyMagicCookieData:
-        ioDataSize.pointee = 0
+        let cookie = file.magicCookie
+        guard Int(ioDataSize.pointee) >= cookie.count else { return kAudioFileBadPropertySizeError }
+        cookie.withUnsafeBytes { if let base = $0.baseAddress { outPropertyData.copyMemory(from: base, byteCount: cookie.count) } }
+        ioDataSize.pointee = UInt32(cookie.count)
         return noErr
     default: return kAudioFileUnsupportedPropertyError
     }
 }
 
-/// Linear PCM has no magic cookie: setting one is accepted and ignored (Apple's listings copy the
-/// queue's cookie to the file whatever the format).
+/// Sets `MagicCookieData` (AAC: an ES_Descriptor; linear PCM has none, so a cookie is accepted
+/// and ignored, as Apple's listings copy the queue's cookie whatever the format) or
+/// `PacketTableInfo` (AAC files being written: priming and remainder frames).
 public func AudioFileSetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID, _ inDataSize: UInt32,
                                  _ inPropertyData: UnsafeRawPointer) -> OSStatus {
-    guard FileBox.from(inAudioFile) != nil else { return kAudioFileNotOpenError }
-    return inPropertyID == kAudioFilePropertyMagicCookieData ? noErr : kAudioFileUnsupportedPropertyError
+    guard let file = FileBox.from(inAudioFile) else { return kAudioFileNotOpenError }
+    switch inPropertyID {
+    case kAudioFilePropertyMagicCookieData:
+        guard let packetWriter = file.packetWriter else { return file.isWritable ? noErr : kAudioFilePermissionsError }
+        let cookie = Array(UnsafeRawBufferPointer(start: inPropertyData, count: Int(inDataSize)))
+        return status { () throws(AudioStatusError) in try packetWriter.setMagicCookie(cookie) }
+    case kAudioFilePropertyPacketTableInfo:
+        guard let packetWriter = file.packetWriter else { return file.isWritable ? kAudioFileUnsupportedPropertyError : kAudioFilePermissionsError }
+        guard Int(inDataSize) >= MemoryLayout<AudioFilePacketTableInfo>.size else { return kAudioFileBadPropertySizeError }
+        let info = inPropertyData.loadUnaligned(as: AudioFilePacketTableInfo.self)
+        packetWriter.packetTable = PacketTable(validFrameCount: info.mNumberValidFrames, primingFrames: info.mPrimingFrames,
+                                               remainderFrames: info.mRemainderFrames)
+        return noErr
+    default: return kAudioFileUnsupportedPropertyError
+    }
 }
 
 // MARK: Reading
@@ -147,8 +219,12 @@ public func AudioFileOpenURL(_ inFileRef: CFURL, _ inPermissions: AudioFilePermi
                              _ outAudioFile: UnsafeMutablePointer<AudioFileID?>) -> OSStatus {
     guard inPermissions == .readPermission else { return kAudioFilePermissionsError }
     return status { () throws(AudioStatusError) in
-        let reader = try AudioFileReader(path: inFileRef.path, typeHint: inFileTypeHint)
-        outAudioFile.pointee = FileBox(reader: reader).register()
+        if let packetReader = try PacketFiles.open(path: inFileRef.path) {
+            outAudioFile.pointee = FileBox(packetReader: packetReader).register()
+        } else {
+            let reader = try AudioFileReader(path: inFileRef.path, typeHint: inFileTypeHint)
+            outAudioFile.pointee = FileBox(reader: reader).register()
+        }
     }
 }
 
@@ -160,8 +236,20 @@ public func AudioFileReadPacketData(_ inAudioFile: AudioFileID, _ inUseCache: Bo
                                     _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>,
                                     _ outBuffer: UnsafeMutableRawPointer?) -> OSStatus {
     guard let box = FileBox.from(inAudioFile) else { return kAudioFileNotOpenError }
-    guard let reader = box.reader else { return kAudioFilePermissionsError }
     guard let outBuffer else { return kAudio_ParamError }
+    if let packetReader = box.packetReader {
+        // Variable-size packets: fewer when they would not fit; descriptions are required.
+        guard let outPacketDescriptions else { return kAudio_ParamError }
+        var read = (packets: 0, bytes: 0)
+        let result = status { () throws(AudioStatusError) in
+            read = try packetReader.readPackets(startPacket: inStartingPacket, packetCount: Int(ioNumPackets.pointee), into: outBuffer,
+                                                capacity: Int(ioNumBytes.pointee), descriptions: outPacketDescriptions)
+        }
+        ioNumPackets.pointee = UInt32(read.packets)
+        ioNumBytes.pointee = UInt32(read.bytes)
+        return result
+    }
+    guard let reader = box.reader else { return kAudioFilePermissionsError }
     var packets = 0
     let result = status { () throws(AudioStatusError) in
         packets = try reader.readPackets(startPacket: inStartingPacket, packetCount: Int(ioNumPackets.pointee),
@@ -173,12 +261,13 @@ public func AudioFileReadPacketData(_ inAudioFile: AudioFileID, _ inUseCache: Bo
     return result
 }
 
-/// The older form: reads `ioNumPackets` packets (the buffer must hold them all).
+/// The older form: reads `ioNumPackets` packets into a buffer assumed to hold them all at the
+/// format's largest packet size (seed 001 sizes its buffers with PacketSizeUpperBound).
 public func AudioFileReadPackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool, _ outNumBytes: UnsafeMutablePointer<UInt32>,
                                  _ outPacketDescriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?,
                                  _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>,
                                  _ outBuffer: UnsafeMutableRawPointer?) -> OSStatus {
-    guard let reader = FileBox.from(inAudioFile)?.reader else { return kAudioFileNotOpenError }
-    outNumBytes.pointee = ioNumPackets.pointee * UInt32(reader.layout.bytesPerFrame)
+    guard let box = FileBox.from(inAudioFile) else { return kAudioFileNotOpenError }
+    outNumBytes.pointee = ioNumPackets.pointee * UInt32(box.packetSizeUpperBound)
     return AudioFileReadPacketData(inAudioFile, inUseCache, outNumBytes, outPacketDescriptions, inStartingPacket, ioNumPackets, outBuffer)
 }

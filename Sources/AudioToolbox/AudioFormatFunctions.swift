@@ -1,58 +1,175 @@
+import AQCodecs
 import AQMedia
 
-// AudioFormat, Apple spelling: what the linear-PCM work needs (the codecs add the rest).
+// AudioFormat, Apple spelling: describing formats, listing codecs, reading AAC cookies.
 
 public typealias AudioFormatPropertyID = UInt32
 
-/// `kAudioFormatProperty_FormatInfo` ('fmti'): completes an ASBD.
+/// `kAudioFormatProperty_FormatInfo` ('fmti'): completes an ASBD; the specifier may be a magic cookie.
 public let kAudioFormatProperty_FormatInfo: AudioFormatPropertyID = 0x666D_7469
 /// `kAudioFormatProperty_FormatIsVBR` ('fvbr').
 public let kAudioFormatProperty_FormatIsVBR: AudioFormatPropertyID = 0x6676_6272
+/// `kAudioFormatProperty_FormatName` ('fnam'): a CFString (a Swift `String` here).
+public let kAudioFormatProperty_FormatName: AudioFormatPropertyID = 0x666E_616D
+/// `kAudioFormatProperty_Encoders` ('aven'): specifier a format ID; AudioClassDescription[].
+public let kAudioFormatProperty_Encoders: AudioFormatPropertyID = 0x6176_656E
+/// `kAudioFormatProperty_Decoders` ('avde').
+public let kAudioFormatProperty_Decoders: AudioFormatPropertyID = 0x6176_6465
+/// `kAudioFormatProperty_ASBDFromESDS` ('essd'): specifier an ES_Descriptor (AAC magic cookie).
+public let kAudioFormatProperty_ASBDFromESDS: AudioFormatPropertyID = 0x6573_7364
+/// `kAudioFormatProperty_EncodeFormatIDs` ('acof') / `DecodeFormatIDs` ('acif').
+public let kAudioFormatProperty_EncodeFormatIDs: AudioFormatPropertyID = 0x6163_6F66
+public let kAudioFormatProperty_DecodeFormatIDs: AudioFormatPropertyID = 0x6163_6966
 /// `kAudioFormatUnsupportedPropertyError` ('prop').
 public let kAudioFormatUnsupportedPropertyError: OSStatus = 0x7072_6F70
 /// `kAudioFormatBadPropertySizeError` ('!siz').
 public let kAudioFormatBadPropertySizeError: OSStatus = 0x2173_697A
+/// `kAudioFormatBadSpecifierSizeError` ('!spc').
+public let kAudioFormatBadSpecifierSizeError: OSStatus = 0x2173_7063
+/// `kAudioFormatUnknownFormatError` ('!fmt').
+public let kAudioFormatUnknownFormatError: OSStatus = 0x2166_6D74
+
+/// The codecs aqjack has: AAC-LC through libavcodec. (ALAC and FLAC are read and written by
+/// AudioFile through libsndfile; linear PCM needs no codec.)
+private func codecs(_ component: UInt32, for format: AudioFormatID) -> [AudioClassDescription] {
+    guard format == kAudioFormatMPEG4AAC else { return [] }
+    return [AudioClassDescription(mType: component, mSubType: format, mManufacturer: kAppleSoftwareAudioCodecManufacturer)]
+}
+
+/// The value of a format property, or its error.
+private func formatProperty(_ id: AudioFormatPropertyID, specifier: [UInt8], input: AudioStreamBasicDescription?) -> Result<[UInt8], AudioStatusError> {
+    func bytes<T>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value) { Array($0) } }
+    func array<T>(_ values: [T]) -> [UInt8] { values.withUnsafeBytes { Array($0) } }
+    func formatID() -> AudioFormatID? {
+        specifier.count >= 4 ? specifier.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) } : nil
+    }
+    do throws(AudioStatusError) {
+        switch id {
+        case kAudioFormatProperty_FormatInfo:
+            guard var format = input else { return .failure(AudioStatusError(kAudioFormatBadPropertySizeError, "FormatInfo needs an ASBD")) }
+            if !specifier.isEmpty, format.mFormatID == kAudioFormatMPEG4AAC || format.mFormatID == 0 {
+                // The specifier is a magic cookie: it decides the stream.
+                return .success(bytes(CompressedFormatValues.aacDescription(try ElementaryStreamDescriptor(parsing: specifier).audioSpecificConfig)))
+            }
+            switch format.mFormatID {
+            case kAudioFormatLinearPCM:
+                if format.mFramesPerPacket == 0 { format.mFramesPerPacket = 1 }
+                if format.mBytesPerFrame == 0 { format.mBytesPerFrame = format.mChannelsPerFrame * format.mBitsPerChannel / 8 }
+                if format.mBytesPerPacket == 0 { format.mBytesPerPacket = format.mBytesPerFrame * format.mFramesPerPacket }
+                if format.mFormatFlags & (kAudioFormatFlagIsFloat | kAudioFormatFlagIsSignedInteger) == 0 { format.mFormatFlags |= kAudioFormatFlagIsSignedInteger }
+                format.mFormatFlags |= kAudioFormatFlagIsPacked
+                _ = try LinearPCMLayout(validating: format)
+                return .success(bytes(format))
+            case kAudioFormatMPEG4AAC:
+                return .success(bytes(try CompressedFormatValues.completedAAC(format)))
+            case kAudioFormatAppleLossless, kAudioFormatFLAC:
+                // Frames per packet as Apple's encoders use them: ALAC 4096, FLAC 4096 (libsndfile's block size).
+                if format.mFramesPerPacket == 0 { format.mFramesPerPacket = 4096 }
+                format.mBytesPerPacket = 0
+                format.mBytesPerFrame = 0
+                return .success(bytes(format))
+            default:
+                return .failure(AudioStatusError(kAudioFormatUnsupportedDataFormatError, "format \(fourCharacterCode(format.mFormatID)) is not supported"))
+            }
+        case kAudioFormatProperty_FormatIsVBR:
+            guard let format = input else { return .failure(AudioStatusError(kAudioFormatBadSpecifierSizeError, "FormatIsVBR needs an ASBD specifier")) }
+            return .success(bytes(UInt32(format.mFormatID == kAudioFormatLinearPCM || format.mBytesPerPacket > 0 ? 0 : 1)))
+        case kAudioFormatProperty_Encoders, kAudioFormatProperty_Decoders:
+            guard let format = formatID() else { return .failure(AudioStatusError(kAudioFormatBadSpecifierSizeError, "specifier must be a 4-byte format ID")) }
+            return .success(array(codecs(id == kAudioFormatProperty_Encoders ? kAudioEncoderComponentType : kAudioDecoderComponentType, for: format)))
+        case kAudioFormatProperty_EncodeFormatIDs, kAudioFormatProperty_DecodeFormatIDs:
+            return .success(array([kAudioFormatLinearPCM, kAudioFormatMPEG4AAC]))
+        case kAudioFormatProperty_ASBDFromESDS:
+            return .success(bytes(CompressedFormatValues.aacDescription(try ElementaryStreamDescriptor(parsing: specifier).audioSpecificConfig)))
+        default:
+            return .failure(AudioStatusError(kAudioFormatUnsupportedPropertyError, "property \(fourCharacterCode(id)) is not supported"))
+        }
+    } catch {
+        return .failure(error)
+    }
+}
+
+/// The ASBD a property reads: the specifier for FormatIsVBR/FormatName, the output buffer for FormatInfo.
+private func arguments(_ id: AudioFormatPropertyID, _ specifierSize: UInt32, _ specifier: UnsafeRawPointer?,
+                       _ output: UnsafeMutableRawPointer?) -> (specifier: [UInt8], format: AudioStreamBasicDescription?) {
+    let bytes = specifier.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(specifierSize))) } ?? []
+    let asbdSize = MemoryLayout<AudioStreamBasicDescription>.size
+    switch id {
+    case kAudioFormatProperty_FormatInfo:
+        return (bytes, output?.loadUnaligned(as: AudioStreamBasicDescription.self))
+    case kAudioFormatProperty_FormatIsVBR, kAudioFormatProperty_FormatName:
+        guard let specifier, Int(specifierSize) >= asbdSize else { return (bytes, nil) }
+        return (bytes, specifier.loadUnaligned(as: AudioStreamBasicDescription.self))
+    default:
+        return (bytes, nil)
+    }
+}
+
+/// A readable name, e.g. "AAC, 2 channels, 44100 Hz" or "16-bit signed integer (big endian), 2 channels, 44100 Hz".
+public func formatName(_ format: AudioStreamBasicDescription) -> String {
+    let channels = "\(format.mChannelsPerFrame) channel" + (format.mChannelsPerFrame == 1 ? "" : "s")
+    let rate = "\(Int(format.mSampleRate)) Hz"
+    switch format.mFormatID {
+    case kAudioFormatLinearPCM:
+        let kind = format.mFormatFlags & kAudioFormatFlagIsFloat != 0 ? "float" : "signed integer"
+        let endian = format.mFormatFlags & kAudioFormatFlagIsBigEndian != 0 ? "big endian" : "little endian"
+        return "Linear PCM, \(format.mBitsPerChannel)-bit \(kind) (\(endian)), \(channels), \(rate)"
+    case kAudioFormatMPEG4AAC: return "AAC, \(channels), \(rate)"
+    case kAudioFormatAppleLossless: return "Apple Lossless, \(channels), \(rate)"
+    case kAudioFormatFLAC: return "FLAC, \(channels), \(rate)"
+    default: return "\(fourCharacterCode(format.mFormatID)), \(channels), \(rate)"
+    }
+}
 
 /// The size of a format property's value.
 public func AudioFormatGetPropertyInfo(_ inPropertyID: AudioFormatPropertyID, _ inSpecifierSize: UInt32,
                                        _ inSpecifier: UnsafeRawPointer?, _ outPropertyDataSize: UnsafeMutablePointer<UInt32>) -> OSStatus {
     switch inPropertyID {
-    case kAudioFormatProperty_FormatInfo: outPropertyDataSize.pointee = UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
-    case kAudioFormatProperty_FormatIsVBR: outPropertyDataSize.pointee = 4
-    default: return kAudioFormatUnsupportedPropertyError
-    }
-    return noErr
-}
-
-/// `FormatInfo` completes a linear-PCM description from its rate, channels, bits and flags
-/// (packed, one frame per packet), and checks it; `FormatIsVBR` answers 0 for linear PCM.
-public func AudioFormatGetProperty(_ inPropertyID: AudioFormatPropertyID, _ inSpecifierSize: UInt32, _ inSpecifier: UnsafeRawPointer?,
-                                   _ ioPropertyDataSize: UnsafeMutablePointer<UInt32>?, _ outPropertyData: UnsafeMutableRawPointer?) -> OSStatus {
-    switch inPropertyID {
-    case kAudioFormatProperty_FormatInfo:
-        guard let outPropertyData, let size = ioPropertyDataSize, Int(size.pointee) >= MemoryLayout<AudioStreamBasicDescription>.size else {
-            return kAudioFormatBadPropertySizeError
-        }
-        var format = outPropertyData.load(as: AudioStreamBasicDescription.self)
-        guard format.mFormatID == kAudioFormatLinearPCM else { return kAudioFormatUnsupportedDataFormatError }
-        if format.mFramesPerPacket == 0 { format.mFramesPerPacket = 1 }
-        if format.mBytesPerFrame == 0 { format.mBytesPerFrame = format.mChannelsPerFrame * format.mBitsPerChannel / 8 }
-        if format.mBytesPerPacket == 0 { format.mBytesPerPacket = format.mBytesPerFrame * format.mFramesPerPacket }
-        if format.mFormatFlags & (kAudioFormatFlagIsFloat | kAudioFormatFlagIsSignedInteger) == 0 { format.mFormatFlags |= kAudioFormatFlagIsSignedInteger }
-        format.mFormatFlags |= kAudioFormatFlagIsPacked
-        do throws(AudioStatusError) {
-            _ = try LinearPCMLayout(validating: format)
-        } catch {
-            return error.status
-        }
-        outPropertyData.storeBytes(of: format, as: AudioStreamBasicDescription.self)
+    case kAudioFormatProperty_FormatInfo, kAudioFormatProperty_ASBDFromESDS:
+        outPropertyDataSize.pointee = UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
         return noErr
-    case kAudioFormatProperty_FormatIsVBR:
-        guard let outPropertyData else { return kAudioFormatBadPropertySizeError }
-        outPropertyData.storeBytes(of: UInt32(0), as: UInt32.self)
-        ioPropertyDataSize?.pointee = 4
+    case kAudioFormatProperty_FormatName:
+        outPropertyDataSize.pointee = UInt32(MemoryLayout<CFString>.size)
         return noErr
     default:
-        return kAudioFormatUnsupportedPropertyError
+        let (specifier, format) = arguments(inPropertyID, inSpecifierSize, inSpecifier, nil)
+        switch formatProperty(inPropertyID, specifier: specifier, input: format) {
+        case .success(let value):
+            outPropertyDataSize.pointee = UInt32(value.count)
+            return noErr
+        case .failure(let error): return error.status
+        }
+    }
+}
+
+/// Reads a format property:
+/// - `FormatInfo` completes the ASBD in `outPropertyData` (linear PCM: packed, one frame per
+///   packet; AAC: 1024 frames per packet, VBR; with a magic cookie as specifier, the cookie's
+///   stream), checking it;
+/// - `FormatIsVBR`, `FormatName` (a `CFString`, i.e. `String`), `Encoders`/`Decoders` (the codec
+///   list for the format ID in the specifier), `ASBDFromESDS`, `EncodeFormatIDs`/`DecodeFormatIDs`.
+public func AudioFormatGetProperty(_ inPropertyID: AudioFormatPropertyID, _ inSpecifierSize: UInt32, _ inSpecifier: UnsafeRawPointer?,
+                                   _ ioPropertyDataSize: UnsafeMutablePointer<UInt32>?, _ outPropertyData: UnsafeMutableRawPointer?) -> OSStatus {
+    guard let outPropertyData, let ioPropertyDataSize else { return kAudioFormatBadPropertySizeError }
+    if inPropertyID == kAudioFormatProperty_FormatInfo && Int(ioPropertyDataSize.pointee) < MemoryLayout<AudioStreamBasicDescription>.size {
+        return kAudioFormatBadPropertySizeError
+    }
+    let (specifier, format) = arguments(inPropertyID, inSpecifierSize, inSpecifier, outPropertyData)
+    if inPropertyID == kAudioFormatProperty_FormatName {
+        guard let format else { return kAudioFormatBadSpecifierSizeError }
+        guard Int(ioPropertyDataSize.pointee) >= MemoryLayout<CFString>.size else { return kAudioFormatBadPropertySizeError }
+        outPropertyData.initializeMemory(as: CFString.self, repeating: formatName(format), count: 1)
+        return noErr
+    }
+    switch formatProperty(inPropertyID, specifier: specifier, input: format) {
+    case .success(let value):
+        let fixedSize = inPropertyID == kAudioFormatProperty_FormatInfo || inPropertyID == kAudioFormatProperty_ASBDFromESDS
+            || inPropertyID == kAudioFormatProperty_FormatIsVBR
+        if fixedSize && Int(ioPropertyDataSize.pointee) < value.count { return kAudioFormatBadPropertySizeError }
+        let count = min(value.count, Int(ioPropertyDataSize.pointee))
+        value.withUnsafeBytes { outPropertyData.copyMemory(from: $0.baseAddress!, byteCount: count) }
+        ioPropertyDataSize.pointee = UInt32(count)
+        return noErr
+    case .failure(let error): return error.status
     }
 }

@@ -84,6 +84,48 @@ typedef void (*AudioQueueInputCallback)(void * _Nullable inUserData, AudioQueueR
 typedef void (*AudioQueueOutputCallback)(void * _Nullable inUserData, AudioQueueRef inAQ, AudioQueueBufferRef inBuffer);
 typedef void (*AudioQueuePropertyListenerProc)(void * _Nullable inUserData, AudioQueueRef inAQ, uint32_t inID);
 
+/* AudioConverter.h, AudioFormat.h, AudioFile.h. */
+typedef struct AudioBuffer {
+    uint32_t mNumberChannels;
+    uint32_t mDataByteSize;
+    void * _Nullable mData;
+} AudioBuffer;
+
+/* A variable-length struct: mNumberBuffers buffers follow (Apple declares mBuffers[1]). */
+typedef struct AudioBufferList {
+    uint32_t mNumberBuffers;
+    AudioBuffer mBuffers[1];
+} AudioBufferList;
+
+typedef struct AudioClassDescription {
+    uint32_t mType;
+    uint32_t mSubType;
+    uint32_t mManufacturer;
+} AudioClassDescription;
+
+typedef struct AudioConverterPrimeInfo {
+    uint32_t leadingFrames;
+    uint32_t trailingFrames;
+} AudioConverterPrimeInfo;
+
+typedef struct AudioFilePacketTableInfo {
+    int64_t mNumberValidFrames;
+    int32_t mPrimingFrames;
+    int32_t mRemainderFrames;
+} AudioFilePacketTableInfo;
+
+typedef struct AudioValueRange {
+    double mMinimum;
+    double mMaximum;
+} AudioValueRange;
+
+typedef struct OpaqueAudioConverter *AudioConverterRef;
+
+typedef int32_t (*AudioConverterComplexInputDataProc)(AudioConverterRef inAudioConverter, uint32_t *ioNumberDataPackets,
+                                                      AudioBufferList *ioData,
+                                                      AudioStreamPacketDescription * _Nullable * _Nullable outDataPacketDescription,
+                                                      void * _Nullable inUserData);
+
 /* Fills the const fields of a buffer the queue has just allocated. */
 static inline void aq_buffer_initialize(AudioQueueBuffer *buffer, uint32_t capacity, void *data,
                                         uint32_t packetDescriptionCapacity,

@@ -1,0 +1,70 @@
+import AQMedia
+import CAudioTypes
+
+/// Compressed format IDs and file types, Apple's values (CoreAudioBaseTypes.h, AudioFile.h).
+public enum CompressedFormatValues {
+    /// `kAudioFormatMPEG4AAC` ('aac ').
+    public static let mpeg4AAC: UInt32 = 0x6161_6320
+    /// `kAudioFormatAppleLossless` ('alac').
+    public static let appleLossless: UInt32 = 0x616C_6163
+    /// `kAudioFormatFLAC` ('flac').
+    public static let flac: UInt32 = 0x666C_6163
+    /// `kMPEG4Object_AAC_LC`: the AAC object type Apple keeps in mFormatFlags.
+    public static let aacLowComplexity: UInt32 = 2
+
+    /// `kAudioFileAAC_ADTSType` ('adts').
+    public static let adtsFile: UInt32 = 0x6164_7473
+    /// `kAudioFileM4AType` ('m4af').
+    public static let m4aFile: UInt32 = 0x6D34_6166
+    /// `kAudioFileMPEG4Type` ('mp4f').
+    public static let mpeg4File: UInt32 = 0x6D70_3466
+    /// `kAudioFileFLACType` ('flac').
+    public static let flacFile: UInt32 = 0x666C_6163
+
+    /// Completes an AAC description as `kAudioFormatProperty_FormatInfo` does: 1024 frames per
+    /// packet, variable bytes per packet (0), no bytes per frame or bits per channel; the object
+    /// type in mFormatFlags defaults to AAC-LC; a zero rate or channel count is left for the
+    /// converter to take from its input.
+    ///
+    /// - Throws: 'fmt?' naming the field that no AAC stream can have.
+    public static func completedAAC(_ format: AudioStreamBasicDescription) throws(AudioStatusError) -> AudioStreamBasicDescription {
+        var completed = format
+        if completed.mFormatFlags == 0 { completed.mFormatFlags = aacLowComplexity }
+        guard completed.mFormatFlags == aacLowComplexity else {
+            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+                                   "AAC object type \(completed.mFormatFlags) in mFormatFlags: only AAC-LC (kMPEG4Object_AAC_LC = 2) is supported")
+        }
+        if completed.mFramesPerPacket == 0 { completed.mFramesPerPacket = 1024 }
+        guard completed.mFramesPerPacket == 1024 else {
+            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+                                   "mFramesPerPacket is \(completed.mFramesPerPacket); AAC-LC packets hold 1024 frames")
+        }
+        guard completed.mChannelsPerFrame == 0 || AudioSpecificConfig.configuration(forChannelCount: Int(completed.mChannelsPerFrame)) != nil else {
+            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+                                   "mChannelsPerFrame is \(completed.mChannelsPerFrame); AAC carries 1 ... 6 or 8 channels")
+        }
+        guard completed.mSampleRate == 0 || AudioSpecificConfig.sampleRates.contains(Int(completed.mSampleRate)) else {
+            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+                                   "mSampleRate is \(completed.mSampleRate); AAC rates are " + AudioSpecificConfig.sampleRates.map(String.init).joined(separator: ", "))
+        }
+        completed.mBytesPerPacket = 0
+        completed.mBytesPerFrame = 0
+        completed.mBitsPerChannel = 0
+        return completed
+    }
+
+    /// The description of the AAC stream a config describes.
+    public static func aacDescription(_ config: AudioSpecificConfig) -> AudioStreamBasicDescription {
+        AudioStreamBasicDescription(mSampleRate: Double(config.sampleRate), mFormatID: mpeg4AAC, mFormatFlags: UInt32(config.objectType),
+                                    mBytesPerPacket: 0, mFramesPerPacket: 1024, mBytesPerFrame: 0,
+                                    mChannelsPerFrame: UInt32(config.channelCount), mBitsPerChannel: 0, mReserved: 0)
+    }
+
+    /// A float interleaved linear-PCM description (what the codecs produce).
+    public static func floatPCM(sampleRate: Double, channelCount: Int) -> AudioStreamBasicDescription {
+        AudioStreamBasicDescription(mSampleRate: sampleRate, mFormatID: AudioFormatValues.linearPCM,
+                                    mFormatFlags: AudioFormatValues.isFloat | AudioFormatValues.isPacked,
+                                    mBytesPerPacket: UInt32(4 * channelCount), mFramesPerPacket: 1, mBytesPerFrame: UInt32(4 * channelCount),
+                                    mChannelsPerFrame: UInt32(channelCount), mBitsPerChannel: 32, mReserved: 0)
+    }
+}

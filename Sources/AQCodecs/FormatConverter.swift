@@ -1,0 +1,278 @@
+import AQMedia
+import CAudioTypes
+
+/// Converts between two stream descriptions: linear PCM of any depth, endianness and int/float
+/// to any other (with sample-rate conversion through libsamplerate and channel mapping), PCM to
+/// AAC-LC (encode) and AAC-LC to PCM (decode). The Swift-native engine behind Apple's
+/// `AudioConverterRef`.
+///
+/// Push–pull: ``push(frames:frameCount:)`` (PCM input) or ``push(packet:)`` (AAC input) take
+/// input and convert it at once (so the caller's memory need not outlive the call);
+/// ``pullFrames(into:maximumFrames:)`` (PCM output) or ``pullPacket()`` (AAC output) hand out
+/// what is ready; ``finish()`` says the input has ended and drains the resampler and the encoder.
+/// Not thread-safe: one thread at a time.
+///
+/// Channel mapping when the counts differ: mono is copied to every output channel; otherwise
+/// output channel c takes input channel c, and missing channels are silent.
+public final class FormatConverter {
+    public let source: AudioStreamBasicDescription
+    public let destination: AudioStreamBasicDescription
+
+    /// Bits per second for the AAC encoder (`kAudioConverterEncodeBitRate`); default chosen from
+    /// the channel count and rate like Apple's (64 kbit/s per channel at 44.1/48 kHz).
+    public var bitRate: Int
+    /// Apple's 0 ... 0x7F codec quality (`kAudioConverterCodecQuality`).
+    public var codecQuality: Int = 0x60
+    /// Apple's 0 ... 0x7F sample-rate converter quality (`kAudioConverterSampleRateConverterQuality`).
+    public var sampleRateConverterQuality: UInt32 = 0x60
+    /// The AAC decoder's config: set from a `DecompressionMagicCookie` before converting.
+    public var decoderConfig: AudioSpecificConfig?
+
+    private let sourceLayout: LinearPCMLayout?
+    private let destinationLayout: LinearPCMLayout?
+    private var encoder: AACEncoder?
+    private var decoder: AACDecoder?
+    private var resampler: Resampler?
+    private var resamplerReady = false
+    /// Float frames at the destination rate and channel count, waiting to be pulled (PCM out).
+    private var pending: [Float] = []
+    private var pendingRead = 0
+    /// Encoded packets waiting to be pulled (AAC out).
+    private var packets: [EncodedPacket] = []
+    private var packetRead = 0
+    private var scratch: [Float] = []
+    public private(set) var isFinished = false
+
+    public var isEncoding: Bool { destination.mFormatID == CompressedFormatValues.mpeg4AAC }
+    public var isDecoding: Bool { source.mFormatID == CompressedFormatValues.mpeg4AAC }
+    var sourceChannels: Int { Int(source.mChannelsPerFrame) }
+    var destinationChannels: Int { Int(destination.mChannelsPerFrame) }
+
+    /// - Throws: 'fmt?' naming the unsupported side: formats other than linear PCM and AAC-LC,
+    ///   AAC to AAC, or inconsistent PCM descriptions.
+    public init(from source: AudioStreamBasicDescription, to destination: AudioStreamBasicDescription) throws(AudioStatusError) {
+        let aac = CompressedFormatValues.mpeg4AAC
+        let pcm = AudioFormatValues.linearPCM
+        for (side, format) in [("input", source), ("output", destination)] where format.mFormatID != aac && format.mFormatID != pcm {
+            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+                                   "the converter's \(side) format is \(fourCharacterCode(format.mFormatID)); expected 'lpcm' or 'aac ' (ALAC and FLAC go through AudioFile)")
+        }
+        guard source.mFormatID == pcm || destination.mFormatID == pcm else {
+            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "AAC to AAC: one side of a converter must be linear PCM")
+        }
+        var source = source
+        var destination = destination
+        if source.mFormatID == aac {
+            source = try CompressedFormatValues.completedAAC(source)
+            if source.mSampleRate == 0 { source.mSampleRate = destination.mSampleRate }
+            if source.mChannelsPerFrame == 0 { source.mChannelsPerFrame = destination.mChannelsPerFrame }
+            sourceLayout = nil
+        } else {
+            sourceLayout = try LinearPCMLayout(validating: source)
+        }
+        if destination.mFormatID == aac {
+            destination = try CompressedFormatValues.completedAAC(destination)
+            if destination.mSampleRate == 0 { destination.mSampleRate = source.mSampleRate }
+            if destination.mChannelsPerFrame == 0 { destination.mChannelsPerFrame = source.mChannelsPerFrame }
+            destination = try CompressedFormatValues.completedAAC(destination)
+            destinationLayout = nil
+        } else {
+            destinationLayout = try LinearPCMLayout(validating: destination)
+        }
+        guard source.mSampleRate > 0, destination.mSampleRate > 0 else {
+            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "the converter needs a sample rate on at least one side; both are 0")
+        }
+        self.source = source
+        self.destination = destination
+        let channels = Int(destination.mChannelsPerFrame)
+        bitRate = Self.defaultBitRate(channelCount: channels, sampleRate: destination.mSampleRate)
+        if source.mFormatID == aac {
+            decoderConfig = try? AudioSpecificConfig(objectType: Int(source.mFormatFlags), sampleRate: Int(source.mSampleRate),
+                                                     channelCount: Int(source.mChannelsPerFrame))
+        }
+    }
+
+    /// 64 kbit/s per channel at 44.1/48 kHz, scaled with the rate, within AAC's limits.
+    public static func defaultBitRate(channelCount: Int, sampleRate: Double) -> Int {
+        let perChannel = 64_000.0 * min(1, sampleRate / 44100)
+        return max(8000, min(320_000, Int((perChannel * Double(channelCount)).rounded())))
+    }
+
+    /// The encoder, opened with the bit rate and quality set so far (Apple's converter also
+    /// fixes them at the first conversion).
+    public func openEncoder() throws(AudioStatusError) -> AACEncoder {
+        if let encoder { return encoder }
+        let opened = try AACEncoder(sampleRate: Int(destination.mSampleRate), channelCount: destinationChannels, bitRate: bitRate,
+                                    quality: codecQuality)
+        encoder = opened
+        return opened
+    }
+
+    /// The AudioSpecificConfig of the output (encoding), available before any input.
+    public var encoderConfig: AudioSpecificConfig? { try? openEncoder().audioSpecificConfig }
+
+    /// Frames of encoder priming and trailing padding (`kAudioConverterPrimeInfo`); the trailing
+    /// count is final after ``finish()``.
+    public var primeInfo: (leading: Int, trailing: Int) {
+        guard let encoder = try? openEncoder() else { return (0, 0) }
+        return (encoder.primingFrames, isFinished ? encoder.remainderFrames : 0)
+    }
+
+    /// Largest packet the output can have, bytes.
+    public var maximumOutputPacketSize: Int {
+        isEncoding ? 768 * destinationChannels : Int(destination.mBytesPerFrame)
+    }
+
+    // MARK: Input
+
+    /// Converts `frameCount` PCM frames in the source layout.
+    public func push(frames: UnsafeRawPointer, frameCount: Int) throws(AudioStatusError) {
+        guard let sourceLayout else {
+            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "the converter's input is AAC: push packets, not frames")
+        }
+        guard frameCount > 0 else { return }
+        let channels = sourceChannels
+        if scratch.count < frameCount * channels { scratch = [Float](repeating: 0, count: frameCount * channels) }
+        scratch.withUnsafeMutableBufferPointer { out in
+            for index in 0 ..< frameCount * channels {
+                out[index] = sourceLayout.decode(from: frames + index * sourceLayout.bytesPerSample)
+            }
+        }
+        try scratch.withUnsafeBufferPointer { (floats) throws(AudioStatusError) in try accept(floats.baseAddress!, frameCount: frameCount) }
+    }
+
+    /// Decodes one raw AAC packet.
+    ///
+    /// - Throws: 'fmt?' when the packet does not decode (the converter stays usable).
+    public func push(packet: UnsafeRawBufferPointer) throws(AudioStatusError) {
+        guard isDecoding else {
+            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "the converter's input is linear PCM: push frames, not packets")
+        }
+        if decoder == nil {
+            guard let decoderConfig else {
+                throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "AAC input without a magic cookie or a complete description")
+            }
+            decoder = try AACDecoder(config: decoderConfig)
+        }
+        var decoded: [Float] = []
+        var frames = 0
+        try decoder!.decode(packet) { pointer, count in
+            decoded += UnsafeBufferPointer(start: pointer, count: count * self.sourceChannels)
+            frames += count
+        }
+        try decoded.withUnsafeBufferPointer { (floats) throws(AudioStatusError) in
+            if frames > 0 { try accept(floats.baseAddress!, frameCount: frames) }
+        }
+    }
+
+    /// The input has ended: drains the resampler and the encoder.
+    public func finish() throws(AudioStatusError) {
+        guard !isFinished else { return }
+        if let resampler {
+            var flushed: [Float] = []
+            resampler.flush { pointer, count in flushed += UnsafeBufferPointer(start: pointer, count: count * self.destinationChannels) }
+            try flushed.withUnsafeBufferPointer { (floats) throws(AudioStatusError) in
+                try deliver(floats.baseAddress!, frameCount: floats.count / destinationChannels)
+            }
+        }
+        if isEncoding { try openEncoder().finish { packets.append($0) } }
+        isFinished = true
+    }
+
+    /// Forgets buffered input and output and the codecs' history (`AudioConverterReset`).
+    public func reset() {
+        pending.removeAll()
+        pendingRead = 0
+        packets.removeAll()
+        packetRead = 0
+        resampler?.reset()
+        decoder?.reset()
+        encoder = nil
+        isFinished = false
+    }
+
+    /// Float frames at the source rate and channel count: map channels, then resample.
+    private func accept(_ input: UnsafePointer<Float>, frameCount: Int) throws(AudioStatusError) {
+        guard sourceChannels != destinationChannels else {
+            try resample(input, frameCount: frameCount)
+            return
+        }
+        var mapped = [Float](repeating: 0, count: frameCount * destinationChannels)
+        for frame in 0 ..< frameCount {
+            for channel in 0 ..< destinationChannels {
+                let from = sourceChannels == 1 ? 0 : channel
+                if from < sourceChannels { mapped[frame * destinationChannels + channel] = input[frame * sourceChannels + from] }
+            }
+        }
+        try mapped.withUnsafeBufferPointer { (floats) throws(AudioStatusError) in try resample(floats.baseAddress!, frameCount: frameCount) }
+    }
+
+    /// Float frames at the source rate, destination channels: resample when the rates differ.
+    private func resample(_ input: UnsafePointer<Float>, frameCount: Int) throws(AudioStatusError) {
+        if source.mSampleRate == destination.mSampleRate {
+            try deliver(input, frameCount: frameCount)
+            return
+        }
+        if resampler == nil {
+            resampler = try Resampler(channelCount: destinationChannels, ratio: destination.mSampleRate / source.mSampleRate,
+                                      quality: .init(appleQuality: sampleRateConverterQuality))
+        }
+        var converted: [Float] = []
+        resampler!.process(input, frameCount: frameCount) { out, count in
+            converted += UnsafeBufferPointer(start: out, count: count * self.destinationChannels)
+        }
+        try converted.withUnsafeBufferPointer { (floats) throws(AudioStatusError) in
+            if !floats.isEmpty { try deliver(floats.baseAddress!, frameCount: floats.count / destinationChannels) }
+        }
+    }
+
+    /// Float frames at the destination rate and channel count: encode or keep for pulling.
+    private func deliver(_ input: UnsafePointer<Float>, frameCount: Int) throws(AudioStatusError) {
+        guard frameCount > 0 else { return }
+        if isEncoding {
+            try openEncoder().encode(input, frameCount: frameCount) { packets.append($0) }
+        } else {
+            if pendingRead > 0 && pendingRead * 2 > pending.count {
+                pending.removeFirst(pendingRead)
+                pendingRead = 0
+            }
+            pending += UnsafeBufferPointer(start: input, count: frameCount * destinationChannels)
+        }
+    }
+
+    // MARK: Output
+
+    /// PCM frames ready to pull.
+    public var availableFrames: Int { (pending.count - pendingRead) / max(1, destinationChannels) }
+    /// Packets ready to pull.
+    public var availablePackets: Int { packets.count - packetRead }
+
+    /// Writes up to `maximumFrames` frames in the destination layout; returns how many.
+    public func pullFrames(into output: UnsafeMutableRawPointer, maximumFrames: Int) -> Int {
+        guard let destinationLayout else { return 0 }
+        let frames = min(maximumFrames, availableFrames)
+        let samples = frames * destinationChannels
+        pending.withUnsafeBufferPointer { floats in
+            for index in 0 ..< samples {
+                destinationLayout.encode(floats[pendingRead + index], to: output + index * destinationLayout.bytesPerSample)
+            }
+        }
+        pendingRead += samples
+        return frames
+    }
+
+    /// The next encoded packet, if one is ready.
+    public func pullPacket() -> EncodedPacket? {
+        guard packetRead < packets.count else { return nil }
+        let packet = packets[packetRead]
+        packetRead += 1
+        if packetRead == packets.count {
+            packets.removeAll(keepingCapacity: true)
+            packetRead = 0
+        }
+        return packet
+    }
+
+    /// The next packet's size without taking it.
+    public var nextPacketSize: Int? { packetRead < packets.count ? packets[packetRead].bytes.count : nil }
+}

@@ -1,0 +1,233 @@
+import AQMedia
+import CAudioTypes
+import CFFmpeg
+
+/// Writes AAC packets to an MPEG-4 file (`.m4a` 'm4af' through FFmpeg's ipod muxer, `.mp4`
+/// 'mp4f' through its mp4 muxer), fragmented (an empty 'moov' first, then a 'moof'+'mdat'
+/// fragment about every second), so a recording killed mid-way is readable up to its last
+/// complete fragment. Priming is expressed as FFmpeg does it: the first packet's timestamp is
+/// −priming and the last packet's duration leaves out the remainder, so players trim both.
+/// The packet table must be set before the first packet for the priming to be recorded; the
+/// last packet is held back until ``close()`` so its duration can honour the final remainder.
+public final class MPEG4FileWriter: PacketFileWriting {
+    public let fileType: UInt32
+    public let dataFormat: AudioStreamBasicDescription
+    public private(set) var packetCount: Int64 = 0
+    public private(set) var byteCount: Int64 = 0
+    public private(set) var maximumPacketSize = 0
+    public private(set) var magicCookie: [UInt8]
+    public var packetTable: PacketTable?
+    private let path: String
+    private var config: AudioSpecificConfig
+    private var context: UnsafeMutablePointer<AVFormatContext>?
+    private var headerWritten = false
+    private var heldBack: [UInt8]?
+    private var closed = false
+
+    public init(path: String, fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool) throws(AudioStatusError) {
+        try CodecLibraries.require()
+        guard format.mFormatID == CompressedFormatValues.mpeg4AAC else {
+            throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
+                                   "MPEG-4 files hold AAC here; the format is \(fourCharacterCode(format.mFormatID))")
+        }
+        let completed = try CompressedFormatValues.completedAAC(format)
+        config = try AudioSpecificConfig(objectType: Int(completed.mFormatFlags), sampleRate: Int(completed.mSampleRate),
+                                         channelCount: Int(completed.mChannelsPerFrame))
+        dataFormat = completed
+        self.fileType = fileType
+        self.path = path
+        magicCookie = ElementaryStreamDescriptor(audioSpecificConfig: config, bufferSize: UInt32(768 * config.channelCount)).bytes
+        // Create (or refuse) the file now, as the other writers do.
+        _ = try WritableFile(path: path, eraseExisting: eraseExisting)
+    }
+
+    deinit {
+        if let context {
+            if context.pointee.pb != nil { _ = aqff_avio_closep(&context.pointee.pb) }
+            aqff_avformat_free_context(context)
+        }
+    }
+
+    /// Sets the stream's AudioSpecificConfig from a cookie; before the first packet only.
+    public func setMagicCookie(_ cookie: [UInt8]) throws(AudioStatusError) {
+        let parsed = try ElementaryStreamDescriptor(parsing: cookie).audioSpecificConfig
+        if headerWritten {
+            guard parsed == config else {
+                throw AudioStatusError(AudioStatusError.fileUnsupportedPropertyCode, "\(path): the magic cookie cannot change after packets were written")
+            }
+            return
+        }
+        config = parsed
+        magicCookie = cookie
+    }
+
+    private func failure(_ what: String, _ code: Int32) -> AudioStatusError {
+        AudioStatusError(AudioStatusError.fileUnspecifiedCode, "\(path): \(what): " + CodecLibraries.message(for: code))
+    }
+
+    private func writeHeader() throws(AudioStatusError) {
+        var context: UnsafeMutablePointer<AVFormatContext>?
+        let muxer = fileType == CompressedFormatValues.m4aFile ? "ipod" : "mp4"
+        let allocated = aqff_avformat_alloc_output_context2(&context, nil, muxer, path)
+        guard allocated >= 0, let context else { throw failure("cannot set up the \(muxer) muxer", allocated) }
+        self.context = context
+        guard let stream = aqff_avformat_new_stream(context, nil) else { throw failure("cannot add a stream", -1) }
+        let parameters = stream.pointee.codecpar!
+        parameters.pointee.codec_type = AVMEDIA_TYPE_AUDIO
+        parameters.pointee.codec_id = AV_CODEC_ID_AAC
+        parameters.pointee.sample_rate = Int32(config.sampleRate)
+        parameters.pointee.frame_size = 1024
+        parameters.pointee.initial_padding = packetTable?.primingFrames ?? 0
+        aqff_av_channel_layout_default(&parameters.pointee.ch_layout, Int32(config.channelCount))
+        let extradata = aqff_av_mallocz(config.bytes.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))!.assumingMemoryBound(to: UInt8.self)
+        for (index, byte) in config.bytes.enumerated() { extradata[index] = byte }
+        parameters.pointee.extradata = extradata
+        parameters.pointee.extradata_size = Int32(config.bytes.count)
+        stream.pointee.time_base = AVRational(num: 1, den: Int32(config.sampleRate))
+        let opened = aqff_avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE)
+        guard opened >= 0 else { throw failure("cannot open for writing", opened) }
+        var options: OpaquePointer?
+        _ = aqff_av_dict_set(&options, "movflags", "empty_moov+default_base_moof+frag_discont", 0)
+        _ = aqff_av_dict_set(&options, "frag_duration", "1000000", 0)
+        let written = aqff_avformat_write_header(context, &options)
+        aqff_av_dict_free(&options)
+        guard written >= 0 else { throw failure("cannot write the header", written) }
+        headerWritten = true
+    }
+
+    public func writePackets(_ data: UnsafeRawPointer, byteCount: Int, descriptions: UnsafeBufferPointer<AudioStreamPacketDescription>,
+                             startPacket: Int64) throws(AudioStatusError) {
+        try validatedPackets(descriptions, byteCount: byteCount, startPacket: startPacket, expected: packetCount, path: path)
+        if !headerWritten { try writeHeader() }
+        for description in descriptions {
+            let size = Int(description.mDataByteSize)
+            let bytes = Array(UnsafeRawBufferPointer(start: data + Int(description.mStartOffset), count: size))
+            if let previous = heldBack { try mux(previous, duration: 1024) }
+            heldBack = bytes
+            packetCount += 1
+            self.byteCount += Int64(size)
+            maximumPacketSize = max(maximumPacketSize, size)
+        }
+        if let context { aqff_avio_flush(context.pointee.pb) }
+    }
+
+    private var muxedPackets: Int64 = 0
+
+    private func mux(_ bytes: [UInt8], duration: Int) throws(AudioStatusError) {
+        guard let context, let packet = aqff_av_packet_alloc() else { return }
+        var owned: UnsafeMutablePointer<AVPacket>? = packet
+        defer { aqff_av_packet_free(&owned) }
+        guard aqff_av_new_packet(packet, Int32(bytes.count)) >= 0 else { throw failure("out of memory", -1) }
+        bytes.withUnsafeBufferPointer { packet.pointee.data.update(from: $0.baseAddress!, count: bytes.count) }
+        let time = muxedPackets * 1024 - Int64(packetTable?.primingFrames ?? 0)
+        packet.pointee.pts = time
+        packet.pointee.dts = time
+        packet.pointee.duration = Int64(duration)
+        packet.pointee.stream_index = 0
+        packet.pointee.flags = AV_PKT_FLAG_KEY
+        let written = aqff_av_write_frame(context, packet)
+        guard written >= 0 else { throw failure("cannot write packet \(muxedPackets)", written) }
+        muxedPackets += 1
+    }
+
+    public func close() throws(AudioStatusError) {
+        guard !closed else { return }
+        closed = true
+        if !headerWritten { try writeHeader() }
+        if let last = heldBack {
+            try mux(last, duration: max(1, 1024 - Int(packetTable?.remainderFrames ?? 0)))
+            heldBack = nil
+        }
+        guard let context else { return }
+        let trailer = aqff_av_write_trailer(context)
+        _ = aqff_avio_closep(&context.pointee.pb)
+        aqff_avformat_free_context(context)
+        self.context = nil
+        guard trailer >= 0 else { throw failure("cannot finish the file", trailer) }
+    }
+}
+
+/// Reads the first AAC track of an MPEG-4 file through libavformat: indexes every packet's
+/// position and size once, then reads packet bytes straight from the file. Priming comes from
+/// the demuxer's skip-samples (the edit list or a negative first timestamp); the valid frames
+/// from the packets' durations.
+public final class MPEG4FileReader: PacketFileReading {
+    public let fileType: UInt32
+    public let dataFormat: AudioStreamBasicDescription
+    public let magicCookie: [UInt8]
+    public let packetTable: PacketTable?
+    public var packetCount: Int64 { Int64(index.count) }
+    public var byteCount: Int64 { index.totalBytes }
+    public var maximumPacketSize: Int { index.maximumSize }
+    private let file: ReadableFile
+    private let index: PacketIndex
+
+    public init(path: String) throws(AudioStatusError) {
+        try CodecLibraries.require()
+        file = try ReadableFile(path: path)
+        var context: UnsafeMutablePointer<AVFormatContext>?
+        let opened = aqff_avformat_open_input(&context, path, nil, nil)
+        guard opened >= 0, let context else {
+            throw AudioStatusError(AudioStatusError.fileInvalidFileCode, "\(path) is not a readable MPEG-4 file: " + CodecLibraries.message(for: opened))
+        }
+        var owned: UnsafeMutablePointer<AVFormatContext>? = context
+        defer { aqff_avformat_close_input(&owned) }
+        _ = aqff_avformat_find_stream_info(context, nil)
+        var track = -1
+        for number in 0 ..< Int(context.pointee.nb_streams) {
+            if let stream = context.pointee.streams[number], stream.pointee.codecpar.pointee.codec_id == AV_CODEC_ID_AAC {
+                track = number
+                break
+            }
+        }
+        guard track >= 0, let stream = context.pointee.streams[track] else {
+            throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode, "\(path) has no AAC track")
+        }
+        let parameters = stream.pointee.codecpar.pointee
+        guard let extradata = parameters.extradata, parameters.extradata_size >= 2 else {
+            throw AudioStatusError(AudioStatusError.fileInvalidFileCode, "\(path): the AAC track has no AudioSpecificConfig")
+        }
+        let config = try AudioSpecificConfig(parsing: Array(UnsafeBufferPointer(start: extradata, count: Int(parameters.extradata_size))))
+        fileType = file.read(at: 8, count: 4).map { String(decoding: $0, as: UTF8.self) } == "M4A " ? CompressedFormatValues.m4aFile : CompressedFormatValues.mpeg4File
+        guard let packet = aqff_av_packet_alloc() else { throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "out of memory") }
+        var ownedPacket: UnsafeMutablePointer<AVPacket>? = packet
+        defer { aqff_av_packet_free(&ownedPacket) }
+        var index = PacketIndex()
+        var priming: Int32 = 0
+        var durations: Int64 = 0
+        var first = true
+        while aqff_av_read_frame(context, packet) >= 0 {
+            defer { aqff_av_packet_unref(packet) }
+            guard Int(packet.pointee.stream_index) == track else { continue }
+            guard packet.pointee.pos >= 0 else {
+                throw AudioStatusError(AudioStatusError.fileInvalidFileCode, "\(path): packet \(index.count) has no file position")
+            }
+            if first {
+                var size = 0
+                if let skip = aqff_av_packet_get_side_data(packet, AV_PKT_DATA_SKIP_SAMPLES, &size), size >= 4 {
+                    priming = Int32(UInt32(skip[0]) | UInt32(skip[1]) << 8 | UInt32(skip[2]) << 16 | UInt32(skip[3]) << 24)
+                } else if packet.pointee.pts < 0 && packet.pointee.pts != Int64.min {
+                    priming = Int32(clamping: -packet.pointee.pts)
+                }
+                first = false
+            }
+            index.append(offset: packet.pointee.pos, size: Int(packet.pointee.size))
+            durations += packet.pointee.duration > 0 ? packet.pointee.duration : 1024
+        }
+        self.index = index
+        let total = Int64(index.count) * 1024
+        let valid = max(0, min(total - Int64(priming), durations - Int64(priming)))
+        packetTable = PacketTable(validFrameCount: valid, primingFrames: priming, remainderFrames: Int32(total - valid - Int64(priming)))
+        dataFormat = CompressedFormatValues.aacDescription(config)
+        magicCookie = ElementaryStreamDescriptor(audioSpecificConfig: config, averageBitRate: UInt32(clamping: parameters.bit_rate),
+                                                 bufferSize: UInt32(768 * config.channelCount)).bytes
+    }
+
+    public func readPackets(startPacket: Int64, packetCount: Int, into buffer: UnsafeMutableRawPointer, capacity: Int,
+                            descriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?) throws(AudioStatusError) -> (packets: Int, bytes: Int) {
+        try copyPackets(from: file, index: index, startPacket: startPacket, packetCount: packetCount, into: buffer, capacity: capacity,
+                        descriptions: descriptions)
+    }
+
+    public func close() {}
+}

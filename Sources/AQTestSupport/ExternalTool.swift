@@ -1,0 +1,59 @@
+import Foundation
+
+/// Runs reference tools (ffprobe, ffmpeg, sox) found on PATH and collects what they print.
+public enum ExternalTool {
+    public struct Result {
+        public let status: Int32
+        public let standardOutput: String
+        public let standardError: String
+    }
+
+    public static func run(_ tool: String, _ arguments: [String]) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [tool] + arguments
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        let outData = output.fileHandleForReading.readDataToEndOfFile()
+        let errData = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, standardOutput: String(decoding: outData, as: UTF8.self),
+                      standardError: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// What ffprobe says about the first audio stream: codec_name, profile, sample_rate,
+    /// channels, nb_read_packets (counted), duration (the container's), as strings.
+    public static func probe(_ path: String) throws -> [String: String] {
+        let result = try run("ffprobe", ["-v", "error", "-count_packets", "-select_streams", "a:0",
+                                          "-show_entries", "stream=codec_name,profile,sample_rate,channels,nb_read_packets,duration:format=duration,format_name",
+                                          "-of", "default=noprint_wrappers=1", path])
+        var fields: [String: String] = ["status": String(result.status), "stderr": result.standardError]
+        for line in result.standardOutput.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1)
+            if parts.count == 2 {
+                let key = String(parts[0])
+                // The stream's duration comes before the format's; keep both.
+                fields[fields[key] == nil ? key : "format_" + key] = String(parts[1])
+            }
+        }
+        return fields
+    }
+
+    /// Decodes `path` with ffmpeg to interleaved Float samples (no trimming beyond what the
+    /// container asks for).
+    public static func decodeWithFFmpeg(_ path: String) throws -> [Float] {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-ffdecode-\(getpid())-\(UInt32.random(in: 0 ... .max)).f32").path
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let result = try run("ffmpeg", ["-v", "error", "-y", "-i", path, "-f", "f32le", output])
+        guard result.status == 0, let data = FileManager.default.contents(atPath: output) else { return [] }
+        return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+
+    /// A fresh temporary path with the given extension.
+    public static func temporaryPath(_ name: String, extension: String) -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-\(name)-\(getpid())-\(UInt32.random(in: 0 ... .max)).\(`extension`)").path
+    }
+}
