@@ -1,14 +1,18 @@
 import AQMedia
 import CAudioTypes
 import CFFmpeg
+import Glibc
 
 /// Writes AAC packets to an MPEG-4 file (`.m4a` 'm4af' through FFmpeg's ipod muxer, `.mp4`
-/// 'mp4f' through its mp4 muxer), fragmented (an empty 'moov' first, then a 'moof'+'mdat'
+/// 'mp4f' through its mp4 muxer).
+///
+/// While packets arrive the file is fragmented (an empty 'moov' first, then a 'moof'+'mdat'
 /// fragment about every second), so a recording killed mid-way is readable up to its last
-/// complete fragment. Priming is expressed as FFmpeg does it: the first packet's timestamp is
-/// −priming and the last packet's duration leaves out the remainder, so players trim both.
-/// The packet table must be set before the first packet for the priming to be recorded; the
-/// last packet is held back until ``close()`` so its duration can honour the final remainder.
+/// complete fragment. FFmpeg 5.1 writes no edit list into fragmented files, so ``close()``
+/// rewrites the packets into a plain MPEG-4 file (one 'moov' with an edit list) and renames it
+/// over the fragmented one: priming is the first packet's timestamp −priming (an edit list
+/// that players and ffmpeg trim) and the last packet's duration leaves out the remainder.
+/// The last packet is held back until ``close()`` so its duration can honour the remainder.
 public final class MPEG4FileWriter: PacketFileWriting {
     public let fileType: UInt32
     public let dataFormat: AudioStreamBasicDescription
@@ -24,8 +28,15 @@ public final class MPEG4FileWriter: PacketFileWriting {
     private var heldBack: [UInt8]?
     private var closed = false
 
-    public init(path: String, fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool) throws(AudioStatusError) {
+    private let fragmented: Bool
+
+    public convenience init(path: String, fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool) throws(AudioStatusError) {
+        try self.init(path: path, fileType: fileType, format: format, eraseExisting: eraseExisting, fragmented: true)
+    }
+
+    init(path: String, fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool, fragmented: Bool) throws(AudioStatusError) {
         try CodecLibraries.require()
+        self.fragmented = fragmented
         guard format.mFormatID == CompressedFormatValues.mpeg4AAC else {
             throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
                                    "MPEG-4 files hold AAC here; the format is \(fourCharacterCode(format.mFormatID))")
@@ -87,8 +98,10 @@ public final class MPEG4FileWriter: PacketFileWriting {
         let opened = aqff_avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE)
         guard opened >= 0 else { throw failure("cannot open for writing", opened) }
         var options: OpaquePointer?
-        _ = aqff_av_dict_set(&options, "movflags", "empty_moov+default_base_moof+frag_discont", 0)
-        _ = aqff_av_dict_set(&options, "frag_duration", "1000000", 0)
+        if fragmented {
+            _ = aqff_av_dict_set(&options, "movflags", "empty_moov+default_base_moof+frag_discont", 0)
+            _ = aqff_av_dict_set(&options, "frag_duration", "1000000", 0)
+        }
         let written = aqff_avformat_write_header(context, &options)
         aqff_av_dict_free(&options)
         guard written >= 0 else { throw failure("cannot write the header", written) }
@@ -144,6 +157,40 @@ public final class MPEG4FileWriter: PacketFileWriting {
         aqff_avformat_free_context(context)
         self.context = nil
         guard trailer >= 0 else { throw failure("cannot finish the file", trailer) }
+        if fragmented { try rewriteUnfragmented() }
+    }
+
+    /// Copies the packets into a plain MPEG-4 file beside this one, then renames it over.
+    private func rewriteUnfragmented() throws(AudioStatusError) {
+        let reader = try MPEG4FileReader(path: path)
+        let temporary = path + ".aqjack-partial"
+        let plain = try MPEG4FileWriter(path: temporary, fileType: fileType, format: dataFormat, eraseExisting: true, fragmented: false)
+        do throws(AudioStatusError) {
+            try plain.setMagicCookie(magicCookie)
+            plain.packetTable = packetTable
+            let capacity = 64 * 768 * Int(dataFormat.mChannelsPerFrame)
+            let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+            let descriptions = UnsafeMutablePointer<AudioStreamPacketDescription>.allocate(capacity: 64)
+            defer {
+                buffer.deallocate()
+                descriptions.deallocate()
+            }
+            var next: Int64 = 0
+            while true {
+                let read = try reader.readPackets(startPacket: next, packetCount: 64, into: buffer, capacity: capacity, descriptions: descriptions)
+                if read.packets == 0 { break }
+                try plain.writePackets(buffer, byteCount: read.bytes, descriptions: UnsafeBufferPointer(start: descriptions, count: read.packets),
+                                       startPacket: next)
+                next += Int64(read.packets)
+            }
+            try plain.close()
+            guard rename(temporary, path) == 0 else {
+                throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "cannot rename \(temporary) to \(path): \(String(cString: strerror(errno)))")
+            }
+        } catch {
+            unlink(temporary)
+            throw error
+        }
     }
 }
 

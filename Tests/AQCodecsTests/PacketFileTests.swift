@@ -1,0 +1,133 @@
+import AQCodecs
+import AQMedia
+import AQTestSupport
+import CAudioTypes
+import Foundation
+import Testing
+
+@Suite("AAC packet files: ADTS, CAF, MPEG-4")
+struct PacketFileTests {
+    /// 2 s of stereo multi-sine at 44.1 kHz, 128 kbit/s.
+    static let encoded: (packets: [EncodedPacket], priming: Int, remainder: Int, input: [Float], config: AudioSpecificConfig) = {
+        let input = MultiSine.interleaved(frameCount: 88200, channelCount: 2, sampleRate: 44100)
+        let (packets, encoder) = try! AACCodecTests.encode(input, channels: 2, rate: 44100, bitRate: 128_000)
+        return (packets, encoder.primingFrames, encoder.remainderFrames, input, encoder.audioSpecificConfig)
+    }()
+
+    static func write(_ fileType: UInt32, path: String) throws {
+        let data = encoded
+        let writer = try PacketFiles.create(path: path, fileType: fileType, format: CompressedFormatValues.aacDescription(data.config), eraseExisting: true)
+        try writer.setMagicCookie(ElementaryStreamDescriptor(audioSpecificConfig: data.config).bytes)
+        writer.packetTable = PacketTable(validFrameCount: 88200, primingFrames: Int32(data.priming), remainderFrames: Int32(data.remainder))
+        // Write in groups of 10 packets, as a recording's buffers would.
+        var start = 0
+        while start < data.packets.count {
+            let group = data.packets[start ..< min(start + 10, data.packets.count)]
+            var bytes: [UInt8] = []
+            var descriptions: [AudioStreamPacketDescription] = []
+            for packet in group {
+                descriptions.append(AudioStreamPacketDescription(mStartOffset: Int64(bytes.count), mVariableFramesInPacket: 0, mDataByteSize: UInt32(packet.bytes.count)))
+                bytes += packet.bytes
+            }
+            try bytes.withUnsafeBytes { raw in
+                try descriptions.withUnsafeBufferPointer { try writer.writePackets(raw.baseAddress!, byteCount: raw.count, descriptions: $0, startPacket: Int64(start)) }
+            }
+            start += group.count
+        }
+        try writer.close()
+    }
+
+    static func readAll(_ reader: any PacketFileReading) throws -> [[UInt8]] {
+        var packets: [[UInt8]] = []
+        var buffer = [UInt8](repeating: 0, count: 768 * 2 * 8)
+        var descriptions = [AudioStreamPacketDescription](repeating: AudioStreamPacketDescription(), count: 8)
+        while true {
+            let read = try buffer.withUnsafeMutableBytes { raw in
+                try reader.readPackets(startPacket: Int64(packets.count), packetCount: 8, into: raw.baseAddress!, capacity: raw.count, descriptions: &descriptions)
+            }
+            if read.packets == 0 { break }
+            for description in descriptions.prefix(read.packets) {
+                packets.append(Array(buffer[Int(description.mStartOffset) ..< Int(description.mStartOffset) + Int(description.mDataByteSize)]))
+            }
+        }
+        return packets
+    }
+
+    @Test("Written packets read back identical; ffprobe reads AAC LC; the packet table trims to exactly the input", arguments: [
+        ("adts", CompressedFormatValues.adtsFile), ("caf", AudioFileTypeValues.caf), ("m4a", CompressedFormatValues.m4aFile),
+        ("mp4", CompressedFormatValues.mpeg4File),
+    ])
+    func roundTrip(_ name: String, _ fileType: UInt32) throws {
+        let path = ExternalTool.temporaryPath("packets", extension: name)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Self.write(fileType, path: path)
+        let reader = try #require(try PacketFiles.open(path: path))
+        #expect(reader.fileType == fileType)
+        #expect(reader.dataFormat.mFormatID == CompressedFormatValues.mpeg4AAC)
+        #expect(reader.dataFormat.mSampleRate == 44100 && reader.dataFormat.mChannelsPerFrame == 2 && reader.dataFormat.mFramesPerPacket == 1024)
+        #expect(try ElementaryStreamDescriptor(parsing: reader.magicCookie).audioSpecificConfig.sampleRate == 44100)
+        let packets = try Self.readAll(reader)
+        #expect(packets == Self.encoded.packets.map(\.bytes))
+        if fileType != CompressedFormatValues.adtsFile {
+            // CAF 'pakt' and MPEG-4 timestamps keep the priming and the exact length.
+            let table = try #require(reader.packetTable)
+            #expect(table.primingFrames == Int32(Self.encoded.priming))
+            #expect(table.validFrameCount == 88200)
+            #expect(table.remainderFrames == Int32(Self.encoded.remainder))
+        }
+        let probe = try ExternalTool.probe(path)
+        #expect(probe["codec_name"] == "aac")
+        #expect(probe["profile"] == "LC")
+        #expect(probe["sample_rate"] == "44100" && probe["channels"] == "2")
+        #expect(probe["nb_read_packets"] == String(Self.encoded.packets.count))
+        // ffmpeg's own decode: MPEG-4's edit list makes it drop the priming (it keeps the
+        // remainder); FFmpeg 5.1 ignores CAF's 'pakt' priming and ADTS cannot carry it, so there
+        // the signal lines up at lag = priming.
+        let decoded = try ExternalTool.decodeWithFFmpeg(path)
+        let isMPEG4 = fileType == CompressedFormatValues.m4aFile || fileType == CompressedFormatValues.mpeg4File
+        let lag = isMPEG4 ? 0 : Self.encoded.priming
+        let snr = MultiSine.snr(decoded, reference: Self.encoded.input, channelCount: 2, lag: lag)
+        print("\(name): ffmpeg decodes \(decoded.count / 2) frames, SNR \(snr) dB at lag \(lag)")
+        #expect(snr >= 20)
+        #expect(decoded.count / 2 == Self.encoded.packets.count * 1024 - (isMPEG4 ? Self.encoded.priming : 0))
+    }
+
+    @Test("Truncated and bit-flipped files give errors or fewer packets, never a crash", arguments: ["adts", "caf", "m4a"])
+    func corrupted(_ name: String) throws {
+        let path = ExternalTool.temporaryPath("corrupt", extension: name)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let type = ["adts": CompressedFormatValues.adtsFile, "caf": AudioFileTypeValues.caf, "m4a": CompressedFormatValues.m4aFile][name]!
+        try Self.write(type, path: path)
+        let original = try Data(contentsOf: URL(fileURLWithPath: path))
+        let damaged = ExternalTool.temporaryPath("damaged", extension: name)
+        defer { try? FileManager.default.removeItem(atPath: damaged) }
+        var generator = SystemRandomNumberGenerator()
+        var opened = 0, refused = 0
+        for trial in 0 ..< 60 {
+            var bytes = [UInt8](original)
+            if trial % 2 == 0 {
+                bytes = Array(bytes.prefix(Int.random(in: 0 ..< bytes.count, using: &generator)))
+            } else {
+                for _ in 0 ..< 1 + trial / 10 { bytes[Int.random(in: 0 ..< bytes.count, using: &generator)] ^= UInt8(1 << Int.random(in: 0 ... 7, using: &generator)) }
+            }
+            FileManager.default.createFile(atPath: damaged, contents: Data(bytes))
+            do {
+                guard let reader = try PacketFiles.open(path: damaged) else {
+                    refused += 1
+                    continue
+                }
+                let packets = try Self.readAll(reader)
+                #expect(packets.count <= Self.encoded.packets.count + 1)
+                // Every packet handed out decodes or is refused with an error.
+                let decoder = try AACDecoder(config: try ElementaryStreamDescriptor(parsing: reader.magicCookie).audioSpecificConfig)
+                for packet in packets { try? packet.withUnsafeBytes { try decoder.decode($0) { _, _ in } } }
+                opened += 1
+            } catch let error as AudioStatusError {
+                #expect(!error.message.isEmpty)
+                refused += 1
+            }
+        }
+        print("\(name): 60 damaged files, \(opened) opened, \(refused) refused with an error")
+        #expect(opened + refused == 60)
+    }
+}
