@@ -43,7 +43,7 @@ let package = Package(
         // that code written for macOS/iOS compiles with its `import AudioToolbox` unchanged.
         .target(name: "AudioToolbox", dependencies: ["AudioQueue", "AQMedia", "AQCodecs", "CAudioTypes"]),
         // The command-line tool.
-        .executableTarget(name: "aqjack", dependencies: ["AQJack", "AQMedia", "AudioQueue"]),
+        .executableTarget(name: "aqjack", dependencies: ["AQJack", "AQMedia", "AQCodecs", "AudioQueue"]),
 
         // Test support reused by later issues: deterministic generator client, ring sink, server helpers.
         .target(name: "AQTestSupport", dependencies: ["AQCore", "AQJack", "CSndFile", "CAudioTypes"]),

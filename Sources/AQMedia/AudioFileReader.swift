@@ -154,6 +154,49 @@ public final class AudioFileReader {
         return max(0, Int(bytes)) / layout.bytesPerFrame
     }
 
+    /// Reads up to `maximumFrames` frames from frame `startFrame` as interleaved Float
+    /// (libsndfile's decoding: integers divided by 2^(bits-1), so 16- and 24-bit samples are
+    /// exact). Returns the frames read; 0 at the end.
+    public func readFloatFrames(startFrame: Int64, into destination: UnsafeMutablePointer<Float>, maximumFrames: Int) throws(AudioFileError) -> Int {
+        guard let file else { throw AudioFileError(AudioFileError.fileNotOpenCode, "the file is closed") }
+        guard maximumFrames > 0, startFrame < packetCount, sf_seek(file, sf_count_t(startFrame), SEEK_SET) >= 0 else { return 0 }
+        return max(0, Int(sf_readf_float(file, destination, sf_count_t(maximumFrames))))
+    }
+
+    /// The stored data's format ID when libsndfile decodes it: 'alac', 'flac', or nil (linear
+    /// PCM, or a format without a Core Audio ID here).
+    public var storedFormatID: UInt32? {
+        guard let file else { return nil }
+        var info = SF_INFO()
+        sf_command(file, Int32(SFC_GET_CURRENT_SF_INFO), &info, Int32(MemoryLayout<SF_INFO>.size))
+        switch info.format & Int32(SF_FORMAT_SUBMASK) {
+        case Int32(SF_FORMAT_ALAC_16), Int32(SF_FORMAT_ALAC_20), Int32(SF_FORMAT_ALAC_24), Int32(SF_FORMAT_ALAC_32): return 0x616C_6163
+        default: return info.format & Int32(SF_FORMAT_TYPEMASK) == Int32(SF_FORMAT_FLAC) ? 0x666C_6163 : nil
+        }
+    }
+
+    /// Bits per sample of the stored data (FLAC/ALAC/PCM), or nil for lossy or float formats.
+    public var storedBitDepth: Int? {
+        guard let file else { return nil }
+        var info = SF_INFO()
+        sf_command(file, Int32(SFC_GET_CURRENT_SF_INFO), &info, Int32(MemoryLayout<SF_INFO>.size))
+        switch info.format & Int32(SF_FORMAT_SUBMASK) {
+        case Int32(SF_FORMAT_PCM_S8), Int32(SF_FORMAT_PCM_U8): return 8
+        case Int32(SF_FORMAT_PCM_16), Int32(SF_FORMAT_ALAC_16): return 16
+        case Int32(SF_FORMAT_PCM_24), Int32(SF_FORMAT_ALAC_24): return 24
+        case Int32(SF_FORMAT_PCM_32), Int32(SF_FORMAT_ALAC_32): return 32
+        default: return nil
+        }
+    }
+
+    /// The BWF 'bext' TimeReference (frames since midnight, or the JACK frame time of the
+    /// first sample for aqjack recordings), when the file has one.
+    public var timeReference: Int64? {
+        guard let file else { return nil }
+        let value = csndfile_time_reference(file)
+        return value >= 0 ? value : nil
+    }
+
     public var isOpen: Bool { file != nil }
 
     public func close() {

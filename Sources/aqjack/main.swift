@@ -31,6 +31,10 @@ func runCommandLine(_ arguments: [String]) -> Int32 {
             case .operand("record"):
                 let command = try RecordCommand(arguments: &cursor, globals: &globals)
                 return runReportingJackErrors { () throws(JackError) in try command.run(globals: globals) }
+            case .operand("convert"):
+                return try ConvertCommand(arguments: &cursor, globals: &globals).run()
+            case .operand("info"):
+                return try InfoCommand(arguments: &cursor, globals: &globals).run()
             case .option("--ports"), .operand("ports"):
                 let command = try PortsCommand(arguments: &cursor, globals: &globals)
                 return runReportingJackErrors { () throws(JackError) in try command.run(globals: globals) }
@@ -38,7 +42,7 @@ func runCommandLine(_ arguments: [String]) -> Int32 {
                 if try globals.parse(option, from: &cursor) { continue }
                 throw UsageError(message: "unknown option '\(option)': expected --ports, --help, --version, --server or --name")
             case let .operand(word):
-                throw UsageError(message: "unknown subcommand '\(word)': expected demo, ports (or --ports), record or play; see aqjack --help")
+                throw UsageError(message: "unknown subcommand '\(word)': expected demo, ports (or --ports), record, play, convert or info; see aqjack --help")
             }
         }
         throw UsageError(message: "no subcommand given: expected --ports; see aqjack --help")

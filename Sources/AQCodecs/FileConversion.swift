@@ -1,0 +1,351 @@
+import AQMedia
+import CAudioTypes
+import Glibc
+
+/// afconvert's job, as `aqjack convert` runs it: any file aqjack reads (linear PCM, FLAC, ALAC,
+/// Ogg, MP3 ... through libsndfile; AAC in ADTS, CAF or MPEG-4) to linear PCM (WAVE, AIFF,
+/// AIFC, CAF, W64, RF64), FLAC, ALAC-in-CAF or AAC (ADTS, CAF, M4A, MP4), with optional
+/// sample-rate (libsamplerate) and channel-count conversion. Frames travel as Float, which is
+/// exact for 16- and 24-bit samples, so lossless round trips are bit-exact. AAC input is
+/// trimmed by its packet table (priming and remainder), so decoded audio lines up with the
+/// original frame for frame.
+public struct FileConversion {
+    /// What the output should be; nil fields follow the input (or the file type's default).
+    public struct Request {
+        public var inputPath: String
+        public var outputPath: String
+        public var fileType: UInt32?
+        /// 'lpcm', 'aac ', 'alac' or 'flac'.
+        public var codec: UInt32?
+        public var bitRate: Int?
+        public var quality: Int?
+        public var sampleRate: Double?
+        public var channelCount: Int?
+        public var bitDepth: Int?
+        public var eraseExisting = false
+        public init(inputPath: String, outputPath: String) {
+            self.inputPath = inputPath
+            self.outputPath = outputPath
+        }
+    }
+
+    /// What was written.
+    public struct Summary: Sendable {
+        public var inputFrames: Int64
+        public var outputFrames: Int64
+        public var outputFormat: AudioStreamBasicDescription
+        public var fileType: UInt32
+        public var packets: Int64
+        public var primingFrames: Int
+        public var remainderFrames: Int
+    }
+
+    /// The file type an extension names (afconvert's defaults), or nil.
+    public static func fileType(forExtension ext: String) -> UInt32? {
+        switch ext.lowercased() {
+        case "wav", "wave": AudioFileTypeValues.wave
+        case "aif", "aiff": AudioFileTypeValues.aiff
+        case "aifc": AudioFileTypeValues.aifc
+        case "caf": AudioFileTypeValues.caf
+        case "w64": AudioFileTypeValues.wave64
+        case "rf64": AudioFileTypeValues.rf64
+        case "aac", "adts": CompressedFormatValues.adtsFile
+        case "m4a": CompressedFormatValues.m4aFile
+        case "mp4": CompressedFormatValues.mpeg4File
+        case "flac": CompressedFormatValues.flacFile
+        default: nil
+        }
+    }
+
+    /// The codec a file type takes when none is asked for.
+    static func defaultCodec(for fileType: UInt32) -> UInt32 {
+        switch fileType {
+        case CompressedFormatValues.adtsFile, CompressedFormatValues.m4aFile, CompressedFormatValues.mpeg4File: CompressedFormatValues.mpeg4AAC
+        case CompressedFormatValues.flacFile: CompressedFormatValues.flac
+        default: AudioFormatValues.linearPCM
+        }
+    }
+
+    public let request: Request
+    public init(_ request: Request) { self.request = request }
+
+    /// Converts; `progress` gets the fraction of input read (0 ... 1) now and then.
+    ///
+    /// - Throws: ``AudioStatusError`` naming the file and what was wrong (unreadable input, a
+    ///   codec the file type cannot hold, an existing output without `eraseExisting`).
+    public func run(progress: (Double) -> Void = { _ in }) throws(AudioStatusError) -> Summary {
+        let source = try FrameSource.open(request.inputPath)
+        let ext = String(request.outputPath.split(separator: "/").last?.split(separator: ".").last ?? "")
+        guard let fileType = request.fileType ?? Self.fileType(forExtension: ext) else {
+            throw AudioStatusError(AudioStatusError.fileUnsupportedTypeCode,
+                                   "cannot tell the output file type from '.\(ext)': use -f (WAVE, AIFF, AIFC, caff, W64f, RF64, adts, m4af, mp4f, flac) or one of .wav .aif .aifc .caf .w64 .rf64 .aac .m4a .mp4 .flac")
+        }
+        let codec = request.codec ?? Self.defaultCodec(for: fileType)
+        let rate = request.sampleRate ?? source.sampleRate
+        let channels = request.channelCount ?? source.channelCount
+        guard rate >= 1, (1 ... 256).contains(channels) else {
+            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "output rate \(rate) Hz and \(channels) channels: expected a rate ≥ 1 Hz and 1 ... 256 channels")
+        }
+        // Float at the output rate and channel count: the converter does SRC and channel mapping.
+        let floatOut = CompressedFormatValues.floatPCM(sampleRate: rate, channelCount: channels)
+        let sink = try FrameSink.create(request: request, fileType: fileType, codec: codec, format: floatOut,
+                                        sourceBitDepth: source.bitDepth)
+        let mapper = try FormatConverter(from: CompressedFormatValues.floatPCM(sampleRate: source.sampleRate, channelCount: source.channelCount),
+                                         to: floatOut)
+        mapper.sampleRateConverterQuality = 0x7F
+        let chunk = 8192
+        var input = [Float](repeating: 0, count: chunk * source.channelCount)
+        var output = [Float](repeating: 0, count: 4 * chunk * channels + 64 * channels)
+        var inputFrames: Int64 = 0
+        func drain() throws(AudioStatusError) {
+            while mapper.availableFrames > 0 {
+                let frames = output.withUnsafeMutableBytes { mapper.pullFrames(into: $0.baseAddress!, maximumFrames: $0.count / (4 * channels)) }
+                try output.withUnsafeBufferPointer { (floats) throws(AudioStatusError) in try sink.write(floats.baseAddress!, frameCount: frames) }
+            }
+        }
+        while true {
+            let frames = try input.withUnsafeMutableBufferPointer { (floats) throws(AudioStatusError) in
+                try source.read(into: floats.baseAddress!, maximumFrames: chunk)
+            }
+            if frames == 0 { break }
+            inputFrames += Int64(frames)
+            try input.withUnsafeBufferPointer { (floats) throws(AudioStatusError) in
+                try mapper.push(frames: UnsafeRawPointer(floats.baseAddress!), frameCount: frames)
+            }
+            try drain()
+            if source.frameCount > 0 { progress(min(1, Double(inputFrames) / Double(source.frameCount))) }
+        }
+        try mapper.finish()
+        try drain()
+        let written = try sink.finish()
+        progress(1)
+        return Summary(inputFrames: inputFrames, outputFrames: written.frames, outputFormat: written.format, fileType: fileType,
+                       packets: written.packets, primingFrames: written.priming, remainderFrames: written.remainder)
+    }
+}
+
+/// Interleaved Float frames from a file: libsndfile, or AAC packets decoded and trimmed.
+final class FrameSource {
+    let sampleRate: Double
+    let channelCount: Int
+    /// Frames expected (for progress); exact for PCM, the packet table's for AAC.
+    let frameCount: Int64
+    /// Bits of the stored samples when they are integers (PCM, FLAC, ALAC), else nil.
+    let bitDepth: Int?
+    private let pcm: AudioFileReader?
+    private let packets: (any PacketFileReading)?
+    private let decoder: AACDecoder?
+    private var nextFrame: Int64 = 0
+    private var nextPacket: Int64 = 0
+    /// Decoded frames waiting, and how many leading/trailing frames still to drop.
+    private var decoded: [Float] = []
+    private var decodedRead = 0
+    private var skip: Int
+    private var remaining: Int64
+
+    private init(pcm: AudioFileReader?, packets: (any PacketFileReading)?, decoder: AACDecoder?) {
+        self.pcm = pcm
+        self.packets = packets
+        self.decoder = decoder
+        if let pcm {
+            sampleRate = pcm.dataFormat.mSampleRate
+            channelCount = pcm.layout.channelCount
+            frameCount = pcm.packetCount
+            bitDepth = pcm.storedBitDepth
+            skip = 0
+            remaining = pcm.packetCount
+        } else {
+            let packets = packets!
+            sampleRate = packets.dataFormat.mSampleRate
+            channelCount = Int(packets.dataFormat.mChannelsPerFrame)
+            frameCount = packets.frameCount
+            bitDepth = nil
+            skip = Int(packets.packetTable?.primingFrames ?? 0)
+            remaining = packets.frameCount
+        }
+    }
+
+    static func open(_ path: String) throws(AudioStatusError) -> FrameSource {
+        if let packets = try PacketFiles.open(path: path) {
+            let config = try ElementaryStreamDescriptor(parsing: packets.magicCookie).audioSpecificConfig
+            return FrameSource(pcm: nil, packets: packets, decoder: try AACDecoder(config: config))
+        }
+        return FrameSource(pcm: try AudioFileReader(path: path), packets: nil, decoder: nil)
+    }
+
+    /// Reads up to `maximumFrames` frames; 0 at the end.
+    func read(into destination: UnsafeMutablePointer<Float>, maximumFrames: Int) throws(AudioStatusError) -> Int {
+        if let pcm {
+            let frames = try pcm.readFloatFrames(startFrame: nextFrame, into: destination, maximumFrames: maximumFrames)
+            nextFrame += Int64(frames)
+            return frames
+        }
+        guard let packets, let decoder else { return 0 }
+        while decodedRead * 1 >= decoded.count {
+            guard remaining > 0 else { return 0 }
+            decoded.removeAll(keepingCapacity: true)
+            decodedRead = 0
+            var buffer = [UInt8](repeating: 0, count: max(1, packets.maximumPacketSize))
+            var description = AudioStreamPacketDescription()
+            let read = try buffer.withUnsafeMutableBufferPointer { (raw) throws(AudioStatusError) in
+                try packets.readPackets(startPacket: nextPacket, packetCount: 1, into: raw.baseAddress!, capacity: raw.count, descriptions: &description)
+            }
+            guard read.packets == 1 else { return 0 }
+            nextPacket += 1
+            try buffer.withUnsafeBufferPointer { (raw) throws(AudioStatusError) in
+                try decoder.decode(UnsafeRawBufferPointer(start: raw.baseAddress, count: read.bytes)) { pointer, frames in
+                    decoded += UnsafeBufferPointer(start: pointer, count: frames * channelCount)
+                }
+            }
+            // Drop the priming, then hand out at most the valid frames.
+            let dropped = min(skip, decoded.count / channelCount)
+            skip -= dropped
+            decodedRead = dropped * channelCount
+        }
+        let available = (decoded.count - decodedRead) / channelCount
+        let frames = Int(min(Int64(min(maximumFrames, available)), remaining))
+        for index in 0 ..< frames * channelCount { destination[index] = decoded[decodedRead + index] }
+        decodedRead += frames * channelCount
+        remaining -= Int64(frames)
+        if remaining == 0 { decodedRead = decoded.count }
+        return frames
+    }
+}
+
+/// Where converted Float frames go.
+final class FrameSink {
+    private let pcm: (writer: AudioFileWriter, layout: LinearPCMLayout)?
+    private let lossless: LosslessFileWriter?
+    private let aac: (converter: FormatConverter, file: any PacketFileWriting)?
+    private let format: AudioStreamBasicDescription
+    private var frames: Int64 = 0
+    private var bytes: [UInt8] = []
+
+    private init(pcm: (AudioFileWriter, LinearPCMLayout)?, lossless: LosslessFileWriter?, aac: (FormatConverter, any PacketFileWriting)?,
+                 format: AudioStreamBasicDescription) {
+        self.pcm = pcm
+        self.lossless = lossless
+        self.aac = aac
+        self.format = format
+    }
+
+    static func create(request: FileConversion.Request, fileType: UInt32, codec: UInt32, format floatFormat: AudioStreamBasicDescription,
+                       sourceBitDepth: Int?) throws(AudioStatusError) -> FrameSink {
+        let path = request.outputPath
+        let channels = Int(floatFormat.mChannelsPerFrame)
+        switch codec {
+        case CompressedFormatValues.mpeg4AAC:
+            var aacFormat = floatFormat
+            aacFormat.mFormatID = CompressedFormatValues.mpeg4AAC
+            aacFormat.mFormatFlags = 0
+            aacFormat.mFramesPerPacket = 0
+            let converter = try FormatConverter(from: floatFormat, to: aacFormat)
+            if let bitRate = request.bitRate { converter.bitRate = bitRate }
+            if let quality = request.quality { converter.codecQuality = quality }
+            let encoder = try converter.openEncoder()
+            let file = try PacketFiles.create(path: path, fileType: fileType, format: converter.destination, eraseExisting: request.eraseExisting)
+            try file.setMagicCookie(ElementaryStreamDescriptor(audioSpecificConfig: encoder.audioSpecificConfig, averageBitRate: UInt32(converter.bitRate),
+                                                               maximumBitRate: UInt32(converter.bitRate), bufferSize: UInt32(encoder.maximumPacketSize)).bytes)
+            file.packetTable = PacketTable(validFrameCount: 0, primingFrames: Int32(encoder.primingFrames), remainderFrames: 0)
+            return FrameSink(pcm: nil, lossless: nil, aac: (converter, file), format: converter.destination)
+        case CompressedFormatValues.flac, CompressedFormatValues.appleLossless:
+            let isFLAC = codec == CompressedFormatValues.flac
+            guard isFLAC ? fileType == CompressedFormatValues.flacFile : fileType == AudioFileTypeValues.caf else {
+                throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
+                                       isFLAC ? "FLAC is written to .flac files (-f flac)" : "ALAC is written to CAF files (.caf); ALAC in M4A is not supported")
+            }
+            let depth = request.bitDepth ?? (sourceBitDepth == 24 || sourceBitDepth == 32 ? 24 : 16)
+            let writer = try LosslessFileWriter(path: path, codec: isFLAC ? .flac : .appleLossless, sampleRate: Int(floatFormat.mSampleRate),
+                                                channelCount: channels, bitDepth: depth, eraseExisting: request.eraseExisting)
+            var format = floatFormat
+            format.mFormatID = codec
+            format.mFormatFlags = 0
+            format.mBitsPerChannel = 0
+            format.mBytesPerFrame = 0
+            format.mBytesPerPacket = 0
+            format.mFramesPerPacket = 4096
+            return FrameSink(pcm: nil, lossless: writer, aac: nil, format: format)
+        case AudioFormatValues.linearPCM:
+            guard fileType != CompressedFormatValues.adtsFile, fileType != CompressedFormatValues.m4aFile,
+                  fileType != CompressedFormatValues.mpeg4File, fileType != CompressedFormatValues.flacFile else {
+                throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
+                                       "\(fourCharacterCode(fileType)) files cannot hold linear PCM; use .wav, .aif, .aifc, .caf, .w64 or .rf64")
+            }
+            let depth = request.bitDepth ?? sourceBitDepth ?? 16
+            let isFloat = depth == 32 && sourceBitDepth == nil && request.bitDepth == nil
+            let bigEndian = fileType == AudioFileTypeValues.aiff || (fileType == AudioFileTypeValues.aifc && isFloat)
+            guard [8, 16, 24, 32].contains(depth) else {
+                throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "-b \(depth): expected 16, 24 or 32 bits")
+            }
+            let bytes = UInt32(depth / 8 * channels)
+            let pcmFormat = AudioStreamBasicDescription(
+                mSampleRate: floatFormat.mSampleRate, mFormatID: AudioFormatValues.linearPCM,
+                mFormatFlags: (isFloat ? AudioFormatValues.isFloat : AudioFormatValues.isSignedInteger) | AudioFormatValues.isPacked
+                    | (bigEndian ? AudioFormatValues.isBigEndian : 0),
+                mBytesPerPacket: bytes, mFramesPerPacket: 1, mBytesPerFrame: bytes, mChannelsPerFrame: UInt32(channels),
+                mBitsPerChannel: UInt32(depth), mReserved: 0)
+            let writer = try AudioFileWriter(path: path, fileType: fileType, format: pcmFormat, eraseExisting: request.eraseExisting)
+            return FrameSink(pcm: (writer, writer.layout), lossless: nil, aac: nil, format: pcmFormat)
+        default:
+            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+                                   "codec \(fourCharacterCode(codec)): expected lpcm, aac, alac or flac")
+        }
+    }
+
+    func write(_ floats: UnsafePointer<Float>, frameCount: Int) throws(AudioStatusError) {
+        guard frameCount > 0 else { return }
+        frames += Int64(frameCount)
+        if let pcm {
+            let size = frameCount * pcm.layout.bytesPerFrame
+            if bytes.count < size { bytes = [UInt8](repeating: 0, count: size) }
+            try bytes.withUnsafeMutableBufferPointer { (buffer) throws(AudioStatusError) in
+                let raw = UnsafeMutableRawPointer(buffer.baseAddress!)
+                for index in 0 ..< frameCount * pcm.layout.channelCount {
+                    pcm.layout.encode(floats[index], to: raw + index * pcm.layout.bytesPerSample)
+                }
+                _ = try pcm.writer.writePackets(raw, byteCount: size, startPacket: pcm.writer.packetCount, packetCount: frameCount)
+            }
+        } else if let lossless {
+            try lossless.write(floats, frameCount: frameCount)
+        } else if let aac {
+            try aac.converter.push(frames: floats, frameCount: frameCount)
+            try writeReadyPackets()
+        }
+    }
+
+    private func writeReadyPackets() throws(AudioStatusError) {
+        guard let aac else { return }
+        var data: [UInt8] = []
+        var descriptions: [AudioStreamPacketDescription] = []
+        while let packet = aac.converter.pullPacket() {
+            descriptions.append(AudioStreamPacketDescription(mStartOffset: Int64(data.count), mVariableFramesInPacket: 0, mDataByteSize: UInt32(packet.bytes.count)))
+            data += packet.bytes
+        }
+        guard !descriptions.isEmpty else { return }
+        try data.withUnsafeBufferPointer { (raw) throws(AudioStatusError) in
+            try descriptions.withUnsafeBufferPointer { (described) throws(AudioStatusError) in
+                try aac.file.writePackets(raw.baseAddress!, byteCount: raw.count, descriptions: described, startPacket: aac.file.packetCount)
+            }
+        }
+    }
+
+    /// Flushes the encoder, records the packet table and closes the file.
+    func finish() throws(AudioStatusError) -> (frames: Int64, format: AudioStreamBasicDescription, packets: Int64, priming: Int, remainder: Int) {
+        if let pcm {
+            try pcm.writer.close()
+            return (frames, format, frames, 0, 0)
+        }
+        if let lossless {
+            lossless.close()
+            return (frames, format, (frames + 4095) / 4096, 0, 0)
+        }
+        guard let aac else { return (frames, format, 0, 0, 0) }
+        try aac.converter.finish()
+        try writeReadyPackets()
+        let prime = aac.converter.primeInfo
+        aac.file.packetTable = PacketTable(validFrameCount: frames, primingFrames: Int32(prime.leading), remainderFrames: Int32(prime.trailing))
+        let packets = aac.file.packetCount
+        try aac.file.close()
+        return (frames, format, packets, prime.leading, prime.trailing)
+    }
+}

@@ -1,0 +1,126 @@
+import AQCodecs
+import AQMedia
+import Foundation
+import Glibc
+
+/// `aqjack convert IN OUT [options]`: afconvert's job (see ``FileConversion``). Options may come
+/// before or after the file names. Exit 0 converted, 1 the conversion failed (message names the
+/// file and why), 2 usage error.
+struct ConvertCommand {
+    var request = FileConversion.Request(inputPath: "", outputPath: "")
+    var json = false
+
+    init(arguments cursor: inout ArgumentCursor, globals: inout GlobalOptions) throws(UsageError) {
+        var paths: [String] = []
+        while let argument = cursor.next() {
+            switch argument {
+            case .option("-f"), .option("--file-type"):
+                let text = try cursor.value(for: "-f", expected: "a file type: wav, aiff, aifc, caf, w64, rf64, aac (adts), m4a, mp4, flac")
+                guard let type = Self.fileType(named: text) else {
+                    throw UsageError(message: "-f '\(text)' is not a file type: expected wav, aiff, aifc, caf, w64, rf64, aac (adts), m4a, mp4 or flac")
+                }
+                request.fileType = type
+            case .option("--codec"):
+                let text = try cursor.value(for: "--codec", expected: "lpcm, aac, alac or flac")
+                guard let codec = Self.codec(named: text) else {
+                    throw UsageError(message: "--codec '\(text)' is not a codec: expected lpcm, aac, alac or flac")
+                }
+                request.codec = codec
+            case .option("--bitrate"):
+                request.bitRate = try Self.number(&cursor, "--bitrate", "bits per second, 8000 ... 512000, e.g. 128000", 8000 ... 512_000)
+            case .option("-q"), .option("--quality"):
+                request.quality = try Self.number(&cursor, "-q", "a codec quality 0 ... 127 (Apple's scale: 96 = High)", 0 ... 127)
+            case .option("-r"), .option("--rate"):
+                request.sampleRate = Double(try Self.number(&cursor, "-r", "a sample rate in Hz, e.g. 44100", 1 ... 768_000))
+            case .option("-c"), .option("--channels"):
+                request.channelCount = try Self.number(&cursor, "-c", "a channel count 1 ... 256", 1 ... 256)
+            case .option("-b"), .option("--bit-depth"):
+                let depth = try Self.number(&cursor, "-b", "a bit depth: 16, 24 or 32", 8 ... 32)
+                guard [16, 24, 32].contains(depth) else { throw UsageError(message: "-b \(depth): expected 16, 24 or 32 (bits per sample)") }
+                request.bitDepth = depth
+            case .option("--force"): request.eraseExisting = true
+            case .option("--json"): json = true
+            case let .option(option):
+                if try globals.parse(option, from: &cursor) { continue }
+                throw UsageError(message: "unknown option '\(option)' for convert: expected -f, --codec, --bitrate, -q, -r, -c, -b, --force or --json")
+            case let .operand(path): paths.append(path)
+            }
+        }
+        guard paths.count == 2 else {
+            throw UsageError(message: "convert takes an input and an output file; got \(paths.count) file name\(paths.count == 1 ? "" : "s"): aqjack convert IN OUT [options]")
+        }
+        request.inputPath = paths[0]
+        request.outputPath = paths[1]
+    }
+
+    static func number(_ cursor: inout ArgumentCursor, _ option: String, _ expected: String, _ range: ClosedRange<Int>) throws(UsageError) -> Int {
+        let text = try cursor.value(for: option, expected: expected)
+        guard let value = Int(text), range.contains(value) else { throw UsageError(message: "\(option) '\(text)' is out of range: expected \(expected)") }
+        return value
+    }
+
+    static func fileType(named name: String) -> UInt32? {
+        switch name {
+        case "WAVE", "AIFF", "AIFC", "RF64", "caff", "W64f", "adts", "m4af", "mp4f", "flac":
+            return name.utf8.reduce(0) { $0 << 8 | UInt32($1) }
+        default: return FileConversion.fileType(forExtension: name)
+        }
+    }
+
+    static func codec(named name: String) -> UInt32? {
+        switch name.lowercased() {
+        case "lpcm", "pcm": AudioFormatValues.linearPCM
+        case "aac": CompressedFormatValues.mpeg4AAC
+        case "alac": CompressedFormatValues.appleLossless
+        case "flac": CompressedFormatValues.flac
+        default: nil
+        }
+    }
+
+    struct Summary: Encodable {
+        let input: String
+        let output: String
+        let fileType: String
+        let format: String
+        let sampleRate: Double
+        let channels: Int
+        let inputFrames: Int64
+        let outputFrames: Int64
+        let packets: Int64
+        let primingFrames: Int
+        let remainderFrames: Int
+    }
+
+    func run() -> Int32 {
+        let showProgress = isatty(STDERR_FILENO) == 1 && !json
+        var lastShown = -1
+        let started = Date()
+        do throws(AudioStatusError) {
+            let summary = try FileConversion(request).run { fraction in
+                guard showProgress else { return }
+                let percent = Int(fraction * 100)
+                guard percent != lastShown else { return }
+                lastShown = percent
+                let filled = percent / 4
+                FileHandle.standardError.write(Data("\r[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: 25 - filled))] \(percent)%".utf8))
+            }
+            if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+            let format = summary.outputFormat
+            let result = Summary(input: request.inputPath, output: request.outputPath, fileType: fourCharacterCode(summary.fileType),
+                                 format: fourCharacterCode(format.mFormatID), sampleRate: format.mSampleRate, channels: Int(format.mChannelsPerFrame),
+                                 inputFrames: summary.inputFrames, outputFrames: summary.outputFrames, packets: summary.packets,
+                                 primingFrames: summary.primingFrames, remainderFrames: summary.remainderFrames)
+            printSummary(result, json: json) {
+                let seconds = String(format: "%.2f", Date().timeIntervalSince(started))
+                return "converted \(request.inputPath) → \(request.outputPath): \(result.fileType) \(result.format), \(Int(format.mSampleRate)) Hz, "
+                    + "\(result.channels) ch, \(summary.outputFrames) frames in \(summary.packets) packets"
+                    + (summary.primingFrames > 0 ? " (priming \(summary.primingFrames), remainder \(summary.remainderFrames))" : "") + " in \(seconds) s"
+            }
+            return ExitStatus.success
+        } catch {
+            if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+            Diagnostics.error(error.message)
+            return ExitStatus.failure
+        }
+    }
+}
