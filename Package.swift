@@ -38,7 +38,7 @@ let package = Package(
         // Core Audio structs and callback typedefs with Apple's layouts (C, for @convention(c)).
         .target(name: "CAudioTypes"),
         // The Swift-native queue engine over JACK.
-        .target(name: "AudioQueue", dependencies: ["AQCore", "AQJack", "AQMedia", "CAudioTypes"]),
+        .target(name: "AudioQueue", dependencies: ["AQCore", "AQJack", "AQMedia", "AQCodecs", "CAudioTypes"]),
         // Apple's spelling (types, constants, OSStatus functions) over AudioQueue and AQMedia, so
         // that code written for macOS/iOS compiles with its `import AudioToolbox` unchanged.
         .target(name: "AudioToolbox", dependencies: ["AudioQueue", "AQMedia", "AQCodecs", "CAudioTypes"]),

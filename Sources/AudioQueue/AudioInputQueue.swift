@@ -1,3 +1,4 @@
+import AQCodecs
 import AQCore
 import AQJack
 import CAudioTypes
@@ -31,9 +32,22 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// What the queue hands the caller for each filled buffer, on the queue thread.
     public typealias Callback = (_ queue: AudioInputQueue, _ buffer: AudioQueueBufferRef, _ startTime: AudioTimeStamp) -> Void
 
-    /// The recording format, with a sample rate of 0 replaced by the device's.
+    /// The recording format, with a sample rate of 0 replaced by the device's: linear PCM, or
+    /// AAC-LC (`kAudioFormatMPEG4AAC`), which the queue encodes on its thread.
     public let format: AudioStreamBasicDescription
+    /// The linear-PCM layout of the frames the queue produces: the format's own, or for AAC the
+    /// 32-bit float frames that go into the encoder.
     public let layout: LinearPCMLayout
+    /// The AAC encoder and packet numbering when the format is AAC; nil for linear PCM.
+    private let packetStage: InputPacketStage?
+    /// Bytes and packets already in `enqueued[0]` (AAC).
+    private var filledBytes = 0
+    private var filledPackets = 0
+    /// Set by a start that resumes a pause: the gap that follows is the pause, not lost audio.
+    private var resumingFromPause = false
+    /// Frames of silence put into an AAC stream for device frames lost to an xrun or overrun, so
+    /// the encoded timeline stays the device's.
+    public let insertedSilenceFrameCount = Atomic<Int>(0)
     /// Whether the format is 32-bit float in this machine's byte order (the ring's own samples).
     private let isNativeFloat32: Bool
     public let client: JackClient
@@ -93,7 +107,7 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// Creates a stopped recording queue.
     ///
     /// - Parameters:
-    ///   - format: interleaved linear PCM; `mSampleRate` 0 means the server's rate.
+    ///   - format: interleaved linear PCM or AAC-LC; `mSampleRate` 0 means the server's rate.
     ///   - clientName: the JACK client name (JACK appends `-01` ... when it is taken).
     ///   - server: the JACK server; `nil` means `$JACK_DEFAULT_SERVER`, else `default`.
     ///   - callback: called on the queue thread with each filled buffer.
@@ -109,9 +123,35 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// graph first). The queue owns the client from now on and closes it on ``dispose()``, also
     /// when this initializer throws.
     public init(format: AudioStreamBasicDescription, client: JackClient, callback: @escaping Callback) throws(AudioQueueError) {
-        let (resolved, layout, ports) = try QueueDevice.prepare(format: format, client: client, portPrefix: "in_", direction: .input)
+        var pcmFormat = format
+        var stage: InputPacketStage?
+        if format.mFormatID == CompressedFormatValues.mpeg4AAC {
+            // AAC: the queue captures float frames at the format's rate and encodes them.
+            var aac: AudioStreamBasicDescription
+            do throws(AudioStatusError) {
+                aac = try CompressedFormatValues.completedAAC(format)
+                if aac.mSampleRate == 0 { aac.mSampleRate = Double(client.sampleRate) }
+                aac = try CompressedFormatValues.completedAAC(aac)
+                guard aac.mChannelsPerFrame > 0 else {
+                    throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "mChannelsPerFrame is 0; an AAC recording needs 1 ... 6 or 8 channels")
+                }
+                stage = try InputPacketStage(format: aac, deviceRate: Double(client.sampleRate))
+            } catch {
+                client.close()
+                throw error
+            }
+            pcmFormat = CompressedFormatValues.floatPCM(sampleRate: aac.mSampleRate, channelCount: Int(aac.mChannelsPerFrame))
+        }
+        let (resolved, layout, ports) = try QueueDevice.prepare(format: pcmFormat, client: client, portPrefix: "in_", direction: .input)
         self.ports = ports
-        self.format = resolved
+        if let stage {
+            var aac = format
+            aac.mSampleRate = Double(stage.sampleRate)
+            self.format = (try? CompressedFormatValues.completedAAC(aac)) ?? aac
+        } else {
+            self.format = resolved
+        }
+        packetStage = stage
         self.layout = layout
         isNativeFloat32 = layout.kind == .float && layout.bitsPerChannel == 32 && layout.isBigEndian == (1.bigEndian == 1)
         self.client = client
@@ -145,7 +185,10 @@ public final class AudioInputQueue: @unchecked Sendable {
     public func allocateBuffer(byteCapacity: Int, packetDescriptionCapacity: Int = 0) throws(AudioQueueError) -> AudioQueueBufferRef {
         lock.lock()
         defer { lock.unlock() }
-        return try buffers.allocate(byteCapacity: byteCapacity, packetDescriptionCapacity: packetDescriptionCapacity)
+        // AAC buffers carry one description per packet; room for packets of 16 bytes on average
+        // (FFmpeg's packets for silence are about that small) unless the caller asks for more.
+        let descriptions = packetStage == nil ? packetDescriptionCapacity : max(packetDescriptionCapacity, byteCapacity / 16 + 16)
+        return try buffers.allocate(byteCapacity: byteCapacity, packetDescriptionCapacity: descriptions)
     }
 
     /// Frees a buffer of this queue that is not enqueued.
@@ -170,10 +213,12 @@ public final class AudioInputQueue: @unchecked Sendable {
         guard !enqueued.contains(buffer) else {
             throw AudioQueueError(AudioQueueError.bufferEnqueuedTwiceCode, "the buffer is already enqueued")
         }
-        guard Int(buffer.pointee.mAudioDataBytesCapacity) >= layout.bytesPerFrame else {
-            throw AudioQueueError(AudioQueueError.parameterCode, "the buffer holds \(buffer.pointee.mAudioDataBytesCapacity) bytes, less than one frame (\(layout.bytesPerFrame) bytes)")
+        guard Int(buffer.pointee.mAudioDataBytesCapacity) >= maximumOutputPacketSize else {
+            throw AudioQueueError(AudioQueueError.parameterCode,
+                                  "the buffer holds \(buffer.pointee.mAudioDataBytesCapacity) bytes, less than one packet (\(maximumOutputPacketSize) bytes, kAudioQueueProperty_MaximumOutputPacketSize)")
         }
         buffer.pointee.mAudioDataByteSize = 0
+        buffer.pointee.mPacketDescriptionCount = 0
         enqueued.append(buffer)
     }
 
@@ -190,6 +235,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         let made = try QueueDevice.connect(ports, on: client, deviceName: deviceName, explicit: sources)
         lock.withLock {
             if runState == .stopped { firstRecordedFrame = nil }
+            resumingFromPause = runState == .paused
             runState = .running
         }
         if let startFrame {
@@ -214,6 +260,7 @@ public final class AudioInputQueue: @unchecked Sendable {
             queue.waitForInFlightCycle()
             queue.drainRing()
             queue.finishResampling()
+            queue.finishEncoding()
             queue.deliverPartialBuffer()
             queue.expectedFrame = nil
             queue.reportRunning(false)
@@ -275,6 +322,31 @@ public final class AudioInputQueue: @unchecked Sendable {
             enqueued.removeAll()
             buffers.releaseAll()
         }
+    }
+
+    /// The magic cookie of the recorded stream (`kAudioQueueProperty_MagicCookie`): for AAC the
+    /// ES_Descriptor Core Audio uses, the same before and after recording; empty for linear PCM.
+    public var magicCookie: [UInt8] { lock.withLock { packetStage?.magicCookie ?? [] } }
+
+    /// The largest packet a buffer can receive (`kAudioQueueProperty_MaximumOutputPacketSize`):
+    /// one frame for linear PCM; 6144 bits per channel for AAC.
+    public var maximumOutputPacketSize: Int { packetStage?.maximumPacketSize ?? layout.bytesPerFrame }
+
+    /// AAC: frames of encoder priming at the start of the stream (FFmpeg's 1024), and, once a
+    /// recording has stopped, its padding frames at the end and input frames: what a file's
+    /// `kAudioFilePropertyPacketTableInfo` should hold. Nil for linear PCM.
+    public var packetTableInfo: (priming: Int, remainder: Int, validFrames: Int64)? {
+        lock.withLock { packetStage.map { ($0.primingFrames, $0.lastRemainderFrames, $0.lastFrameCount) } }
+    }
+
+    /// AAC bit rate (bits/s) and codec quality (Apple's 0 ... 0x7F), applied from the next start.
+    public func configureEncoder(bitRate: Int?, quality: Int?) throws(AudioQueueError) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let packetStage else {
+            throw AudioQueueError(AudioQueueError.invalidPropertyCode, "only an AAC recording queue has an encoder")
+        }
+        try packetStage.configure(bitRate: bitRate, quality: quality)
     }
 
     /// Whether the queue is recording (started and not paused or stopped).
@@ -372,35 +444,54 @@ public final class AudioInputQueue: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if let expected = expectedFrame, expected != record.frameTime {
-            // A gap (ring overrun, xrun, pause): the buffer being filled ends here, so that every
-            // buffer's frames are contiguous from its timestamp.
             discontinuityCount.add(1, ordering: .relaxed)
-            finishResamplingLocked(record)
-            deliverPartialBufferLocked()
+            if let packetStage {
+                // AAC: lost device frames (xrun, overrun, up to 10 s) become silence in the
+                // stream, so packet times stay on the device timeline; after a pause the stream
+                // simply continues and its timeline moves on by the pause.
+                let gap = Int64(record.frameTime) - Int64(expected)
+                if !resumingFromPause && gap > 0 && gap <= 10 * Int64(client.sampleRate) {
+                    insertedSilenceFrameCount.add(Int(gap), ordering: .relaxed)
+                    let silence = [Float](repeating: 0, count: Int(gap) * layout.channelCount)
+                    silence.withUnsafeBufferPointer { convertLocked($0.baseAddress!, frameCount: Int(gap), record: record) }
+                } else {
+                    packetStage.anchorDeviceFrame = packetStage.anchorDeviceFrame.map { $0 + Double(gap) }
+                }
+            } else {
+                // A gap (ring overrun, xrun, pause): the buffer being filled ends here, so that every
+                // buffer's frames are contiguous from its timestamp.
+                finishResamplingLocked(record)
+                deliverPartialBufferLocked()
+            }
         }
+        resumingFromPause = false
         let channels = layout.channelCount
         let sampleCount = record.frameCount * channels
         if scratch.count < sampleCount { scratch = [Float](repeating: 0, count: sampleCount) }
         scratch.withUnsafeMutableBufferPointer { samples.copy(into: UnsafeMutableBufferPointer(rebasing: $0[0 ..< sampleCount])) }
+        let input = scratch
+        input.withUnsafeBufferPointer { convertLocked($0.baseAddress!, frameCount: record.frameCount, record: record) }
+        expectedFrame = record.frameTime + UInt64(record.frameCount)
+    }
+
+    /// Device-rate frames: resample when needed, then emit. With the lock.
+    private func convertLocked(_ frames: UnsafePointer<Float>, frameCount: Int, record: CaptureCycle) {
+        let channels = layout.channelCount
         if isResampling {
             if resampler == nil {
                 resampler = try? Resampler(channelCount: channels, ratio: format.mSampleRate / Double(client.sampleRate), quality: converterQuality)
             }
-            if resampleAnchor == nil {
+            if resampleAnchor == nil && packetStage == nil {
                 resampleAnchor = Double(record.frameTime)
                 resampledFrames = 0
             }
-            let input = scratch
-            input.withUnsafeBufferPointer { buffer in
-                resampler?.process(buffer.baseAddress!, frameCount: record.frameCount) { output, count in
-                    emitLocked(output, frameCount: count, record: record)
-                }
+            resampler?.process(frames, frameCount: frameCount) { output, count in
+                emitLocked(output, frameCount: count, record: record)
             }
         } else {
-            let input = scratch
-            input.withUnsafeBufferPointer { emitLocked($0.baseAddress!, frameCount: record.frameCount, record: record) }
+            emitLocked(frames, frameCount: frameCount, record: record)
         }
-        expectedFrame = record.frameTime + UInt64(record.frameCount)
+        _ = channels
     }
 
     /// Flushes the resampler's delay line into the buffers and forgets the anchor. With the lock.
@@ -428,6 +519,10 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// delivering each buffer as it fills. With the lock held.
     private func emitLocked(_ frames: UnsafePointer<Float>, frameCount: Int, record: CaptureCycle) {
         lastRecord = record
+        if let packetStage {
+            encodeLocked(frames, frameCount: frameCount, record: record, stage: packetStage)
+            return
+        }
         let channels = layout.channelCount
         let bytesPerFrame = layout.bytesPerFrame
         var offset = 0
@@ -458,25 +553,104 @@ public final class AudioInputQueue: @unchecked Sendable {
                     layout.encode(source[index], to: destination + index * layout.bytesPerSample)
                 }
             }
-            if meteringEnabled {
-                // Through local buffers: every access to a class's array property is an
-                // exclusivity check, which per sample cost more than the rest of the path.
-                sums.withUnsafeMutableBufferPointer { sums in
-                    peaks.withUnsafeMutableBufferPointer { peaks in
-                        for frame in 0 ..< count {
-                            for channel in 0 ..< channels {
-                                let sample = source[frame * channels + channel]
-                                sums[channel] += Double(sample * sample)
-                                peaks[channel] = max(peaks[channel], abs(sample))
-                            }
-                        }
-                    }
-                }
-            }
+            if meteringEnabled { meterLocked(source, frameCount: count) }
             filledFrames += count
             offset += count
             if isResampling { resampledFrames += count }
             if filledFrames == capacityFrames { deliverPartialBufferLocked() }
+        }
+    }
+
+    /// Adds frames to the level meters' running sums. With the lock.
+    private func meterLocked(_ source: UnsafePointer<Float>, frameCount: Int) {
+        let channels = layout.channelCount
+        // Through local buffers: every access to a class's array property is an exclusivity
+        // check, which per sample cost more than the rest of the path.
+        sums.withUnsafeMutableBufferPointer { sums in
+            peaks.withUnsafeMutableBufferPointer { peaks in
+                for frame in 0 ..< frameCount {
+                    for channel in 0 ..< channels {
+                        let sample = source[frame * channels + channel]
+                        sums[channel] += Double(sample * sample)
+                        peaks[channel] = max(peaks[channel], abs(sample))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Frames counted into the meters since the last delivered buffer (AAC buffers hold packets).
+    private var meteredFrames = 0
+
+    /// AAC: encodes frames and places the packets. With the lock.
+    private func encodeLocked(_ frames: UnsafePointer<Float>, frameCount: Int, record: CaptureCycle, stage: InputPacketStage) {
+        if stage.anchorDeviceFrame == nil {
+            let start = timestamp(ofOutputFrame: 0, record: record).mSampleTime
+            stage.anchorDeviceFrame = start
+            if firstRecordedFrame == nil { firstRecordedFrame = start }
+        }
+        if meteringEnabled {
+            meterLocked(frames, frameCount: frameCount)
+            meteredFrames += frameCount
+        }
+        do {
+            try stage.encode(frames, frameCount: frameCount) { packet, index in placePacketLocked(packet, index: index, record: record) }
+        } catch {
+            encoderFailureCount.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// Encoder errors (reported by libavcodec); the frames of a failed call are lost. Any thread.
+    public let encoderFailureCount = Atomic<Int>(0)
+
+    /// Puts one AAC packet into `enqueued[0]`, delivering buffers that cannot take it. With the lock.
+    private func placePacketLocked(_ packet: EncodedPacket, index: Int64, record: CaptureCycle?) {
+        let size = packet.bytes.count
+        while let buffer = enqueued.first {
+            let fits = filledBytes + size <= Int(buffer.pointee.mAudioDataBytesCapacity)
+                && filledPackets < Int(buffer.pointee.mPacketDescriptionCapacity)
+            if !fits {
+                if filledPackets == 0 { break }   // cannot happen: enqueue checks the capacity
+                deliverPartialBufferLocked()
+                continue
+            }
+            isInUnderrun = false
+            if filledPackets == 0, let stage = packetStage {
+                let frame = stage.deviceFrame(ofPacket: index)
+                if let timing = record ?? lastRecord {
+                    fillStart = timestamp(ofDeviceFrame: frame, in: timing)
+                } else {
+                    fillStart = AudioTimeStamp()
+                    fillStart.mSampleTime = frame
+                    fillStart.mFlags = 1
+                }
+            }
+            packet.bytes.withUnsafeBytes { (buffer.pointee.mAudioData + filledBytes).copyMemory(from: $0.baseAddress!, byteCount: size) }
+            buffer.pointee.mPacketDescriptions?[filledPackets] = AudioStreamPacketDescription(mStartOffset: Int64(filledBytes),
+                                                                                                mVariableFramesInPacket: 0, mDataByteSize: UInt32(size))
+            filledPackets += 1
+            filledBytes += size
+            if filledBytes + maximumOutputPacketSize > Int(buffer.pointee.mAudioDataBytesCapacity)
+                || filledPackets == Int(buffer.pointee.mPacketDescriptionCapacity) {
+                deliverPartialBufferLocked()
+            }
+            return
+        }
+        // kAudioQueueErr_RecordUnderrun: no buffer for this packet; lost and counted.
+        underrunFrameCount.add(packet.frameCount, ordering: .relaxed)
+        if !isInUnderrun { discontinuityCount.add(1, ordering: .relaxed) }
+        isInUnderrun = true
+    }
+
+    /// AAC: flushes the encoder at a stop, placing its last packets. Queue thread only.
+    private func finishEncoding() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let packetStage, packetStage.hasStarted else { return }
+        do {
+            try packetStage.finish { packet, index in placePacketLocked(packet, index: index, record: lastRecord) }
+        } catch {
+            encoderFailureCount.add(1, ordering: .relaxed)
         }
     }
 
@@ -500,12 +674,24 @@ public final class AudioInputQueue: @unchecked Sendable {
 
     /// Called with the lock held; releases it around the callback.
     private func deliverPartialBufferLocked() {
-        guard filledFrames > 0, let buffer = enqueued.first else { return }
+        let compressed = packetStage != nil
+        guard compressed ? filledPackets > 0 : filledFrames > 0, let buffer = enqueued.first else { return }
         enqueued.removeFirst()
-        buffer.pointee.mAudioDataByteSize = UInt32(filledFrames * layout.bytesPerFrame)
-        if meteringEnabled {
+        let meterFrames: Int
+        if compressed {
+            buffer.pointee.mAudioDataByteSize = UInt32(filledBytes)
+            buffer.pointee.mPacketDescriptionCount = UInt32(filledPackets)
+            meterFrames = meteredFrames
+            meteredFrames = 0
+            filledBytes = 0
+            filledPackets = 0
+        } else {
+            buffer.pointee.mAudioDataByteSize = UInt32(filledFrames * layout.bytesPerFrame)
+            meterFrames = filledFrames
+        }
+        if meteringEnabled && meterFrames > 0 {
             for channel in 0 ..< layout.channelCount {
-                levels[channel] = AudioQueueLevelMeterState(mAveragePower: Float((sums[channel] / Double(filledFrames)).squareRoot()),
+                levels[channel] = AudioQueueLevelMeterState(mAveragePower: Float((sums[channel] / Double(meterFrames)).squareRoot()),
                                                             mPeakPower: peaks[channel])
                 sums[channel] = 0
                 peaks[channel] = 0

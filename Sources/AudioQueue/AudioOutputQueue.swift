@@ -1,3 +1,4 @@
+import AQCodecs
 import AQCore
 import AQJack
 import AQMedia
@@ -22,9 +23,17 @@ public final class AudioOutputQueue: @unchecked Sendable {
     /// What the queue hands back for each used-up buffer, on the queue thread.
     public typealias Callback = (_ queue: AudioOutputQueue, _ buffer: AudioQueueBufferRef) -> Void
 
-    /// The buffers' format, with a sample rate of 0 replaced by the device's.
+    /// The buffers' format, with a sample rate of 0 replaced by the device's: linear PCM, or
+    /// AAC-LC packets (with descriptions), which the queue decodes on its thread.
     public let format: AudioStreamBasicDescription
+    /// The linear-PCM layout the queue plays: the format's, or for AAC 32-bit float frames.
     public let layout: LinearPCMLayout
+    private let isCompressed: Bool
+    /// The AAC decoder, made at the first buffer from the magic cookie (or the format).
+    private var decoder: AACDecoder?
+    private var cookie: [UInt8] = []
+    /// The front AAC buffer decoded (interleaved Float), while it is being converted.
+    private var decodedFront: [Float]?
     public let client: JackClient
     public let ports: [JackPort]
     let processor: PlaybackProcessor
@@ -39,6 +48,8 @@ public final class AudioOutputQueue: @unchecked Sendable {
         var trimStartFrames: Int
         var trimEndFrames: Int
         var gain: Float?
+        /// AAC: where each packet lies in the buffer.
+        var packetDescriptions: [AudioStreamPacketDescription] = []
     }
 
     private let lock = NSLock()
@@ -85,9 +96,26 @@ public final class AudioOutputQueue: @unchecked Sendable {
     /// Creates a stopped playback queue on a JACK client the caller opened; the queue owns the
     /// client from now on (also when this throws).
     public init(format: AudioStreamBasicDescription, client: JackClient, callback: @escaping Callback) throws(AudioQueueError) {
-        let (resolved, layout, ports) = try QueueDevice.prepare(format: format, client: client, portPrefix: "out_", direction: .output)
+        var pcmFormat = format
+        var aacFormat: AudioStreamBasicDescription?
+        if format.mFormatID == CompressedFormatValues.mpeg4AAC {
+            do throws(AudioStatusError) {
+                var aac = try CompressedFormatValues.completedAAC(format)
+                if aac.mSampleRate == 0 { aac.mSampleRate = Double(client.sampleRate) }
+                guard aac.mChannelsPerFrame > 0 else {
+                    throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "mChannelsPerFrame is 0; AAC playback needs 1 ... 6 or 8 channels")
+                }
+                aacFormat = aac
+            } catch {
+                client.close()
+                throw error
+            }
+            pcmFormat = CompressedFormatValues.floatPCM(sampleRate: aacFormat!.mSampleRate, channelCount: Int(aacFormat!.mChannelsPerFrame))
+        }
+        let (resolved, layout, ports) = try QueueDevice.prepare(format: pcmFormat, client: client, portPrefix: "out_", direction: .output)
         self.ports = ports
-        self.format = resolved
+        self.format = aacFormat ?? resolved
+        isCompressed = aacFormat != nil
         self.layout = layout
         self.client = client
         self.callback = callback
@@ -128,7 +156,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
     /// The corresponding Apple functions are `AudioQueueEnqueueBuffer` and
     /// `AudioQueueEnqueueBufferWithParameters`.
     public func enqueue(_ buffer: AudioQueueBufferRef, trimStartFrames: Int = 0, trimEndFrames: Int = 0,
-                        volume: Float? = nil) throws(AudioQueueError) {
+                        volume: Float? = nil, packetDescriptions: [AudioStreamPacketDescription] = []) throws(AudioQueueError) {
         lock.lock()
         defer { lock.unlock() }
         guard !isDisposed else { throw AudioQueueError(AudioQueueError.disposalPendingCode, "the queue is disposed") }
@@ -144,11 +172,46 @@ public final class AudioOutputQueue: @unchecked Sendable {
         guard buffer.pointee.mAudioDataByteSize > 0 else {
             throw AudioQueueError(AudioQueueError.bufferEmptyCode, "the buffer holds no data (mAudioDataByteSize is 0)")
         }
-        guard Int(buffer.pointee.mAudioDataByteSize) % layout.bytesPerFrame == 0 else {
-            throw AudioQueueError(AudioQueueError.parameterCode, "mAudioDataByteSize \(buffer.pointee.mAudioDataByteSize) is not a whole number of \(layout.bytesPerFrame)-byte frames")
+        if isCompressed {
+            // Apple: VBR buffers need their packet descriptions.
+            guard !packetDescriptions.isEmpty else {
+                throw AudioQueueError(AudioQueueError.parameterCode, "AAC buffers need packet descriptions (inNumPacketDescs and inPacketDescs)")
+            }
+            for (index, description) in packetDescriptions.enumerated() {
+                guard description.mStartOffset >= 0, description.mStartOffset + Int64(description.mDataByteSize) <= Int64(buffer.pointee.mAudioDataByteSize) else {
+                    throw AudioQueueError(AudioQueueError.parameterCode,
+                                          "packet description \(index) (offset \(description.mStartOffset), \(description.mDataByteSize) bytes) lies outside the buffer's \(buffer.pointee.mAudioDataByteSize) bytes")
+                }
+            }
+        } else {
+            guard Int(buffer.pointee.mAudioDataByteSize) % layout.bytesPerFrame == 0 else {
+                throw AudioQueueError(AudioQueueError.parameterCode, "mAudioDataByteSize \(buffer.pointee.mAudioDataByteSize) is not a whole number of \(layout.bytesPerFrame)-byte frames")
+            }
         }
-        enqueued.append(Entry(buffer: buffer, trimStartFrames: max(0, trimStartFrames), trimEndFrames: max(0, trimEndFrames), gain: volume))
+        enqueued.append(Entry(buffer: buffer, trimStartFrames: max(0, trimStartFrames), trimEndFrames: max(0, trimEndFrames), gain: volume,
+                              packetDescriptions: packetDescriptions))
     }
+
+    /// The magic cookie of the AAC stream to play (`kAudioQueueProperty_MagicCookie`; seed 001
+    /// copies the file's before enqueuing): an ES_Descriptor, an `esds` payload or a bare
+    /// AudioSpecificConfig. Linear PCM ignores it.
+    public var magicCookie: [UInt8] { lock.withLock { cookie } }
+
+    public func setMagicCookie(_ bytes: [UInt8]) throws(AudioQueueError) {
+        guard isCompressed else { return }
+        let config = try ElementaryStreamDescriptor(parsing: bytes).audioSpecificConfig
+        guard config.channelCount == layout.channelCount else {
+            throw AudioQueueError(AudioQueueError.invalidPropertyValueCode,
+                                  "the magic cookie describes \(config.channelCount) channels; the queue's format has \(layout.channelCount)")
+        }
+        lock.withLock {
+            cookie = bytes
+            decoder = nil
+        }
+    }
+
+    /// AAC packets that did not decode (their frames are skipped). Any thread.
+    public let decodeFailureCount = Atomic<Int>(0)
 
     // MARK: Control
 
@@ -419,7 +482,8 @@ public final class AudioOutputQueue: @unchecked Sendable {
             lock.unlock()
             return nil
         }
-        let totalFrames = Int(entry.buffer.pointee.mAudioDataByteSize) / layout.bytesPerFrame
+        if isCompressed && decodedFront == nil { decodedFront = decodeLocked(entry) }
+        let totalFrames = decodedFront.map { $0.count / layout.channelCount } ?? Int(entry.buffer.pointee.mAudioDataByteSize) / layout.bytesPerFrame
         let firstFrame = min(entry.trimStartFrames, totalFrames)
         let endFrame = max(firstFrame, totalFrames - entry.trimEndFrames)
         if frontOffset < firstFrame { frontOffset = firstFrame }
@@ -432,15 +496,20 @@ public final class AudioOutputQueue: @unchecked Sendable {
         if frontOffset >= endFrame {
             enqueued.removeFirst()
             frontOffset = 0
+            decodedFront = nil
             lock.unlock()
             return .some(entry.buffer)
         }
         let count = min(1024, endFrame - frontOffset)
         let channels = layout.channelCount
         var floats = [Float](repeating: 0, count: count * channels)
-        let source = entry.buffer.pointee.mAudioData + frontOffset * layout.bytesPerFrame
-        for index in 0 ..< count * channels {
-            floats[index] = layout.decode(from: source + index * layout.bytesPerSample)
+        if let decoded = decodedFront {
+            for index in 0 ..< count * channels { floats[index] = decoded[frontOffset * channels + index] }
+        } else {
+            let source = entry.buffer.pointee.mAudioData + frontOffset * layout.bytesPerFrame
+            for index in 0 ..< count * channels {
+                floats[index] = layout.decode(from: source + index * layout.bytesPerSample)
+            }
         }
         frontOffset += count
         if format.mSampleRate != Double(client.sampleRate) {
@@ -457,6 +526,32 @@ public final class AudioOutputQueue: @unchecked Sendable {
         }
         lock.unlock()
         return .some(nil)
+    }
+
+    /// Decodes an AAC buffer's packets (with the lock). A packet that fails is counted and
+    /// skipped; a missing decoder (no usable cookie) leaves the buffer silent-empty.
+    private func decodeLocked(_ entry: Entry) -> [Float] {
+        if decoder == nil {
+            let config = cookie.isEmpty
+                ? try? AudioSpecificConfig(objectType: Int(format.mFormatFlags), sampleRate: Int(format.mSampleRate), channelCount: layout.channelCount)
+                : try? ElementaryStreamDescriptor(parsing: cookie).audioSpecificConfig
+            decoder = config.flatMap { try? AACDecoder(config: $0) }
+        }
+        guard let decoder else {
+            decodeFailureCount.add(entry.packetDescriptions.count, ordering: .relaxed)
+            return []
+        }
+        var output: [Float] = []
+        let data = UnsafeRawPointer(entry.buffer.pointee.mAudioData)
+        for description in entry.packetDescriptions {
+            let packet = UnsafeRawBufferPointer(start: data + Int(description.mStartOffset), count: Int(description.mDataByteSize))
+            do throws(AudioStatusError) {
+                try decoder.decode(packet) { pointer, frames in output += UnsafeBufferPointer(start: pointer, count: frames * self.layout.channelCount) }
+            } catch {
+                decodeFailureCount.add(1, ordering: .relaxed)
+            }
+        }
+        return output
     }
 
     private func flushResampler() {
@@ -482,6 +577,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
             pendingStart = 0
             writtenFrames = processor.playedFrameCount.load(ordering: .relaxed)
             frontOffset = 0
+            decodedFront = nil
             resampler?.reset()
             runState = .stopped
         }

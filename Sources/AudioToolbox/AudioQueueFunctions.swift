@@ -13,6 +13,8 @@ final class QueueBox: @unchecked Sendable {
     var engine: (any AudioQueueEngine)!
     var input: AudioInputQueue? { engine as? AudioInputQueue }
     var output: AudioOutputQueue? { engine as? AudioOutputQueue }
+    /// `kAudioQueueProperty_MagicCookie`: the recorded stream's, or the one set for playback.
+    var magicCookie: [UInt8] { input?.magicCookie ?? output?.magicCookie ?? [] }
     let userData: UnsafeMutableRawPointer?
     let runLoop: CFRunLoop?
     let reference: AudioQueueRef
@@ -102,11 +104,15 @@ public func AudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescrip
     return status { () throws(AudioStatusError) in
         box.engine = try AudioInputQueue(format: inFormat.pointee) { [unowned box] queue, buffer, startTime in
             // For linear PCM, macOS passes the buffer's packet count as inNumberPacketDescriptions
-            // (with no descriptions); seed 003's callback writes exactly that many packets.
-            let packets = UInt32(Int(buffer.pointee.mAudioDataByteSize) / queue.layout.bytesPerFrame)
+            // (with no descriptions); seed 003's callback writes exactly that many packets. For
+            // AAC, the buffer's packet descriptions (seed 000's callback writes them to the file).
+            let compressed = queue.format.mFormatID != kAudioFormatLinearPCM
+            let packets = compressed ? buffer.pointee.mPacketDescriptionCount
+                                     : UInt32(Int(buffer.pointee.mAudioDataByteSize) / queue.layout.bytesPerFrame)
+            let descriptions = compressed ? UnsafePointer(buffer.pointee.mPacketDescriptions) : nil
             box.deliver { [box] in
                 var time = startTime
-                inCallbackProc(box.userData, box.reference, buffer, &time, packets, nil)
+                inCallbackProc(box.userData, box.reference, buffer, &time, packets, descriptions)
             }
         }
         box.engine.onRunningChange = { [unowned box] _ in box.notify(kAudioQueueProperty_IsRunning) }
@@ -144,7 +150,8 @@ public func AudioQueueEnqueueBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueu
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     return status { () throws(AudioStatusError) in
         if let output = box.output {
-            try output.enqueue(inBuffer)
+            let descriptions = inPacketDescs.map { Array(UnsafeBufferPointer(start: $0, count: Int(inNumPacketDescs))) } ?? []
+            try output.enqueue(inBuffer, packetDescriptions: descriptions)
         } else {
             try box.input!.enqueue(inBuffer)
         }
@@ -233,7 +240,7 @@ public func AudioQueueGetPropertySize(_ inAQ: AudioQueueRef, _ inID: AudioQueueP
     case kAudioQueueDeviceProperty_SampleRate: outDataSize.pointee = 8
     case kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB:
         outDataSize.pointee = UInt32(queue.layout.channelCount * MemoryLayout<AudioQueueLevelMeterState>.size)
-    case kAudioQueueProperty_MagicCookie: outDataSize.pointee = 0   // linear PCM has no cookie
+    case kAudioQueueProperty_MagicCookie: outDataSize.pointee = UInt32(box.magicCookie.count)   // linear PCM has none
     case kAudioQueueProperty_CurrentDevice: outDataSize.pointee = UInt32(MemoryLayout<CFString>.size)
     case kAudioQueueProperty_ChannelAssignments:
         outDataSize.pointee = UInt32(queue.layout.channelCount * MemoryLayout<AudioQueueChannelAssignment>.stride)
@@ -252,13 +259,16 @@ public func AudioQueueGetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
     case kAudioQueueDeviceProperty_SampleRate: return put(Double(queue.client.sampleRate))
     case kAudioQueueDeviceProperty_NumberChannels: return put(UInt32(queue.layout.channelCount))
     case kAudioQueueProperty_EnableLevelMetering: return put(UInt32(box.input?.isLevelMeteringEnabled == true ? 1 : 0))
-    case kAudioQueueProperty_MaximumOutputPacketSize: return put(UInt32(queue.layout.bytesPerFrame))
+    case kAudioQueueProperty_MaximumOutputPacketSize: return put(UInt32(box.input?.maximumOutputPacketSize ?? queue.layout.bytesPerFrame))
     case kAudioQueueProperty_CurrentDevice:
         guard Int(ioDataSize.pointee) >= MemoryLayout<CFString>.size else { return kAudioQueueErr_InvalidPropertySize }
         outData.initializeMemory(as: CFString.self, repeating: queue.currentDevice, count: 1)
         return noErr
     case kAudioQueueProperty_MagicCookie:
-        ioDataSize.pointee = 0
+        let cookie = box.magicCookie
+        guard Int(ioDataSize.pointee) >= cookie.count else { return kAudioQueueErr_InvalidPropertySize }
+        cookie.withUnsafeBytes { if let base = $0.baseAddress { outData.copyMemory(from: base, byteCount: cookie.count) } }
+        ioDataSize.pointee = UInt32(cookie.count)
         return noErr
     case kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB:
         // As many channels as fit, like Apple's.
@@ -297,7 +307,11 @@ public func AudioQueueSetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
         queue.currentDevice = inData.load(as: CFString.self)
         return noErr
     case kAudioQueueProperty_MagicCookie:
-        return noErr   // linear PCM needs none; accepted and ignored
+        // Playback of AAC: the decoder's config (seed 001 copies the file's cookie here).
+        // Linear PCM needs none; accepted and ignored, as is a cookie set on a recording queue.
+        guard let output = box.output else { return noErr }
+        let cookie = Array(UnsafeRawBufferPointer(start: inData, count: Int(inDataSize)))
+        return status { () throws(AudioStatusError) in try output.setMagicCookie(cookie) }
     case kAudioQueueProperty_ChannelAssignments:
         let stride = MemoryLayout<AudioQueueChannelAssignment>.stride
         let count = Int(inDataSize) / stride
