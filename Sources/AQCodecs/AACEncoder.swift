@@ -20,6 +20,10 @@ public struct EncodedPacket: Equatable, Sendable {
 /// (the queue thread or the caller's).
 public final class AACEncoder {
     public static let framesPerPacket = 1024
+    /// FFmpeg's AAC encoder delay (its `initial_padding`, measured 1024 in FFmpeg 5.1): what
+    /// aqjack's AAC files record as priming when the writer is not told otherwise, as Apple's
+    /// AudioFile records its own encoder's.
+    public static let defaultPrimingFrames = 1024
     public let sampleRate: Int
     public let channelCount: Int
     /// Bits per second asked of the encoder.

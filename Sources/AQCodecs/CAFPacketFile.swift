@@ -120,7 +120,8 @@ public final class CAFPacketFileWriter: PacketFileWriting {
         if dataChunkOffset < 0 { try writeHeader() }
         try file.overwrite(CAF.be64(UInt64(byteCount + 4)), at: dataChunkOffset + 4)
         let frames = Int64(sizes.count) * Int64(dataFormat.mFramesPerPacket)
-        let table = packetTable ?? PacketTable(validFrameCount: frames, primingFrames: 0, remainderFrames: 0)
+        let priming = Int64(min(frames, Int64(AACEncoder.defaultPrimingFrames)))
+        let table = packetTable ?? PacketTable(validFrameCount: frames - priming, primingFrames: Int32(priming), remainderFrames: 0)
         var body = CAF.be64(UInt64(sizes.count)) + CAF.be64(UInt64(bitPattern: table.validFrameCount))
             + CAF.be32(UInt32(bitPattern: table.primingFrames)) + CAF.be32(UInt32(bitPattern: table.remainderFrames))
         for size in sizes { body += CAF.variableLength(UInt64(size)) }

@@ -88,7 +88,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
         parameters.pointee.codec_id = AV_CODEC_ID_AAC
         parameters.pointee.sample_rate = Int32(config.sampleRate)
         parameters.pointee.frame_size = 1024
-        parameters.pointee.initial_padding = packetTable?.primingFrames ?? 0
+        parameters.pointee.initial_padding = primingFrames
         aqff_av_channel_layout_default(&parameters.pointee.ch_layout, Int32(config.channelCount))
         let extradata = aqff_av_mallocz(config.bytes.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))!.assumingMemoryBound(to: UInt8.self)
         for (index, byte) in config.bytes.enumerated() { extradata[index] = byte }
@@ -126,13 +126,16 @@ public final class MPEG4FileWriter: PacketFileWriting {
 
     private var muxedPackets: Int64 = 0
 
+    /// The packet table's priming, else aqjack's encoder delay (as the CAF writer assumes).
+    private var primingFrames: Int32 { packetTable?.primingFrames ?? Int32(AACEncoder.defaultPrimingFrames) }
+
     private func mux(_ bytes: [UInt8], duration: Int) throws(AudioStatusError) {
         guard let context, let packet = aqff_av_packet_alloc() else { return }
         var owned: UnsafeMutablePointer<AVPacket>? = packet
         defer { aqff_av_packet_free(&owned) }
         guard aqff_av_new_packet(packet, Int32(bytes.count)) >= 0 else { throw failure("out of memory", -1) }
         bytes.withUnsafeBufferPointer { packet.pointee.data.update(from: $0.baseAddress!, count: bytes.count) }
-        let time = muxedPackets * 1024 - Int64(packetTable?.primingFrames ?? 0)
+        let time = muxedPackets * 1024 - Int64(primingFrames)
         packet.pointee.pts = time
         packet.pointee.dts = time
         packet.pointee.duration = Int64(duration)

@@ -1,3 +1,4 @@
+import AQCodecs
 import AQJack
 import AQMedia
 import CAudioTypes
@@ -85,7 +86,13 @@ enum QueueDevice {
     /// Checks `format` first (no client is opened for a bad one), then opens the client.
     static func openClient(format: AudioStreamBasicDescription, clientName: String, server: String?,
                            purpose: String) throws(AudioQueueError) -> JackClient {
-        _ = try LinearPCMLayout(validating: format)
+        // Check the format before touching the server: linear PCM field by field; AAC as
+        // FormatInfo completes it (its rate may still be 0, the server's).
+        if format.mFormatID == CompressedFormatValues.mpeg4AAC {
+            _ = try CompressedFormatValues.completedAAC(format)
+        } else {
+            _ = try LinearPCMLayout(validating: format)
+        }
         do {
             return try JackClient(name: clientName, server: server)
         } catch {

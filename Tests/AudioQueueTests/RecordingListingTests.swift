@@ -68,23 +68,42 @@ func SetMagicCookieForFile(_ inQueue: AudioQueueRef, _ inFile: AudioFileID) -> O
     return result
 }
 
+/// The formats the listing can record: Listing 2-8's AIFF, or AAC ("if you'll be recording in
+/// a format that uses cookies") into CAF or M4A.
+enum ListingFormat {
+    case linearPCMAIFF
+    case aac(fileType: AudioFileTypeID)
+}
+
 /// Listings 2-8 ... 2-15 as one recording session of `seconds` from the JACK client `device`.
-func recordWithListing(path: String, device: String, seconds: Double, sampleRate: Float64) -> (state: AQRecorderState, statuses: [OSStatus]) {
+func recordWithListing(path: String, device: String, seconds: Double, sampleRate: Float64,
+                       recordingFormat: ListingFormat = .linearPCMAIFF) -> (state: AQRecorderState, statuses: [OSStatus]) {
     let aqData = UnsafeMutablePointer<AQRecorderState>.allocate(capacity: 1)
     aqData.initialize(to: AQRecorderState())
     defer { aqData.deinitialize(count: 1); aqData.deallocate() }
     var statuses: [OSStatus] = []
 
     // Listing 2-8: the audio format (16-bit big-endian stereo linear PCM, in AIFF).
-    aqData.pointee.mDataFormat.mFormatID = kAudioFormatLinearPCM
-    aqData.pointee.mDataFormat.mSampleRate = sampleRate   // aqjack: the listing's 44100.0 only with a 44.1 kHz server
-    aqData.pointee.mDataFormat.mChannelsPerFrame = 2
-    aqData.pointee.mDataFormat.mBitsPerChannel = 16
-    aqData.pointee.mDataFormat.mBytesPerPacket = aqData.pointee.mDataFormat.mChannelsPerFrame * UInt32(MemoryLayout<Int16>.size)
-    aqData.pointee.mDataFormat.mBytesPerFrame = aqData.pointee.mDataFormat.mBytesPerPacket
-    aqData.pointee.mDataFormat.mFramesPerPacket = 1
-    let fileType = kAudioFileAIFFType
-    aqData.pointee.mDataFormat.mFormatFlags = kLinearPCMFormatFlagIsBigEndian | kLinearPCMFormatFlagIsSignedInteger | kLinearPCMFormatFlagIsPacked
+    let fileType: AudioFileTypeID
+    switch recordingFormat {
+    case .linearPCMAIFF:
+        aqData.pointee.mDataFormat.mFormatID = kAudioFormatLinearPCM
+        aqData.pointee.mDataFormat.mSampleRate = sampleRate   // aqjack: the listing's 44100.0 only with a 44.1 kHz server
+        aqData.pointee.mDataFormat.mChannelsPerFrame = 2
+        aqData.pointee.mDataFormat.mBitsPerChannel = 16
+        aqData.pointee.mDataFormat.mBytesPerPacket = aqData.pointee.mDataFormat.mChannelsPerFrame * UInt32(MemoryLayout<Int16>.size)
+        aqData.pointee.mDataFormat.mBytesPerFrame = aqData.pointee.mDataFormat.mBytesPerPacket
+        aqData.pointee.mDataFormat.mFramesPerPacket = 1
+        fileType = kAudioFileAIFFType
+        aqData.pointee.mDataFormat.mFormatFlags = kLinearPCMFormatFlagIsBigEndian | kLinearPCMFormatFlagIsSignedInteger | kLinearPCMFormatFlagIsPacked
+    case .aac(let type):
+        // A compressed format: only the ID, rate and channels; the queue fills in the rest
+        // (Listing 2-10 reads it back).
+        aqData.pointee.mDataFormat.mFormatID = kAudioFormatMPEG4AAC
+        aqData.pointee.mDataFormat.mSampleRate = sampleRate
+        aqData.pointee.mDataFormat.mChannelsPerFrame = 2
+        fileType = type
+    }
 
     // Listing 2-9: creating a recording audio queue.
     var format = aqData.pointee.mDataFormat
@@ -107,6 +126,9 @@ func recordWithListing(path: String, device: String, seconds: Double, sampleRate
     var audioFile: AudioFileID?
     statuses.append(AudioFileCreateWithURL(audioFileURL, fileType, &format, .eraseFile, &audioFile))
     aqData.pointee.mAudioFile = audioFile
+    // Listing 2-7 used before recording ("set the magic cookie ... before you record"): a
+    // linear-PCM queue has none, so this does nothing for AIFF.
+    statuses.append(SetMagicCookieForFile(queue, audioFile!))
 
     // Listing 2-12: setting an audio queue buffer size.
     var bufferByteSize: UInt32 = 0
@@ -156,6 +178,57 @@ extension JackServerSuite {
             #expect(file.channels == 2 && file.sampleRate == 48000)
             #expect(Int64(file.frames) == state.mCurrentPacket)
             #expect(integerSignalStart(file.samples, channels: 2, bits: 16) != nil, "the file is not the generator's signal, frame for frame")
+        }
+
+        @Test("the same listings record AAC into CAF and M4A: cookie copied before and after, ffprobe and ffmpeg read it, length exact to the packet table",
+              arguments: [("caf", kAudioFileCAFType), ("m4a", kAudioFileM4AType)])
+        func listingRecordsAAC(_ ext: String, _ fileType: AudioFileTypeID) throws {
+            let period = GeneratorClient.sinePeriod(frequency: 1000, amplitude: 0.5, sampleRate: 48000)
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("l2aac"), channelCount: 2, wavePeriod: period)
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-listing2-aac-\(getpid()).\(ext)").path
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let (state, statuses) = recordWithListing(path: path, device: generator.client.name, seconds: 2,
+                                                      sampleRate: Double(generator.client.sampleRate), recordingFormat: .aac(fileType: fileType))
+            #expect(statuses.allSatisfy { $0 == noErr }, "\(statuses)")
+            #expect(state.mDataFormat.mFramesPerPacket == 1024 && state.mDataFormat.mBytesPerPacket == 0)
+            // DeriveBufferSize with MaximumOutputPacketSize (1536 bytes for stereo AAC) hits the cap.
+            #expect(state.bufferByteSize == 0x50000)
+            // About 2 s of packets (priming included), every one written.
+            #expect(state.mCurrentPacket > 48000 * 19 / 10 / 1024 && state.mCurrentPacket < 48000 * 3 / 1024)
+
+            let url = CFURLCreateFromFileSystemRepresentation(nil, Array(path.utf8), path.utf8.count, false)!
+            var file: AudioFileID?
+            #expect(AudioFileOpenURL(url, .readPermission, 0, &file) == noErr)
+            var packets: UInt64 = 0
+            var size = UInt32(8)
+            #expect(AudioFileGetProperty(file!, kAudioFilePropertyAudioDataPacketCount, &size, &packets) == noErr)
+            #expect(Int64(packets) == state.mCurrentPacket)
+            var cookieSize: UInt32 = 0
+            #expect(AudioFileGetPropertyInfo(file!, kAudioFilePropertyMagicCookieData, &cookieSize, nil) == noErr)
+            var cookie = [UInt8](repeating: 0, count: Int(cookieSize))
+            #expect(AudioFileGetProperty(file!, kAudioFilePropertyMagicCookieData, &cookieSize, &cookie) == noErr)
+            var fromCookie = AudioStreamBasicDescription()
+            size = UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
+            #expect(AudioFormatGetProperty(kAudioFormatProperty_ASBDFromESDS, cookieSize, cookie, &size, &fromCookie) == noErr)
+            #expect(fromCookie.mSampleRate == 48000 && fromCookie.mChannelsPerFrame == 2 && fromCookie.mFormatID == kAudioFormatMPEG4AAC)
+            var table = AudioFilePacketTableInfo()
+            size = UInt32(MemoryLayout<AudioFilePacketTableInfo>.size)
+            #expect(AudioFileGetProperty(file!, kAudioFilePropertyPacketTableInfo, &size, &table) == noErr)
+            // Without a PacketTableInfo from the caller, the file records aqjack's encoder priming.
+            #expect(table.mPrimingFrames == 1024)
+            #expect(table.mNumberValidFrames + Int64(table.mPrimingFrames) + Int64(table.mRemainderFrames) == Int64(packets) * 1024)
+            _ = AudioFileClose(file!)
+
+            let probe = try ExternalTool.probe(path)
+            #expect(probe["codec_name"] == "aac" && probe["profile"] == "LC")
+            #expect(probe["sample_rate"] == "48000" && probe["channels"] == "2")
+            #expect(probe["nb_read_packets"] == String(packets))
+            let decoded = try ExternalTool.decodeWithFFmpeg(path)
+            let left = stride(from: 0, to: decoded.count, by: 2).map { decoded[$0] }
+            // Skip the first and last 2048 frames (priming, encoder ramp) and fit the 1 kHz sine.
+            let snr = SineAnalysis.fittedSNR(left[2048 ..< left.count - 2048], frequency: 1000, sampleRate: 48000)
+            print("listing AAC \(ext): \(packets) packets, ffmpeg decodes \(left.count) frames, 1 kHz sine SNR \(snr) dB")
+            #expect(snr >= 30)
         }
     }
 }
