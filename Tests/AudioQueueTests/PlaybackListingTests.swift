@@ -1,3 +1,4 @@
+import AQCodecs
 import AQCore
 import AQMedia
 import AQTestSupport
@@ -179,9 +180,74 @@ func writeSignalFile(path: String, fileType: UInt32, format: AudioStreamBasicDes
     try writer.close()
 }
 
+/// Writes 1.5 s of the stereo multi-sine as AAC (128 kbit/s) in `fileType`; returns what
+/// libavcodec decodes the packets to (priming included), the reference for playback.
+func writeAACFile(path: String, fileType: UInt32) throws -> [Float] {
+    let input = MultiSine.interleaved(frameCount: 72000, channelCount: 2, sampleRate: 48000)
+    let encoder = try AACEncoder(sampleRate: 48000, channelCount: 2, bitRate: 128_000)
+    var packets: [EncodedPacket] = []
+    try input.withUnsafeBufferPointer { try encoder.encode($0.baseAddress!, frameCount: 72000) { packets.append($0) } }
+    try encoder.finish { packets.append($0) }
+    let writer = try PacketFiles.create(path: path, fileType: fileType, format: CompressedFormatValues.aacDescription(encoder.audioSpecificConfig),
+                                        eraseExisting: true)
+    try writer.setMagicCookie(ElementaryStreamDescriptor(audioSpecificConfig: encoder.audioSpecificConfig).bytes)
+    writer.packetTable = PacketTable(validFrameCount: 72000, primingFrames: Int32(encoder.primingFrames), remainderFrames: Int32(encoder.remainderFrames))
+    var bytes: [UInt8] = []
+    var descriptions: [AudioStreamPacketDescription] = []
+    for packet in packets {
+        descriptions.append(AudioStreamPacketDescription(mStartOffset: Int64(bytes.count), mVariableFramesInPacket: 0, mDataByteSize: UInt32(packet.bytes.count)))
+        bytes += packet.bytes
+    }
+    try bytes.withUnsafeBytes { raw in
+        try descriptions.withUnsafeBufferPointer { try writer.writePackets(raw.baseAddress!, byteCount: raw.count, descriptions: $0, startPacket: 0) }
+    }
+    try writer.close()
+    let decoder = try AACDecoder(config: encoder.audioSpecificConfig)
+    var decoded: [Float] = []
+    for packet in packets {
+        try packet.bytes.withUnsafeBytes { try decoder.decode($0) { pointer, frames in decoded += UnsafeBufferPointer(start: pointer, count: frames * 2) } }
+    }
+    return decoded
+}
+
 extension JackServerSuite {
     @Suite("Seed 001: the Programming Guide's player, transcribed")
     struct PlaybackListingTests {
+        @Test("listings 3-1 ... 3-18 play AAC from M4A, CAF and ADTS (cookie file → queue, packet descriptions on enqueue): exactly libavcodec's decode",
+              arguments: [("m4a", kAudioFileM4AType), ("caf", kAudioFileCAFType), ("aac", kAudioFileAAC_ADTSType)])
+        func listingPlaysAAC(fileExtension: String, fileType: UInt32) throws {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-listing3-aac-\(getpid()).\(fileExtension)").path
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let reference = try writeAACFile(path: path, fileType: fileType)
+            let log = DeliveryLog()
+            let recorder = try AudioInputQueue(format: pcmFormat(rate: 48000, channels: 2, bits: 32, float: true),
+                                               clientName: TestServer.uniqueClientName("l3aac")) { queue, buffer, startTime in
+                let count = Int(buffer.pointee.mAudioDataByteSize) / 4
+                log.append(.init(startTime: startTime, samples: (0 ..< count).map { buffer.pointee.mAudioData.load(fromByteOffset: $0 * 4, as: Float.self) }))
+                try? queue.enqueue(buffer)
+            }
+            recorder.channelSources = []
+            for _ in 0 ..< 4 { try recorder.enqueue(recorder.allocateBuffer(byteCapacity: 4800 * 8)) }
+            try recorder.start()
+            let watch = StopWatch()
+            let statuses = playWithListing(path: path, device: recorder.client.name, watch: watch)
+            recorder.stop()
+            recorder.dispose()
+            #expect(statuses.allSatisfy { $0 == noErr }, "\(statuses)")
+            let samples = log.deliveries.flatMap(\.samples)
+            // The listing plays every packet, priming included (it sets no trims): the recording
+            // holds libavcodec's decode of the file, sample for sample, after leading silence.
+            let firstReference = try #require(reference.firstIndex { $0 != 0 })
+            let firstRecorded = try #require(samples.firstIndex { $0 != 0 })
+            let start = firstRecorded - (firstReference - firstReference % 2)
+            let expected = reference[(firstReference - firstReference % 2)...]
+            #expect(samples.count - start >= expected.count)
+            let played = samples[(firstRecorded - firstReference % 2)...].prefix(expected.count)
+            let mismatches = zip(played, expected).filter { $0 != $1 }.count
+            print("AAC \(fileExtension) through the listing: \(expected.count / 2) frames compared, \(mismatches) samples differ")
+            #expect(mismatches == 0)
+        }
+
         @Test("listings 3-1 ... 3-18 play a 16-bit AIFF and a float WAV into a recording queue: every frame, bit-exact; IsRunning false only after the last frame",
               arguments: [("aiff", kAudioFileAIFFType, pcmFormat(rate: 48000, channels: 2, bits: 16, bigEndian: true)),
                           ("wav", kAudioFileWAVEType, pcmFormat(rate: 48000, channels: 2, bits: 32, float: true))])
