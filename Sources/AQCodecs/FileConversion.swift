@@ -124,14 +124,17 @@ public struct FileConversion {
     }
 }
 
-/// Interleaved Float frames from a file: libsndfile, or AAC packets decoded and trimmed.
-final class FrameSource {
-    let sampleRate: Double
-    let channelCount: Int
-    /// Frames expected (for progress); exact for PCM, the packet table's for AAC.
-    let frameCount: Int64
+/// Interleaved Float frames from any file aqjack reads: libsndfile's formats, or AAC packets
+/// decoded and trimmed by the packet table (priming and remainder dropped), so the frames are
+/// exactly the audio. What `aqjack convert` and `aqjack play` read. One thread at a time.
+public final class FrameSource {
+    public let path: String
+    public let sampleRate: Double
+    public let channelCount: Int
+    /// Frames of audio: exact for PCM, the packet table's for AAC.
+    public let frameCount: Int64
     /// Bits of the stored samples when they are integers (PCM, FLAC, ALAC), else nil.
-    let bitDepth: Int?
+    public let bitDepth: Int?
     private let pcm: AudioFileReader?
     private let packets: (any PacketFileReading)?
     private let decoder: AACDecoder?
@@ -143,7 +146,8 @@ final class FrameSource {
     private var skip: Int
     private var remaining: Int64
 
-    private init(pcm: AudioFileReader?, packets: (any PacketFileReading)?, decoder: AACDecoder?) {
+    private init(path: String, pcm: AudioFileReader?, packets: (any PacketFileReading)?, decoder: AACDecoder?) {
+        self.path = path
         self.pcm = pcm
         self.packets = packets
         self.decoder = decoder
@@ -165,16 +169,28 @@ final class FrameSource {
         }
     }
 
-    static func open(_ path: String) throws(AudioStatusError) -> FrameSource {
+    /// Opens `path`; throws ``AudioStatusError`` naming the file and what is wrong with it.
+    public static func open(_ path: String) throws(AudioStatusError) -> FrameSource {
         if let packets = try PacketFiles.open(path: path) {
             let config = try ElementaryStreamDescriptor(parsing: packets.magicCookie).audioSpecificConfig
-            return FrameSource(pcm: nil, packets: packets, decoder: try AACDecoder(config: config))
+            return FrameSource(path: path, pcm: nil, packets: packets, decoder: try AACDecoder(config: config))
         }
-        return FrameSource(pcm: try AudioFileReader(path: path), packets: nil, decoder: nil)
+        return FrameSource(path: path, pcm: try AudioFileReader(path: path), packets: nil, decoder: nil)
+    }
+
+    /// Back to the first frame (for looping).
+    public func rewind() {
+        nextFrame = 0
+        nextPacket = 0
+        decoded.removeAll(keepingCapacity: true)
+        decodedRead = 0
+        decoder?.reset()
+        skip = Int(packets?.packetTable?.primingFrames ?? 0)
+        remaining = frameCount
     }
 
     /// Reads up to `maximumFrames` frames; 0 at the end.
-    func read(into destination: UnsafeMutablePointer<Float>, maximumFrames: Int) throws(AudioStatusError) -> Int {
+    public func read(into destination: UnsafeMutablePointer<Float>, maximumFrames: Int) throws(AudioStatusError) -> Int {
         if let pcm {
             let frames = try pcm.readFloatFrames(startFrame: nextFrame, into: destination, maximumFrames: maximumFrames)
             nextFrame += Int64(frames)

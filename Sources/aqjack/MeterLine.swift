@@ -9,7 +9,7 @@ final class MeterLine {
 
     init(enabled: Bool) { self.enabled = enabled }
 
-    func show(queue: AudioInputQueue, session: RecordSession, xruns: Int) {
+    func show(queue: AudioInputQueue, session: any RecordingSession, xruns: Int) {
         guard enabled else { return }
         let levels = queue.currentLevels
         let shown = levels.prefix(8).enumerated().map { index, level in

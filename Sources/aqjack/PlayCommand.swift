@@ -1,3 +1,4 @@
+import AQCodecs
 import AQJack
 import AQMedia
 import AudioQueue
@@ -60,19 +61,19 @@ struct PlayCommand {
     func run(globals: GlobalOptions) throws(JackError) -> Int32 {
         let signals = SignalWatcher()
         // Every file first: a bad one is reported before anything plays.
-        var readers: [AudioFileReader] = []
+        var readers: [FrameSource] = []
         for path in paths {
-            do throws(AudioFileError) {
-                readers.append(try AudioFileReader(path: path))
+            do throws(AudioStatusError) {
+                readers.append(try FrameSource.open(path))
             } catch {
                 Diagnostics.error(error.message)
                 return ExitStatus.failure
             }
         }
-        let channels = readers[0].layout.channelCount
-        let rate = readers[0].dataFormat.mSampleRate
-        if let odd = readers.first(where: { $0.layout.channelCount != channels || $0.dataFormat.mSampleRate != rate }) {
-            Diagnostics.error("'\(odd.path)' has \(odd.layout.channelCount) channels at \(Int(odd.dataFormat.mSampleRate)) Hz, but '\(readers[0].path)' has \(channels) at \(Int(rate)) Hz; play files of one shape together")
+        let channels = readers[0].channelCount
+        let rate = readers[0].sampleRate
+        if let odd = readers.first(where: { $0.channelCount != channels || $0.sampleRate != rate }) {
+            Diagnostics.error("'\(odd.path)' has \(odd.channelCount) channels at \(Int(odd.sampleRate)) Hz, but '\(readers[0].path)' has \(channels) at \(Int(rate)) Hz; play files of one shape together")
             return ExitStatus.failure
         }
         let client = try JackClient(name: globals.clientName, server: globals.server)
@@ -161,61 +162,50 @@ struct PlayCommand {
     }
 }
 
-/// Reads the files (looping as asked) into output buffers as native floats. Queue thread and
-/// the starting thread, one at a time.
+/// Reads the files (looping as asked) into output buffers as native floats: linear PCM, FLAC,
+/// ALAC, Ogg, MP3 ... through libsndfile, AAC decoded and trimmed by its packet table. Queue
+/// thread and the starting thread, one at a time.
 final class PlaySource: @unchecked Sendable {
-    private let readers: [AudioFileReader]
+    private let readers: [FrameSource]
     private let lock = NSLock()
     private var fileIndex = 0
-    private var packet: Int64 = 0
     private var loopsLeft: Int?
-    private var raw: UnsafeMutableRawPointer
-    private let rawCapacity = 1 << 20
     private var exhausted = false
     private var finishReported = false
 
-    init(readers: [AudioFileReader], loops: Int?) {
+    init(readers: [FrameSource], loops: Int?) {
         self.readers = readers
         loopsLeft = loops.map { $0 - 1 }
-        raw = .allocate(byteCount: rawCapacity, alignment: 16)
     }
-
-    deinit { raw.deallocate() }
 
     /// Frames in all, or nil when looping forever.
     var totalFrames: Int64? {
         guard let loops = lock.withLock({ loopsLeft }) else { return nil }
-        return readers.reduce(0) { $0 + $1.packetCount } * Int64(loops + 1)
+        return readers.reduce(0) { $0 + $1.frameCount } * Int64(loops + 1)
     }
 
     /// Fills `buffer` with the next frames; false when everything has been read.
     func fill(_ buffer: AudioQueueBufferRef) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        let channels = readers[0].layout.channelCount
+        let channels = readers[0].channelCount
         let capacity = Int(buffer.pointee.mAudioDataBytesCapacity) / (4 * channels)
         let output = buffer.pointee.mAudioData.assumingMemoryBound(to: Float.self)
         var filled = 0
         while filled < capacity && !exhausted {
-            let reader = readers[fileIndex]
-            let want = min(capacity - filled, rawCapacity / reader.layout.bytesPerFrame)
-            let got = (try? reader.readPackets(startPacket: packet, packetCount: want, into: raw, byteCapacity: rawCapacity)) ?? 0
+            let got = (try? readers[fileIndex].read(into: output + filled * channels, maximumFrames: capacity - filled)) ?? 0
             if got == 0 {
                 advance()
                 continue
             }
-            for index in 0 ..< got * channels {
-                output[filled * channels + index] = reader.layout.decode(from: raw + index * reader.layout.bytesPerSample)
-            }
             filled += got
-            packet += Int64(got)
         }
         buffer.pointee.mAudioDataByteSize = UInt32(filled * 4 * channels)
         return filled > 0
     }
 
     private func advance() {
-        packet = 0
+        readers[fileIndex].rewind()
         fileIndex += 1
         guard fileIndex == readers.count else { return }
         fileIndex = 0

@@ -1,9 +1,15 @@
+import AQCodecs
 import AQJack
 import AQMedia
 import AudioQueue
 import CAudioTypes
 import Foundation
 import Glibc
+
+/// Lets the queue's callback find the session created after the queue.
+final class SessionBox: @unchecked Sendable {
+    var session: (any RecordingSession)?
+}
 
 /// `aqjack record`: records JACK ports to a file through the input queue.
 struct RecordCommand {
@@ -40,30 +46,38 @@ struct RecordCommand {
         let format = options.format(channelCount: channelCount, sampleRate: options.rate ?? client.sampleRate)
 
         // The file first: an existing file without --force is refused before anything is recorded.
-        let writer: AudioFileWriter
-        do throws(AudioFileError) {
-            writer = try AudioFileWriter(path: options.path, fileType: options.fileType!, format: format, eraseExisting: options.force)
-        } catch {
-            client.close()
-            Diagnostics.error(error.message)
-            return ExitStatus.failure
-        }
         let targetFrames = options.seconds.map { Int64(($0 * format.mSampleRate).rounded()) }
-        let session = RecordSession(writer: writer, targetFrames: targetFrames, deviceRate: Double(client.sampleRate))
-        let queue: AudioInputQueue
-        do throws(AudioQueueError) {
+        let session: any RecordingSession
+        var queue: AudioInputQueue!
+        do throws(AudioStatusError) {
+            // The queue's callback reaches the session through this box (the session needs the
+            // encoder's priming, known once the queue exists).
+            let box = SessionBox()
             queue = try AudioInputQueue(format: format, client: client) { queue, buffer, startTime in
-                if session.handle(buffer, startTime: startTime) { try? queue.enqueue(buffer) }
+                if box.session?.handle(buffer, startTime: startTime) ?? false { try? queue.enqueue(buffer) }
             }
+            if options.isAAC {
+                try queue.configureEncoder(bitRate: options.bitRate, quality: options.quality)
+                let writer = try PacketFiles.create(path: options.path, fileType: options.fileType!, format: queue.format, eraseExisting: options.force)
+                try writer.setMagicCookie(queue.magicCookie)
+                session = PacketRecordSession(writer: writer, targetFrames: targetFrames, priming: queue.packetTableInfo?.priming ?? 0,
+                                              deviceFramesPerFileFrame: Double(client.sampleRate) / format.mSampleRate)
+            } else {
+                let writer = try AudioFileWriter(path: options.path, fileType: options.fileType!, format: format, eraseExisting: options.force)
+                session = RecordSession(writer: writer, targetFrames: targetFrames, deviceRate: Double(client.sampleRate))
+            }
+            box.session = session
             queue.channelSources = sources
             queue.isLevelMeteringEnabled = true
             queue.sampleRateConverterQuality = options.sourceQuality == "best" ? .best : options.sourceQuality == "medium" ? .medium : .fastest
-            // Four buffers of 0.1 s.
-            let bufferBytes = max(format.mBytesPerFrame, format.mBytesPerFrame * UInt32(format.mSampleRate / 10))
-            for _ in 0 ..< 4 { try queue.enqueue(queue.allocateBuffer(byteCapacity: Int(bufferBytes))) }
+            // Four buffers of 0.1 s (AAC: room for 0.1 s of the largest packets).
+            let bufferBytes = options.isAAC ? queue.maximumOutputPacketSize * max(2, Int(format.mSampleRate / 10 / 1024) + 1)
+                                            : Int(max(format.mBytesPerFrame, format.mBytesPerFrame * UInt32(format.mSampleRate / 10)))
+            for _ in 0 ..< 4 { try queue.enqueue(queue.allocateBuffer(byteCapacity: bufferBytes)) }
             try queue.start(atFrame: options.startFrame)
         } catch {
-            _ = session.close()
+            queue?.dispose()
+            if queue == nil { client.close() }
             Diagnostics.error(error.message)
             return ExitStatus.failure
         }
@@ -89,14 +103,14 @@ struct RecordCommand {
         let xruns = client.notifications.xrunCount.load(ordering: .relaxed)
         let overruns = queue.overrunFrameCount
         let underruns = queue.underrunFrameCount.load(ordering: .relaxed)
+        let failure = session.finish(queue: queue)
         queue.dispose()
-        let failure = session.close()
         if let failure, reason != .serverShutdown { reason = .error; Diagnostics.error(failure) }
         if reason == .serverShutdown {
             Diagnostics.error("the JACK server '\(client.serverName)' shut down (\(client.notifications.shutdownReason.withLock { $0 } ?? "no reason given")); the file holds everything recorded until then")
         }
         let summary = session.summary
-        let report = RecordReport(file: options.path, fileType: fourCharacterCode(options.fileType!), format: format,
+        let report = RecordReport(file: options.path, fileType: fourCharacterCode(options.fileType!), format: queue.format,
                                   frames: summary.frames, startFrame: summary.start, lostFrames: summary.lost,
                                   overrunFrames: overruns, underrunFrames: underruns, xruns: xruns,
                                   ports: sources, exitReason: reason.rawValue)
@@ -130,7 +144,8 @@ struct RecordReport: Encodable {
         sampleRate = Int(format.mSampleRate)
         channels = Int(format.mChannelsPerFrame)
         bitsPerChannel = Int(format.mBitsPerChannel)
-        sampleFormat = format.mFormatFlags & AudioFormatValues.isFloat != 0 ? "float" : "signed-integer"
+        sampleFormat = format.mFormatID == CompressedFormatValues.mpeg4AAC ? "aac"
+            : format.mFormatFlags & AudioFormatValues.isFloat != 0 ? "float" : "signed-integer"
         self.frames = frames
         seconds = Double(frames) / format.mSampleRate
         startFrameTime = startFrame

@@ -1,3 +1,4 @@
+import AQCodecs
 import AQMedia
 import CAudioTypes
 
@@ -12,6 +13,10 @@ struct RecordOptions {
     var seconds: Double?
     var startFrame: UInt64?
     var force = false
+    /// 'lpcm' or 'aac ' (AAC for .aac/.m4a/.mp4; CAF with --codec aac).
+    var codec: UInt32?
+    var bitRate: Int?
+    var quality: Int?
     var meter: Bool?
     var json = false
     var path = ""
@@ -20,7 +25,11 @@ struct RecordOptions {
         "wav": AudioFileTypeValues.wave, "wave": AudioFileTypeValues.wave, "w64": AudioFileTypeValues.wave64,
         "rf64": AudioFileTypeValues.rf64, "aiff": AudioFileTypeValues.aiff, "aif": AudioFileTypeValues.aiff,
         "aifc": AudioFileTypeValues.aifc, "caf": AudioFileTypeValues.caf,
+        "aac": CompressedFormatValues.adtsFile, "adts": CompressedFormatValues.adtsFile, "m4a": CompressedFormatValues.m4aFile,
+        "mp4": CompressedFormatValues.mpeg4File,
     ]
+
+    var isAAC: Bool { codec == CompressedFormatValues.mpeg4AAC }
 
     init(arguments cursor: inout ArgumentCursor, globals: inout GlobalOptions) throws(UsageError) {
         var paths: [String] = []
@@ -35,11 +44,22 @@ struct RecordOptions {
                 }
                 channels = count
             case .option("-f"), .option("--format"):
-                let text = try cursor.value(for: "-f", expected: "wav, w64, rf64, aiff, aifc or caf")
+                let text = try cursor.value(for: "-f", expected: "wav, w64, rf64, aiff, aifc, caf, aac, m4a or mp4")
                 guard let type = Self.fileTypes[text.lowercased()] else {
-                    throw UsageError(message: "-f '\(text)' is not a file type: expected wav, w64, rf64, aiff, aifc or caf")
+                    throw UsageError(message: "-f '\(text)' is not a file type: expected wav, w64, rf64, aiff, aifc, caf, aac, m4a or mp4")
                 }
                 fileType = type
+            case .option("--codec"):
+                let text = try cursor.value(for: "--codec", expected: "lpcm or aac")
+                switch text.lowercased() {
+                case "lpcm", "pcm": codec = AudioFormatValues.linearPCM
+                case "aac": codec = CompressedFormatValues.mpeg4AAC
+                default: throw UsageError(message: "--codec '\(text)' cannot be recorded: expected lpcm or aac (convert to ALAC or FLAC afterwards with aqjack convert)")
+                }
+            case .option("--bitrate"):
+                bitRate = try ConvertCommand.number(&cursor, "--bitrate", "bits per second, 8000 ... 512000, e.g. 128000", 8000 ... 512_000)
+            case .option("-q"), .option("--quality"):
+                quality = try ConvertCommand.number(&cursor, "-q", "a codec quality 0 ... 127 (Apple's scale: 96 = High)", 0 ... 127)
             case .option("-b"), .option("--bits"):
                 let text = try cursor.value(for: "-b", expected: "16, 24, 32, float or double")
                 guard ["16", "24", "32", "float", "double"].contains(text) else {
@@ -76,7 +96,7 @@ struct RecordOptions {
             case .option("--json"): json = true
             case let .option(option):
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --src-quality, -d, --start-at, --force, --meter, --no-meter, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, -d, --start-at, --force, --meter, --no-meter, --json, --server or --name")
             case let .operand(word):
                 paths.append(word)
             }
@@ -89,15 +109,34 @@ struct RecordOptions {
         if fileType == nil {
             let ext = path.split(separator: ".").last.map { String($0).lowercased() } ?? ""
             guard let type = Self.fileTypes[ext], path.contains(".") else {
-                throw UsageError(message: "cannot tell the file type of '\(path)' from its extension: use .wav, .w64, .rf64, .aiff, .aifc or .caf, or -f")
+                throw UsageError(message: "cannot tell the file type of '\(path)' from its extension: use .wav, .w64, .rf64, .aiff, .aifc, .caf, .aac, .m4a or .mp4, or -f")
             }
             fileType = type
+        }
+        let aacOnly: Set<UInt32> = [CompressedFormatValues.adtsFile, CompressedFormatValues.m4aFile, CompressedFormatValues.mpeg4File]
+        if codec == nil { codec = aacOnly.contains(fileType!) ? CompressedFormatValues.mpeg4AAC : AudioFormatValues.linearPCM }
+        if isAAC && ![AudioFileTypeValues.caf].contains(fileType!) && !aacOnly.contains(fileType!) {
+            throw UsageError(message: "--codec aac records to .aac (ADTS), .m4a, .mp4 or .caf; '\(path)' is \(fourCharacterCode(fileType!))")
+        }
+        if !isAAC && aacOnly.contains(fileType!) {
+            throw UsageError(message: "\(fourCharacterCode(fileType!)) files hold AAC, not linear PCM: drop --codec lpcm or record to .wav/.caf")
+        }
+        if isAAC && depth != nil {
+            throw UsageError(message: "-b sets a linear-PCM bit depth; AAC takes --bitrate (bits per second) instead")
+        }
+        if !isAAC && (bitRate != nil || quality != nil) {
+            throw UsageError(message: "--bitrate and -q apply to AAC; this recording is linear PCM (use --codec aac, or .m4a/.aac)")
         }
     }
 
     /// The stream description to record: the depth given, else float for the WAVE family and
     /// CAF, 24-bit for AIFF; the file type's byte order.
     func format(channelCount: Int, sampleRate: Int) -> AudioStreamBasicDescription {
+        if isAAC {
+            return AudioStreamBasicDescription(mSampleRate: Double(sampleRate), mFormatID: CompressedFormatValues.mpeg4AAC,
+                                               mFormatFlags: CompressedFormatValues.aacLowComplexity, mBytesPerPacket: 0, mFramesPerPacket: 1024,
+                                               mBytesPerFrame: 0, mChannelsPerFrame: UInt32(channelCount), mBitsPerChannel: 0, mReserved: 0)
+        }
         let type = fileType!
         let isAIFF = type == AudioFileTypeValues.aiff || type == AudioFileTypeValues.aifc
         let chosen = depth ?? (type == AudioFileTypeValues.aiff ? "24" : "float")

@@ -1,0 +1,98 @@
+import AQCodecs
+import AQMedia
+import AudioQueue
+import CAudioTypes
+import Foundation
+import Synchronization
+
+/// What `aqjack record` needs of a session, PCM (``RecordSession``) or AAC (``PacketRecordSession``).
+protocol RecordingSession: AnyObject, Sendable {
+    var isFinished: Atomic<Bool> { get }
+    /// Frames of audio in the file so far.
+    var framesWritten: Int64 { get }
+    var summary: (start: UInt64?, frames: Int64, lost: Int64, failure: String?) { get }
+    /// Takes one filled buffer on the queue thread; returns whether the queue should have it back.
+    func handle(_ buffer: AudioQueueBufferRef, startTime: AudioTimeStamp) -> Bool
+    /// Finishes the file once the queue has stopped and delivered its last buffer.
+    func finish(queue: AudioInputQueue) -> String?
+}
+
+extension RecordSession: RecordingSession {
+    func finish(queue: AudioInputQueue) -> String? { close() }
+}
+
+/// What `aqjack record` does with AAC buffers on the queue thread: appends their packets to an
+/// ADTS, CAF or MPEG-4 file. The queue keeps the encoded stream on the JACK timeline itself
+/// (lost device frames are encoded as silence), so packets are written as they come. With `-d`
+/// exactly the packets that decode the requested frames are written, ⌈(priming + frames) /
+/// 1024⌉ of them (AAC packet k decodes to output frames k·1024 ..< (k+1)·1024 from packets
+/// ≤ k), and the packet table marks exactly the requested frames valid after the priming, so
+/// the remainder is under one packet (which MPEG-4 expresses as the last packet's duration).
+final class PacketRecordSession: @unchecked Sendable, RecordingSession {
+    let writer: any PacketFileWriting
+    let targetFrames: Int64?
+    let priming: Int
+    /// Device (JACK) frames per file frame: 1 unless the file's rate differs from the server's.
+    let deviceFramesPerFileFrame: Double
+    private let lock = NSLock()
+    private var startFrame: UInt64?
+    private var failure: String?
+    let isFinished = Atomic<Bool>(false)
+
+    init(writer: any PacketFileWriting, targetFrames: Int64?, priming: Int, deviceFramesPerFileFrame: Double) {
+        self.writer = writer
+        self.deviceFramesPerFileFrame = deviceFramesPerFileFrame
+        self.targetFrames = targetFrames
+        self.priming = priming
+        writer.packetTable = PacketTable(validFrameCount: 0, primingFrames: Int32(priming), remainderFrames: 0)
+    }
+
+    var framesWritten: Int64 { lock.withLock { max(0, writer.packetCount * 1024 - Int64(priming)) } }
+    var summary: (start: UInt64?, frames: Int64, lost: Int64, failure: String?) {
+        lock.withLock { (startFrame, min(max(0, writer.packetCount * 1024 - Int64(priming)), targetFrames ?? .max), 0, failure) }
+    }
+
+    func handle(_ buffer: AudioQueueBufferRef, startTime: AudioTimeStamp) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard failure == nil else { return false }
+        var count = Int(buffer.pointee.mPacketDescriptionCount)
+        if let neededPackets { count = Int(max(0, min(Int64(count), neededPackets - writer.packetCount))) }
+        guard count > 0, let descriptions = buffer.pointee.mPacketDescriptions else { return true }
+        if startFrame == nil {
+            // The first packet starts `priming` frames before the first recorded frame.
+            startFrame = UInt64(max(0, (startTime.mSampleTime + Double(priming) * deviceFramesPerFileFrame).rounded()))
+        }
+        do throws(AudioStatusError) {
+            try writer.writePackets(buffer.pointee.mAudioData, byteCount: Int(buffer.pointee.mAudioDataByteSize),
+                                    descriptions: UnsafeBufferPointer(start: descriptions, count: count), startPacket: writer.packetCount)
+        } catch {
+            failure = error.message
+            isFinished.store(true, ordering: .releasing)
+            return false
+        }
+        if let neededPackets, writer.packetCount >= neededPackets {
+            isFinished.store(true, ordering: .releasing)
+        }
+        return true
+    }
+
+    /// With a duration: the packets that decode it.
+    private var neededPackets: Int64? {
+        targetFrames.map { ($0 + Int64(priming) + 1023) / 1024 }
+    }
+
+    /// Records the packet table (priming, the valid frames: the duration asked for, else every
+    /// frame the encoder took in) and closes the file.
+    func finish(queue: AudioInputQueue) -> String? {
+        lock.lock()
+        defer { lock.unlock() }
+        let total = writer.packetCount * 1024
+        let recorded = queue.packetTableInfo?.validFrames ?? max(0, total - Int64(priming))
+        let valid = max(0, min(recorded, targetFrames ?? recorded, total - Int64(priming)))
+        writer.packetTable = PacketTable(validFrameCount: valid, primingFrames: Int32(priming),
+                                         remainderFrames: Int32(clamping: total - Int64(priming) - valid))
+        do throws(AudioStatusError) { try writer.close() } catch { failure = failure ?? error.message }
+        return failure
+    }
+}

@@ -1,0 +1,83 @@
+import AQTestSupport
+import Foundation
+import Testing
+
+extension JackServerSuite {
+    @Suite("aqjack record and play with AAC")
+    struct CompressedRecordPlayTests {
+        @Test("record -d 3 to .m4a, .aac and .caf --codec aac at 128 kbit/s: ffprobe reads AAC LC; M4A/CAF hold exactly 3 s after the priming",
+              arguments: [("m4a", [String]()), ("aac", []), ("caf", ["--codec", "aac"])])
+        func recordAAC(_ ext: String, _ extra: [String]) throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("aacgen"), channelCount: 2,
+                                                wavePeriod: GeneratorClient.sinePeriod(frequency: 1000, amplitude: 0.5, sampleRate: 48000))
+            let path = temporaryPath("aac-record.\(ext)")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let result = try AQJackCommand.run(["record", "--json", "-p", "\(generator.client.name):out_*", "-d", "3", "--bitrate", "128000",
+                                                "--name", TestServer.uniqueClientName("aacrec"), path] + extra)
+            #expect(result.status == 0, "\(result.standardError)")
+            let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(result.standardOutput.utf8))
+            #expect(summary.sampleFormat == "aac" && summary.frames == 3 * 48000 && summary.exitReason == "duration")
+            let probe = try ExternalTool.probe(path)
+            #expect(probe["codec_name"] == "aac" && probe["profile"] == "LC" && probe["sample_rate"] == "48000" && probe["channels"] == "2")
+            let info = try AQJackCommand.run(["info", "--json", path])
+            #expect(info.status == 0)
+            if ext != "aac" {
+                #expect(info.standardOutput.contains("\"frames\":144000"), "\(info.standardOutput)")
+                #expect(info.standardOutput.contains("\"primingFrames\":1024"))
+            }
+            // ffmpeg decodes it; the 1 kHz sine survives the codec.
+            let decoded = try ExternalTool.decodeWithFFmpeg(path)
+            let left = stride(from: 0, to: decoded.count, by: 2).map { decoded[$0] }
+            #expect(left.count >= 3 * 48000)
+            let snr = SineAnalysis.fittedSNR(left[4096 ..< left.count - 4096], frequency: 1000, sampleRate: 48000)
+            print("aqjack record \(ext): \(left.count) frames decoded by ffmpeg, sine SNR \(snr) dB")
+            #expect(snr >= 30)
+            // Decoding with aqjack convert trims by the packet table: exactly the recorded length.
+            if ext != "aac" {
+                let back = temporaryPath("aac-back.wav")
+                defer { try? FileManager.default.removeItem(atPath: back) }
+                let converted = try AQJackCommand.run(["convert", path, back])
+                #expect(converted.status == 0, "\(converted.standardError)")
+                #expect(try SoundFileContents(path: back).frames == 3 * 48000)
+            }
+        }
+
+        @Test("play an M4A: the recorder receives exactly the file's audio (priming trimmed), same as aqjack convert decodes it")
+        func playAAC() throws {
+            let source = temporaryPath("play-src.wav")
+            let m4a = temporaryPath("play.m4a")
+            let reference = temporaryPath("play-ref.wav")
+            let recorded = temporaryPath("play-rec.wav")
+            defer { for path in [source, m4a, reference, recorded] { try? FileManager.default.removeItem(atPath: path) } }
+            let samples = MultiSine.interleaved(frameCount: 48000, channelCount: 2, sampleRate: 48000)
+            let raw = temporaryPath("play-src.f32")
+            defer { try? FileManager.default.removeItem(atPath: raw) }
+            FileManager.default.createFile(atPath: raw, contents: samples.withUnsafeBytes { Data($0) })
+            #expect(try ExternalTool.run("sox", ["-t", "f32", "-r", "48000", "-c", "2", raw, "-e", "float", source]).status == 0)
+            #expect(try AQJackCommand.run(["convert", source, m4a]).status == 0)
+            #expect(try AQJackCommand.run(["convert", m4a, reference, "-b", "32"]).status == 0)
+            let expected = try SoundFileContents(path: reference).samples   // float from 32-bit int: the decoder's floats to 2^-31
+
+            // A recorder, then the player feeding it.
+            let recorderName = TestServer.uniqueClientName("aacplayrec")
+            let recorderErr = temporaryPath("rec.err")
+            let recorderOut = temporaryPath("rec.out")
+            defer { for path in [recorderErr, recorderOut] { try? FileManager.default.removeItem(atPath: path) } }
+            let recorder = try AQJackCommand.start(["record", "--json", "-c", "2", "-b", "float", "-d", "2.5", "--name", recorderName, recorded],
+                                                   standardOutput: URL(fileURLWithPath: recorderOut), standardError: URL(fileURLWithPath: recorderErr))
+            usleep(700_000)
+            let played = try AQJackCommand.run(["play", "--json", "-p", "\(recorderName):in_*", "--name", TestServer.uniqueClientName("aacplay"), m4a])
+            #expect(played.status == 0, "\(played.standardError)")
+            recorder.waitUntilExit()
+            let file = try SoundFileContents(path: recorded)
+            let first = try #require(file.samples.firstIndex { $0 != 0 })
+            let got = Array(file.samples[(first - first % 2)...].prefix(expected.count))
+            let firstExpected = try #require(expected.firstIndex { $0 != 0 })
+            #expect(firstExpected < 2)   // priming trimmed: sound from the first frame
+            #expect(got.count == expected.count)
+            let worst = zip(got, expected).map { abs($0 - $1) }.max() ?? 1
+            print("aqjack play m4a: \(got.count / 2) frames, largest difference from aqjack convert's decode \(worst)")
+            #expect(worst < 1e-6)
+        }
+    }
+}
