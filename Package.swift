@@ -49,6 +49,8 @@ let package = Package(
         .target(name: "AQTestSupport", dependencies: ["AQCore", "AQJack", "CSndFile", "CAudioTypes"]),
         // Counts malloc/free/mutex calls on marked threads; linked only into test binaries.
         .target(name: "CRTProbe"),
+        // libFuzzer target for the ADTS, cookie and packet-file parsers (Scripts/fuzz.sh).
+        .executableTarget(name: "FuzzParsers", dependencies: ["AQCodecs", "AQMedia", "CAudioTypes"]),
         // Benchmarks, run by Scripts/bench.sh.
         .executableTarget(name: "aqbench", dependencies: ["AQCore", "AQJack", "AQTestSupport"]),
 

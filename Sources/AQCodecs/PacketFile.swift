@@ -84,8 +84,9 @@ final class ReadableFile {
     init(path: String) throws(AudioStatusError) {
         descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
-            throw AudioStatusError(errno == ENOENT ? AudioStatusError.fileNotFoundCode : AudioStatusError.filePermissionsCode,
-                                   "cannot open \(path): \(String(cString: strerror(errno)))")
+            let reason = errno
+            if reason == ENOENT { throw AudioStatusError(AudioStatusError.fileNotFoundCode, "no file at '\(path)'") }
+            throw AudioStatusError(AudioStatusError.filePermissionsCode, "'\(path)' cannot be read: \(String(cString: strerror(reason)))")
         }
         var info = stat()
         fstat(descriptor, &info)

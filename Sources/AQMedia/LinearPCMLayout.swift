@@ -40,7 +40,7 @@ public struct LinearPCMLayout: Sendable, Equatable {
             AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "unsupported stream description: " + message)
         }
         guard format.mFormatID == AudioFormatValues.linearPCM else {
-            throw reject("mFormatID is \(fourCharacterCode(format.mFormatID)); expected 'lpcm' (kAudioFormatLinearPCM) — compressed formats arrive with the codecs work")
+            throw reject("mFormatID is \(fourCharacterCode(format.mFormatID)); expected 'lpcm' (kAudioFormatLinearPCM), or for queues and converters 'aac ' (kAudioFormatMPEG4AAC); ALAC and FLAC are read and written by AudioFile")
         }
         guard format.mSampleRate.isFinite, format.mSampleRate >= 0, format.mSampleRate <= 1_536_000 else {
             throw reject("mSampleRate is \(format.mSampleRate); expected 0 (the device's rate) or a rate in Hz up to 1536000")

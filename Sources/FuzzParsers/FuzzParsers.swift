@@ -1,0 +1,67 @@
+// A libFuzzer target for the compressed-audio parsers: AAC magic cookies (ES_Descriptor /
+// AudioSpecificConfig), ADTS headers, and the ADTS, CAF and MPEG-4 packet readers on whole
+// files. Built and run by Scripts/fuzz.sh:
+//
+//   swift build --product FuzzParsers --sanitize fuzzer --sanitize address
+//
+// In a normal build this is a no-op executable (libFuzzer supplies main when fuzzing). The first
+// input byte picks the parser; the rest is its input. Any crash, trap or sanitizer report is a
+// bug: every parser must answer bad input with an error.
+import AQCodecs
+import AQMedia
+import CAudioTypes
+import Glibc
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzParsers(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    guard size > 0 else { return 0 }
+    let body = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
+    switch data[0] % 4 {
+    case 0:
+        // The magic cookie as AudioFile, the converter and the queue read it.
+        if let descriptor = try? ElementaryStreamDescriptor(parsing: body) {
+            _ = try? ElementaryStreamDescriptor(parsing: descriptor.bytes)
+        }
+    case 1:
+        _ = try? AudioSpecificConfig(parsing: body)
+    case 2:
+        // Every ADTS header in the bytes, as the reader walks them.
+        body.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset + 7 <= bytes.count {
+                if let header = ADTSHeader(parsing: UnsafeRawBufferPointer(rebasing: bytes[offset...])), header.frameLength > 0 {
+                    _ = try? header.audioSpecificConfig
+                    offset += header.frameLength
+                } else {
+                    offset += 1
+                }
+            }
+        }
+    default:
+        // A whole file through the packet readers (ADTS, CAF, MPEG-4 by their first bytes).
+        readWholeFile(body)
+    }
+    return 0
+}
+
+private func readWholeFile(_ bytes: [UInt8]) {
+    let path = "/dev/shm/aqjack-fuzz-\(getpid())"
+    guard let file = fopen(path, "wb") else { return }
+    _ = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+    fclose(file)
+    defer { unlink(path) }
+    guard let reader = try? PacketFiles.open(path: path) else { return }
+    let capacity = 1 << 16
+    let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+    let descriptions = UnsafeMutablePointer<AudioStreamPacketDescription>.allocate(capacity: 64)
+    defer {
+        buffer.deallocate()
+        descriptions.deallocate()
+    }
+    var packet: Int64 = 0
+    while let read = try? reader.readPackets(startPacket: packet, packetCount: 64, into: buffer, capacity: capacity, descriptions: descriptions),
+          read.packets > 0 {
+        packet += Int64(read.packets)
+    }
+    _ = try? ElementaryStreamDescriptor(parsing: reader.magicCookie)
+}
