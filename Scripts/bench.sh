@@ -4,7 +4,9 @@
 # period 128), `aqjack --ports` vs `jack_lsp -c -l` on one private dummy server, and
 # `aqjack record` vs jack_capture at 64 and 256 channels (Scripts/bench-record.sh;
 # BENCH_RECORD_SECONDS, default 60), and `aqjack play` vs sndfile-jackplay on a 16-channel file
-# at period 64 (Scripts/bench-play.sh; BENCH_PLAY_SECONDS, default 30).
+# at period 64 (Scripts/bench-play.sh; BENCH_PLAY_SECONDS, default 30), and `aqjack convert`
+# vs `ffmpeg -c:a aac` (WAV → AAC) and vs `sox rate` (48 → 44.1 kHz) (Scripts/bench-convert.sh;
+# BENCH_CONVERT_SECONDS, default 60).
 # Reports only: never fails the test run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -22,3 +24,5 @@ for channels in 64 256; do
 done
 echo "== playing ${BENCH_PLAY_SECONDS:-30} s with aqjack play and sndfile-jackplay (same server, period 64)"
 Scripts/with-dummy-jack.sh --period 64 -- Scripts/bench-play.sh "${BENCH_PLAY_SECONDS:-30}" || true
+echo "== converting with aqjack convert, ffmpeg and sox (same files)"
+Scripts/bench-convert.sh "${BENCH_CONVERT_SECONDS:-60}" || true

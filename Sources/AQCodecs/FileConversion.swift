@@ -22,6 +22,9 @@ public struct FileConversion {
         public var sampleRate: Double?
         public var channelCount: Int?
         public var bitDepth: Int?
+        /// Apple's 0 ... 0x7F sample-rate converter quality (libsamplerate: ≥ 0x60 best sinc,
+        /// 0x40 medium, 0x20 fastest, below linear).
+        public var sampleRateConverterQuality: UInt32 = 0x7F
         public var eraseExisting = false
         public init(inputPath: String, outputPath: String) {
             self.inputPath = inputPath
@@ -92,7 +95,7 @@ public struct FileConversion {
                                         sourceBitDepth: source.bitDepth)
         let mapper = try FormatConverter(from: CompressedFormatValues.floatPCM(sampleRate: source.sampleRate, channelCount: source.channelCount),
                                          to: floatOut)
-        mapper.sampleRateConverterQuality = 0x7F
+        mapper.sampleRateConverterQuality = request.sampleRateConverterQuality
         let chunk = 8192
         var input = [Float](repeating: 0, count: chunk * source.channelCount)
         var output = [Float](repeating: 0, count: 4 * chunk * channels + 64 * channels)
@@ -287,8 +290,9 @@ final class FrameSink {
                 throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
                                        "\(fourCharacterCode(fileType)) files cannot hold linear PCM; use .wav, .aif, .aifc, .caf, .w64 or .rf64")
             }
-            let depth = request.bitDepth ?? sourceBitDepth ?? 16
-            let isFloat = depth == 32 && sourceBitDepth == nil && request.bitDepth == nil
+            // Without -b: the input's integer depth, or 32-bit float for float, lossy and AAC input.
+            let isFloat = request.bitDepth == nil && sourceBitDepth == nil
+            let depth = isFloat ? 32 : request.bitDepth ?? sourceBitDepth ?? 16
             let bigEndian = fileType == AudioFileTypeValues.aiff || (fileType == AudioFileTypeValues.aifc && isFloat)
             guard [8, 16, 24, 32].contains(depth) else {
                 throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "-b \(depth): expected 16, 24 or 32 bits")

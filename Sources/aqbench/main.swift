@@ -32,6 +32,36 @@ case "analyze":
     print(String(format: "frames %d leadingPartialFrames %d lostFrames %d execToFirstCompleteFrame %.3f repeatedFrames %d",
                  analysis.frames, analysis.leadingPartialFrames, analysis.lostFrames, startDelay ?? -1, analysis.repeatedFrames))
     exit(0)
+case "multisine":
+    // aqbench multisine SECONDS RATE CHANNELS: the music-like test signal as raw f32 on stdout.
+    let rate = Double(arguments[3])!
+    let samples = MultiSine.interleaved(frameCount: Int(Double(arguments[2])! * rate), channelCount: Int(arguments[4])!, sampleRate: rate)
+    samples.withUnsafeBytes { FileHandle.standardOutput.write(Data($0)) }
+    exit(0)
+case "snr":
+    // aqbench snr REFERENCE.f32 TEST.f32 CHANNELS LAGS EDGE: the best SNR (dB) of TEST against
+    // REFERENCE over the given lags (comma-separated, frames TEST is late by), skipping EDGE
+    // frames at both ends.
+    let reference = FileManager.default.contents(atPath: arguments[2])!.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    let test = FileManager.default.contents(atPath: arguments[3])!.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    let channels = Int(arguments[4])!
+    let edge = Int(arguments[6])!
+    var best = (snr: -Double.infinity, lag: 0)
+    for lag in arguments[5].split(separator: ",").compactMap({ Int($0) }) {
+        let frames = min(reference.count, test.count - lag * channels) / channels - 2 * edge
+        guard frames > 0 else { continue }
+        var signal = 0.0, noise = 0.0
+        for index in edge * channels ..< (edge + frames) * channels {
+            let r = Double(reference[index])
+            let e = Double(test[index + lag * channels]) - r
+            signal += r * r
+            noise += e * e
+        }
+        let snr = 10 * log10(signal / max(noise, 1e-300))
+        if snr > best.snr { best = (snr, lag) }
+    }
+    print(String(format: "%.2f dB (lag %d)", best.snr, best.lag))
+    exit(0)
 default:
     break
 }

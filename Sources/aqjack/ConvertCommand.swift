@@ -38,11 +38,17 @@ struct ConvertCommand {
                 let depth = try Self.number(&cursor, "-b", "a bit depth: 16, 24 or 32", 8 ... 32)
                 guard [16, 24, 32].contains(depth) else { throw UsageError(message: "-b \(depth): expected 16, 24 or 32 (bits per sample)") }
                 request.bitDepth = depth
+            case .option("--src-quality"):
+                let text = try cursor.value(for: "--src-quality", expected: "best, medium or fastest")
+                guard let quality = ["best": UInt32(0x7F), "medium": 0x40, "fastest": 0x20][text] else {
+                    throw UsageError(message: "--src-quality '\(text)' is not a quality: expected best, medium or fastest")
+                }
+                request.sampleRateConverterQuality = quality
             case .option("--force"): request.eraseExisting = true
             case .option("--json"): json = true
             case let .option(option):
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for convert: expected -f, --codec, --bitrate, -q, -r, -c, -b, --force or --json")
+                throw UsageError(message: "unknown option '\(option)' for convert: expected -f, --codec, --bitrate, -q, -r, -c, -b, --src-quality, --force or --json")
             case let .operand(path): paths.append(path)
             }
         }

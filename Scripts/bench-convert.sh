@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# aqjack convert against the reference tools, on the same files in the same run:
+#  1. WAV → AAC 128 kbit/s: `aqjack convert` vs `ffmpeg -c:a aac` on a 60 s stereo 16-bit
+#     44.1 kHz multi-sine (MultiSine: an A-major triad with harmonics): wall-time ratio, and the
+#     SNR of each decoded by ffmpeg against the input (best of lags 0/1024/2048: M4A edit lists
+#     trim the priming).
+#  2. 48 kHz → 44.1 kHz float: `aqjack convert -r 44100` (libsamplerate best sinc, the
+#     default, and medium) vs `sox ... rate` (sox's default, high quality): wall-time ratio, and
+#     the SNR of each against the signal computed at 44.1 kHz.
+# Reports only: never fails.  Usage: Scripts/bench-convert.sh [SECONDS]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+aqjack=.build/release/aqjack
+aqbench=.build/release/aqbench
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+wall() { /usr/bin/time -f %e -o "$work/time" "$@" >/dev/null 2>&1; cat "$work/time"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+
+"$aqbench" multisine "$seconds" 44100 2 > "$work/in.f32"
+sox -V1 -D -t f32 -r 44100 -c 2 "$work/in.f32" -b 16 -e signed-integer "$work/in.wav"   # -D: no dither, so the run repeats exactly
+sox -V1 "$work/in.wav" -t f32 "$work/in16.f32"   # the reference: the input as it is in the WAV
+a=$(wall "$aqjack" convert "$work/in.wav" "$work/aqjack.m4a" --bitrate 128000)
+f=$(wall ffmpeg -v error -y -i "$work/in.wav" -c:a aac -b:a 128k "$work/ffmpeg.m4a")
+ffmpeg -v error -y -i "$work/aqjack.m4a" -f f32le "$work/aqjack.f32"
+ffmpeg -v error -y -i "$work/ffmpeg.m4a" -f f32le "$work/ffmpeg.f32"
+echo "  WAV → AAC 128 kbit/s, ${seconds} s stereo 44.1 kHz: aqjack convert ${a} s, ffmpeg -c:a aac ${f} s, time ratio $(ratio "$a" "$f")"
+echo "    SNR decoded vs input: aqjack $("$aqbench" snr "$work/in16.f32" "$work/aqjack.f32" 2 0,1024,2048 0), ffmpeg $("$aqbench" snr "$work/in16.f32" "$work/ffmpeg.f32" 2 0,1024,2048 0)"
+
+"$aqbench" multisine "$seconds" 48000 2 > "$work/in48.f32"
+"$aqbench" multisine "$seconds" 44100 2 > "$work/ideal44.f32"
+sox -V1 -t f32 -r 48000 -c 2 "$work/in48.f32" -e float -b 32 "$work/in48.wav"
+s=$(wall sox -V1 "$work/in48.wav" -e float -b 32 "$work/sox44.wav" rate 44100)
+sox -V1 "$work/sox44.wav" -t f32 "$work/sox44.f32"
+for quality in best medium; do
+  a=$(wall "$aqjack" convert "$work/in48.wav" "$work/aqjack44-$quality.wav" -r 44100 --src-quality "$quality")
+  sox -V1 "$work/aqjack44-$quality.wav" -t f32 "$work/aqjack44.f32"
+  echo "  48 kHz → 44.1 kHz float, ${seconds} s stereo: aqjack convert -r --src-quality $quality ${a} s, sox rate ${s} s, time ratio $(ratio "$a" "$s")"
+  echo "    SNR vs the signal computed at 44.1 kHz (1000 edge frames skipped): aqjack $("$aqbench" snr "$work/ideal44.f32" "$work/aqjack44.f32" 2 -2,-1,0,1,2 1000), sox $("$aqbench" snr "$work/ideal44.f32" "$work/sox44.f32" 2 -2,-1,0,1,2 1000)"
+done
