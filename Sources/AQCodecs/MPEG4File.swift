@@ -98,6 +98,9 @@ public final class MPEG4FileWriter: PacketFileWriting {
         let opened = aqff_avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE)
         guard opened >= 0 else { throw failure("cannot open for writing", opened) }
         var options: OpaquePointer?
+        // The edit list (priming, length) is in the movie's timescale, 1000 by default: at that
+        // resolution a length of 93440 frames comes back as 93408. The sample rate keeps it exact.
+        _ = aqff_av_dict_set(&options, "movie_timescale", String(config.sampleRate), 0)
         if fragmented {
             _ = aqff_av_dict_set(&options, "movflags", "empty_moov+default_base_moof+frag_discont", 0)
             _ = aqff_av_dict_set(&options, "frag_duration", "1000000", 0)

@@ -37,6 +37,8 @@ final class PacketRecordSession: @unchecked Sendable, RecordingSession {
     private let lock = NSLock()
     private var startFrame: UInt64?
     private var failure: String?
+    /// The packet table's valid frames once the file is finished.
+    private var finalFrames: Int64?
     let isFinished = Atomic<Bool>(false)
 
     init(writer: any PacketFileWriting, targetFrames: Int64?, priming: Int, deviceFramesPerFileFrame: Double) {
@@ -49,7 +51,7 @@ final class PacketRecordSession: @unchecked Sendable, RecordingSession {
 
     var framesWritten: Int64 { lock.withLock { max(0, writer.packetCount * 1024 - Int64(priming)) } }
     var summary: (start: UInt64?, frames: Int64, lost: Int64, failure: String?) {
-        lock.withLock { (startFrame, min(max(0, writer.packetCount * 1024 - Int64(priming)), targetFrames ?? .max), 0, failure) }
+        lock.withLock { (startFrame, finalFrames ?? min(max(0, writer.packetCount * 1024 - Int64(priming)), targetFrames ?? .max), 0, failure) }
     }
 
     func handle(_ buffer: AudioQueueBufferRef, startTime: AudioTimeStamp) -> Bool {
@@ -92,6 +94,7 @@ final class PacketRecordSession: @unchecked Sendable, RecordingSession {
         let valid = max(0, min(recorded, targetFrames ?? recorded, total - Int64(priming)))
         writer.packetTable = PacketTable(validFrameCount: valid, primingFrames: Int32(priming),
                                          remainderFrames: Int32(clamping: total - Int64(priming) - valid))
+        finalFrames = valid
         do throws(AudioStatusError) { try writer.close() } catch { failure = failure ?? error.message }
         return failure
     }
