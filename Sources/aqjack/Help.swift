@@ -1,3 +1,4 @@
+import AQCodecs
 import AQJack
 import AQMedia
 
@@ -12,11 +13,16 @@ enum Help {
                                                       [--physical] [--type audio|midi|any]
       aqjack ports ...          the same as --ports
       aqjack [--server NAME] [--name CLIENT] record [-p PORT_OR_GLOB]... [-c CHANNELS]
-             [-f wav|w64|rf64|aiff|aifc|caf] [-b 16|24|32|float|double] [-r RATE]
+             [-f wav|w64|rf64|aiff|aifc|caf|aac|m4a|mp4] [-b 16|24|32|float|double]
+             [--codec lpcm|aac] [--bitrate BPS] [-q QUALITY] [-r RATE]
              [--src-quality best|medium|fastest] [-d SECONDS] [--start-at FRAME]
              [--force] [--meter|--no-meter] [--json] FILE
       aqjack [--server NAME] [--name CLIENT] play [-p DEST_PORT_OR_GLOB]... [--no-connect]
              [--volume 0..1] [--loop N|inf] [--start-at FRAME] [--json] FILE...
+      aqjack convert IN OUT [-f FILE_TYPE] [--codec lpcm|aac|alac|flac] [--bitrate BPS]
+             [-q 0..127] [-r RATE] [-c CHANNELS] [-b 16|24|32] [--src-quality best|medium|fastest]
+             [--force] [--json]
+      aqjack info FILE... [--json]
       aqjack --help | -h        this text
       aqjack --version | -V     version and library versions
 
@@ -39,17 +45,34 @@ enum Help {
     files carry the first frame's JACK frame time as their BWF TimeReference. An existing FILE
     is refused unless --force.
 
+    record --codec aac (the default for .aac, .m4a and .mp4; CAF takes --codec aac) encodes
+    AAC-LC on the queue thread (--bitrate, default 64 kbit/s per channel; -q Apple's 0..127
+    codec quality). With -d the file holds exactly that many frames after the encoder's priming
+    (CAF 'pakt', MPEG-4 edit list). A killed AAC recording keeps every packet in ADTS (.aac) and
+    every complete one-second fragment in M4A/MP4; a CAF is only readable once closed.
+
     play registers CLIENT:out_1..N (the files' channel count), connects them to the physical
     playback ports (or the -p ports, in natural order; none with --no-connect), plays the files
     in order through the output queue, shows elapsed/total and underruns on a terminal, and
     exits 0 once the last frame has played; Ctrl-C stops at once (exit 130), SIGTERM too (143),
     the server's shutdown exits 1.
 
+    convert is afconvert's job: reads anything aqjack reads (PCM, FLAC, ALAC, Ogg, MP3 through
+    libsndfile; AAC in ADTS, CAF, M4A, MP4) and writes linear PCM (WAVE, AIFF, AIFC, CAF, W64,
+    RF64), FLAC (.flac), ALAC (.caf --codec alac) or AAC (.aac, .m4a, .mp4, .caf --codec aac).
+    The file type follows OUT's extension unless -f says otherwise; options may come before or
+    after the file names. AAC input is trimmed by its priming and remainder frames. FLAC and
+    ALAC keep 16- and 24-bit samples bit-exact. A progress bar shows on a terminal.
+
+    info prints afinfo's description of each FILE: file type, data format (ASBD fields),
+    packets, frames, duration, bit rate, priming/remainder frames, cookie size, BWF time
+    reference; --json prints {"schema":"aqjack.info/1","files":[...]}.
+
     Exit status: 0 ok, 1 runtime failure (e.g. no JACK server), 2 usage error.
     """
 
     static var versionText: String {
         "aqjack \(version) (libjack \(JackServer.libraryVersion), \(MediaLibraries.sndfileVersion), "
-            + "\(MediaLibraries.samplerateVersion))"
+            + "\(MediaLibraries.samplerateVersion), \(CodecLibraries.avcodecVersion), \(CodecLibraries.avformatVersion))"
     }
 }
