@@ -12,8 +12,9 @@ import CAudioTypes
 /// what is ready; ``finish()`` says the input has ended and drains the resampler and the encoder.
 /// Not thread-safe: one thread at a time.
 ///
-/// Channel mapping when the counts differ: mono is copied to every output channel; otherwise
-/// output channel c takes input channel c, and missing channels are silent.
+/// Channel mapping: ``channelMap`` when set (Apple's `kAudioConverterChannelMap`); otherwise,
+/// when the counts differ, mono is copied to every output channel, else output channel c takes
+/// input channel c and missing channels are silent.
 public final class FormatConverter {
     public let source: AudioStreamBasicDescription
     public let destination: AudioStreamBasicDescription
@@ -25,6 +26,24 @@ public final class FormatConverter {
     public var codecQuality: Int = 0x60
     /// Apple's 0 ... 0x7F sample-rate converter quality (`kAudioConverterSampleRateConverterQuality`).
     public var sampleRateConverterQuality: UInt32 = 0x60
+    /// For each output channel, the input channel it takes (0-based), or -1 for silence
+    /// (`kAudioConverterChannelMap`); nil for the default mapping.
+    public private(set) var channelMap: [Int]?
+
+    /// Sets ``channelMap``.
+    ///
+    /// - Throws: `kAudio_ParamError` (-50) unless there is one entry per output channel, each -1
+    ///   or an input channel.
+    public func setChannelMap(_ map: [Int]?) throws(AudioStatusError) {
+        if let map {
+            guard map.count == destinationChannels, map.allSatisfy({ $0 >= -1 && $0 < sourceChannels }) else {
+                throw AudioStatusError(AudioStatusError.parameterCode,
+                                       "channel map \(map): expected \(destinationChannels) entries, each -1 or an input channel 0 ... \(sourceChannels - 1)")
+            }
+        }
+        channelMap = map
+    }
+
     /// The AAC decoder's config: set from a `DecompressionMagicCookie` before converting.
     public var decoderConfig: AudioSpecificConfig?
 
@@ -193,15 +212,15 @@ public final class FormatConverter {
 
     /// Float frames at the source rate and channel count: map channels, then resample.
     private func accept(_ input: UnsafePointer<Float>, frameCount: Int) throws(AudioStatusError) {
-        guard sourceChannels != destinationChannels else {
+        guard sourceChannels != destinationChannels || channelMap != nil else {
             try resample(input, frameCount: frameCount)
             return
         }
+        let map = channelMap ?? (0 ..< destinationChannels).map { sourceChannels == 1 ? 0 : $0 < sourceChannels ? $0 : -1 }
         var mapped = [Float](repeating: 0, count: frameCount * destinationChannels)
         for frame in 0 ..< frameCount {
-            for channel in 0 ..< destinationChannels {
-                let from = sourceChannels == 1 ? 0 : channel
-                if from < sourceChannels { mapped[frame * destinationChannels + channel] = input[frame * sourceChannels + from] }
+            for (channel, from) in map.enumerated() where from >= 0 {
+                mapped[frame * destinationChannels + channel] = input[frame * sourceChannels + from]
             }
         }
         try mapped.withUnsafeBufferPointer { (floats) throws(AudioStatusError) in try resample(floats.baseAddress!, frameCount: frameCount) }

@@ -29,6 +29,7 @@ public let kAudioConverterEncodeBitRate: AudioConverterPropertyID = 0x6272_6174 
 public let kAudioConverterApplicableEncodeBitRates: AudioConverterPropertyID = 0x6165_6272         // 'aebr'
 public let kAudioConverterApplicableEncodeSampleRates: AudioConverterPropertyID = 0x6165_7372      // 'aesr'
 public let kAudioConverterCurrentOutputStreamDescription: AudioConverterPropertyID = 0x6163_6F64   // 'acod'
+public let kAudioConverterChannelMap: AudioConverterPropertyID = 0x6368_6D70                       // 'chmp'
 public let kAudioConverterCurrentInputStreamDescription: AudioConverterPropertyID = 0x6163_6964    // 'acid'
 
 public let kAudioConverterQuality_Max: UInt32 = 0x7F

@@ -20,6 +20,12 @@ private func converterProperty(_ box: ConverterBox, _ id: AudioConverterProperty
         let prime = converter.primeInfo
         return .success(bytes(AudioConverterPrimeInfo(leadingFrames: UInt32(prime.leading), trailingFrames: UInt32(prime.trailing))))
     case kAudioConverterPropertyMaximumOutputPacketSize: return .success(bytes(UInt32(converter.maximumOutputPacketSize)))
+    case kAudioConverterChannelMap:
+        let inputs = Int(converter.source.mChannelsPerFrame)
+        let map: [Int] = converter.channelMap ?? (0 ..< Int(converter.destination.mChannelsPerFrame)).map { channel -> Int in
+            inputs == 1 ? 0 : channel < inputs ? channel : -1
+        }
+        return .success(array(map.map { Int32(truncatingIfNeeded: $0) }))
     case kAudioConverterPropertyMaximumInputPacketSize:
         return .success(bytes(UInt32(converter.isDecoding ? 768 * Int(converter.source.mChannelsPerFrame) : Int(converter.source.mBytesPerFrame))))
     case kAudioConverterPropertyMinimumInputBufferSize:
@@ -56,7 +62,7 @@ public func AudioConverterGetPropertyInfo(_ inAudioConverter: AudioConverterRef,
     switch converterProperty(box, inPropertyID) {
     case .success(let value):
         outSize?.pointee = UInt32(value.count)
-        let writable: Set<AudioConverterPropertyID> = [kAudioConverterEncodeBitRate, kAudioConverterCodecQuality, kAudioConverterSampleRateConverterQuality,
+        let writable: Set<AudioConverterPropertyID> = [kAudioConverterEncodeBitRate, kAudioConverterChannelMap, kAudioConverterCodecQuality, kAudioConverterSampleRateConverterQuality,
                                                        kAudioConverterSampleRateConverterComplexity, kAudioConverterPrimeMethod,
                                                        kAudioConverterDecompressionMagicCookie]
         outWritable?.pointee = DarwinBoolean(writable.contains(inPropertyID))
@@ -73,7 +79,7 @@ public func AudioConverterGetProperty(_ inAudioConverter: AudioConverterRef, _ i
     switch converterProperty(box, inPropertyID) {
     case .success(let value):
         let fixedSize = ![kAudioConverterCompressionMagicCookie, kAudioConverterDecompressionMagicCookie, kAudioConverterApplicableEncodeBitRates,
-                          kAudioConverterApplicableEncodeSampleRates].contains(inPropertyID)
+                          kAudioConverterApplicableEncodeSampleRates, kAudioConverterChannelMap].contains(inPropertyID)
         if fixedSize && Int(ioPropertyDataSize.pointee) < value.count { return kAudioConverterErr_BadPropertySizeError }
         let count = min(value.count, Int(ioPropertyDataSize.pointee))
         value.withUnsafeBytes { outPropertyData.copyMemory(from: $0.baseAddress!, byteCount: count) }
@@ -83,7 +89,8 @@ public func AudioConverterGetProperty(_ inAudioConverter: AudioConverterRef, _ i
     }
 }
 
-/// Sets bit rate, codec quality, sample-rate converter quality/complexity, prime method, or the
+/// Sets bit rate, codec quality, sample-rate converter quality/complexity, prime method, the
+/// channel map (one SInt32 per output channel: the input channel, or -1 for silence), or the
 /// decoder's magic cookie (an ES_Descriptor, an `esds` payload or a bare AudioSpecificConfig).
 /// Bit rate and quality apply until the first conversion (as Apple's do); a bit rate AAC-LC
 /// cannot use answers `kAudio_ParamError`.
@@ -98,6 +105,11 @@ public func AudioConverterSetProperty(_ inAudioConverter: AudioConverterRef, _ i
             converter.decoderConfig = try ElementaryStreamDescriptor(parsing: cookie).audioSpecificConfig
             box.decompressionCookie = cookie
         }
+    }
+    if inPropertyID == kAudioConverterChannelMap {
+        let count = Int(inPropertyDataSize) / 4
+        let map = (0 ..< count).map { Int(inPropertyData.loadUnaligned(fromByteOffset: 4 * $0, as: Int32.self)) }
+        return status { () throws(AudioStatusError) in try converter.setChannelMap(map) }
     }
     guard inPropertyDataSize >= 4 else { return kAudioConverterErr_BadPropertySizeError }
     let value = inPropertyData.loadUnaligned(as: UInt32.self)

@@ -67,7 +67,7 @@ struct InfoCommand {
                         bitsPerChannel: stored == nil ? format.mBitsPerChannel : UInt32(reader.storedBitDepth ?? 0),
                         bytesPerPacket: stored == nil ? format.mBytesPerPacket : 0, framesPerPacket: stored == nil ? format.mFramesPerPacket : 4096,
                         bytesPerFrame: stored == nil ? format.mBytesPerFrame : 0, packets: reader.packetCount, frames: reader.packetCount, duration: reader.duration,
-                        bitRate: reader.duration > 0 ? Int(Double(reader.isDecoded ? (size ?? 0) * 8 : reader.byteCount * 8) / reader.duration) : 0,
+                        bitRate: reader.duration > 0 ? Int(Double(reader.isDecoded ? size * 8 : reader.byteCount * 8) / reader.duration) : 0,
                         primingFrames: nil, remainderFrames: nil, magicCookieBytes: 0, maximumPacketSize: reader.layout.bytesPerFrame,
                         timeReference: reader.timeReference)
     }

@@ -110,7 +110,7 @@ struct PacketFileTests {
             } else {
                 for _ in 0 ..< 1 + trial / 10 { bytes[Int.random(in: 0 ..< bytes.count, using: &generator)] ^= UInt8(1 << Int.random(in: 0 ... 7, using: &generator)) }
             }
-            FileManager.default.createFile(atPath: damaged, contents: Data(bytes))
+            _ = FileManager.default.createFile(atPath: damaged, contents: Data(bytes))
             do {
                 guard let reader = try PacketFiles.open(path: damaged) else {
                     refused += 1

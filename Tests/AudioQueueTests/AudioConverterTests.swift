@@ -140,7 +140,7 @@ struct AudioConverterTests {
         #expect(snr >= 120)
     }
 
-    @Test("Mono to stereo copies the channel; properties report the formats; unknown properties answer 'prop'")
+    @Test("Mono to stereo copies the channel, a channel map routes it; properties report the formats; unknown properties answer 'prop'")
     func channelsAndProperties() throws {
         var source = pcm(44100, 1, 16), destination = pcm(44100, 2, 16)
         var converter: AudioConverterRef?
@@ -150,6 +150,14 @@ struct AudioConverterTests {
         var size = UInt32(16)
         #expect(AudioConverterConvertBuffer(converter!, 8, mono, &size, &out) == noErr)
         #expect(out == [1, 1, -2, -2, 300, 300, -32768, -32768])
+        // kAudioConverterChannelMap: output 0 from input 0, output 1 silent.
+        var map: [Int32] = [0, -1]
+        #expect(AudioConverterSetProperty(converter!, kAudioConverterChannelMap, 8, &map) == noErr)
+        size = 16
+        #expect(AudioConverterConvertBuffer(converter!, 8, mono, &size, &out) == noErr)
+        #expect(out == [1, 0, -2, 0, 300, 0, -32768, 0])
+        var badMap: [Int32] = [0, 1]   // the input has one channel
+        #expect(AudioConverterSetProperty(converter!, kAudioConverterChannelMap, 8, &badMap) == kAudio_ParamError)
         var current = AudioStreamBasicDescription()
         var propertySize = UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
         #expect(AudioConverterGetProperty(converter!, kAudioConverterCurrentOutputStreamDescription, &propertySize, &current) == noErr)

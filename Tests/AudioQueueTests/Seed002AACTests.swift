@@ -286,7 +286,7 @@ struct Seed002AACTests {
         var size = UInt32(MemoryLayout<AudioConverterPrimeInfo>.size)
         #expect(AudioConverterGetProperty(encoder.audioConverter!, kAudioConverterPrimeInfo, &size, &prime) == noErr)
         let path = ExternalTool.temporaryPath(name, extension: "aac")
-        FileManager.default.createFile(atPath: path, contents: Data(adts))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(adts))
 
         let decoder = SQAudioDecode(config: config)
         var decoded: [Int16] = []
@@ -359,7 +359,7 @@ struct Seed002AACTests {
             try? FileManager.default.removeItem(atPath: wav)
             try? FileManager.default.removeItem(atPath: ffmpegAAC)
         }
-        FileManager.default.createFile(atPath: wav, contents: result.input.withUnsafeBytes { Data($0) })
+        _ = FileManager.default.createFile(atPath: wav, contents: result.input.withUnsafeBytes { Data($0) })
         let encoded = try ExternalTool.run("ffmpeg", ["-v", "error", "-y", "-f", "s16le", "-ar", "44100", "-ac", "2", "-i", wav,
                                                       "-c:a", "aac", "-b:a", "128k", ffmpegAAC])
         #expect(encoded.status == 0)

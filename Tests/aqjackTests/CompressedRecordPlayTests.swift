@@ -58,7 +58,7 @@ extension JackServerSuite {
             let samples = MultiSine.interleaved(frameCount: 48000, channelCount: 2, sampleRate: 48000)
             let raw = temporaryPath("play-src.f32")
             defer { try? FileManager.default.removeItem(atPath: raw) }
-            FileManager.default.createFile(atPath: raw, contents: samples.withUnsafeBytes { Data($0) })
+            _ = FileManager.default.createFile(atPath: raw, contents: samples.withUnsafeBytes { Data($0) })
             #expect(try ExternalTool.run("sox", ["-t", "f32", "-r", "48000", "-c", "2", raw, "-e", "float", source]).status == 0)
             #expect(try AQJackCommand.run(["convert", source, m4a]).status == 0)
             #expect(try AQJackCommand.run(["convert", m4a, reference, "-b", "32"]).status == 0)

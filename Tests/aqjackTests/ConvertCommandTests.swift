@@ -10,7 +10,7 @@ struct ConvertCommandTests {
         let raw = ExternalTool.temporaryPath(name, extension: "f32")
         let wav = ExternalTool.temporaryPath(name, extension: "wav")
         let samples = MultiSine.interleaved(frameCount: 144_000, channelCount: 2, sampleRate: 48000)
-        FileManager.default.createFile(atPath: raw, contents: samples.withUnsafeBytes { Data($0) })
+        _ = FileManager.default.createFile(atPath: raw, contents: samples.withUnsafeBytes { Data($0) })
         defer { try? FileManager.default.removeItem(atPath: raw) }
         let result = try ExternalTool.run("sox", ["-t", "f32", "-r", "48000", "-c", "2", raw, "-b", String(bits), "-e", "signed-integer", wav])
         #expect(result.status == 0)
@@ -93,7 +93,7 @@ struct ConvertCommandTests {
         let pcmInADTS = try AQJackCommand.run(["convert", source, ExternalTool.temporaryPath("x", extension: "aac"), "--codec", "lpcm"])
         #expect(pcmInADTS.status == 1 && pcmInADTS.standardError.contains("cannot hold linear PCM"))
         let notAudio = ExternalTool.temporaryPath("text", extension: "m4a")
-        FileManager.default.createFile(atPath: notAudio, contents: Data("not audio at all".utf8))
+        _ = FileManager.default.createFile(atPath: notAudio, contents: Data("not audio at all".utf8))
         defer { try? FileManager.default.removeItem(atPath: notAudio) }
         let info = try AQJackCommand.run(["info", notAudio, source])
         #expect(info.status == 1 && info.standardError.contains(notAudio) && info.standardOutput.contains(source))
