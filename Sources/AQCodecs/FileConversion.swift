@@ -140,7 +140,7 @@ public final class FrameSource {
     public let bitDepth: Int?
     private let pcm: AudioFileReader?
     private let packets: (any PacketFileReading)?
-    private let decoder: AACDecoder?
+    private let decoder: (any PacketDecoding)?
     private var nextFrame: Int64 = 0
     private var nextPacket: Int64 = 0
     /// Decoded frames waiting, and how many leading/trailing frames still to drop.
@@ -149,7 +149,7 @@ public final class FrameSource {
     private var skip: Int
     private var remaining: Int64
 
-    private init(path: String, pcm: AudioFileReader?, packets: (any PacketFileReading)?, decoder: AACDecoder?) {
+    private init(path: String, pcm: AudioFileReader?, packets: (any PacketFileReading)?, decoder: (any PacketDecoding)?) {
         self.path = path
         self.pcm = pcm
         self.packets = packets
@@ -166,7 +166,7 @@ public final class FrameSource {
             sampleRate = packets.dataFormat.mSampleRate
             channelCount = Int(packets.dataFormat.mChannelsPerFrame)
             frameCount = packets.frameCount
-            bitDepth = nil
+            bitDepth = packets.dataFormat.mFormatID == CompressedFormatValues.appleLossless ? ALAC.bitDepth(formatFlag: packets.dataFormat.mFormatFlags) : nil
             skip = Int(packets.packetTable?.primingFrames ?? 0)
             remaining = packets.frameCount
         }
@@ -175,6 +175,11 @@ public final class FrameSource {
     /// Opens `path`; throws ``AudioStatusError`` naming the file and what is wrong with it.
     public static func open(_ path: String) throws(AudioStatusError) -> FrameSource {
         if let packets = try PacketFiles.open(path: path) {
+            let format = packets.dataFormat
+            if format.mFormatID == CompressedFormatValues.appleLossless {
+                let decoder = try ALACDecoder(cookie: packets.magicCookie, sampleRate: Int(format.mSampleRate), channelCount: Int(format.mChannelsPerFrame))
+                return FrameSource(path: path, pcm: nil, packets: packets, decoder: decoder)
+            }
             let config = try ElementaryStreamDescriptor(parsing: packets.magicCookie).audioSpecificConfig
             return FrameSource(path: path, pcm: nil, packets: packets, decoder: try AACDecoder(config: config))
         }
@@ -235,16 +240,19 @@ public final class FrameSource {
 final class FrameSink {
     private let pcm: (writer: AudioFileWriter, layout: LinearPCMLayout)?
     private let lossless: LosslessFileWriter?
-    private let aac: (converter: FormatConverter, file: any PacketFileWriting)?
+    /// AAC or ALAC packets: the encoder, the file, its frames per packet.
+    private let encoded: (encoder: any PacketEncoding, file: any PacketFileWriting, framesPerPacket: Int)?
     private let format: AudioStreamBasicDescription
     private var frames: Int64 = 0
     private var bytes: [UInt8] = []
+    /// Encoded packets waiting to be written.
+    private var ready: [EncodedPacket] = []
 
-    private init(pcm: (AudioFileWriter, LinearPCMLayout)?, lossless: LosslessFileWriter?, aac: (FormatConverter, any PacketFileWriting)?,
-                 format: AudioStreamBasicDescription) {
+    private init(pcm: (AudioFileWriter, LinearPCMLayout)?, lossless: LosslessFileWriter?,
+                 encoded: (any PacketEncoding, any PacketFileWriting, Int)?, format: AudioStreamBasicDescription) {
         self.pcm = pcm
         self.lossless = lossless
-        self.aac = aac
+        self.encoded = encoded
         self.format = format
     }
 
@@ -266,12 +274,24 @@ final class FrameSink {
             try file.setMagicCookie(ElementaryStreamDescriptor(audioSpecificConfig: encoder.audioSpecificConfig, averageBitRate: UInt32(converter.bitRate),
                                                                maximumBitRate: UInt32(converter.bitRate), bufferSize: UInt32(encoder.maximumPacketSize)).bytes)
             file.packetTable = PacketTable(validFrameCount: 0, primingFrames: Int32(encoder.primingFrames), remainderFrames: 0)
-            return FrameSink(pcm: nil, lossless: nil, aac: (converter, file), format: converter.destination)
+            return FrameSink(pcm: nil, lossless: nil, encoded: (encoder, file, 1024), format: converter.destination)
+        case CompressedFormatValues.appleLossless where fileType == CompressedFormatValues.m4aFile || fileType == CompressedFormatValues.mpeg4File:
+            // ALAC in MPEG-4: libavcodec's encoder (libsndfile writes ALAC in CAF only).
+            let depth = request.bitDepth ?? (sourceBitDepth == 24 || sourceBitDepth == 32 ? 24 : 16)
+            let encoder = try ALACEncoder(sampleRate: Int(floatFormat.mSampleRate), channelCount: channels, bitDepth: depth)
+            let format = AudioStreamBasicDescription(mSampleRate: floatFormat.mSampleRate, mFormatID: CompressedFormatValues.appleLossless,
+                                                     mFormatFlags: ALAC.formatFlag(bitDepth: depth), mBytesPerPacket: 0,
+                                                     mFramesPerPacket: UInt32(ALAC.framesPerPacket), mBytesPerFrame: 0,
+                                                     mChannelsPerFrame: UInt32(channels), mBitsPerChannel: 0, mReserved: 0)
+            let file = try PacketFiles.create(path: path, fileType: fileType, format: format, eraseExisting: request.eraseExisting)
+            try file.setMagicCookie(encoder.magicCookie)
+            file.packetTable = PacketTable(validFrameCount: 0, primingFrames: 0, remainderFrames: 0)
+            return FrameSink(pcm: nil, lossless: nil, encoded: (encoder, file, ALAC.framesPerPacket), format: format)
         case CompressedFormatValues.flac, CompressedFormatValues.appleLossless:
             let isFLAC = codec == CompressedFormatValues.flac
             guard isFLAC ? fileType == CompressedFormatValues.flacFile : fileType == AudioFileTypeValues.caf else {
                 throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
-                                       isFLAC ? "FLAC is written to .flac files (-f flac)" : "ALAC is written to CAF files (.caf); ALAC in M4A is not supported")
+                                       isFLAC ? "FLAC is written to .flac files (-f flac)" : "ALAC is written to CAF (.caf) or MPEG-4 (.m4a, .mp4) files")
             }
             let depth = request.bitDepth ?? (sourceBitDepth == 24 || sourceBitDepth == 32 ? 24 : 16)
             let writer = try LosslessFileWriter(path: path, codec: isFLAC ? .flac : .appleLossless, sampleRate: Int(floatFormat.mSampleRate),
@@ -283,7 +303,7 @@ final class FrameSink {
             format.mBytesPerFrame = 0
             format.mBytesPerPacket = 0
             format.mFramesPerPacket = 4096
-            return FrameSink(pcm: nil, lossless: writer, aac: nil, format: format)
+            return FrameSink(pcm: nil, lossless: writer, encoded: nil, format: format)
         case AudioFormatValues.linearPCM:
             guard fileType != CompressedFormatValues.adtsFile, fileType != CompressedFormatValues.m4aFile,
                   fileType != CompressedFormatValues.mpeg4File, fileType != CompressedFormatValues.flacFile else {
@@ -305,7 +325,7 @@ final class FrameSink {
                 mBytesPerPacket: bytes, mFramesPerPacket: 1, mBytesPerFrame: bytes, mChannelsPerFrame: UInt32(channels),
                 mBitsPerChannel: UInt32(depth), mReserved: 0)
             let writer = try AudioFileWriter(path: path, fileType: fileType, format: pcmFormat, eraseExisting: request.eraseExisting)
-            return FrameSink(pcm: (writer, writer.layout), lossless: nil, aac: nil, format: pcmFormat)
+            return FrameSink(pcm: (writer, writer.layout), lossless: nil, encoded: nil, format: pcmFormat)
         default:
             throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
                                    "codec \(fourCharacterCode(codec)): expected lpcm, aac, alac or flac")
@@ -327,24 +347,25 @@ final class FrameSink {
             }
         } else if let lossless {
             try lossless.write(floats, frameCount: frameCount)
-        } else if let aac {
-            try aac.converter.push(frames: floats, frameCount: frameCount)
+        } else if let encoded {
+            try encoded.encoder.encode(floats, frameCount: frameCount) { ready.append($0) }
             try writeReadyPackets()
         }
     }
 
     private func writeReadyPackets() throws(AudioStatusError) {
-        guard let aac else { return }
+        guard let encoded, !ready.isEmpty else { return }
         var data: [UInt8] = []
         var descriptions: [AudioStreamPacketDescription] = []
-        while let packet = aac.converter.pullPacket() {
+        defer { ready.removeAll(keepingCapacity: true) }
+        for packet in ready {
             descriptions.append(AudioStreamPacketDescription(mStartOffset: Int64(data.count), mVariableFramesInPacket: 0, mDataByteSize: UInt32(packet.bytes.count)))
             data += packet.bytes
         }
         guard !descriptions.isEmpty else { return }
         try data.withUnsafeBufferPointer { (raw) throws(AudioStatusError) in
             try descriptions.withUnsafeBufferPointer { (described) throws(AudioStatusError) in
-                try aac.file.writePackets(raw.baseAddress!, byteCount: raw.count, descriptions: described, startPacket: aac.file.packetCount)
+                try encoded.file.writePackets(raw.baseAddress!, byteCount: raw.count, descriptions: described, startPacket: encoded.file.packetCount)
             }
         }
     }
@@ -359,13 +380,14 @@ final class FrameSink {
             lossless.close()
             return (frames, format, (frames + 4095) / 4096, 0, 0)
         }
-        guard let aac else { return (frames, format, 0, 0, 0) }
-        try aac.converter.finish()
+        guard let encoded else { return (frames, format, 0, 0, 0) }
+        try encoded.encoder.finish { ready.append($0) }
         try writeReadyPackets()
-        let prime = aac.converter.primeInfo
-        aac.file.packetTable = PacketTable(validFrameCount: frames, primingFrames: Int32(prime.leading), remainderFrames: Int32(prime.trailing))
-        let packets = aac.file.packetCount
-        try aac.file.close()
-        return (frames, format, packets, prime.leading, prime.trailing)
+        let priming = encoded.encoder.primingFrames
+        let packets = encoded.file.packetCount
+        let remainder = Int(packets) * encoded.framesPerPacket - priming - Int(frames)
+        encoded.file.packetTable = PacketTable(validFrameCount: frames, primingFrames: Int32(priming), remainderFrames: Int32(remainder))
+        try encoded.file.close()
+        return (frames, format, packets, priming, remainder)
     }
 }

@@ -3,8 +3,8 @@ import CAudioTypes
 import CFFmpeg
 import Glibc
 
-/// Writes AAC packets to an MPEG-4 file (`.m4a` 'm4af' through FFmpeg's ipod muxer, `.mp4`
-/// 'mp4f' through its mp4 muxer).
+/// Writes AAC or Apple Lossless packets to an MPEG-4 file (`.m4a` 'm4af' through FFmpeg's ipod
+/// muxer, `.mp4` 'mp4f' through its mp4 muxer).
 ///
 /// While packets arrive the file is fragmented (an empty 'moov' first, then a 'moof'+'mdat'
 /// fragment about every second), so a recording killed mid-way is readable up to its last
@@ -22,7 +22,12 @@ public final class MPEG4FileWriter: PacketFileWriting {
     public private(set) var magicCookie: [UInt8]
     public var packetTable: PacketTable?
     private let path: String
-    private var config: AudioSpecificConfig
+    /// The codec's stream parameters: AAC's AudioSpecificConfig or ALAC's 'alac' atom.
+    private var codecID: AVCodecID
+    private var extradata: [UInt8]
+    private let sampleRate: Int
+    private let channelCount: Int
+    private let framesPerPacket: Int
     private var context: UnsafeMutablePointer<AVFormatContext>?
     private var headerWritten = false
     private var heldBack: [UInt8]?
@@ -37,17 +42,36 @@ public final class MPEG4FileWriter: PacketFileWriting {
     init(path: String, fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool, fragmented: Bool) throws(AudioStatusError) {
         try CodecLibraries.require()
         self.fragmented = fragmented
-        guard format.mFormatID == CompressedFormatValues.mpeg4AAC else {
+        switch format.mFormatID {
+        case CompressedFormatValues.mpeg4AAC:
+            let completed = try CompressedFormatValues.completedAAC(format)
+            let config = try AudioSpecificConfig(objectType: Int(completed.mFormatFlags), sampleRate: Int(completed.mSampleRate),
+                                                 channelCount: Int(completed.mChannelsPerFrame))
+            dataFormat = completed
+            codecID = AV_CODEC_ID_AAC
+            extradata = config.bytes
+            framesPerPacket = 1024
+            magicCookie = ElementaryStreamDescriptor(audioSpecificConfig: config, bufferSize: UInt32(768 * config.channelCount)).bytes
+        case CompressedFormatValues.appleLossless:
+            guard format.mSampleRate >= 1, (1 ... 8).contains(format.mChannelsPerFrame) else {
+                throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
+                                       "ALAC at \(format.mSampleRate) Hz with \(format.mChannelsPerFrame) channels: expected a rate and 1 ... 8 channels")
+            }
+            var completed = format
+            if completed.mFramesPerPacket == 0 { completed.mFramesPerPacket = UInt32(ALAC.framesPerPacket) }
+            dataFormat = completed
+            codecID = AV_CODEC_ID_ALAC
+            extradata = []   // from the magic cookie, which must be set before the first packet
+            framesPerPacket = Int(completed.mFramesPerPacket)
+            magicCookie = []
+        default:
             throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
-                                   "MPEG-4 files hold AAC here; the format is \(fourCharacterCode(format.mFormatID))")
+                                   "MPEG-4 files hold AAC or Apple Lossless here; the format is \(fourCharacterCode(format.mFormatID))")
         }
-        let completed = try CompressedFormatValues.completedAAC(format)
-        config = try AudioSpecificConfig(objectType: Int(completed.mFormatFlags), sampleRate: Int(completed.mSampleRate),
-                                         channelCount: Int(completed.mChannelsPerFrame))
-        dataFormat = completed
+        sampleRate = Int(dataFormat.mSampleRate)
+        channelCount = Int(dataFormat.mChannelsPerFrame)
         self.fileType = fileType
         self.path = path
-        magicCookie = ElementaryStreamDescriptor(audioSpecificConfig: config, bufferSize: UInt32(768 * config.channelCount)).bytes
         // Create (or refuse) the file now, as the other writers do.
         _ = try WritableFile(path: path, eraseExisting: eraseExisting)
     }
@@ -59,16 +83,18 @@ public final class MPEG4FileWriter: PacketFileWriting {
         }
     }
 
-    /// Sets the stream's AudioSpecificConfig from a cookie; before the first packet only.
+    /// Sets the stream's codec configuration from a cookie (AAC: an ES_Descriptor; ALAC: the
+    /// ALACSpecificConfig); before the first packet only.
     public func setMagicCookie(_ cookie: [UInt8]) throws(AudioStatusError) {
-        let parsed = try ElementaryStreamDescriptor(parsing: cookie).audioSpecificConfig
+        let parameters = codecID == AV_CODEC_ID_ALAC ? try ALAC.extradata(fromAppleCookie: cookie)
+                                                     : try ElementaryStreamDescriptor(parsing: cookie).audioSpecificConfig.bytes
         if headerWritten {
-            guard parsed == config else {
+            guard parameters == extradata else {
                 throw AudioStatusError(AudioStatusError.fileUnsupportedPropertyCode, "\(path): the magic cookie cannot change after packets were written")
             }
             return
         }
-        config = parsed
+        extradata = parameters
         magicCookie = cookie
     }
 
@@ -85,22 +111,29 @@ public final class MPEG4FileWriter: PacketFileWriting {
         guard let stream = aqff_avformat_new_stream(context, nil) else { throw failure("cannot add a stream", -1) }
         let parameters = stream.pointee.codecpar!
         parameters.pointee.codec_type = AVMEDIA_TYPE_AUDIO
-        parameters.pointee.codec_id = AV_CODEC_ID_AAC
-        parameters.pointee.sample_rate = Int32(config.sampleRate)
-        parameters.pointee.frame_size = 1024
+        guard !extradata.isEmpty else {
+            throw AudioStatusError(AudioStatusError.fileUnsupportedPropertyCode,
+                                   "\(path): an Apple Lossless file needs its magic cookie (kAudioFilePropertyMagicCookieData) before the first packet")
+        }
+        parameters.pointee.codec_id = codecID
+        parameters.pointee.sample_rate = Int32(sampleRate)
+        parameters.pointee.frame_size = Int32(framesPerPacket)
         parameters.pointee.initial_padding = primingFrames
-        aqff_av_channel_layout_default(&parameters.pointee.ch_layout, Int32(config.channelCount))
-        let extradata = aqff_av_mallocz(config.bytes.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))!.assumingMemoryBound(to: UInt8.self)
-        for (index, byte) in config.bytes.enumerated() { extradata[index] = byte }
-        parameters.pointee.extradata = extradata
-        parameters.pointee.extradata_size = Int32(config.bytes.count)
-        stream.pointee.time_base = AVRational(num: 1, den: Int32(config.sampleRate))
+        if codecID == AV_CODEC_ID_ALAC {
+            parameters.pointee.bits_per_raw_sample = Int32(ALAC.bitDepth(formatFlag: dataFormat.mFormatFlags))
+        }
+        aqff_av_channel_layout_default(&parameters.pointee.ch_layout, Int32(channelCount))
+        let buffer = aqff_av_mallocz(extradata.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))!.assumingMemoryBound(to: UInt8.self)
+        for (index, byte) in extradata.enumerated() { buffer[index] = byte }
+        parameters.pointee.extradata = buffer
+        parameters.pointee.extradata_size = Int32(extradata.count)
+        stream.pointee.time_base = AVRational(num: 1, den: Int32(sampleRate))
         let opened = aqff_avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE)
         guard opened >= 0 else { throw failure("cannot open for writing", opened) }
         var options: OpaquePointer?
         // The edit list (priming, length) is in the movie's timescale, 1000 by default: at that
         // resolution a length of 93440 frames comes back as 93408. The sample rate keeps it exact.
-        _ = aqff_av_dict_set(&options, "movie_timescale", String(config.sampleRate), 0)
+        _ = aqff_av_dict_set(&options, "movie_timescale", String(sampleRate), 0)
         if fragmented {
             _ = aqff_av_dict_set(&options, "movflags", "empty_moov+default_base_moof+frag_discont", 0)
             _ = aqff_av_dict_set(&options, "frag_duration", "1000000", 0)
@@ -118,7 +151,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
         for description in descriptions {
             let size = Int(description.mDataByteSize)
             let bytes = Array(UnsafeRawBufferPointer(start: data + Int(description.mStartOffset), count: size))
-            if let previous = heldBack { try mux(previous, duration: 1024) }
+            if let previous = heldBack { try mux(previous, duration: framesPerPacket) }
             heldBack = bytes
             packetCount += 1
             self.byteCount += Int64(size)
@@ -129,8 +162,11 @@ public final class MPEG4FileWriter: PacketFileWriting {
 
     private var muxedPackets: Int64 = 0
 
-    /// The packet table's priming, else aqjack's encoder delay (as the CAF writer assumes).
-    private var primingFrames: Int32 { packetTable?.primingFrames ?? Int32(AACEncoder.defaultPrimingFrames) }
+    /// The packet table's priming, else aqjack's AAC encoder delay (as the CAF writer assumes);
+    /// ALAC has none.
+    private var primingFrames: Int32 {
+        packetTable?.primingFrames ?? (codecID == AV_CODEC_ID_AAC ? Int32(AACEncoder.defaultPrimingFrames) : 0)
+    }
 
     private func mux(_ bytes: [UInt8], duration: Int) throws(AudioStatusError) {
         guard let context, let packet = aqff_av_packet_alloc() else { return }
@@ -138,7 +174,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
         defer { aqff_av_packet_free(&owned) }
         guard aqff_av_new_packet(packet, Int32(bytes.count)) >= 0 else { throw failure("out of memory", -1) }
         bytes.withUnsafeBufferPointer { packet.pointee.data.update(from: $0.baseAddress!, count: bytes.count) }
-        let time = muxedPackets * 1024 - Int64(primingFrames)
+        let time = muxedPackets * Int64(framesPerPacket) - Int64(primingFrames)
         packet.pointee.pts = time
         packet.pointee.dts = time
         packet.pointee.duration = Int64(duration)
@@ -154,7 +190,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
         closed = true
         if !headerWritten { try writeHeader() }
         if let last = heldBack {
-            try mux(last, duration: max(1, 1024 - Int(packetTable?.remainderFrames ?? 0)))
+            try mux(last, duration: max(1, framesPerPacket - Int(packetTable?.remainderFrames ?? 0)))
             heldBack = nil
         }
         guard let context else { return }
@@ -174,7 +210,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
         do throws(AudioStatusError) {
             try plain.setMagicCookie(magicCookie)
             plain.packetTable = packetTable
-            let capacity = 64 * 768 * Int(dataFormat.mChannelsPerFrame)
+            let capacity = 64 * max(768 * channelCount, Int(reader.maximumPacketSize))
             let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
             let descriptions = UnsafeMutablePointer<AudioStreamPacketDescription>.allocate(capacity: 64)
             defer {
@@ -200,7 +236,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
     }
 }
 
-/// Reads the first AAC track of an MPEG-4 file through libavformat: indexes every packet's
+/// Reads the first AAC or Apple Lossless track of an MPEG-4 file through libavformat: indexes every packet's
 /// position and size once, then reads packet bytes straight from the file. Priming comes from
 /// the demuxer's skip-samples (the edit list or a negative first timestamp); the valid frames
 /// from the packets' durations.
@@ -228,19 +264,21 @@ public final class MPEG4FileReader: PacketFileReading {
         _ = aqff_avformat_find_stream_info(context, nil)
         var track = -1
         for number in 0 ..< Int(context.pointee.nb_streams) {
-            if let stream = context.pointee.streams[number], stream.pointee.codecpar.pointee.codec_id == AV_CODEC_ID_AAC {
+            if let stream = context.pointee.streams[number],
+               [AV_CODEC_ID_AAC, AV_CODEC_ID_ALAC].contains(stream.pointee.codecpar.pointee.codec_id) {
                 track = number
                 break
             }
         }
         guard track >= 0, let stream = context.pointee.streams[track] else {
-            throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode, "\(path) has no AAC track")
+            throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode, "\(path) has no AAC or Apple Lossless track")
         }
         let parameters = stream.pointee.codecpar.pointee
-        guard let extradata = parameters.extradata, parameters.extradata_size >= 2 else {
-            throw AudioStatusError(AudioStatusError.fileInvalidFileCode, "\(path): the AAC track has no AudioSpecificConfig")
+        let isALAC = parameters.codec_id == AV_CODEC_ID_ALAC
+        guard let extradata = parameters.extradata, parameters.extradata_size >= (isALAC ? 24 : 2) else {
+            throw AudioStatusError(AudioStatusError.fileInvalidFileCode, "\(path): the \(isALAC ? "ALAC" : "AAC") track has no codec configuration")
         }
-        let config = try AudioSpecificConfig(parsing: Array(UnsafeBufferPointer(start: extradata, count: Int(parameters.extradata_size))))
+        let codecBytes = Array(UnsafeBufferPointer(start: extradata, count: Int(parameters.extradata_size)))
         fileType = file.read(at: 8, count: 4).map { String(decoding: $0, as: UTF8.self) } == "M4A " ? CompressedFormatValues.m4aFile : CompressedFormatValues.mpeg4File
         guard let packet = aqff_av_packet_alloc() else { throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "out of memory") }
         var ownedPacket: UnsafeMutablePointer<AVPacket>? = packet
@@ -265,15 +303,27 @@ public final class MPEG4FileReader: PacketFileReading {
                 first = false
             }
             index.append(offset: packet.pointee.pos, size: Int(packet.pointee.size))
-            durations += packet.pointee.duration > 0 ? packet.pointee.duration : 1024
+            durations += packet.pointee.duration > 0 ? packet.pointee.duration : Int64(isALAC ? ALAC.framesPerPacket : 1024)
         }
         self.index = index
-        let total = Int64(index.count) * 1024
+        let framesPerPacket = isALAC ? Int64(max(1, parameters.frame_size > 0 ? Int(parameters.frame_size) : ALAC.framesPerPacket)) : 1024
+        let total = Int64(index.count) * framesPerPacket
         let valid = max(0, min(total - Int64(priming), durations - Int64(priming)))
         packetTable = PacketTable(validFrameCount: valid, primingFrames: priming, remainderFrames: Int32(total - valid - Int64(priming)))
-        dataFormat = CompressedFormatValues.aacDescription(config)
-        magicCookie = ElementaryStreamDescriptor(audioSpecificConfig: config, averageBitRate: UInt32(clamping: parameters.bit_rate),
-                                                 bufferSize: UInt32(768 * config.channelCount)).bytes
+        if isALAC {
+            let cookie = ALAC.appleCookie(fromExtradata: codecBytes)
+            let depth = Int(cookie.count >= 6 ? cookie[5] : 16)
+            dataFormat = AudioStreamBasicDescription(mSampleRate: Double(parameters.sample_rate), mFormatID: CompressedFormatValues.appleLossless,
+                                                     mFormatFlags: ALAC.formatFlag(bitDepth: depth), mBytesPerPacket: 0,
+                                                     mFramesPerPacket: UInt32(framesPerPacket), mBytesPerFrame: 0,
+                                                     mChannelsPerFrame: UInt32(parameters.ch_layout.nb_channels), mBitsPerChannel: 0, mReserved: 0)
+            magicCookie = cookie
+        } else {
+            let config = try AudioSpecificConfig(parsing: codecBytes)
+            dataFormat = CompressedFormatValues.aacDescription(config)
+            magicCookie = ElementaryStreamDescriptor(audioSpecificConfig: config, averageBitRate: UInt32(clamping: parameters.bit_rate),
+                                                     bufferSize: UInt32(768 * config.channelCount)).bytes
+        }
     }
 
     public func readPackets(startPacket: Int64, packetCount: Int, into buffer: UnsafeMutableRawPointer, capacity: Int,

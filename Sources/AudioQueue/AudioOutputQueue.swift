@@ -24,13 +24,13 @@ public final class AudioOutputQueue: @unchecked Sendable {
     public typealias Callback = (_ queue: AudioOutputQueue, _ buffer: AudioQueueBufferRef) -> Void
 
     /// The buffers' format, with a sample rate of 0 replaced by the device's: linear PCM, or
-    /// AAC-LC packets (with descriptions), which the queue decodes on its thread.
+    /// AAC-LC or Apple Lossless packets (with descriptions), which the queue decodes on its thread.
     public let format: AudioStreamBasicDescription
     /// The linear-PCM layout the queue plays: the format's, or for AAC 32-bit float frames.
     public let layout: LinearPCMLayout
     private let isCompressed: Bool
-    /// The AAC decoder, made at the first buffer from the magic cookie (or the format).
-    private var decoder: AACDecoder?
+    /// The AAC or ALAC decoder, made at the first buffer from the magic cookie (or, for AAC, the format).
+    private var decoder: (any PacketDecoding)?
     private var cookie: [UInt8] = []
     /// The front AAC buffer decoded (interleaved Float), while it is being converted.
     private var decodedFront: [Float]?
@@ -98,7 +98,15 @@ public final class AudioOutputQueue: @unchecked Sendable {
     public init(format: AudioStreamBasicDescription, client: JackClient, callback: @escaping Callback) throws(AudioQueueError) {
         var pcmFormat = format
         var aacFormat: AudioStreamBasicDescription?
-        if format.mFormatID == CompressedFormatValues.mpeg4AAC {
+        if format.mFormatID == CompressedFormatValues.appleLossless {
+            guard format.mSampleRate > 0, (1 ... 8).contains(format.mChannelsPerFrame) else {
+                client.close()
+                throw AudioQueueError(AudioQueueError.unsupportedDataFormatCode,
+                                      "Apple Lossless playback needs the file's rate and 1 ... 8 channels; got \(format.mSampleRate) Hz, \(format.mChannelsPerFrame) channels")
+            }
+            aacFormat = format
+            pcmFormat = CompressedFormatValues.floatPCM(sampleRate: format.mSampleRate, channelCount: Int(format.mChannelsPerFrame))
+        } else if format.mFormatID == CompressedFormatValues.mpeg4AAC {
             do throws(AudioStatusError) {
                 var aac = try CompressedFormatValues.completedAAC(format)
                 if aac.mSampleRate == 0 { aac.mSampleRate = Double(client.sampleRate) }
@@ -199,6 +207,14 @@ public final class AudioOutputQueue: @unchecked Sendable {
 
     public func setMagicCookie(_ bytes: [UInt8]) throws(AudioQueueError) {
         guard isCompressed else { return }
+        if format.mFormatID == CompressedFormatValues.appleLossless {
+            _ = try ALACDecoder(cookie: bytes, sampleRate: Int(format.mSampleRate), channelCount: layout.channelCount)
+            lock.withLock {
+                cookie = bytes
+                decoder = nil
+            }
+            return
+        }
         let config = try ElementaryStreamDescriptor(parsing: bytes).audioSpecificConfig
         guard config.channelCount == layout.channelCount else {
             throw AudioQueueError(AudioQueueError.invalidPropertyValueCode,
@@ -532,10 +548,14 @@ public final class AudioOutputQueue: @unchecked Sendable {
     /// skipped; a missing decoder (no usable cookie) leaves the buffer silent-empty.
     private func decodeLocked(_ entry: Entry) -> [Float] {
         if decoder == nil {
-            let config = cookie.isEmpty
-                ? try? AudioSpecificConfig(objectType: Int(format.mFormatFlags), sampleRate: Int(format.mSampleRate), channelCount: layout.channelCount)
-                : try? ElementaryStreamDescriptor(parsing: cookie).audioSpecificConfig
-            decoder = config.flatMap { try? AACDecoder(config: $0) }
+            if format.mFormatID == CompressedFormatValues.appleLossless {
+                decoder = try? ALACDecoder(cookie: cookie, sampleRate: Int(format.mSampleRate), channelCount: layout.channelCount)
+            } else {
+                let config = cookie.isEmpty
+                    ? try? AudioSpecificConfig(objectType: Int(format.mFormatFlags), sampleRate: Int(format.mSampleRate), channelCount: layout.channelCount)
+                    : try? ElementaryStreamDescriptor(parsing: cookie).audioSpecificConfig
+                decoder = config.flatMap { try? AACDecoder(config: $0) }
+            }
         }
         guard let decoder else {
             decodeFailureCount.add(entry.packetDescriptions.count, ordering: .relaxed)

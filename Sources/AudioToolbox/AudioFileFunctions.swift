@@ -72,7 +72,7 @@ public func AudioFileCreateWithURL(_ inFileRef: CFURL, _ inFileType: AudioFileTy
                                    _ outAudioFile: UnsafeMutablePointer<AudioFileID?>) -> OSStatus {
     status { () throws(AudioStatusError) in
         let erase = inFlags.contains(.eraseFile)
-        if PacketFiles.handles(format: inFormat.pointee) {
+        if PacketFiles.handles(format: inFormat.pointee, fileType: inFileType) {
             let writer = try PacketFiles.create(path: inFileRef.path, fileType: inFileType, format: inFormat.pointee, eraseExisting: erase)
             outAudioFile.pointee = FileBox(packetWriter: writer).register()
         } else {

@@ -59,7 +59,8 @@ enum Help {
 
     convert is afconvert's job: reads anything aqjack reads (PCM, FLAC, ALAC, Ogg, MP3 through
     libsndfile; AAC in ADTS, CAF, M4A, MP4) and writes linear PCM (WAVE, AIFF, AIFC, CAF, W64,
-    RF64), FLAC (.flac), ALAC (.caf --codec alac) or AAC (.aac, .m4a, .mp4, .caf --codec aac).
+    RF64), FLAC (.flac), ALAC (.caf or .m4a with --codec alac) or AAC (.aac, .m4a, .mp4,
+    .caf --codec aac).
     The file type follows OUT's extension unless -f says otherwise; options may come before or
     after the file names. AAC input is trimmed by its priming and remainder frames. FLAC and
     ALAC keep 16- and 24-bit samples bit-exact. A progress bar shows on a terminal.

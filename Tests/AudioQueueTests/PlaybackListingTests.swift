@@ -210,6 +210,33 @@ func writeAACFile(path: String, fileType: UInt32) throws -> [Float] {
     return decoded
 }
 
+/// Checks what a recorder received from a player of the 16-bit test signal: every frame of the
+/// file, in order, once, after leading silence; then silence; IsRunning false after the last frame.
+func verifyPlayedSignal(_ deliveries: [DeliveryLog.Delivery], frames: Int, watch: StopWatch) throws {
+    // Every frame of the file, in order, once, after leading silence.
+    var samples: [Float] = []
+    var times: [Double] = []
+    for delivery in deliveries {
+        for frame in 0 ..< delivery.samples.count / 2 { times.append(delivery.startTime.mSampleTime + Double(frame)) }
+        samples += delivery.samples
+    }
+    let firstSound = try #require((0 ..< samples.count / 2).first { samples[2 * $0] != 0 || samples[2 * $0 + 1] != 0 })
+    #expect(samples.count / 2 >= firstSound + frames)
+    var wrong = 0
+    for frame in 0 ..< min(frames, samples.count / 2 - firstSound) {
+        for channel in 0 ..< 2 where samples[2 * (firstSound + frame) + channel] != TestSignal.integerSample(channel: channel, frame: UInt32(frame), bits: 16) {
+            wrong += 1
+        }
+    }
+    #expect(wrong == 0)
+    let after = samples[(2 * (firstSound + frames))...]
+    #expect(after.allSatisfy { $0 == 0 })   // nothing played twice, nothing stale
+    // IsRunning went false after the device had played the last frame.
+    let lastFrameTime = times[firstSound + frames - 1]
+    let stoppedAt = try #require(watch.lock.withLock { watch.stoppedAtFrame })
+    #expect(stoppedAt > lastFrameTime)
+}
+
 extension JackServerSuite {
     @Suite("Seed 001: the Programming Guide's player, transcribed")
     struct PlaybackListingTests {
@@ -274,29 +301,36 @@ extension JackServerSuite {
             recorder.dispose()
             #expect(statuses.allSatisfy { $0 == noErr }, "\(statuses)")
 
-            // Every frame of the file, in order, once, after leading silence.
-            let deliveries = log.deliveries
-            var samples: [Float] = []
-            var times: [Double] = []
-            for delivery in deliveries {
-                for frame in 0 ..< delivery.samples.count / 2 { times.append(delivery.startTime.mSampleTime + Double(frame)) }
-                samples += delivery.samples
+            try verifyPlayedSignal(log.deliveries, frames: frames, watch: watch)
+        }
+
+        @Test("listings 3-1 ... 3-18 play Apple Lossless from an M4A (cookie file → queue, packet descriptions): every frame, bit-exact")
+        func listingPlaysALAC() throws {
+            let frames = 72000
+            let wav = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-listing3-alac-\(getpid()).wav").path
+            let m4a = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-listing3-alac-\(getpid()).m4a").path
+            defer { for path in [wav, m4a] { try? FileManager.default.removeItem(atPath: path) } }
+            try writeSignalFile(path: wav, fileType: kAudioFileWAVEType, format: pcmFormat(rate: 48000, channels: 2, bits: 16), frames: frames)
+            var request = FileConversion.Request(inputPath: wav, outputPath: m4a)
+            request.codec = kAudioFormatAppleLossless
+            request.eraseExisting = true
+            _ = try FileConversion(request).run()
+            let log = DeliveryLog()
+            let recorder = try AudioInputQueue(format: pcmFormat(rate: 48000, channels: 2, bits: 32, float: true),
+                                               clientName: TestServer.uniqueClientName("l3alac")) { queue, buffer, startTime in
+                let count = Int(buffer.pointee.mAudioDataByteSize) / 4
+                log.append(.init(startTime: startTime, samples: (0 ..< count).map { buffer.pointee.mAudioData.load(fromByteOffset: $0 * 4, as: Float.self) }))
+                try? queue.enqueue(buffer)
             }
-            let firstSound = try #require((0 ..< samples.count / 2).first { samples[2 * $0] != 0 || samples[2 * $0 + 1] != 0 })
-            #expect(samples.count / 2 >= firstSound + frames)
-            var wrong = 0
-            for frame in 0 ..< min(frames, samples.count / 2 - firstSound) {
-                for channel in 0 ..< 2 where samples[2 * (firstSound + frame) + channel] != TestSignal.integerSample(channel: channel, frame: UInt32(frame), bits: 16) {
-                    wrong += 1
-                }
-            }
-            #expect(wrong == 0)
-            let after = samples[(2 * (firstSound + frames))...]
-            #expect(after.allSatisfy { $0 == 0 })   // nothing played twice, nothing stale
-            // IsRunning went false after the device had played the last frame.
-            let lastFrameTime = times[firstSound + frames - 1]
-            let stoppedAt = try #require(watch.lock.withLock { watch.stoppedAtFrame })
-            #expect(stoppedAt > lastFrameTime)
+            recorder.channelSources = []
+            for _ in 0 ..< 4 { try recorder.enqueue(recorder.allocateBuffer(byteCapacity: 4800 * 8)) }
+            try recorder.start()
+            let watch = StopWatch()
+            let statuses = playWithListing(path: m4a, device: recorder.client.name, watch: watch)
+            recorder.stop()
+            recorder.dispose()
+            #expect(statuses.allSatisfy { $0 == noErr }, "\(statuses)")
+            try verifyPlayedSignal(log.deliveries, frames: frames, watch: watch)
         }
     }
 }
