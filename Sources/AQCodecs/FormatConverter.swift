@@ -3,7 +3,8 @@ import CAudioTypes
 
 /// Converts between two stream descriptions: linear PCM of any depth, endianness and int/float
 /// to any other (with sample-rate conversion through libsamplerate and channel mapping), PCM to
-/// AAC-LC (encode) and AAC-LC to PCM (decode). The Swift-native engine behind Apple's
+/// AAC-LC or Apple Lossless (encode) and AAC-LC or Apple Lossless to PCM (decode), the codecs
+/// through libavcodec. The Swift-native engine behind Apple's
 /// `AudioConverterRef`.
 ///
 /// Push–pull: ``push(frames:frameCount:)`` (PCM input) or ``push(packet:)`` (AAC input) take
@@ -46,11 +47,13 @@ public final class FormatConverter {
 
     /// The AAC decoder's config: set from a `DecompressionMagicCookie` before converting.
     public var decoderConfig: AudioSpecificConfig?
+    /// The ALAC decoder's cookie (the ALACSpecificConfig), from `DecompressionMagicCookie`.
+    public var decoderCookie: [UInt8]?
 
     private let sourceLayout: LinearPCMLayout?
     private let destinationLayout: LinearPCMLayout?
-    private var encoder: AACEncoder?
-    private var decoder: AACDecoder?
+    private var encoder: (any PacketEncoding)?
+    private var decoder: (any PacketDecoding)?
     private var resampler: Resampler?
     private var resamplerReady = false
     /// Float frames at the destination rate and channel count, waiting to be pulled (PCM out).
@@ -62,26 +65,34 @@ public final class FormatConverter {
     private var scratch: [Float] = []
     public private(set) var isFinished = false
 
-    public var isEncoding: Bool { destination.mFormatID == CompressedFormatValues.mpeg4AAC }
-    public var isDecoding: Bool { source.mFormatID == CompressedFormatValues.mpeg4AAC }
+    public var isEncoding: Bool { destination.mFormatID != AudioFormatValues.linearPCM }
+    public var isDecoding: Bool { source.mFormatID != AudioFormatValues.linearPCM }
+    /// Whether the compressed side is Apple Lossless (else AAC).
+    var isLossless: Bool { (isEncoding ? destination : source).mFormatID == CompressedFormatValues.appleLossless }
     var sourceChannels: Int { Int(source.mChannelsPerFrame) }
     var destinationChannels: Int { Int(destination.mChannelsPerFrame) }
 
-    /// - Throws: 'fmt?' naming the unsupported side: formats other than linear PCM and AAC-LC,
-    ///   AAC to AAC, or inconsistent PCM descriptions.
+    /// - Throws: 'fmt?' naming the unsupported side: formats other than linear PCM, AAC-LC and
+    ///   Apple Lossless, compressed to compressed, or inconsistent PCM descriptions.
     public init(from source: AudioStreamBasicDescription, to destination: AudioStreamBasicDescription) throws(AudioStatusError) {
         let aac = CompressedFormatValues.mpeg4AAC
+        let alac = CompressedFormatValues.appleLossless
         let pcm = AudioFormatValues.linearPCM
-        for (side, format) in [("input", source), ("output", destination)] where format.mFormatID != aac && format.mFormatID != pcm {
+        for (side, format) in [("input", source), ("output", destination)] where ![aac, alac, pcm].contains(format.mFormatID) {
             throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
-                                   "the converter's \(side) format is \(fourCharacterCode(format.mFormatID)); expected 'lpcm' or 'aac ' (ALAC and FLAC go through AudioFile)")
+                                   "the converter's \(side) format is \(fourCharacterCode(format.mFormatID)); expected 'lpcm', 'aac ' or 'alac' (FLAC goes through AudioFile)")
         }
         guard source.mFormatID == pcm || destination.mFormatID == pcm else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "AAC to AAC: one side of a converter must be linear PCM")
+            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "compressed to compressed: one side of a converter must be linear PCM")
         }
         var source = source
         var destination = destination
-        if source.mFormatID == aac {
+        if source.mFormatID == alac {
+            if source.mSampleRate == 0 { source.mSampleRate = destination.mSampleRate }
+            if source.mChannelsPerFrame == 0 { source.mChannelsPerFrame = destination.mChannelsPerFrame }
+            if source.mFramesPerPacket == 0 { source.mFramesPerPacket = UInt32(ALAC.framesPerPacket) }
+            sourceLayout = nil
+        } else if source.mFormatID == aac {
             source = try CompressedFormatValues.completedAAC(source)
             if source.mSampleRate == 0 { source.mSampleRate = destination.mSampleRate }
             if source.mChannelsPerFrame == 0 { source.mChannelsPerFrame = destination.mChannelsPerFrame }
@@ -89,7 +100,23 @@ public final class FormatConverter {
         } else {
             sourceLayout = try LinearPCMLayout(validating: source)
         }
-        if destination.mFormatID == aac {
+        if destination.mFormatID == alac {
+            if destination.mSampleRate == 0 { destination.mSampleRate = source.mSampleRate }
+            if destination.mChannelsPerFrame == 0 { destination.mChannelsPerFrame = source.mChannelsPerFrame }
+            if destination.mFormatFlags == 0 {
+                // The source's depth: 24 for 24/32-bit and float input, else 16.
+                destination.mFormatFlags = ALAC.formatFlag(bitDepth: source.mBitsPerChannel >= 24 ? 24 : 16)
+            }
+            guard [1, 3].contains(destination.mFormatFlags) else {
+                throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+                                       "Apple Lossless mFormatFlags \(destination.mFormatFlags): aqjack encodes 16-bit (1) or 24-bit (3) source data")
+            }
+            destination.mFramesPerPacket = UInt32(ALAC.framesPerPacket)
+            destination.mBytesPerPacket = 0
+            destination.mBytesPerFrame = 0
+            destination.mBitsPerChannel = 0
+            destinationLayout = nil
+        } else if destination.mFormatID == aac {
             destination = try CompressedFormatValues.completedAAC(destination)
             if destination.mSampleRate == 0 { destination.mSampleRate = source.mSampleRate }
             if destination.mChannelsPerFrame == 0 { destination.mChannelsPerFrame = source.mChannelsPerFrame }
@@ -117,29 +144,54 @@ public final class FormatConverter {
         return max(8000, min(320_000, Int((perChannel * Double(channelCount)).rounded())))
     }
 
-    /// The encoder, opened with the bit rate and quality set so far (Apple's converter also
+    /// The AAC encoder, opened with the bit rate and quality set so far (Apple's converter also
     /// fixes them at the first conversion).
+    ///
+    /// - Throws: 'fmt?' when the output is not AAC.
     public func openEncoder() throws(AudioStatusError) -> AACEncoder {
+        guard let aac = try openPacketEncoder() as? AACEncoder else {
+            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "the converter's output is not AAC")
+        }
+        return aac
+    }
+
+    /// The encoder of the output format (AAC or ALAC), opened once.
+    public func openPacketEncoder() throws(AudioStatusError) -> any PacketEncoding {
         if let encoder { return encoder }
-        let opened = try AACEncoder(sampleRate: Int(destination.mSampleRate), channelCount: destinationChannels, bitRate: bitRate,
-                                    quality: codecQuality)
+        let opened: any PacketEncoding = isLossless
+            ? try ALACEncoder(sampleRate: Int(destination.mSampleRate), channelCount: destinationChannels,
+                              bitDepth: ALAC.bitDepth(formatFlag: destination.mFormatFlags))
+            : try AACEncoder(sampleRate: Int(destination.mSampleRate), channelCount: destinationChannels, bitRate: bitRate, quality: codecQuality)
         encoder = opened
         return opened
     }
 
-    /// The AudioSpecificConfig of the output (encoding), available before any input.
+    /// The AudioSpecificConfig of the output (AAC encoding), available before any input.
     public var encoderConfig: AudioSpecificConfig? { try? openEncoder().audioSpecificConfig }
 
+    /// The output's magic cookie in Apple's format: AAC's ES_Descriptor, ALAC's
+    /// ALACSpecificConfig; nil when not encoding.
+    public var compressionCookie: [UInt8]? {
+        guard isEncoding, let encoder = try? openPacketEncoder() else { return nil }
+        if let alac = encoder as? ALACEncoder { return alac.magicCookie }
+        guard let aac = encoder as? AACEncoder else { return nil }
+        return ElementaryStreamDescriptor(audioSpecificConfig: aac.audioSpecificConfig, averageBitRate: UInt32(bitRate),
+                                          maximumBitRate: UInt32(bitRate), bufferSize: UInt32(aac.maximumPacketSize)).bytes
+    }
+
     /// Frames of encoder priming and trailing padding (`kAudioConverterPrimeInfo`); the trailing
-    /// count is final after ``finish()``.
+    /// count is final after ``finish()``. ALAC has neither (its last packet is short).
     public var primeInfo: (leading: Int, trailing: Int) {
-        guard let encoder = try? openEncoder() else { return (0, 0) }
+        guard isEncoding, !isLossless, let encoder = try? openEncoder() else { return (0, 0) }
         return (encoder.primingFrames, isFinished ? encoder.remainderFrames : 0)
     }
 
     /// Largest packet the output can have, bytes.
     public var maximumOutputPacketSize: Int {
-        isEncoding ? 768 * destinationChannels : Int(destination.mBytesPerFrame)
+        guard isEncoding else { return Int(destination.mBytesPerFrame) }
+        // ALAC: a packet never exceeds the raw frames plus its header (Apple's bound).
+        return isLossless ? ALAC.framesPerPacket * destinationChannels * ALAC.bitDepth(formatFlag: destination.mFormatFlags) / 8 + 64
+                          : 768 * destinationChannels
     }
 
     // MARK: Input
@@ -160,7 +212,7 @@ public final class FormatConverter {
         try scratch.withUnsafeBufferPointer { (floats) throws(AudioStatusError) in try accept(floats.baseAddress!, frameCount: frameCount) }
     }
 
-    /// Decodes one raw AAC packet.
+    /// Decodes one raw AAC or ALAC packet.
     ///
     /// - Throws: 'fmt?' when the packet does not decode (the converter stays usable).
     public func push(packet: UnsafeRawBufferPointer) throws(AudioStatusError) {
@@ -168,10 +220,17 @@ public final class FormatConverter {
             throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "the converter's input is linear PCM: push frames, not packets")
         }
         if decoder == nil {
-            guard let decoderConfig else {
-                throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "AAC input without a magic cookie or a complete description")
+            if isLossless {
+                guard let decoderCookie else {
+                    throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "Apple Lossless input needs its magic cookie (kAudioConverterDecompressionMagicCookie)")
+                }
+                decoder = try ALACDecoder(cookie: decoderCookie, sampleRate: Int(source.mSampleRate), channelCount: sourceChannels)
+            } else {
+                guard let decoderConfig else {
+                    throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "AAC input without a magic cookie or a complete description")
+                }
+                decoder = try AACDecoder(config: decoderConfig)
             }
-            decoder = try AACDecoder(config: decoderConfig)
         }
         var decoded: [Float] = []
         var frames = 0
@@ -194,7 +253,7 @@ public final class FormatConverter {
                 try deliver(floats.baseAddress!, frameCount: floats.count / destinationChannels)
             }
         }
-        if isEncoding { try openEncoder().finish { packets.append($0) } }
+        if isEncoding { try openPacketEncoder().finish { packets.append($0) } }
         isFinished = true
     }
 
@@ -249,7 +308,7 @@ public final class FormatConverter {
     private func deliver(_ input: UnsafePointer<Float>, frameCount: Int) throws(AudioStatusError) {
         guard frameCount > 0 else { return }
         if isEncoding {
-            try openEncoder().encode(input, frameCount: frameCount) { packets.append($0) }
+            try openPacketEncoder().encode(input, frameCount: frameCount) { packets.append($0) }
         } else {
             if pendingRead > 0 && pendingRead * 2 > pending.count {
                 pending.removeFirst(pendingRead)

@@ -14,17 +14,13 @@ final class ConverterBox {
 
     static let table = HandleTable<ConverterBox>(firstSerial: 0x3000_0000)
 
-    /// The magic cookie of the encoder's output: the ES_Descriptor Core Audio uses for AAC.
-    var compressionCookie: [UInt8]? {
-        guard converter.isEncoding, let config = converter.encoderConfig else { return nil }
-        let maximum = UInt32(converter.maximumOutputPacketSize)
-        return ElementaryStreamDescriptor(audioSpecificConfig: config, averageBitRate: UInt32(converter.bitRate),
-                                          maximumBitRate: UInt32(converter.bitRate), bufferSize: maximum).bytes
-    }
+    /// The magic cookie of the encoder's output: the ES_Descriptor Core Audio uses for AAC, the
+    /// ALACSpecificConfig for Apple Lossless.
+    var compressionCookie: [UInt8]? { converter.compressionCookie }
 }
 
 /// Creates a converter between linear-PCM formats (any depth, endianness, int/float; rate and
-/// channel conversion), from linear PCM to AAC-LC, or from AAC-LC to linear PCM.
+/// channel conversion), from linear PCM to AAC-LC or Apple Lossless, or back.
 ///
 /// - Returns: `kAudioConverterErr_FormatNotSupported` ('fmt?') for other pairs; -50 for NULL arguments.
 public func AudioConverterNew(_ inSourceFormat: UnsafePointer<AudioStreamBasicDescription>,
@@ -173,7 +169,7 @@ private func pullInput(_ box: ConverterBox, handle: AudioConverterRef, proc: Aud
     if converter.isDecoding {
         packets = 1   // one AAC packet yields 1024 frames; seed 002's decoder never sets the count
     } else {
-        let framesWanted = converter.isEncoding ? outputPacketsWanted * 1024 : outputPacketsWanted
+        let framesWanted = converter.isEncoding ? outputPacketsWanted * Int(converter.destination.mFramesPerPacket) : outputPacketsWanted
         packets = UInt32(max(1, min(1 << 20, Int((Double(framesWanted) * ratio).rounded(.up)))))
     }
     var buffers = AudioBufferList(mNumberBuffers: 1, mBuffers: AudioBuffer(mNumberChannels: converter.source.mChannelsPerFrame,
@@ -202,7 +198,7 @@ private func pullInput(_ box: ConverterBox, handle: AudioConverterRef, proc: Aud
             } else if packets == 1 {
                 try converter.push(packet: UnsafeRawBufferPointer(start: data, count: byteCount))
             } else {
-                throw AudioStatusError(kAudioConverterErr_RequiresPacketDescriptionsError, "\(packets) AAC packets given without packet descriptions")
+                throw AudioStatusError(kAudioConverterErr_RequiresPacketDescriptionsError, "\(packets) packets given without packet descriptions")
             }
         } else {
             let frameSize = Int(converter.source.mBytesPerFrame)

@@ -39,7 +39,7 @@ private func converterProperty(_ box: ConverterBox, _ id: AudioConverterProperty
         guard converter.isDecoding else { return .failure(AudioStatusError(kAudioConverterErr_PropertyNotSupported, "only a decoding converter has a decompression cookie")) }
         return .success(box.decompressionCookie)
     case kAudioConverterApplicableEncodeBitRates:
-        guard converter.isEncoding else { return .failure(AudioStatusError(kAudioConverterErr_PropertyNotSupported, "not an encoder")) }
+        guard converter.isEncoding, converter.destination.mFormatID == kAudioFormatMPEG4AAC else { return .failure(AudioStatusError(kAudioConverterErr_PropertyNotSupported, "not an encoder")) }
         return .success(array(aacBitRates(channelCount: Int(converter.destination.mChannelsPerFrame))
                 .map { AudioValueRange(mMinimum: Double($0), mMaximum: Double($0)) }))
     case kAudioConverterApplicableEncodeSampleRates:
@@ -102,7 +102,12 @@ public func AudioConverterSetProperty(_ inAudioConverter: AudioConverterRef, _ i
         guard converter.isDecoding else { return kAudioConverterErr_PropertyNotSupported }
         let cookie = Array(UnsafeRawBufferPointer(start: inPropertyData, count: Int(inPropertyDataSize)))
         return status { () throws(AudioStatusError) in
-            converter.decoderConfig = try ElementaryStreamDescriptor(parsing: cookie).audioSpecificConfig
+            if converter.source.mFormatID == kAudioFormatAppleLossless {
+                _ = try ALACDecoder(cookie: cookie, sampleRate: Int(converter.source.mSampleRate), channelCount: Int(converter.source.mChannelsPerFrame))
+                converter.decoderCookie = cookie
+            } else {
+                converter.decoderConfig = try ElementaryStreamDescriptor(parsing: cookie).audioSpecificConfig
+            }
             box.decompressionCookie = cookie
         }
     }
@@ -115,7 +120,7 @@ public func AudioConverterSetProperty(_ inAudioConverter: AudioConverterRef, _ i
     let value = inPropertyData.loadUnaligned(as: UInt32.self)
     switch inPropertyID {
     case kAudioConverterEncodeBitRate:
-        guard converter.isEncoding else { return kAudioConverterErr_PropertyNotSupported }
+        guard converter.isEncoding, converter.destination.mFormatID == kAudioFormatMPEG4AAC else { return kAudioConverterErr_PropertyNotSupported }
         guard (8000 ... 512_000).contains(Int(value)) else { return kAudio_ParamError }
         converter.bitRate = Int(value)
     case kAudioConverterCodecQuality: converter.codecQuality = Int(min(value, 0x7F))

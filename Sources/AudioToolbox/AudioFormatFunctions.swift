@@ -29,10 +29,10 @@ public let kAudioFormatBadSpecifierSizeError: OSStatus = 0x2173_7063
 /// `kAudioFormatUnknownFormatError` ('!fmt').
 public let kAudioFormatUnknownFormatError: OSStatus = 0x2166_6D74
 
-/// The codecs aqjack has: AAC-LC through libavcodec. (ALAC and FLAC are read and written by
-/// AudioFile through libsndfile; linear PCM needs no codec.)
+/// The codecs aqjack has: AAC-LC and Apple Lossless through libavcodec. (FLAC is read and
+/// written by AudioFile through libsndfile; linear PCM needs no codec.)
 private func codecs(_ component: UInt32, for format: AudioFormatID) -> [AudioClassDescription] {
-    guard format == kAudioFormatMPEG4AAC else { return [] }
+    guard format == kAudioFormatMPEG4AAC || format == kAudioFormatAppleLossless else { return [] }
     return [AudioClassDescription(mType: component, mSubType: format, mManufacturer: kAppleSoftwareAudioCodecManufacturer)]
 }
 
@@ -78,7 +78,7 @@ private func formatProperty(_ id: AudioFormatPropertyID, specifier: [UInt8], inp
             guard let format = formatID() else { return .failure(AudioStatusError(kAudioFormatBadSpecifierSizeError, "specifier must be a 4-byte format ID")) }
             return .success(array(codecs(id == kAudioFormatProperty_Encoders ? kAudioEncoderComponentType : kAudioDecoderComponentType, for: format)))
         case kAudioFormatProperty_EncodeFormatIDs, kAudioFormatProperty_DecodeFormatIDs:
-            return .success(array([kAudioFormatLinearPCM, kAudioFormatMPEG4AAC]))
+            return .success(array([kAudioFormatLinearPCM, kAudioFormatMPEG4AAC, kAudioFormatAppleLossless]))
         case kAudioFormatProperty_ASBDFromESDS:
             return .success(bytes(CompressedFormatValues.aacDescription(try ElementaryStreamDescriptor(parsing: specifier).audioSpecificConfig)))
         default:

@@ -231,3 +231,93 @@ struct AudioConverterTests {
         #expect(name == "AAC, 2 channels, 48000 Hz")
     }
 }
+
+/// Hands out Apple Lossless (or AAC) packets one by one with their description.
+final class PacketFeeder {
+    let packets: [[UInt8]]
+    var next = 0
+    var description = AudioStreamPacketDescription()
+    var current: [UInt8] = []
+    init(packets: [[UInt8]]) { self.packets = packets }
+}
+
+let packetFeederProc: AudioConverterComplexInputDataProc = { _, ioNumberDataPackets, ioData, outDescriptions, userData in
+    let feeder = Unmanaged<PacketFeeder>.fromOpaque(userData!).takeUnretainedValue()
+    guard feeder.next < feeder.packets.count else {
+        ioNumberDataPackets.pointee = 0
+        return noErr
+    }
+    feeder.current = feeder.packets[feeder.next]
+    feeder.next += 1
+    feeder.description = AudioStreamPacketDescription(mStartOffset: 0, mVariableFramesInPacket: 0, mDataByteSize: UInt32(feeder.current.count))
+    feeder.current.withUnsafeMutableBytes { ioData.pointee.mBuffers.mData = $0.baseAddress }
+    ioData.pointee.mBuffers.mDataByteSize = UInt32(feeder.current.count)
+    withUnsafeMutablePointer(to: &feeder.description) { outDescriptions?.pointee = $0 }
+    ioNumberDataPackets.pointee = 1
+    return noErr
+}
+
+extension AudioConverterTests {
+    @Test("Apple Lossless through AudioConverter: 24-bit PCM → ALAC packets (cookie, descriptions) → 24-bit PCM, bit-exact")
+    func appleLosslessRoundTrip() throws {
+        let frames = 10000   // two full packets and a short one
+        var samples = [UInt8]()
+        for index in 0 ..< frames * 2 {
+            let value = Int32(truncatingIfNeeded: (index &* 2_654_435_761) >> 8) >> 8   // 24-bit pseudo-random
+            samples += [UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value >> 16)]
+        }
+        var source = pcm(44100, 2, 24)
+        var alac = AudioStreamBasicDescription()
+        alac.mFormatID = kAudioFormatAppleLossless
+        alac.mSampleRate = 44100
+        alac.mChannelsPerFrame = 2
+        alac.mFormatFlags = 3   // kAppleLosslessFormatFlag_24BitSourceData
+        var encoder: AudioConverterRef?
+        #expect(AudioConverterNew(&source, &alac, &encoder) == noErr)
+        var cookieSize: UInt32 = 0
+        #expect(AudioConverterGetPropertyInfo(encoder!, kAudioConverterCompressionMagicCookie, &cookieSize, nil) == noErr)
+        var cookie = [UInt8](repeating: 0, count: Int(cookieSize))
+        #expect(AudioConverterGetProperty(encoder!, kAudioConverterCompressionMagicCookie, &cookieSize, &cookie) == noErr)
+        #expect(cookie.count == 24 && cookie[5] == 24)   // ALACSpecificConfig: bit depth 24
+        let feeder = PieceFeeder(bytes: samples, frameSize: 6, piece: 3000)
+        var packets: [[UInt8]] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var descriptions = [AudioStreamPacketDescription](repeating: AudioStreamPacketDescription(), count: 4)
+        while true {
+            var count: UInt32 = 4
+            let status = buffer.withUnsafeMutableBytes { raw -> OSStatus in
+                var list = AudioBufferList(mNumberBuffers: 1, mBuffers: AudioBuffer(mNumberChannels: 2, mDataByteSize: UInt32(raw.count), mData: raw.baseAddress))
+                return AudioConverterFillComplexBuffer(encoder!, pieceFeederProc, Unmanaged.passUnretained(feeder).toOpaque(), &count, &list, &descriptions)
+            }
+            #expect(status == noErr)
+            for description in descriptions.prefix(Int(count)) {
+                packets.append(Array(buffer[Int(description.mStartOffset) ..< Int(description.mStartOffset) + Int(description.mDataByteSize)]))
+            }
+            if count == 0 { break }
+        }
+        #expect(packets.count == 3)
+        var decoderConverter: AudioConverterRef?
+        var output = pcm(44100, 2, 24)
+        #expect(AudioConverterNew(&alac, &output, &decoderConverter) == noErr)
+        #expect(AudioConverterSetProperty(decoderConverter!, kAudioConverterDecompressionMagicCookie, cookieSize, cookie) == noErr)
+        let packetFeeder = PacketFeeder(packets: packets)
+        var decoded: [UInt8] = []
+        var pcmOut = [UInt8](repeating: 0, count: 4096 * 6)
+        while true {
+            var count: UInt32 = 4096
+            let status = pcmOut.withUnsafeMutableBytes { raw -> OSStatus in
+                var list = AudioBufferList(mNumberBuffers: 1, mBuffers: AudioBuffer(mNumberChannels: 2, mDataByteSize: UInt32(raw.count), mData: raw.baseAddress))
+                return AudioConverterFillComplexBuffer(decoderConverter!, packetFeederProc, Unmanaged.passUnretained(packetFeeder).toOpaque(), &count, &list, nil)
+            }
+            #expect(status == noErr)
+            decoded += pcmOut.prefix(Int(count) * 6)
+            if count == 0 { break }
+        }
+        #expect(decoded.count == samples.count)
+        #expect(decoded == samples)
+        var id = kAudioFormatAppleLossless
+        var size: UInt32 = 0
+        #expect(AudioFormatGetPropertyInfo(kAudioFormatProperty_Decoders, 4, &id, &size) == noErr)
+        #expect(Int(size) == MemoryLayout<AudioClassDescription>.size)
+    }
+}
