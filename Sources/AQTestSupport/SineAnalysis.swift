@@ -37,6 +37,18 @@ public enum SineAnalysis {
         return snr(samples, ideal: fit[...])
     }
 
+    /// The median and worst of ``fittedSNR`` over consecutive windows of `window` frames: robust
+    /// to a phase jump at one point (an xrun makes jackd skip or repeat a cycle's frame time,
+    /// shifting a generator's phase), which would ruin a fit over the whole signal.
+    public static func windowedSNR(_ samples: ArraySlice<Float>, frequency: Double, sampleRate: Double,
+                                   window: Int) -> (median: Double, worst: Double) {
+        let snrs = stride(from: samples.startIndex, to: samples.endIndex - window + 1, by: window).map {
+            fittedSNR(samples[$0 ..< $0 + window], frequency: frequency, sampleRate: sampleRate)
+        }.sorted()
+        guard !snrs.isEmpty else { return (-.infinity, -.infinity) }
+        return (snrs[snrs.count / 2], snrs[0])
+    }
+
     private static func solve3(_ m: [[Double]], _ v: [Double]) -> [Double] {
         func det(_ a: [[Double]]) -> Double {
             a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])

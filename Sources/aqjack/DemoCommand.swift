@@ -110,7 +110,12 @@ struct DemoCommand {
         for frame in 0 ..< frames {
             for channel in 0 ..< channels where samples[frame * channels + channel] != Self.signal(channel: channel, frame: frame, rate: rate) { wrong += 1 }
         }
-        let ok = frames == total && wrong == 0 && gaps == 0 && firstTime == Double(startFrame)
+        // jackd2 1.9.21 skips or repeats a cycle's frame time around an xrun (README, "Known
+        // behaviour of JACK") while the audio itself runs on: with every sample exact, breaks in
+        // the time stamps are the server's, up to two per reported xrun.
+        let xruns = recorder.client.notifications.xrunCount.load(ordering: .relaxed)
+        let timelineExplained = gaps == 0 || (xruns > 0 && gaps <= 2 * xruns)
+        let ok = frames == total && wrong == 0 && timelineExplained && firstTime == Double(startFrame)
         // Meters over the whole recording (peak and RMS per channel; expected -6/-9 and -12/-15 dBFS).
         let meters = (0 ..< channels).map { channel -> String in
             var peak: Float = 0
@@ -125,9 +130,9 @@ struct DemoCommand {
         }
         print("""
         aqjack demo: wrote \(path): \(frames) frames × \(channels) ch, float WAV, BWF TimeReference \(startFrame)
-          check: \(ok ? "OK" : "FAILED") — frames \(frames)/\(total), wrong samples \(wrong), timeline gaps \(gaps), first frame at \(firstTime.map { String(Int($0)) } ?? "-") (scheduled \(startFrame))
+          check: \(ok ? "OK" : "FAILED") — frames \(frames)/\(total), wrong samples \(wrong), timeline gaps \(gaps)\(gaps > 0 && timelineExplained ? " (JACK re-stamped cycles during \(xruns) xruns; the audio is exact)" : ""), first frame at \(firstTime.map { String(Int($0)) } ?? "-") (scheduled \(startFrame))
           meters: \(meters.joined(separator: "; "))
-          playback underruns \(player.queue.underrunFrameCount) frames, recording overruns \(recorder.overrunFrameCount), xruns \(recorder.client.notifications.xrunCount.load(ordering: .relaxed))
+          playback underruns \(player.queue.underrunFrameCount) frames, recording overruns \(recorder.overrunFrameCount), xruns \(xruns)
         """)
         return ok ? ExitStatus.success : ExitStatus.failure
     }

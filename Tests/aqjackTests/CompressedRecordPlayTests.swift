@@ -32,11 +32,8 @@ extension JackServerSuite {
             // Fitted per 0.25 s window: an xrun on this 2-core machine makes jackd skip or repeat a
             // cycle's frame time, which shifts the generator's phase (not aqjack's doing); the
             // median window must be clean.
-            let windows = stride(from: 4096, to: left.count - 4096 - 12000, by: 12000).map {
-                SineAnalysis.fittedSNR(left[$0 ..< $0 + 12000], frequency: 1000, sampleRate: 48000)
-            }.sorted()
-            let snr = windows[windows.count / 2]
-            print("aqjack record \(ext): \(left.count) frames decoded by ffmpeg, median window sine SNR \(snr) dB (worst \(windows.first ?? 0))")
+            let (snr, worst) = SineAnalysis.windowedSNR(left[4096 ..< left.count - 4096], frequency: 1000, sampleRate: 48000, window: 12000)
+            print("aqjack record \(ext): \(left.count) frames decoded by ffmpeg, median window sine SNR \(snr) dB (worst \(worst))")
             #expect(snr >= 30)
             // Decoding with aqjack convert trims by the packet table: exactly the recorded length.
             if ext != "aac" {
