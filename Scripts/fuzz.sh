@@ -31,6 +31,8 @@ if [ ! -d "$corpus" ]; then
     .build/release/aqjack convert "$work/tone.wav" "$work/tone.$ext" "${args[@]}" >/dev/null
     { printf '\x03'; cat "$work/tone.$ext"; } > "$corpus/file-$ext"
   done
+  .build/release/aqjack convert "$work/tone.wav" "$work/alac.m4a" --codec alac >/dev/null
+  { printf '\x03'; cat "$work/alac.m4a"; } > "$corpus/file-alac-m4a"
   { printf '\x02'; head -c 2000 "$work/tone.aac"; } > "$corpus/adts-headers"
   # An ES_Descriptor as Core Audio writes it, and a bare AudioSpecificConfig.
   printf '\x00\x03\x80\x80\x80\x22\x00\x00\x00\x04\x80\x80\x80\x14\x40\x15\x00\x06\x00\x00\x01\xf4\x00\x00\x01\xf4\x00\x05\x80\x80\x80\x02\x12\x10\x06\x80\x80\x80\x01\x02' > "$corpus/cookie"

@@ -29,6 +29,8 @@ struct InfoCommand {
         let formatFlags: UInt32
         let sampleRate: Double
         let channels: UInt32
+        /// Core Audio's name for the default layout of that many channels ("Mono", "Stereo (L R)", ...).
+        let channelLayout: String
         let bitsPerChannel: UInt32
         let bytesPerPacket: UInt32
         let framesPerPacket: UInt32
@@ -44,12 +46,28 @@ struct InfoCommand {
         let timeReference: Int64?
     }
 
+    /// The layout afinfo names for a channel count (the default layout tags: mono, stereo, the
+    /// MPEG layouts AAC's channel configurations use), else "N channels, discrete".
+    static func layoutName(channels: UInt32) -> String {
+        switch channels {
+        case 1: "Mono"
+        case 2: "Stereo (L R)"
+        case 3: "MPEG 3.0 A (L R C)"
+        case 4: "Quadraphonic (L R Ls Rs)"
+        case 5: "MPEG 5.0 A (L R C Ls Rs)"
+        case 6: "MPEG 5.1 A (L R C LFE Ls Rs)"
+        case 8: "MPEG 7.1 C (L R C LFE Ls Rs Rls Rrs)"
+        default: "\(channels) channels, discrete"
+        }
+    }
+
     static func describe(_ path: String) throws(AudioStatusError) -> FileInfo {
         if let packets = try PacketFiles.open(path: path) {
             let format = packets.dataFormat
             let table = packets.packetTable
             return FileInfo(path: path, fileType: fourCharacterCode(packets.fileType), formatID: fourCharacterCode(format.mFormatID),
                             formatFlags: format.mFormatFlags, sampleRate: format.mSampleRate, channels: format.mChannelsPerFrame,
+                            channelLayout: layoutName(channels: format.mChannelsPerFrame),
                             bitsPerChannel: format.mBitsPerChannel, bytesPerPacket: format.mBytesPerPacket, framesPerPacket: format.mFramesPerPacket,
                             bytesPerFrame: format.mBytesPerFrame, packets: packets.packetCount, frames: packets.frameCount, duration: packets.duration,
                             bitRate: packets.duration > 0 ? Int(Double(packets.byteCount * 8) / packets.duration) : 0,
@@ -64,6 +82,7 @@ struct InfoCommand {
         let stored = reader.storedFormatID
         return FileInfo(path: path, fileType: fourCharacterCode(reader.fileType), formatID: fourCharacterCode(stored ?? format.mFormatID),
                         formatFlags: format.mFormatFlags, sampleRate: format.mSampleRate, channels: format.mChannelsPerFrame,
+                        channelLayout: layoutName(channels: format.mChannelsPerFrame),
                         bitsPerChannel: stored == nil ? format.mBitsPerChannel : UInt32(reader.storedBitDepth ?? 0),
                         bytesPerPacket: stored == nil ? format.mBytesPerPacket : 0, framesPerPacket: stored == nil ? format.mFramesPerPacket : 4096,
                         bytesPerFrame: stored == nil ? format.mBytesPerFrame : 0, packets: reader.packetCount, frames: reader.packetCount, duration: reader.duration,
@@ -90,7 +109,7 @@ struct InfoCommand {
         }
         printSummary(Listing(files: files), json: json) {
             files.map { info in
-                var lines = ["\(info.path)", "  file type: \(info.fileType)",
+                var lines = ["\(info.path)", "  file type: \(info.fileType)", "  channel layout: \(info.channelLayout)",
                              "  data format: \(info.channels) ch, \(Int(info.sampleRate)) Hz, \(info.formatID) (0x\(String(info.formatFlags, radix: 16))) "
                                  + "\(info.bitsPerChannel) bits/channel, \(info.bytesPerPacket) bytes/packet, \(info.framesPerPacket) frames/packet, \(info.bytesPerFrame) bytes/frame",
                              "  packets: \(info.packets), frames: \(info.frames), duration: \(String(format: "%.6f", info.duration)) s",
