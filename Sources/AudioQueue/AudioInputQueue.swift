@@ -125,16 +125,11 @@ public final class AudioInputQueue: @unchecked Sendable {
     public init(format: AudioStreamBasicDescription, client: JackClient, callback: @escaping Callback) throws(AudioQueueError) {
         var pcmFormat = format
         var stage: InputPacketStage?
-        if format.mFormatID == CompressedFormatValues.mpeg4AAC {
-            // AAC: the queue captures float frames at the format's rate and encodes them.
+        if format.mFormatID == CompressedFormatValues.mpeg4AAC || format.mFormatID == CompressedFormatValues.appleLossless {
+            // AAC or ALAC: the queue captures float frames at the format's rate and encodes them.
             var aac: AudioStreamBasicDescription
             do throws(AudioStatusError) {
-                aac = try CompressedFormatValues.completedAAC(format)
-                if aac.mSampleRate == 0 { aac.mSampleRate = Double(client.sampleRate) }
-                aac = try CompressedFormatValues.completedAAC(aac)
-                guard aac.mChannelsPerFrame > 0 else {
-                    throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "mChannelsPerFrame is 0; an AAC recording needs 1 ... 6 or 8 channels")
-                }
+                aac = try Self.completedCompressedFormat(format, deviceRate: Double(client.sampleRate))
                 stage = try InputPacketStage(format: aac, deviceRate: Double(client.sampleRate))
             } catch {
                 client.close()
@@ -144,10 +139,8 @@ public final class AudioInputQueue: @unchecked Sendable {
         }
         let (resolved, layout, ports) = try QueueDevice.prepare(format: pcmFormat, client: client, portPrefix: "in_", direction: .input)
         self.ports = ports
-        if let stage {
-            var aac = format
-            aac.mSampleRate = Double(stage.sampleRate)
-            self.format = (try? CompressedFormatValues.completedAAC(aac)) ?? aac
+        if stage != nil {
+            self.format = (try? Self.completedCompressedFormat(format, deviceRate: Double(client.sampleRate))) ?? format
         } else {
             self.format = resolved
         }
@@ -175,6 +168,31 @@ public final class AudioInputQueue: @unchecked Sendable {
 
     deinit {
         dispose()
+    }
+
+    /// The full description of a compressed recording format, as Apple's queue reports it
+    /// (`kAudioQueueProperty_StreamDescription`): AAC-LC as FormatInfo completes it; Apple
+    /// Lossless with 4096 frames per packet and 16-bit source data unless the flags say 24.
+    static func completedCompressedFormat(_ format: AudioStreamBasicDescription, deviceRate: Double) throws(AudioStatusError) -> AudioStreamBasicDescription {
+        var completed = format
+        if completed.mSampleRate == 0 { completed.mSampleRate = deviceRate }
+        if format.mFormatID == CompressedFormatValues.appleLossless {
+            if completed.mFormatFlags == 0 { completed.mFormatFlags = ALAC.formatFlag(bitDepth: 16) }
+            guard [1, 3].contains(completed.mFormatFlags), (1 ... 8).contains(completed.mChannelsPerFrame) else {
+                throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+                                       "Apple Lossless recording: mFormatFlags \(completed.mFormatFlags) (expected 1 = 16-bit or 3 = 24-bit) and mChannelsPerFrame \(completed.mChannelsPerFrame) (expected 1 ... 8)")
+            }
+            completed.mFramesPerPacket = UInt32(ALAC.framesPerPacket)
+            completed.mBytesPerPacket = 0
+            completed.mBytesPerFrame = 0
+            completed.mBitsPerChannel = 0
+            return completed
+        }
+        completed = try CompressedFormatValues.completedAAC(completed)
+        guard completed.mChannelsPerFrame > 0 else {
+            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "mChannelsPerFrame is 0; an AAC recording needs 1 ... 6 or 8 channels")
+        }
+        return completed
     }
 
     // MARK: Buffers
@@ -329,7 +347,7 @@ public final class AudioInputQueue: @unchecked Sendable {
     public var magicCookie: [UInt8] { lock.withLock { packetStage?.magicCookie ?? [] } }
 
     /// The largest packet a buffer can receive (`kAudioQueueProperty_MaximumOutputPacketSize`):
-    /// one frame for linear PCM; 6144 bits per channel for AAC.
+    /// one frame for linear PCM; 6144 bits per channel for AAC; the raw frames plus a header for ALAC.
     public var maximumOutputPacketSize: Int { packetStage?.maximumPacketSize ?? layout.bytesPerFrame }
 
     /// AAC: frames of encoder priming at the start of the stream (FFmpeg's 1024), and, once a
@@ -344,7 +362,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard let packetStage else {
-            throw AudioQueueError(AudioQueueError.invalidPropertyCode, "only an AAC recording queue has an encoder")
+            throw AudioQueueError(AudioQueueError.invalidPropertyCode, "only a compressed recording queue has an encoder")
         }
         try packetStage.configure(bitRate: bitRate, quality: quality)
     }

@@ -90,8 +90,8 @@ enum QueueDevice {
         // FormatInfo completes it (its rate may still be 0, the server's).
         if format.mFormatID == CompressedFormatValues.mpeg4AAC {
             _ = try CompressedFormatValues.completedAAC(format)
-        } else if format.mFormatID == CompressedFormatValues.appleLossless && purpose == "playback" {
-            // Checked by the playback queue.
+        } else if format.mFormatID == CompressedFormatValues.appleLossless {
+            // Checked by the queue itself.
         } else {
             _ = try LinearPCMLayout(validating: format)
         }

@@ -14,7 +14,7 @@ enum Help {
       aqjack ports ...          the same as --ports
       aqjack [--server NAME] [--name CLIENT] record [-p PORT_OR_GLOB]... [-c CHANNELS]
              [-f wav|w64|rf64|aiff|aifc|caf|aac|m4a|mp4] [-b 16|24|32|float|double]
-             [--codec lpcm|aac] [--bitrate BPS] [-q QUALITY] [-r RATE]
+             [--codec lpcm|aac|alac] [--bitrate BPS] [-q QUALITY] [-r RATE]
              [--src-quality best|medium|fastest] [-d SECONDS] [--start-at FRAME]
              [--force] [--meter|--no-meter] [--json] FILE
       aqjack [--server NAME] [--name CLIENT] play [-p DEST_PORT_OR_GLOB]... [--no-connect]
@@ -50,6 +50,7 @@ enum Help {
     codec quality). With -d the file holds exactly that many frames after the encoder's priming
     (CAF 'pakt', MPEG-4 edit list). A killed AAC recording keeps every packet in ADTS (.aac) and
     every complete one-second fragment in M4A/MP4; a CAF is only readable once closed.
+    --codec alac records Apple Lossless (-b 16 or 24) to .m4a or .mp4.
 
     play registers CLIENT:out_1..N (the files' channel count), connects them to the physical
     playback ports (or the -p ports, in natural order; none with --no-connect), plays the files

@@ -21,17 +21,19 @@ extension RecordSession: RecordingSession {
     func finish(queue: AudioInputQueue) -> String? { close() }
 }
 
-/// What `aqjack record` does with AAC buffers on the queue thread: appends their packets to an
-/// ADTS, CAF or MPEG-4 file. The queue keeps the encoded stream on the JACK timeline itself
+/// What `aqjack record` does with AAC or ALAC buffers on the queue thread: appends their packets
+/// to an ADTS, CAF or MPEG-4 file. The queue keeps the encoded stream on the JACK timeline itself
 /// (lost device frames are encoded as silence), so packets are written as they come. With `-d`
 /// exactly the packets that decode the requested frames are written, ⌈(priming + frames) /
-/// 1024⌉ of them (AAC packet k decodes to output frames k·1024 ..< (k+1)·1024 from packets
-/// ≤ k), and the packet table marks exactly the requested frames valid after the priming, so
+/// F⌉ of them, F the frames per packet (AAC packet k decodes to output frames k·F ..< (k+1)·F
+/// from packets ≤ k), and the packet table marks exactly the requested frames valid after the priming, so
 /// the remainder is under one packet (which MPEG-4 expresses as the last packet's duration).
 final class PacketRecordSession: @unchecked Sendable, RecordingSession {
     let writer: any PacketFileWriting
     let targetFrames: Int64?
     let priming: Int
+    /// 1024 for AAC, 4096 for ALAC.
+    let framesPerPacket: Int
     /// Device (JACK) frames per file frame: 1 unless the file's rate differs from the server's.
     let deviceFramesPerFileFrame: Double
     private let lock = NSLock()
@@ -41,17 +43,18 @@ final class PacketRecordSession: @unchecked Sendable, RecordingSession {
     private var finalFrames: Int64?
     let isFinished = Atomic<Bool>(false)
 
-    init(writer: any PacketFileWriting, targetFrames: Int64?, priming: Int, deviceFramesPerFileFrame: Double) {
+    init(writer: any PacketFileWriting, targetFrames: Int64?, priming: Int, framesPerPacket: Int, deviceFramesPerFileFrame: Double) {
         self.writer = writer
+        self.framesPerPacket = framesPerPacket
         self.deviceFramesPerFileFrame = deviceFramesPerFileFrame
         self.targetFrames = targetFrames
         self.priming = priming
         writer.packetTable = PacketTable(validFrameCount: 0, primingFrames: Int32(priming), remainderFrames: 0)
     }
 
-    var framesWritten: Int64 { lock.withLock { max(0, writer.packetCount * 1024 - Int64(priming)) } }
+    var framesWritten: Int64 { lock.withLock { max(0, writer.packetCount * Int64(framesPerPacket) - Int64(priming)) } }
     var summary: (start: UInt64?, frames: Int64, lost: Int64, failure: String?) {
-        lock.withLock { (startFrame, finalFrames ?? min(max(0, writer.packetCount * 1024 - Int64(priming)), targetFrames ?? .max), 0, failure) }
+        lock.withLock { (startFrame, finalFrames ?? min(max(0, writer.packetCount * Int64(framesPerPacket) - Int64(priming)), targetFrames ?? .max), 0, failure) }
     }
 
     func handle(_ buffer: AudioQueueBufferRef, startTime: AudioTimeStamp) -> Bool {
@@ -81,7 +84,7 @@ final class PacketRecordSession: @unchecked Sendable, RecordingSession {
 
     /// With a duration: the packets that decode it.
     private var neededPackets: Int64? {
-        targetFrames.map { ($0 + Int64(priming) + 1023) / 1024 }
+        targetFrames.map { ($0 + Int64(priming) + Int64(framesPerPacket) - 1) / Int64(framesPerPacket) }
     }
 
     /// Records the packet table (priming, the valid frames: the duration asked for, else every
@@ -89,7 +92,7 @@ final class PacketRecordSession: @unchecked Sendable, RecordingSession {
     func finish(queue: AudioInputQueue) -> String? {
         lock.lock()
         defer { lock.unlock() }
-        let total = writer.packetCount * 1024
+        let total = writer.packetCount * Int64(framesPerPacket)
         let recorded = queue.packetTableInfo?.validFrames ?? max(0, total - Int64(priming))
         let valid = max(0, min(recorded, targetFrames ?? recorded, total - Int64(priming)))
         writer.packetTable = PacketTable(validFrameCount: valid, primingFrames: Int32(priming),

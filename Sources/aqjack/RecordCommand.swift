@@ -56,11 +56,12 @@ struct RecordCommand {
             queue = try AudioInputQueue(format: format, client: client) { queue, buffer, startTime in
                 if box.session?.handle(buffer, startTime: startTime) ?? false { try? queue.enqueue(buffer) }
             }
-            if options.isAAC {
-                try queue.configureEncoder(bitRate: options.bitRate, quality: options.quality)
+            if options.isCompressed {
+                if options.isAAC { try queue.configureEncoder(bitRate: options.bitRate, quality: options.quality) }
                 let writer = try PacketFiles.create(path: options.path, fileType: options.fileType!, format: queue.format, eraseExisting: options.force)
                 try writer.setMagicCookie(queue.magicCookie)
                 session = PacketRecordSession(writer: writer, targetFrames: targetFrames, priming: queue.packetTableInfo?.priming ?? 0,
+                                              framesPerPacket: Int(queue.format.mFramesPerPacket),
                                               deviceFramesPerFileFrame: Double(client.sampleRate) / format.mSampleRate)
             } else {
                 let writer = try AudioFileWriter(path: options.path, fileType: options.fileType!, format: format, eraseExisting: options.force)
@@ -70,8 +71,8 @@ struct RecordCommand {
             queue.channelSources = sources
             queue.isLevelMeteringEnabled = true
             queue.sampleRateConverterQuality = options.sourceQuality == "best" ? .best : options.sourceQuality == "medium" ? .medium : .fastest
-            // Four buffers of 0.1 s (AAC: room for 0.1 s of the largest packets).
-            let bufferBytes = options.isAAC ? queue.maximumOutputPacketSize * max(2, Int(format.mSampleRate / 10 / 1024) + 1)
+            // Four buffers of 0.1 s (compressed: room for 0.1 s of the largest packets, at least two).
+            let bufferBytes = options.isCompressed ? queue.maximumOutputPacketSize * max(2, Int(format.mSampleRate / 10) / Int(queue.format.mFramesPerPacket) + 1)
                                             : Int(max(format.mBytesPerFrame, format.mBytesPerFrame * UInt32(format.mSampleRate / 10)))
             for _ in 0 ..< 4 { try queue.enqueue(queue.allocateBuffer(byteCapacity: bufferBytes)) }
             try queue.start(atFrame: options.startFrame)
@@ -145,6 +146,7 @@ struct RecordReport: Encodable {
         channels = Int(format.mChannelsPerFrame)
         bitsPerChannel = Int(format.mBitsPerChannel)
         sampleFormat = format.mFormatID == CompressedFormatValues.mpeg4AAC ? "aac"
+            : format.mFormatID == CompressedFormatValues.appleLossless ? "alac"
             : format.mFormatFlags & AudioFormatValues.isFloat != 0 ? "float" : "signed-integer"
         self.frames = frames
         seconds = Double(frames) / format.mSampleRate

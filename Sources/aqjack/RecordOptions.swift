@@ -30,6 +30,9 @@ struct RecordOptions {
     ]
 
     var isAAC: Bool { codec == CompressedFormatValues.mpeg4AAC }
+    var isALAC: Bool { codec == CompressedFormatValues.appleLossless }
+    /// Recorded as packets (AAC, ALAC) rather than linear PCM.
+    var isCompressed: Bool { isAAC || isALAC }
 
     init(arguments cursor: inout ArgumentCursor, globals: inout GlobalOptions) throws(UsageError) {
         var paths: [String] = []
@@ -50,11 +53,12 @@ struct RecordOptions {
                 }
                 fileType = type
             case .option("--codec"):
-                let text = try cursor.value(for: "--codec", expected: "lpcm or aac")
+                let text = try cursor.value(for: "--codec", expected: "lpcm, aac or alac")
                 switch text.lowercased() {
                 case "lpcm", "pcm": codec = AudioFormatValues.linearPCM
                 case "aac": codec = CompressedFormatValues.mpeg4AAC
-                default: throw UsageError(message: "--codec '\(text)' cannot be recorded: expected lpcm or aac (convert to ALAC or FLAC afterwards with aqjack convert)")
+                case "alac": codec = CompressedFormatValues.appleLossless
+                default: throw UsageError(message: "--codec '\(text)' cannot be recorded: expected lpcm, aac or alac (convert to FLAC afterwards with aqjack convert)")
                 }
             case .option("--bitrate"):
                 bitRate = try ConvertCommand.number(&cursor, "--bitrate", "bits per second, 8000 ... 512000, e.g. 128000", 8000 ... 512_000)
@@ -118,20 +122,32 @@ struct RecordOptions {
         if isAAC && ![AudioFileTypeValues.caf].contains(fileType!) && !aacOnly.contains(fileType!) {
             throw UsageError(message: "--codec aac records to .aac (ADTS), .m4a, .mp4 or .caf; '\(path)' is \(fourCharacterCode(fileType!))")
         }
-        if !isAAC && aacOnly.contains(fileType!) {
-            throw UsageError(message: "\(fourCharacterCode(fileType!)) files hold AAC, not linear PCM: drop --codec lpcm or record to .wav/.caf")
+        if !isCompressed && aacOnly.contains(fileType!) {
+            throw UsageError(message: "\(fourCharacterCode(fileType!)) files hold AAC or ALAC, not linear PCM: drop --codec lpcm or record to .wav/.caf")
+        }
+        if isALAC && fileType != CompressedFormatValues.m4aFile && fileType != CompressedFormatValues.mpeg4File {
+            throw UsageError(message: "--codec alac records to .m4a or .mp4; '\(path)' is \(fourCharacterCode(fileType!)) (record PCM and convert it for ALAC in CAF)")
+        }
+        if isALAC, let depth, depth != "16" && depth != "24" {
+            throw UsageError(message: "-b \(depth) with --codec alac: Apple Lossless records 16 or 24 bits")
         }
         if isAAC && depth != nil {
             throw UsageError(message: "-b sets a linear-PCM bit depth; AAC takes --bitrate (bits per second) instead")
         }
         if !isAAC && (bitRate != nil || quality != nil) {
-            throw UsageError(message: "--bitrate and -q apply to AAC; this recording is linear PCM (use --codec aac, or .m4a/.aac)")
+            throw UsageError(message: "--bitrate and -q apply to AAC; this recording is \(isALAC ? "Apple Lossless" : "linear PCM") (use --codec aac, or .m4a/.aac)")
         }
     }
 
     /// The stream description to record: the depth given, else float for the WAVE family and
     /// CAF, 24-bit for AIFF; the file type's byte order.
     func format(channelCount: Int, sampleRate: Int) -> AudioStreamBasicDescription {
+        if isALAC {
+            return AudioStreamBasicDescription(mSampleRate: Double(sampleRate), mFormatID: CompressedFormatValues.appleLossless,
+                                               mFormatFlags: ALAC.formatFlag(bitDepth: depth == "24" ? 24 : 16), mBytesPerPacket: 0,
+                                               mFramesPerPacket: UInt32(ALAC.framesPerPacket), mBytesPerFrame: 0,
+                                               mChannelsPerFrame: UInt32(channelCount), mBitsPerChannel: 0, mReserved: 0)
+        }
         if isAAC {
             return AudioStreamBasicDescription(mSampleRate: Double(sampleRate), mFormatID: CompressedFormatValues.mpeg4AAC,
                                                mFormatFlags: CompressedFormatValues.aacLowComplexity, mBytesPerPacket: 0, mFramesPerPacket: 1024,
