@@ -67,7 +67,13 @@ public final class AACEncoder {
         context.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP   // the only format FFmpeg's AAC encoder takes
         context.pointee.bit_rate = Int64(bitRate)
         context.pointee.profile = FF_PROFILE_AAC_LOW
-        aqff_av_channel_layout_default(&context.pointee.ch_layout, Int32(channelCount))
+        // AAC's channel configurations, so the encoder writes a plain AudioSpecificConfig (no
+        // program config element): FFmpeg's default layout for 3 channels is 2.1, which has none.
+        if channelCount == 3 {
+            _ = aqff_av_channel_layout_from_mask(&context.pointee.ch_layout, cffmpeg_layout_surround())
+        } else {
+            aqff_av_channel_layout_default(&context.pointee.ch_layout, Int32(channelCount))
+        }
         if quality < 0x40 { _ = aqff_av_opt_set(context.pointee.priv_data, "aac_coder", "fast", 0) }
         let opened = aqff_avcodec_open2(context, codec, nil)
         guard opened >= 0 else {
@@ -95,7 +101,7 @@ public final class AACEncoder {
         frame.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
         frame.pointee.nb_samples = Int32(Self.framesPerPacket)
         frame.pointee.sample_rate = Int32(sampleRate)
-        aqff_av_channel_layout_default(&frame.pointee.ch_layout, Int32(channelCount))
+        frame.pointee.ch_layout = context.pointee.ch_layout
         guard aqff_av_frame_get_buffer(frame, 0) >= 0 else {
             throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "cannot allocate an AAC input frame")
         }

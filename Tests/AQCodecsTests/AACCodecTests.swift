@@ -89,4 +89,14 @@ struct AACCodecTests {
         #expect(throws: AudioStatusError.self) { try AudioSpecificConfig(objectType: 2, sampleRate: 44000, channelCount: 2) }
         #expect(throws: AudioStatusError.self) { try AudioSpecificConfig(objectType: 2, sampleRate: 44100, channelCount: 7) }
     }
+
+    @Test("Every channel count AAC carries (1 ... 6, 8) encodes to a plain channel configuration and decodes to as many channels",
+          arguments: [1, 2, 3, 4, 5, 6, 8])
+    func channelCounts(_ channels: Int) throws {
+        let input = MultiSine.interleaved(frameCount: 4800, channelCount: channels, sampleRate: 48000)
+        let (packets, encoder) = try Self.encode(input, channels: channels, rate: 48000, bitRate: 48000 * channels)
+        #expect(encoder.audioSpecificConfig.channelCount == channels)
+        let decoded = try Self.decode(packets, config: encoder.audioSpecificConfig)
+        #expect(decoded.count == packets.count * 1024 * channels)
+    }
 }

@@ -30,4 +30,5 @@ const char *cffmpeg_load_error(void);
 /* Function-like macros re-exported as functions. */
 static inline int cffmpeg_error_again(void) { return AVERROR(EAGAIN); }
 static inline int cffmpeg_error_eof(void) { return AVERROR_EOF; }
+static inline uint64_t cffmpeg_layout_surround(void) { return AV_CH_LAYOUT_SURROUND; }
 #endif
