@@ -15,28 +15,31 @@ export ASAN_OPTIONS=detect_leaks=0
 
 # A debug build: measured here, the release build's coverage stays at 13 edges (the
 # instrumentation does not reach the parser modules), the debug build's reaches ~480.
-swift build --product FuzzParsers --sanitize fuzzer --sanitize address --build-path .build/fuzz
-binary=.build/fuzz/debug/FuzzParsers
+swift build --product FuzzParsers --sanitize fuzzer --sanitize address --build-path .build/fuzzer
+binary=.build/fuzzer/debug/FuzzParsers
 
 corpus=.build/fuzz-corpus
 if [ ! -d "$corpus" ]; then
-  mkdir -p "$corpus"
-  [ -x .build/release/aqjack ] || swift build -c release --product aqjack
+  # Made in a scratch folder and moved into place, so a failure leaves no empty corpus behind.
+  swift build -c release --product aqjack
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
+  seeds="$work/seeds"
+  mkdir -p "$seeds"
   sox -n -r 44100 -c 2 -b 16 "$work/tone.wav" synth 0.3 sine 440 sine 660
   for ext in aac caf m4a; do
     args=()
     [ "$ext" = caf ] && args=(--codec aac)
     .build/release/aqjack convert "$work/tone.wav" "$work/tone.$ext" "${args[@]}" >/dev/null
-    { printf '\x03'; cat "$work/tone.$ext"; } > "$corpus/file-$ext"
+    { printf '\x03'; cat "$work/tone.$ext"; } > "$seeds/file-$ext"
   done
   .build/release/aqjack convert "$work/tone.wav" "$work/alac.m4a" --codec alac >/dev/null
-  { printf '\x03'; cat "$work/alac.m4a"; } > "$corpus/file-alac-m4a"
-  { printf '\x02'; head -c 2000 "$work/tone.aac"; } > "$corpus/adts-headers"
+  { printf '\x03'; cat "$work/alac.m4a"; } > "$seeds/file-alac-m4a"
+  { printf '\x02'; head -c 2000 "$work/tone.aac"; } > "$seeds/adts-headers"
   # An ES_Descriptor as Core Audio writes it, and a bare AudioSpecificConfig.
-  printf '\x00\x03\x80\x80\x80\x22\x00\x00\x00\x04\x80\x80\x80\x14\x40\x15\x00\x06\x00\x00\x01\xf4\x00\x00\x01\xf4\x00\x05\x80\x80\x80\x02\x12\x10\x06\x80\x80\x80\x01\x02' > "$corpus/cookie"
-  printf '\x01\x12\x10' > "$corpus/config"
+  printf '\x00\x03\x80\x80\x80\x22\x00\x00\x00\x04\x80\x80\x80\x14\x40\x15\x00\x06\x00\x00\x01\xf4\x00\x00\x01\xf4\x00\x05\x80\x80\x80\x02\x12\x10\x06\x80\x80\x80\x01\x02' > "$seeds/cookie"
+  printf '\x01\x12\x10' > "$seeds/config"
+  mv "$seeds" "$corpus"
 fi
 
 findings=.build/fuzz-findings

@@ -187,6 +187,12 @@ public final class CAFPacketFileReader: PacketFileReading {
             offset = body + size
         }
         guard let format else { throw invalid("no 'desc' chunk") }
+        guard format.mSampleRate.isFinite, format.mSampleRate >= 1, format.mSampleRate <= 1_536_000 else {
+            throw invalid("'desc' sample rate \(format.mSampleRate); expected 1 ... 1536000 Hz")
+        }
+        guard (1 ... 256).contains(format.mChannelsPerFrame), format.mFramesPerPacket <= 1 << 20 else {
+            throw invalid("'desc' has \(format.mChannelsPerFrame) channels and \(format.mFramesPerPacket) frames per packet")
+        }
         guard format.mFormatID == CompressedFormatValues.mpeg4AAC else {
             throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
                                    "\(path): CAF packets of \(fourCharacterCode(format.mFormatID)) are read through libsndfile, not as AAC")

@@ -28,6 +28,7 @@ public enum CompressedFormatValues {
     ///
     /// - Throws: 'fmt?' naming the field that no AAC stream can have.
     public static func completedAAC(_ format: AudioStreamBasicDescription) throws(AudioStatusError) -> AudioStreamBasicDescription {
+        try checkRate(format.mSampleRate)
         var completed = format
         if completed.mFormatFlags == 0 { completed.mFormatFlags = aacLowComplexity }
         guard completed.mFormatFlags == aacLowComplexity else {
@@ -51,6 +52,17 @@ public enum CompressedFormatValues {
         completed.mBytesPerFrame = 0
         completed.mBitsPerChannel = 0
         return completed
+    }
+
+    /// Refuses a sample rate no stream can have (NaN, infinite, negative, above 1536 kHz) before
+    /// anything converts it to an integer.
+    ///
+    /// - Throws: 'fmt?' naming the rate.
+    public static func checkRate(_ rate: Double) throws(AudioStatusError) {
+        guard rate.isFinite, rate >= 0, rate <= 1_536_000 else {
+            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+                                   "mSampleRate is \(rate); expected 0 (take it from the other side) or a rate in Hz up to 1536000")
+        }
     }
 
     /// The description of the AAC stream a config describes.

@@ -85,9 +85,14 @@ public final class FormatConverter {
         guard source.mFormatID == pcm || destination.mFormatID == pcm else {
             throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "compressed to compressed: one side of a converter must be linear PCM")
         }
+        try CompressedFormatValues.checkRate(source.mSampleRate)
+        try CompressedFormatValues.checkRate(destination.mSampleRate)
         var source = source
         var destination = destination
         if source.mFormatID == alac {
+            guard source.mChannelsPerFrame <= 8 else {
+                throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "Apple Lossless with \(source.mChannelsPerFrame) channels: expected 1 ... 8")
+            }
             if source.mSampleRate == 0 { source.mSampleRate = destination.mSampleRate }
             if source.mChannelsPerFrame == 0 { source.mChannelsPerFrame = destination.mChannelsPerFrame }
             if source.mFramesPerPacket == 0 { source.mFramesPerPacket = UInt32(ALAC.framesPerPacket) }

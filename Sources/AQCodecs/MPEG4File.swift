@@ -53,7 +53,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
             framesPerPacket = 1024
             magicCookie = ElementaryStreamDescriptor(audioSpecificConfig: config, bufferSize: UInt32(768 * config.channelCount)).bytes
         case CompressedFormatValues.appleLossless:
-            guard format.mSampleRate >= 1, (1 ... 8).contains(format.mChannelsPerFrame) else {
+            guard format.mSampleRate.isFinite, format.mSampleRate >= 1, format.mSampleRate <= 1_536_000, (1 ... 8).contains(format.mChannelsPerFrame) else {
                 throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
                                        "ALAC at \(format.mSampleRate) Hz with \(format.mChannelsPerFrame) channels: expected a rate and 1 ... 8 channels")
             }

@@ -174,6 +174,7 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// (`kAudioQueueProperty_StreamDescription`): AAC-LC as FormatInfo completes it; Apple
     /// Lossless with 4096 frames per packet and 16-bit source data unless the flags say 24.
     static func completedCompressedFormat(_ format: AudioStreamBasicDescription, deviceRate: Double) throws(AudioStatusError) -> AudioStreamBasicDescription {
+        try CompressedFormatValues.checkRate(format.mSampleRate)
         var completed = format
         if completed.mSampleRate == 0 { completed.mSampleRate = deviceRate }
         if format.mFormatID == CompressedFormatValues.appleLossless {

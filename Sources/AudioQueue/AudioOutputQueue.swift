@@ -99,7 +99,8 @@ public final class AudioOutputQueue: @unchecked Sendable {
         var pcmFormat = format
         var aacFormat: AudioStreamBasicDescription?
         if format.mFormatID == CompressedFormatValues.appleLossless {
-            guard format.mSampleRate > 0, (1 ... 8).contains(format.mChannelsPerFrame) else {
+            guard format.mSampleRate.isFinite, format.mSampleRate > 0, format.mSampleRate <= 1_536_000,
+                  (1 ... 8).contains(format.mChannelsPerFrame) else {
                 client.close()
                 throw AudioQueueError(AudioQueueError.unsupportedDataFormatCode,
                                       "Apple Lossless playback needs the file's rate and 1 ... 8 channels; got \(format.mSampleRate) Hz, \(format.mChannelsPerFrame) channels")

@@ -108,7 +108,7 @@ private func arguments(_ id: AudioFormatPropertyID, _ specifierSize: UInt32, _ s
 /// A readable name, e.g. "AAC, 2 channels, 44100 Hz" or "16-bit signed integer (big endian), 2 channels, 44100 Hz".
 public func formatName(_ format: AudioStreamBasicDescription) -> String {
     let channels = "\(format.mChannelsPerFrame) channel" + (format.mChannelsPerFrame == 1 ? "" : "s")
-    let rate = "\(Int(format.mSampleRate)) Hz"
+    let rate = format.mSampleRate.isFinite && abs(format.mSampleRate) < 1e12 ? "\(Int(format.mSampleRate)) Hz" : "\(format.mSampleRate) Hz"
     switch format.mFormatID {
     case kAudioFormatLinearPCM:
         let kind = format.mFormatFlags & kAudioFormatFlagIsFloat != 0 ? "float" : "signed integer"

@@ -130,4 +130,23 @@ struct PacketFileTests {
         print("\(name): 60 damaged files, \(opened) opened, \(refused) refused with an error")
         #expect(opened + refused == 60)
     }
+
+    @Test("A CAF 'desc' with an impossible sample rate is refused, not converted to an integer (a libFuzzer finding)")
+    func impossibleRate() throws {
+        let path = ExternalTool.temporaryPath("badrate", extension: "caf")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Self.write(AudioFileTypeValues.caf, path: path)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        // 'desc' starts at byte 8; its body (the big-endian Float64 rate first) at byte 20.
+        #expect(Array(bytes[8 ..< 12]) == Array("desc".utf8))
+        for rate in [-Double.greatestFiniteMagnitude, .nan, .infinity, 0, 1e300] {
+            let pattern = rate.bitPattern
+            for index in 0 ..< 8 { bytes[20 + index] = UInt8(truncatingIfNeeded: pattern >> (56 - 8 * UInt64(index))) }
+            _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
+            #expect(throws: AudioStatusError.self) { _ = try PacketFiles.open(path: path) }
+        }
+        var nanFormat = CompressedFormatValues.aacDescription(Self.encoded.config)
+        nanFormat.mSampleRate = .nan
+        #expect(throws: AudioStatusError.self) { _ = try FormatConverter(from: CompressedFormatValues.floatPCM(sampleRate: 48000, channelCount: 2), to: nanFormat) }
+    }
 }
