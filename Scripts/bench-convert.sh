@@ -33,6 +33,9 @@ echo "    SNR decoded vs input: aqjack $("$aqbench" snr "$work/in16.f32" "$work/
 sox -V1 -t f32 -r 48000 -c 2 "$work/in48.f32" -e float -b 32 "$work/in48.wav"
 s=$(wall sox -V1 "$work/in48.wav" -e float -b 32 "$work/sox44.wav" rate 44100)
 sox -V1 "$work/sox44.wav" -t f32 "$work/sox44.f32"
+v=$(wall sox -V1 "$work/in48.wav" -e float -b 32 "$work/sox44v.wav" rate -v 44100)
+sox -V1 "$work/sox44v.wav" -t f32 "$work/sox44v.f32"
+echo "  sox rate -v (very high quality): ${v} s, SNR $("$aqbench" snr "$work/ideal44.f32" "$work/sox44v.f32" 2 -2,-1,0,1,2 1000)"
 for quality in best medium; do
   a=$(wall "$aqjack" convert "$work/in48.wav" "$work/aqjack44-$quality.wav" -r 44100 --src-quality "$quality")
   sox -V1 "$work/aqjack44-$quality.wav" -t f32 "$work/aqjack44.f32"
