@@ -48,6 +48,9 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// Frames of silence put into an AAC stream for device frames lost to an xrun or overrun, so
     /// the encoded timeline stays the device's.
     public let insertedSilenceFrameCount = Atomic<Int>(0)
+    /// Frames of a compressed stream's device timeline that JACK delivered twice (a repeated
+    /// cycle frame time around an xrun) and that were therefore not encoded again. Any thread.
+    public let repeatedFrameCount = Atomic<Int>(0)
     /// Whether the format is 32-bit float in this machine's byte order (the ring's own samples).
     private let isNativeFloat32: Bool
     public let client: JackClient
@@ -462,6 +465,9 @@ public final class AudioInputQueue: @unchecked Sendable {
         if !lock.withLock({ deviceIsRunning }) { reportRunning(true) }
         lock.lock()
         defer { lock.unlock() }
+        /// Frames at the start of this record already in a compressed stream (JACK repeated a
+        /// cycle's frame time around an xrun): dropped, as a PCM file overwrites them in place.
+        var alreadyEncoded = 0
         if let expected = expectedFrame, expected != record.frameTime {
             discontinuityCount.add(1, ordering: .relaxed)
             if let packetStage {
@@ -473,6 +479,9 @@ public final class AudioInputQueue: @unchecked Sendable {
                     insertedSilenceFrameCount.add(Int(gap), ordering: .relaxed)
                     let silence = [Float](repeating: 0, count: Int(gap) * layout.channelCount)
                     silence.withUnsafeBufferPointer { convertLocked($0.baseAddress!, frameCount: Int(gap), record: record) }
+                } else if !resumingFromPause && gap < 0 && -gap <= 10 * Int64(client.sampleRate) {
+                    alreadyEncoded = Int(min(-gap, Int64(record.frameCount)))
+                    repeatedFrameCount.add(alreadyEncoded, ordering: .relaxed)
                 } else {
                     packetStage.anchorDeviceFrame = packetStage.anchorDeviceFrame.map { $0 + Double(gap) }
                 }
@@ -489,8 +498,14 @@ public final class AudioInputQueue: @unchecked Sendable {
         if scratch.count < sampleCount { scratch = [Float](repeating: 0, count: sampleCount) }
         scratch.withUnsafeMutableBufferPointer { samples.copy(into: UnsafeMutableBufferPointer(rebasing: $0[0 ..< sampleCount])) }
         let input = scratch
-        input.withUnsafeBufferPointer { convertLocked($0.baseAddress!, frameCount: record.frameCount, record: record) }
-        expectedFrame = record.frameTime + UInt64(record.frameCount)
+        if alreadyEncoded < record.frameCount {
+            input.withUnsafeBufferPointer {
+                convertLocked($0.baseAddress! + alreadyEncoded * channels, frameCount: record.frameCount - alreadyEncoded, record: record)
+            }
+        }
+        let end = record.frameTime + UInt64(record.frameCount)
+        // After a repeat a compressed stream has reached further than this record: keep the furthest.
+        expectedFrame = packetStage != nil ? max(expectedFrame ?? 0, end) : end
     }
 
     /// Device-rate frames: resample when needed, then emit. With the lock.
