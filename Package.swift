@@ -58,7 +58,7 @@ let package = Package(
         .testTarget(name: "AQCodecsTests", dependencies: ["AQCodecs", "AQMedia", "AQTestSupport", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQJackTests", dependencies: ["AQCore", "AQJack", "AQTestSupport", "CRTProbe"]),
-        .testTarget(name: "AudioQueueTests", dependencies: ["AudioQueue", "AudioToolbox", "AQCodecs", "AQTestSupport", "CSndFile"]),
+        .testTarget(name: "AudioQueueTests", dependencies: ["AudioQueue", "AudioToolbox", "AQCodecs", "AQTestSupport", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "aqjackTests", dependencies: ["aqjack", "AQJack", "AQTestSupport", "AudioQueue", "CSndFile"]),
     ]
 )
