@@ -8,8 +8,9 @@ import Glibc
 /// Linear PCM stored as 16/24/32-bit integers or 32/64-bit floats (WAVE/WAVEX, RF64, Wave64,
 /// AIFF/AIFC, CAF) is read as it is in the file: `dataFormat` says the file's own sample type
 /// and byte order, and packets are the file's bytes. Everything else libsndfile decodes (FLAC,
-/// Ogg Vorbis/Opus, MP3, 8-bit unsigned, A-law, µ-law, ADPCM) is presented as native-endian
-/// 32-bit float linear PCM (``isDecoded``) until the codecs give those formats real packets.
+/// ALAC in CAF, Ogg Vorbis/Opus, MP3, 8-bit unsigned, A-law, µ-law, ADPCM) is presented as
+/// native-endian 32-bit float linear PCM (``isDecoded``). AAC files, and ALAC in MPEG-4, are read
+/// as packets by AQCodecs' packet files instead.
 ///
 /// Not thread-safe: use from one thread at a time.
 public final class AudioFileReader {

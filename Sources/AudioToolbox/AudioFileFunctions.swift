@@ -2,12 +2,12 @@ import AQCodecs
 import AQMedia
 import Foundation
 
-// Audio File Services, Apple spelling, over ``AudioFileWriter`` (writing side; reading arrives
-// with the playback work).
+// Audio File Services, Apple spelling, over AQMedia's ``AudioFileWriter``/``AudioFileReader``
+// (linear PCM; formats libsndfile decodes) and AQCodecs' packet files (AAC, ALAC in MPEG-4).
 
 /// What an `AudioFileID` stands for: linear PCM through libsndfile (``AudioFileWriter`` /
-/// ``AudioFileReader``), or compressed packets (AAC in ADTS, CAF, MPEG-4) through AQCodecs'
-/// packet files. IDs are serial numbers, never reused, looked up in a table: a call with a
+/// ``AudioFileReader``), or compressed packets (AAC in ADTS, CAF, MPEG-4; ALAC in MPEG-4)
+/// through AQCodecs' packet files. IDs are serial numbers, never reused, looked up in a table: a call with a
 /// closed or unknown file answers `kAudioFileNotOpenError` (seed 004 closes the file while an
 /// asynchronously disposed queue may still deliver a buffer).
 final class FileBox {
