@@ -70,13 +70,13 @@ struct PlayCommand {
                 return ExitStatus.failure
             }
         }
-        let channels = readers[0].channelCount
-        let rate = readers[0].sampleRate
-        if let odd = readers.first(where: { $0.channelCount != channels || $0.sampleRate != rate }) {
-            Diagnostics.error("'\(odd.path)' has \(odd.channelCount) channels at \(Int(odd.sampleRate)) Hz, but '\(readers[0].path)' has \(channels) at \(Int(rate)) Hz; play files of one shape together")
-            return ExitStatus.failure
-        }
         let client = try JackClient(name: globals.clientName, server: globals.server)
+        // Files of different shapes play together: the widest channel count (mono is copied to
+        // every channel, others padded with silence), and one rate — the files' own when they
+        // share it, else the server's — each file converted on the queue thread.
+        let channels = readers.map(\.channelCount).max() ?? 1
+        let rates = Set(readers.map(\.sampleRate))
+        let rate = rates.count == 1 ? readers[0].sampleRate : Double(client.sampleRate)
         let inputs = client.portNames(direction: .input, audioOnly: true)
         var targets: [String] = []
         if connect {
@@ -98,7 +98,14 @@ struct PlayCommand {
                                                  mBytesPerPacket: UInt32(4 * channels), mFramesPerPacket: 1,
                                                  mBytesPerFrame: UInt32(4 * channels), mChannelsPerFrame: UInt32(channels),
                                                  mBitsPerChannel: 32, mReserved: 0)
-        let source = PlaySource(readers: readers, loops: loops)
+        let source: PlaySource
+        do throws(AudioStatusError) {
+            source = try PlaySource(readers: readers, loops: loops, channelCount: channels, sampleRate: rate)
+        } catch {
+            client.close()
+            Diagnostics.error(error.message)
+            return ExitStatus.failure
+        }
         let stopped = Atomic<Bool>(false)
         let queue: AudioOutputQueue
         do throws(AudioQueueError) {
@@ -163,37 +170,81 @@ struct PlayCommand {
 }
 
 /// Reads the files (looping as asked) into output buffers as native floats: linear PCM, FLAC,
-/// ALAC, Ogg, MP3 ... through libsndfile, AAC decoded and trimmed by its packet table. Queue
-/// thread and the starting thread, one at a time.
+/// ALAC, Ogg, MP3 ... through libsndfile, AAC decoded and trimmed by its packet table; a file
+/// of another rate or channel count than the output goes through a ``FormatConverter``
+/// (libsamplerate, channel mapping). Queue thread and the starting thread, one at a time.
 final class PlaySource: @unchecked Sendable {
     private let readers: [FrameSource]
+    /// Per file: the converter to the output's shape, or nil when it already has it.
+    private let converters: [FormatConverter?]
+    private let channelCount: Int
+    private let sampleRate: Double
     private let lock = NSLock()
     private var fileIndex = 0
     private var loopsLeft: Int?
     private var exhausted = false
     private var finishReported = false
+    private var scratch: [Float] = []
+    private var converterFinished = false
 
-    init(readers: [FrameSource], loops: Int?) {
+    init(readers: [FrameSource], loops: Int?, channelCount: Int, sampleRate: Double) throws(AudioStatusError) {
         self.readers = readers
+        self.channelCount = channelCount
+        self.sampleRate = sampleRate
+        var converters: [FormatConverter?] = []
+        for reader in readers {
+            if reader.channelCount == channelCount && reader.sampleRate == sampleRate {
+                converters.append(nil)
+            } else {
+                let converter = try FormatConverter(from: CompressedFormatValues.floatPCM(sampleRate: reader.sampleRate, channelCount: reader.channelCount),
+                                                    to: CompressedFormatValues.floatPCM(sampleRate: sampleRate, channelCount: channelCount))
+                converter.sampleRateConverterQuality = 0x7F
+                converters.append(converter)
+            }
+        }
+        self.converters = converters
         loopsLeft = loops.map { $0 - 1 }
     }
 
-    /// Frames in all, or nil when looping forever.
+    /// Frames in all (at the output rate), or nil when looping forever.
     var totalFrames: Int64? {
         guard let loops = lock.withLock({ loopsLeft }) else { return nil }
-        return readers.reduce(0) { $0 + $1.frameCount } * Int64(loops + 1)
+        let frames = readers.reduce(0.0) { $0 + Double($1.frameCount) * sampleRate / $1.sampleRate }
+        return Int64(frames.rounded()) * Int64(loops + 1)
+    }
+
+    /// Reads up to `maximumFrames` output frames of file `index`, converted; 0 at its end.
+    private func read(file index: Int, into output: UnsafeMutablePointer<Float>, maximumFrames: Int) -> Int {
+        guard let converter = converters[index] else {
+            return (try? readers[index].read(into: output, maximumFrames: maximumFrames)) ?? 0
+        }
+        let reader = readers[index]
+        while converter.availableFrames == 0 && !converterFinished {
+            let chunk = 4096
+            if scratch.count < chunk * reader.channelCount { scratch = [Float](repeating: 0, count: chunk * reader.channelCount) }
+            let got = scratch.withUnsafeMutableBufferPointer { (try? reader.read(into: $0.baseAddress!, maximumFrames: chunk)) ?? 0 }
+            if got == 0 {
+                try? converter.finish()
+                converterFinished = true
+            } else {
+                try? scratch.withUnsafeBufferPointer { (floats) throws(AudioStatusError) in
+                    try converter.push(frames: UnsafeRawPointer(floats.baseAddress!), frameCount: got)
+                }
+            }
+        }
+        return converter.pullFrames(into: UnsafeMutableRawPointer(output), maximumFrames: maximumFrames)
     }
 
     /// Fills `buffer` with the next frames; false when everything has been read.
     func fill(_ buffer: AudioQueueBufferRef) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        let channels = readers[0].channelCount
+        let channels = channelCount
         let capacity = Int(buffer.pointee.mAudioDataBytesCapacity) / (4 * channels)
         let output = buffer.pointee.mAudioData.assumingMemoryBound(to: Float.self)
         var filled = 0
         while filled < capacity && !exhausted {
-            let got = (try? readers[fileIndex].read(into: output + filled * channels, maximumFrames: capacity - filled)) ?? 0
+            let got = read(file: fileIndex, into: output + filled * channels, maximumFrames: capacity - filled)
             if got == 0 {
                 advance()
                 continue
@@ -206,6 +257,8 @@ final class PlaySource: @unchecked Sendable {
 
     private func advance() {
         readers[fileIndex].rewind()
+        converters[fileIndex]?.reset()
+        converterFinished = false
         fileIndex += 1
         guard fileIndex == readers.count else { return }
         fileIndex = 0

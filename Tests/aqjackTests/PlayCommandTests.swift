@@ -31,6 +31,41 @@ func writeIntegerSignalWave(_ path: String, frames: Int) throws {
 extension JackServerSuite {
     @Suite("aqjack play")
     struct PlayCommandTests {
+        @Test("files of different shapes play in one call: a mono 44.1 kHz file is resampled and copied to both channels, then a stereo 48 kHz file follows at once")
+        func mixedShapes() throws {
+            let mono = temporaryPath("mono44.wav")
+            let stereo = temporaryPath("stereo48.wav")
+            defer { for path in [mono, stereo] { try? FileManager.default.removeItem(atPath: path) } }
+            #expect(try ExternalTool.run("sox", ["-V1", "-n", "-r", "44100", "-c", "1", "-b", "16", mono, "synth", "0.5", "sine", "1000", "vol", "0.5"]).status == 0)
+            #expect(try ExternalTool.run("sox", ["-V1", "-n", "-r", "48000", "-c", "2", "-b", "16", stereo, "synth", "0.5", "sine", "500", "sine", "750", "vol", "0.5"]).status == 0)
+            let (recorder, log) = try startFloatRecorder(channels: 2, role: "mixrec")
+            let result = try AQJackCommand.run(["play", "--json", "-p", "\(recorder.client.name):in_*", "--name", TestServer.uniqueClientName("mixplay"),
+                                                mono, stereo])
+            usleep(200_000)
+            recorder.stop()
+            recorder.dispose()
+            #expect(result.status == 0, "\(result.standardError)")
+            let summary = try JSONDecoder().decode(PlaySummary.self, from: Data(result.standardOutput.utf8))
+            #expect(summary.channels == 2 && summary.sampleRate == 48000)
+            #expect(abs(summary.framesPlayed - 48000) <= 2, "\(summary)")
+            let samples = log.deliveries.flatMap(\.samples)
+            let first = try #require((0 ..< samples.count / 2).first { samples[2 * $0] != 0 || samples[2 * $0 + 1] != 0 })
+            #expect(samples.count / 2 >= first + 48000)
+            // The mono part: both channels identical, the 1 kHz sine clean after resampling.
+            let monoPart = (first + 200 ..< first + 23800)
+            #expect(monoPart.allSatisfy { samples[2 * $0] == samples[2 * $0 + 1] })
+            let left = monoPart.map { samples[2 * $0] }
+            let monoSNR = SineAnalysis.fittedSNR(left[...], frequency: 1000, sampleRate: 48000)
+            // The stereo part: 500 Hz left, 750 Hz right, as in the file.
+            let stereoPart = (first + 24200 ..< first + 47800)
+            let stereoLeft = stereoPart.map { samples[2 * $0] }
+            let stereoRight = stereoPart.map { samples[2 * $0 + 1] }
+            let leftSNR = SineAnalysis.fittedSNR(stereoLeft[...], frequency: 500, sampleRate: 48000)
+            let rightSNR = SineAnalysis.fittedSNR(stereoRight[...], frequency: 750, sampleRate: 48000)
+            print("aqjack play mono 44.1 kHz + stereo 48 kHz: mono part SNR \(monoSNR) dB, stereo parts \(leftSNR) / \(rightSNR) dB")
+            #expect(monoSNR >= 80 && leftSNR >= 80 && rightSNR >= 80)
+        }
+
         @Test("plays a file into the given ports: every frame bit-exact, once, then exits 0; --loop 2 plays it twice")
         func playsIntoPorts() throws {
             let path = temporaryPath("play.wav")
