@@ -52,7 +52,7 @@ enum Help {
     every complete one-second fragment in M4A/MP4; a CAF is only readable once closed.
     --codec alac records Apple Lossless (-b 16 or 24) to .m4a or .mp4.
 
-    play registers CLIENT:out_1..N (the files' channel count), connects them to the physical
+    play registers CLIENT:out_1..N (the widest file's channel count), connects them to the physical
     playback ports (or the -p ports, in natural order; none with --no-connect), plays the files
     in order through the output queue, shows elapsed/total and underruns on a terminal, and
     exits 0 once the last frame has played; Ctrl-C stops at once (exit 130), SIGTERM too (143),
