@@ -41,14 +41,18 @@ enum CAF {
     }
 }
 
-/// Writes AAC packets to a CAF file. The header, 'desc', 'kuki' (set before the first packet,
-/// or built from the format) and a 'data' chunk of size -1 ("unknown, to the end of the file")
-/// go out first; packets are appended and flushed per write; ``close()`` fills in the data size
-/// and appends 'pakt'.
+/// Writes AAC packets to a CAF file, readable after a crash: the header, 'desc', 'kuki' (set
+/// before the first packet, or built from the format), a reserved region holding 'pakt' and a
+/// 'free' chunk, and a 'data' chunk of size -1 ("unknown, to the end of the file") go out
+/// first. Each write appends the packets to 'data' and their sizes to the packet table in
+/// place, rewriting the table's counts and the 'free' chunk that follows it, then flushes: a
+/// killed recording is a valid CAF holding every packet written. ``close()`` writes the final
+/// priming/remainder and the data size.
 ///
-/// Crash limit (README): a recording killed before close keeps its packet bytes but has no
-/// 'pakt', and raw AAC packets cannot be split without it, so such a file is not readable as
-/// audio. Record to ADTS (`.aac`) when the file must survive a crash.
+/// The reserved region is ``reservedTableBytes`` (256 KiB): about 130,000 packet sizes, 46
+/// minutes of 48 kHz AAC. A longer recording stops updating the table in place (the file is
+/// then only complete once closed, when the region becomes 'free' and a full 'pakt' follows
+/// the data).
 public final class CAFPacketFileWriter: PacketFileWriting {
     public let fileType = AudioFileTypeValues.caf
     public let dataFormat: AudioStreamBasicDescription
@@ -61,6 +65,13 @@ public final class CAFPacketFileWriter: PacketFileWriting {
     private var sizes: [UInt32] = []
     private var dataChunkOffset: Int64 = -1
     private var cookieOffset: Int64 = -1
+    /// Bytes reserved before 'data' for 'pakt' + 'free'.
+    public static let reservedTableBytes = 256 * 1024
+    private var tableOffset: Int64 = -1
+    /// Bytes of packet-size entries in the in-place table.
+    private var tableEntryBytes = 0
+    /// False once the entries outgrew the reserved region.
+    private var tableInPlace = true
 
     public init(path: String, format: AudioStreamBasicDescription, eraseExisting: Bool) throws(AudioStatusError) {
         guard format.mFormatID == CompressedFormatValues.mpeg4AAC else {
@@ -97,35 +108,81 @@ public final class CAFPacketFileWriter: PacketFileWriting {
         try file.write(CAF.chunk("kuki", size: Int64(magicCookie.count)))
         cookieOffset = file.position
         try file.write(magicCookie)
+        tableOffset = file.position
+        try file.write(tableRegion(entries: []))
         dataChunkOffset = file.position
         try file.write(CAF.chunk("data", size: -1) + [0, 0, 0, 0])
+    }
+
+    /// The 24-byte 'pakt' body header for the packets written so far (or the final table).
+    private func tableHeader(final: Bool) -> [UInt8] {
+        let frames = packetCount * Int64(dataFormat.mFramesPerPacket)
+        let defaultPriming = Int64(min(frames, Int64(AACEncoder.defaultPrimingFrames)))
+        let priming = Int64(packetTable?.primingFrames ?? Int32(defaultPriming))
+        // While recording: every frame after the priming counts; the final table says exactly.
+        let table = final ? (packetTable ?? PacketTable(validFrameCount: frames - defaultPriming, primingFrames: Int32(defaultPriming), remainderFrames: 0))
+                          : PacketTable(validFrameCount: max(0, frames - priming), primingFrames: Int32(priming), remainderFrames: 0)
+        return CAF.be64(UInt64(packetCount)) + CAF.be64(UInt64(bitPattern: table.validFrameCount))
+            + CAF.be32(UInt32(bitPattern: table.primingFrames)) + CAF.be32(UInt32(bitPattern: table.remainderFrames))
+    }
+
+    /// 'pakt' (header and these entries) followed by a 'free' chunk filling the reserved region.
+    private func tableRegion(entries: [UInt8]) -> [UInt8] {
+        let pakt = CAF.chunk("pakt", size: Int64(24 + entries.count)) + tableHeader(final: false) + entries
+        return pakt + freeChunk(bytes: Self.reservedTableBytes - pakt.count)
+    }
+
+    /// A 'free' chunk of `bytes` bytes in all (header included; at least 12).
+    private func freeChunk(bytes: Int) -> [UInt8] {
+        CAF.chunk("free", size: Int64(bytes - 12)) + [UInt8](repeating: 0, count: bytes - 12)
     }
 
     public func writePackets(_ data: UnsafeRawPointer, byteCount: Int, descriptions: UnsafeBufferPointer<AudioStreamPacketDescription>,
                              startPacket: Int64) throws(AudioStatusError) {
         try validatedPackets(descriptions, byteCount: byteCount, startPacket: startPacket, expected: packetCount, path: file.path)
         if dataChunkOffset < 0 { try writeHeader() }
+        var entries: [UInt8] = []
         for description in descriptions {
             let size = Int(description.mDataByteSize)
             try file.write(data + Int(description.mStartOffset), count: size)
             sizes.append(UInt32(size))
+            entries += CAF.variableLength(UInt64(size))
             packetCount += 1
             self.byteCount += Int64(size)
             maximumPacketSize = max(maximumPacketSize, size)
         }
+        try updateTableInPlace(appending: entries)
         try file.flush()
+    }
+
+    /// Appends entries to the in-place 'pakt', rewrites its size and counts and the 'free'
+    /// chunk after it. The packet data is written first, so at every moment the table never
+    /// lists a packet whose bytes are not in the file.
+    private func updateTableInPlace(appending entries: [UInt8]) throws(AudioStatusError) {
+        guard tableInPlace, !entries.isEmpty else { return }
+        let used = 12 + 24 + tableEntryBytes + entries.count
+        guard used + 12 <= Self.reservedTableBytes else {
+            tableInPlace = false
+            return
+        }
+        try file.overwrite(entries, at: tableOffset + Int64(12 + 24 + tableEntryBytes))
+        tableEntryBytes += entries.count
+        try file.overwrite(CAF.chunk("free", size: Int64(Self.reservedTableBytes - used - 12)), at: tableOffset + Int64(used))
+        try file.overwrite(CAF.chunk("pakt", size: Int64(24 + tableEntryBytes)) + tableHeader(final: false), at: tableOffset)
     }
 
     public func close() throws(AudioStatusError) {
         if dataChunkOffset < 0 { try writeHeader() }
         try file.overwrite(CAF.be64(UInt64(byteCount + 4)), at: dataChunkOffset + 4)
-        let frames = Int64(sizes.count) * Int64(dataFormat.mFramesPerPacket)
-        let priming = Int64(min(frames, Int64(AACEncoder.defaultPrimingFrames)))
-        let table = packetTable ?? PacketTable(validFrameCount: frames - priming, primingFrames: Int32(priming), remainderFrames: 0)
-        var body = CAF.be64(UInt64(sizes.count)) + CAF.be64(UInt64(bitPattern: table.validFrameCount))
-            + CAF.be32(UInt32(bitPattern: table.primingFrames)) + CAF.be32(UInt32(bitPattern: table.remainderFrames))
-        for size in sizes { body += CAF.variableLength(UInt64(size)) }
-        try file.write(CAF.chunk("pakt", size: Int64(body.count)) + body)
+        if tableInPlace {
+            try file.overwrite(tableHeader(final: true), at: tableOffset + 12)
+        } else {
+            // The table outgrew its region: the region becomes 'free', the full table follows the data.
+            try file.overwrite(freeChunk(bytes: Self.reservedTableBytes), at: tableOffset)
+            var body = tableHeader(final: true)
+            for size in sizes { body += CAF.variableLength(UInt64(size)) }
+            try file.write(CAF.chunk("pakt", size: Int64(body.count)) + body)
+        }
         try file.close()
     }
 }

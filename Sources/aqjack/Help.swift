@@ -48,8 +48,9 @@ enum Help {
     record --codec aac (the default for .aac, .m4a and .mp4; CAF takes --codec aac) encodes
     AAC-LC on the queue thread (--bitrate, default 64 kbit/s per channel; -q Apple's 0..127
     codec quality). With -d the file holds exactly that many frames after the encoder's priming
-    (CAF 'pakt', MPEG-4 edit list). A killed AAC recording keeps every packet in ADTS (.aac) and
-    every complete one-second fragment in M4A/MP4; a CAF is only readable once closed.
+    (CAF 'pakt', MPEG-4 edit list). A killed AAC recording keeps every packet in ADTS (.aac)
+    and CAF (its packet table is updated in place, for the first ~46 minutes), and every
+    complete one-second fragment in M4A/MP4.
     --codec alac records Apple Lossless (-b 16 or 24) to .m4a or .mp4.
 
     play registers CLIENT:out_1..N (the widest file's channel count), connects them to the physical

@@ -149,4 +149,38 @@ struct PacketFileTests {
         nanFormat.mSampleRate = .nan
         #expect(throws: AudioStatusError.self) { _ = try FormatConverter(from: CompressedFormatValues.floatPCM(sampleRate: 48000, channelCount: 2), to: nanFormat) }
     }
+
+    @Test("A CAF whose packet table outgrows the reserved region: readable while written up to there, complete after close")
+    func cafTableOverflow() throws {
+        let path = ExternalTool.temporaryPath("overflow", extension: "caf")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try CAFPacketFileWriter(path: path, format: CompressedFormatValues.aacDescription(Self.encoded.config), eraseExisting: true)
+        // 1-byte size entries: the 256 KiB region holds about 262,000 of them.
+        let count = CAFPacketFileWriter.reservedTableBytes + 1000
+        let bytes = (0 ..< count).map { UInt8(truncatingIfNeeded: $0 % 100 + 1) }
+        let descriptions = (0 ..< count).map { AudioStreamPacketDescription(mStartOffset: Int64($0), mVariableFramesInPacket: 0, mDataByteSize: 1) }
+        // Half first: the in-place table is readable before close.
+        let half = count / 2
+        try bytes.withUnsafeBytes { raw in
+            try descriptions.withUnsafeBufferPointer { all in
+                try writer.writePackets(raw.baseAddress!, byteCount: raw.count, descriptions: UnsafeBufferPointer(rebasing: all[0 ..< half]), startPacket: 0)
+            }
+        }
+        let partial = try #require(try PacketFiles.open(path: path))
+        #expect(partial.packetCount == Int64(half))
+        try bytes.withUnsafeBytes { raw in
+            try descriptions.withUnsafeBufferPointer { all in
+                try writer.writePackets(raw.baseAddress!, byteCount: raw.count, descriptions: UnsafeBufferPointer(rebasing: all[half...]), startPacket: Int64(half))
+            }
+        }
+        try writer.close()
+        let reader = try #require(try PacketFiles.open(path: path))
+        #expect(reader.packetCount == Int64(count))
+        var buffer = [UInt8](repeating: 0, count: 64)
+        var described = [AudioStreamPacketDescription](repeating: AudioStreamPacketDescription(), count: 64)
+        let read = try buffer.withUnsafeMutableBytes { raw in
+            try reader.readPackets(startPacket: Int64(count - 64), packetCount: 64, into: raw.baseAddress!, capacity: raw.count, descriptions: &described)
+        }
+        #expect(read.packets == 64 && Array(buffer) == Array(bytes[(count - 64)...]))
+    }
 }

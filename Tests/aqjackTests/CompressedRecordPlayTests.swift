@@ -83,8 +83,8 @@ extension JackServerSuite {
             #expect(worst < 1e-6)
         }
 
-        @Test("SIGKILL after 3 s: an ADTS recording reads to its last packet, an M4A to its last fragment (≥ 1.5 s); SIGINT finalizes an M4A exactly",
-              arguments: ["aac", "m4a"])
+        @Test("SIGKILL after 3 s: ADTS and CAF recordings read to their last packet, an M4A to its last fragment (≥ 1.5 s)",
+              arguments: ["aac", "m4a", "caf"])
         func killedAACRecorder(_ ext: String) throws {
             let generator = try GeneratorClient(name: TestServer.uniqueClientName("kagen"), channelCount: 2,
                                                 wavePeriod: GeneratorClient.sinePeriod(frequency: 1000, amplitude: 0.5, sampleRate: 48000))
@@ -92,7 +92,8 @@ extension JackServerSuite {
             let out = URL(fileURLWithPath: temporaryPath("ka.out"))
             let err = URL(fileURLWithPath: temporaryPath("ka.err"))
             defer { for file in [path, out.path, err.path] { try? FileManager.default.removeItem(atPath: file) } }
-            let process = try AQJackCommand.start(["record", "-p", "\(generator.client.name):out_*", "--name", TestServer.uniqueClientName("ka"), path],
+            let process = try AQJackCommand.start(["record", "-p", "\(generator.client.name):out_*", "--name", TestServer.uniqueClientName("ka"), path]
+                                                      + (ext == "caf" ? ["--codec", "aac"] : []),
                                                   standardOutput: out, standardError: err)
             usleep(3_000_000)
             kill(process.processIdentifier, SIGKILL)
@@ -104,6 +105,9 @@ extension JackServerSuite {
             #expect(packets * 1024 >= 48000 * 3 / 2)
             let decoded = try ExternalTool.decodeWithFFmpeg(path)
             #expect(decoded.count / 2 >= 48000 * 3 / 2)
+            // aqjack reads it too, every packet ffprobe counted.
+            let info = try AQJackCommand.run(["info", "--json", path])
+            #expect(info.status == 0 && info.standardOutput.contains("\"packets\":\(packets)"), "\(info.standardOutput) \(info.standardError)")
         }
 
         @Test("SIGINT stops an M4A recording cleanly: exit 0, a plain MPEG-4 file with the exact packet table")
