@@ -256,7 +256,7 @@ public final class CAFPacketFileReader: PacketFileReading {
         }
         guard let data else { throw invalid("no 'data' chunk") }
         guard let table else {
-            throw invalid("no 'pakt' packet table (a recording interrupted before it was closed: AAC packets cannot be split without it)")
+            throw invalid("no 'pakt' packet table (AAC packets cannot be split without one; aqjack writes it before the data, but a recording longer than ~46 minutes killed before closing has none)")
         }
         guard table.packets >= 0, table.packets <= Int64(table.sizes.count) else { throw invalid("'pakt' lists \(table.packets) packets in \(table.sizes.count) bytes") }
         var index = PacketIndex()
