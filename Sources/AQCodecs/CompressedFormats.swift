@@ -65,6 +65,35 @@ public enum CompressedFormatValues {
         }
     }
 
+    /// An Apple Lossless description: Apple's format flag for the source depth, `framesPerPacket`
+    /// frames per packet, variable bytes per packet.
+    public static func alacDescription(sampleRate: Double, channelCount: Int, bitDepth: Int,
+                                       framesPerPacket: Int = ALAC.framesPerPacket) -> AudioStreamBasicDescription {
+        AudioStreamBasicDescription(mSampleRate: sampleRate, mFormatID: appleLossless, mFormatFlags: ALAC.formatFlag(bitDepth: bitDepth),
+                                    mBytesPerPacket: 0, mFramesPerPacket: UInt32(framesPerPacket), mBytesPerFrame: 0,
+                                    mChannelsPerFrame: UInt32(channelCount), mBitsPerChannel: 0, mReserved: 0)
+    }
+
+    /// Completes an Apple Lossless description to encode: the flags default to
+    /// `defaultBitDepth`'s; 4096 frames per packet, variable bytes.
+    ///
+    /// - Throws: 'fmt?' beginning with `context` unless the source data is 16-bit (flag 1) or
+    ///   24-bit (flag 3) and there are 1 ... 8 channels.
+    public static func completedALAC(_ format: AudioStreamBasicDescription, defaultBitDepth: Int,
+                                     context: String) throws(AudioStatusError) -> AudioStreamBasicDescription {
+        var completed = format
+        if completed.mFormatFlags == 0 { completed.mFormatFlags = ALAC.formatFlag(bitDepth: defaultBitDepth) }
+        guard [1, 3].contains(completed.mFormatFlags), (1 ... 8).contains(completed.mChannelsPerFrame) else {
+            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+                                   "\(context): mFormatFlags \(completed.mFormatFlags) (expected 1 = 16-bit or 3 = 24-bit) and mChannelsPerFrame \(completed.mChannelsPerFrame) (expected 1 ... 8)")
+        }
+        completed.mFramesPerPacket = UInt32(ALAC.framesPerPacket)
+        completed.mBytesPerPacket = 0
+        completed.mBytesPerFrame = 0
+        completed.mBitsPerChannel = 0
+        return completed
+    }
+
     /// The description of the AAC stream a config describes.
     public static func aacDescription(_ config: AudioSpecificConfig) -> AudioStreamBasicDescription {
         AudioStreamBasicDescription(mSampleRate: Double(config.sampleRate), mFormatID: mpeg4AAC, mFormatFlags: UInt32(config.objectType),

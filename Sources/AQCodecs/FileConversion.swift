@@ -279,10 +279,7 @@ final class FrameSink {
             // ALAC in MPEG-4: libavcodec's encoder (libsndfile writes ALAC in CAF only).
             let depth = request.bitDepth ?? (sourceBitDepth == 24 || sourceBitDepth == 32 ? 24 : 16)
             let encoder = try ALACEncoder(sampleRate: Int(floatFormat.mSampleRate), channelCount: channels, bitDepth: depth)
-            let format = AudioStreamBasicDescription(mSampleRate: floatFormat.mSampleRate, mFormatID: CompressedFormatValues.appleLossless,
-                                                     mFormatFlags: ALAC.formatFlag(bitDepth: depth), mBytesPerPacket: 0,
-                                                     mFramesPerPacket: UInt32(ALAC.framesPerPacket), mBytesPerFrame: 0,
-                                                     mChannelsPerFrame: UInt32(channels), mBitsPerChannel: 0, mReserved: 0)
+            let format = CompressedFormatValues.alacDescription(sampleRate: floatFormat.mSampleRate, channelCount: channels, bitDepth: depth)
             let file = try PacketFiles.create(path: path, fileType: fileType, format: format, eraseExisting: request.eraseExisting)
             try file.setMagicCookie(encoder.magicCookie)
             file.packetTable = PacketTable(validFrameCount: 0, primingFrames: 0, remainderFrames: 0)

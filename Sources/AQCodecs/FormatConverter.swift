@@ -108,18 +108,9 @@ public final class FormatConverter {
         if destination.mFormatID == alac {
             if destination.mSampleRate == 0 { destination.mSampleRate = source.mSampleRate }
             if destination.mChannelsPerFrame == 0 { destination.mChannelsPerFrame = source.mChannelsPerFrame }
-            if destination.mFormatFlags == 0 {
-                // The source's depth: 24 for 24/32-bit and float input, else 16.
-                destination.mFormatFlags = ALAC.formatFlag(bitDepth: source.mBitsPerChannel >= 24 ? 24 : 16)
-            }
-            guard [1, 3].contains(destination.mFormatFlags) else {
-                throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
-                                       "Apple Lossless mFormatFlags \(destination.mFormatFlags): aqjack encodes 16-bit (1) or 24-bit (3) source data")
-            }
-            destination.mFramesPerPacket = UInt32(ALAC.framesPerPacket)
-            destination.mBytesPerPacket = 0
-            destination.mBytesPerFrame = 0
-            destination.mBitsPerChannel = 0
+            // Without flags, the source's depth: 24 for 24/32-bit and float input, else 16.
+            destination = try CompressedFormatValues.completedALAC(destination, defaultBitDepth: source.mBitsPerChannel >= 24 ? 24 : 16,
+                                                                   context: "Apple Lossless")
             destinationLayout = nil
         } else if destination.mFormatID == aac {
             destination = try CompressedFormatValues.completedAAC(destination)

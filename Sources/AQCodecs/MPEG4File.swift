@@ -313,10 +313,8 @@ public final class MPEG4FileReader: PacketFileReading {
         if isALAC {
             let cookie = ALAC.appleCookie(fromExtradata: codecBytes)
             let depth = Int(cookie.count >= 6 ? cookie[5] : 16)
-            dataFormat = AudioStreamBasicDescription(mSampleRate: Double(parameters.sample_rate), mFormatID: CompressedFormatValues.appleLossless,
-                                                     mFormatFlags: ALAC.formatFlag(bitDepth: depth), mBytesPerPacket: 0,
-                                                     mFramesPerPacket: UInt32(framesPerPacket), mBytesPerFrame: 0,
-                                                     mChannelsPerFrame: UInt32(parameters.ch_layout.nb_channels), mBitsPerChannel: 0, mReserved: 0)
+            dataFormat = CompressedFormatValues.alacDescription(sampleRate: Double(parameters.sample_rate), channelCount: Int(parameters.ch_layout.nb_channels),
+                                                                bitDepth: depth, framesPerPacket: Int(framesPerPacket))
             magicCookie = cookie
         } else {
             let config = try AudioSpecificConfig(parsing: codecBytes)

@@ -181,16 +181,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         var completed = format
         if completed.mSampleRate == 0 { completed.mSampleRate = deviceRate }
         if format.mFormatID == CompressedFormatValues.appleLossless {
-            if completed.mFormatFlags == 0 { completed.mFormatFlags = ALAC.formatFlag(bitDepth: 16) }
-            guard [1, 3].contains(completed.mFormatFlags), (1 ... 8).contains(completed.mChannelsPerFrame) else {
-                throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
-                                       "Apple Lossless recording: mFormatFlags \(completed.mFormatFlags) (expected 1 = 16-bit or 3 = 24-bit) and mChannelsPerFrame \(completed.mChannelsPerFrame) (expected 1 ... 8)")
-            }
-            completed.mFramesPerPacket = UInt32(ALAC.framesPerPacket)
-            completed.mBytesPerPacket = 0
-            completed.mBytesPerFrame = 0
-            completed.mBitsPerChannel = 0
-            return completed
+            return try CompressedFormatValues.completedALAC(completed, defaultBitDepth: 16, context: "Apple Lossless recording")
         }
         completed = try CompressedFormatValues.completedAAC(completed)
         guard completed.mChannelsPerFrame > 0 else {

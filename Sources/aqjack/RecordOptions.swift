@@ -143,10 +143,7 @@ struct RecordOptions {
     /// CAF, 24-bit for AIFF; the file type's byte order.
     func format(channelCount: Int, sampleRate: Int) -> AudioStreamBasicDescription {
         if isALAC {
-            return AudioStreamBasicDescription(mSampleRate: Double(sampleRate), mFormatID: CompressedFormatValues.appleLossless,
-                                               mFormatFlags: ALAC.formatFlag(bitDepth: depth == "24" ? 24 : 16), mBytesPerPacket: 0,
-                                               mFramesPerPacket: UInt32(ALAC.framesPerPacket), mBytesPerFrame: 0,
-                                               mChannelsPerFrame: UInt32(channelCount), mBitsPerChannel: 0, mReserved: 0)
+            return CompressedFormatValues.alacDescription(sampleRate: Double(sampleRate), channelCount: channelCount, bitDepth: depth == "24" ? 24 : 16)
         }
         if isAAC {
             return AudioStreamBasicDescription(mSampleRate: Double(sampleRate), mFormatID: CompressedFormatValues.mpeg4AAC,
