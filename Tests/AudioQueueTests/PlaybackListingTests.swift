@@ -210,6 +210,22 @@ func writeAACFile(path: String, fileType: UInt32) throws -> [Float] {
     return decoded
 }
 
+/// A started float recording queue at 48 kHz whose ports the player under test connects to
+/// itself (no connections of its own), logging every buffer.
+func startListingRecorder(role: String) throws -> (AudioInputQueue, DeliveryLog) {
+    let log = DeliveryLog()
+    let recorder = try AudioInputQueue(format: pcmFormat(rate: 48000, channels: 2, bits: 32, float: true),
+                                       clientName: TestServer.uniqueClientName(role)) { queue, buffer, startTime in
+        let count = Int(buffer.pointee.mAudioDataByteSize) / 4
+        log.append(.init(startTime: startTime, samples: (0 ..< count).map { buffer.pointee.mAudioData.load(fromByteOffset: $0 * 4, as: Float.self) }))
+        try? queue.enqueue(buffer)
+    }
+    recorder.channelSources = []   // the player connects itself to the recorder
+    for _ in 0 ..< 4 { try recorder.enqueue(recorder.allocateBuffer(byteCapacity: 4800 * 8)) }
+    try recorder.start()
+    return (recorder, log)
+}
+
 /// Checks what a recorder received from a player of the 16-bit test signal: every frame of the
 /// file, in order, once, after leading silence; then silence; IsRunning false after the last frame.
 func verifyPlayedSignal(_ deliveries: [DeliveryLog.Delivery], frames: Int, watch: StopWatch) throws {
@@ -246,16 +262,7 @@ extension JackServerSuite {
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-listing3-aac-\(getpid()).\(fileExtension)").path
             defer { try? FileManager.default.removeItem(atPath: path) }
             let reference = try writeAACFile(path: path, fileType: fileType)
-            let log = DeliveryLog()
-            let recorder = try AudioInputQueue(format: pcmFormat(rate: 48000, channels: 2, bits: 32, float: true),
-                                               clientName: TestServer.uniqueClientName("l3aac")) { queue, buffer, startTime in
-                let count = Int(buffer.pointee.mAudioDataByteSize) / 4
-                log.append(.init(startTime: startTime, samples: (0 ..< count).map { buffer.pointee.mAudioData.load(fromByteOffset: $0 * 4, as: Float.self) }))
-                try? queue.enqueue(buffer)
-            }
-            recorder.channelSources = []
-            for _ in 0 ..< 4 { try recorder.enqueue(recorder.allocateBuffer(byteCapacity: 4800 * 8)) }
-            try recorder.start()
+            let (recorder, log) = try startListingRecorder(role: "l3aac")
             let watch = StopWatch()
             let statuses = playWithListing(path: path, device: recorder.client.name, watch: watch)
             recorder.stop()
@@ -285,16 +292,7 @@ extension JackServerSuite {
             try writeSignalFile(path: path, fileType: fileType, format: fileFormat, frames: frames)
 
             // The recording side: float, at the server rate, fed by the player's ports.
-            let log = DeliveryLog()
-            let recorder = try AudioInputQueue(format: pcmFormat(rate: 48000, channels: 2, bits: 32, float: true),
-                                               clientName: TestServer.uniqueClientName("l3rec")) { queue, buffer, startTime in
-                let count = Int(buffer.pointee.mAudioDataByteSize) / 4
-                log.append(.init(startTime: startTime, samples: (0 ..< count).map { buffer.pointee.mAudioData.load(fromByteOffset: $0 * 4, as: Float.self) }))
-                try? queue.enqueue(buffer)
-            }
-            recorder.channelSources = []   // the player connects itself to the recorder
-            for _ in 0 ..< 4 { try recorder.enqueue(recorder.allocateBuffer(byteCapacity: 4800 * 8)) }
-            try recorder.start()
+            let (recorder, log) = try startListingRecorder(role: "l3rec")
             let watch = StopWatch()
             let statuses = playWithListing(path: path, device: recorder.client.name, watch: watch)
             recorder.stop()
@@ -315,16 +313,7 @@ extension JackServerSuite {
             request.codec = kAudioFormatAppleLossless
             request.eraseExisting = true
             _ = try FileConversion(request).run()
-            let log = DeliveryLog()
-            let recorder = try AudioInputQueue(format: pcmFormat(rate: 48000, channels: 2, bits: 32, float: true),
-                                               clientName: TestServer.uniqueClientName("l3alac")) { queue, buffer, startTime in
-                let count = Int(buffer.pointee.mAudioDataByteSize) / 4
-                log.append(.init(startTime: startTime, samples: (0 ..< count).map { buffer.pointee.mAudioData.load(fromByteOffset: $0 * 4, as: Float.self) }))
-                try? queue.enqueue(buffer)
-            }
-            recorder.channelSources = []
-            for _ in 0 ..< 4 { try recorder.enqueue(recorder.allocateBuffer(byteCapacity: 4800 * 8)) }
-            try recorder.start()
+            let (recorder, log) = try startListingRecorder(role: "l3alac")
             let watch = StopWatch()
             let statuses = playWithListing(path: m4a, device: recorder.client.name, watch: watch)
             recorder.stop()
