@@ -80,11 +80,8 @@ public func AudioConverterGetProperty(_ inAudioConverter: AudioConverterRef, _ i
     case .success(let value):
         let fixedSize = ![kAudioConverterCompressionMagicCookie, kAudioConverterDecompressionMagicCookie, kAudioConverterApplicableEncodeBitRates,
                           kAudioConverterApplicableEncodeSampleRates, kAudioConverterChannelMap].contains(inPropertyID)
-        if fixedSize && Int(ioPropertyDataSize.pointee) < value.count { return kAudioConverterErr_BadPropertySizeError }
-        let count = min(value.count, Int(ioPropertyDataSize.pointee))
-        value.withUnsafeBytes { outPropertyData.copyMemory(from: $0.baseAddress!, byteCount: count) }
-        ioPropertyDataSize.pointee = UInt32(count)
-        return noErr
+        return storePropertyBytes(value, into: outPropertyData, size: ioPropertyDataSize, mustFit: fixedSize,
+                                  tooSmall: kAudioConverterErr_BadPropertySizeError)
     case .failure(let error): return error.status
     }
 }

@@ -172,11 +172,7 @@ public func AudioFileGetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: Aud
         return put(AudioFilePacketTableInfo(mNumberValidFrames: table.validFrameCount, mPrimingFrames: table.primingFrames,
                                             mRemainderFrames: table.remainderFrames))
     case kAudioFilePropertyMagicCookieData:
-        let cookie = file.magicCookie
-        guard Int(ioDataSize.pointee) >= cookie.count else { return kAudioFileBadPropertySizeError }
-        cookie.withUnsafeBytes { if let base = $0.baseAddress { outPropertyData.copyMemory(from: base, byteCount: cookie.count) } }
-        ioDataSize.pointee = UInt32(cookie.count)
-        return noErr
+        return storePropertyBytes(file.magicCookie, into: outPropertyData, size: ioDataSize, mustFit: true, tooSmall: kAudioFileBadPropertySizeError)
     default: return kAudioFileUnsupportedPropertyError
     }
 }

@@ -165,11 +165,8 @@ public func AudioFormatGetProperty(_ inPropertyID: AudioFormatPropertyID, _ inSp
     case .success(let value):
         let fixedSize = inPropertyID == kAudioFormatProperty_FormatInfo || inPropertyID == kAudioFormatProperty_ASBDFromESDS
             || inPropertyID == kAudioFormatProperty_FormatIsVBR
-        if fixedSize && Int(ioPropertyDataSize.pointee) < value.count { return kAudioFormatBadPropertySizeError }
-        let count = min(value.count, Int(ioPropertyDataSize.pointee))
-        value.withUnsafeBytes { outPropertyData.copyMemory(from: $0.baseAddress!, byteCount: count) }
-        ioPropertyDataSize.pointee = UInt32(count)
-        return noErr
+        return storePropertyBytes(value, into: outPropertyData, size: ioPropertyDataSize, mustFit: fixedSize,
+                                  tooSmall: kAudioFormatBadPropertySizeError)
     case .failure(let error): return error.status
     }
 }

@@ -265,11 +265,7 @@ public func AudioQueueGetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
         outData.initializeMemory(as: CFString.self, repeating: queue.currentDevice, count: 1)
         return noErr
     case kAudioQueueProperty_MagicCookie:
-        let cookie = box.magicCookie
-        guard Int(ioDataSize.pointee) >= cookie.count else { return kAudioQueueErr_InvalidPropertySize }
-        cookie.withUnsafeBytes { if let base = $0.baseAddress { outData.copyMemory(from: base, byteCount: cookie.count) } }
-        ioDataSize.pointee = UInt32(cookie.count)
-        return noErr
+        return storePropertyBytes(box.magicCookie, into: outData, size: ioDataSize, mustFit: true, tooSmall: kAudioQueueErr_InvalidPropertySize)
     case kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB:
         // As many channels as fit, like Apple's.
         guard let levels = box.input?.currentLevels else { return kAudioQueueErr_InvalidProperty }

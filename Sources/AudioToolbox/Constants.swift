@@ -146,3 +146,15 @@ func storeProperty<T>(_ value: T, into destination: UnsafeMutableRawPointer, siz
     size.pointee = UInt32(MemoryLayout<T>.size)
     return noErr
 }
+
+/// Copies a variable-size property value (a magic cookie, a list): the whole value, refused
+/// with `tooSmall` when `mustFit` and `size` has less room, else as much as fits; `size` then
+/// says how many bytes were written.
+func storePropertyBytes(_ value: [UInt8], into destination: UnsafeMutableRawPointer, size: UnsafeMutablePointer<UInt32>,
+                        mustFit: Bool, tooSmall: OSStatus) -> OSStatus {
+    if mustFit && Int(size.pointee) < value.count { return tooSmall }
+    let count = min(value.count, Int(size.pointee))
+    value.withUnsafeBytes { if let base = $0.baseAddress, count > 0 { destination.copyMemory(from: base, byteCount: count) } }
+    size.pointee = UInt32(count)
+    return noErr
+}
