@@ -76,9 +76,39 @@ public struct FileConversion {
     ///
     /// - Throws: ``AudioStatusError`` naming the file and what was wrong (unreadable input, a
     ///   codec the file type cannot hold, an existing output without `eraseExisting`).
+    ///
+    /// The output is written to a hidden temporary file in the output's folder and renamed over
+    /// the output only when the conversion succeeded, so a failed conversion leaves no partial
+    /// file and an existing output untouched; an output that is the input file itself (same
+    /// path, hard link or symbolic link) is refused before anything is written (issue 9,
+    /// items 1 and 5).
     public func run(progress: (Double) -> Void = { _ in }) throws(AudioStatusError) -> Summary {
         let source = try FrameSource.open(request.inputPath)
-        let ext = String(request.outputPath.split(separator: "/").last?.split(separator: ".").last ?? "")
+        let finalPath = request.outputPath
+        if OutputPath.sameFile(request.inputPath, finalPath) {
+            throw AudioStatusError(AudioStatusError.filePermissionsCode,
+                                   "the output '\(finalPath)' is the input file '\(request.inputPath)': write to another file (the input was left untouched)")
+        }
+        try OutputPath.checkCreatable(finalPath, eraseExisting: request.eraseExisting)
+        let name = String(finalPath.split(separator: "/").last ?? "")
+        let ext = name.contains(".") ? String(name.split(separator: ".").last ?? "") : ""
+        let temporary = OutputPath.directory(of: finalPath) + "/." + name + ".aqjack-\(getpid()).partial" + (ext.isEmpty ? "" : "." + ext)
+        var staged = request
+        staged.outputPath = temporary
+        staged.eraseExisting = true
+        do throws(AudioStatusError) {
+            let summary = try FileConversion(staged).convert(source, fileExtension: ext, progress: progress)
+            guard rename(temporary, finalPath) == 0 else {
+                throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "cannot move the converted file into place as '\(finalPath)': \(SystemError.describe(errno))")
+            }
+            return summary
+        } catch {
+            unlink(temporary)
+            throw AudioStatusError(error.status, error.message.replacing(temporary, with: finalPath) + " (the conversion was abandoned: no output file was left)")
+        }
+    }
+
+    private func convert(_ source: FrameSource, fileExtension ext: String, progress: (Double) -> Void) throws(AudioStatusError) -> Summary {
         guard let fileType = request.fileType ?? Self.fileType(forExtension: ext) else {
             throw AudioStatusError(AudioStatusError.fileUnsupportedTypeCode,
                                    "cannot tell the output file type from '.\(ext)': use -f (WAVE, AIFF, AIFC, caff, W64f, RF64, adts, m4af, mp4f, flac) or one of .wav .aif .aifc .caf .w64 .rf64 .aac .m4a .mp4 .flac")
@@ -184,6 +214,14 @@ public final class FrameSource {
             return FrameSource(path: path, pcm: nil, packets: packets, decoder: try AACDecoder(config: config))
         }
         return FrameSource(path: path, pcm: try AudioFileReader(path: path), packets: nil, decoder: nil)
+    }
+
+    /// Whether ``frameCount`` is exact, so reading fewer frames means the file is damaged:
+    /// PCM, FLAC and packet files; not the decoded lossy formats (Ogg, MP3), whose counts
+    /// libsndfile estimates.
+    public var frameCountIsExact: Bool {
+        guard let pcm else { return true }
+        return !pcm.isDecoded || pcm.fileType == CompressedFormatValues.flacFile
     }
 
     /// Back to the first frame (for looping).

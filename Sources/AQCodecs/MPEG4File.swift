@@ -227,7 +227,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
             }
             try plain.close()
             guard rename(temporary, path) == 0 else {
-                throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "cannot rename \(temporary) to \(path): \(String(cString: strerror(errno)))")
+                throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "cannot rename \(temporary) to \(path): \(SystemError.describe(errno))")
             }
         } catch {
             unlink(temporary)

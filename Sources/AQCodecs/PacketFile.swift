@@ -117,11 +117,9 @@ final class WritableFile {
     private(set) var position: Int64 = 0
 
     init(path: String, eraseExisting: Bool) throws(AudioStatusError) {
-        if !eraseExisting && access(path, F_OK) == 0 {
-            throw AudioStatusError(AudioStatusError.filePermissionsCode, "\(path) exists; pass kAudioFileFlags_EraseFile (aqjack: --force) to replace it")
-        }
+        try OutputPath.checkCreatable(path, eraseExisting: eraseExisting)
         guard let stream = fopen(path, "w+b") else {
-            throw AudioStatusError(AudioStatusError.filePermissionsCode, "cannot create \(path): \(String(cString: strerror(errno)))")
+            throw AudioStatusError(AudioStatusError.filePermissionsCode, "cannot create \(path): \(SystemError.describe(errno))")
         }
         self.stream = stream
         self.path = path
@@ -138,7 +136,7 @@ final class WritableFile {
     func write(_ pointer: UnsafeRawPointer, count: Int) throws(AudioStatusError) {
         guard let stream, count > 0 else { return }
         guard fwrite(pointer, 1, count, stream) == count else {
-            throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "writing \(path) failed: \(String(cString: strerror(errno)))")
+            throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "writing \(path) failed: \(SystemError.describe(errno))")
         }
         position += Int64(count)
     }
@@ -150,14 +148,14 @@ final class WritableFile {
         let written = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, stream) }
         fseeko(stream, 0, SEEK_END)
         guard written == bytes.count else {
-            throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "writing \(path) failed: \(String(cString: strerror(errno)))")
+            throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "writing \(path) failed: \(SystemError.describe(errno))")
         }
     }
 
     func flush() throws(AudioStatusError) {
         guard let stream else { return }
         guard fflush(stream) == 0 else {
-            throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "writing \(path) failed: \(String(cString: strerror(errno)))")
+            throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "writing \(path) failed: \(SystemError.describe(errno))")
         }
     }
 
@@ -165,7 +163,7 @@ final class WritableFile {
         guard let stream else { return }
         self.stream = nil
         guard fclose(stream) == 0 else {
-            throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "closing \(path) failed: \(String(cString: strerror(errno)))")
+            throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "closing \(path) failed: \(SystemError.describe(errno))")
         }
     }
 }

@@ -39,10 +39,7 @@ public final class AudioFileWriter {
             throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode, "mSampleRate is \(format.mSampleRate); a file needs the rate in Hz")
         }
         let sfFormat = try Self.sndfileFormat(fileType: fileType, layout: layout)
-        if access(path, F_OK) == 0 && !eraseExisting {
-            throw AudioFileError(AudioFileError.filePermissionsCode,
-                                 "'\(path)' exists; it was left untouched (pass kAudioFileFlags_EraseFile, or --force, to replace it)")
-        }
+        try OutputPath.checkCreatable(path, eraseExisting: eraseExisting)
         var info = SF_INFO(frames: 0, samplerate: Int32(format.mSampleRate.rounded()), channels: Int32(layout.channelCount),
                            format: sfFormat, sections: 0, seekable: 0)
         guard sf_format_check(&info) == SF_TRUE else {
@@ -152,7 +149,9 @@ public final class AudioFileWriter {
         }
         guard count > 0 else { return 0 }
         if startPacket != packetCount { sf_seek(file, sf_count_t(startPacket), SEEK_SET) }
+        errno = 0
         let written = Int(sf_write_raw(file, bytes, sf_count_t(needed)))
+        let writeError = errno
         // Auto-update alone leaves Wave64 headers at zero length after a crash (measured: sox and
         // libsndfile read 0 frames from a SIGKILLed recorder's .w64); an explicit update after
         // each write keeps every type's header true. Cheap for PCM: one small pwrite.
@@ -161,8 +160,10 @@ public final class AudioFileWriter {
         packetCount = max(packetCount, startPacket + Int64(packets))
         if startPacket + Int64(packets) != packetCount { sf_seek(file, sf_count_t(packetCount), SEEK_SET) }
         guard written == needed else {
+            // libsndfile reports a short write as "No Error."; the system's errno says why.
+            let reason = writeError != 0 ? SystemError.describe(writeError) : String(cString: sf_strerror(file))
             throw AudioFileError(AudioFileError.fileUnspecifiedCode,
-                                 "wrote \(packets) of \(count) packets to '\(path)': \(String(cString: sf_strerror(file)))")
+                                 "writing '\(path)' failed: \(reason); \(packets) of \(count) packets written, the file keeps \(packetCount) frames")
         }
         return packets
     }

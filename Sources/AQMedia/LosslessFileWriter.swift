@@ -24,19 +24,29 @@ public final class LosslessFileWriter {
         guard bitDepth == 16 || bitDepth == 24 else {
             throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode, "\(codec == .flac ? "FLAC" : "ALAC") is written at 16 or 24 bits; asked for \(bitDepth)")
         }
-        if access(path, F_OK) == 0 && !eraseExisting {
-            throw AudioFileError(AudioFileError.filePermissionsCode, "'\(path)' exists; it was left untouched (pass --force to replace it)")
-        }
+        try OutputPath.checkCreatable(path, eraseExisting: eraseExisting)
         let subtype: Int32 = switch (codec, bitDepth) {
         case (.flac, 16): Int32(SF_FORMAT_FLAC | SF_FORMAT_PCM_16)
         case (.flac, _): Int32(SF_FORMAT_FLAC | SF_FORMAT_PCM_24)
         case (.appleLossless, 16): Int32(SF_FORMAT_CAF | SF_FORMAT_ALAC_16)
         case (.appleLossless, _): Int32(SF_FORMAT_CAF | SF_FORMAT_ALAC_24)
         }
-        var info = SF_INFO(frames: 0, samplerate: Int32(sampleRate), channels: Int32(channelCount), format: subtype, sections: 0, seekable: 0)
-        guard sf_format_check(&info) == SF_TRUE, let handle = sf_open(path, Int32(SFM_WRITE), &info) else {
+        let name = codec == .flac ? "FLAC" : "ALAC"
+        // libsndfile's FLAC encoder takes 1 ... 8 channels (the FLAC format's limit) and says
+        // only "No Error." when refused: name the limit instead.
+        if codec == .flac, !(1 ... 8).contains(channelCount) {
             throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode,
-                                 "libsndfile cannot write '\(path)' as \(codec == .flac ? "FLAC" : "ALAC") \(bitDepth)-bit, \(channelCount) channels, \(sampleRate) Hz: \(String(cString: sf_strerror(nil)))")
+                                 "FLAC holds 1 ... 8 channels; '\(path)' would have \(channelCount) (use -c 8 or fewer, or a WAVE/CAF/W64 file)")
+        }
+        var info = SF_INFO(frames: 0, samplerate: Int32(sampleRate), channels: Int32(channelCount), format: subtype, sections: 0, seekable: 0)
+        guard sf_format_check(&info) == SF_TRUE else {
+            throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode,
+                                 "libsndfile cannot write \(name) \(bitDepth)-bit with \(channelCount) channels at \(sampleRate) Hz ('\(path)')")
+        }
+        errno = 0
+        guard let handle = sf_open(path, Int32(SFM_WRITE), &info) else {
+            let reason = errno != 0 ? SystemError.describe(errno) : String(cString: sf_strerror(nil))
+            throw AudioFileError(AudioFileError.filePermissionsCode, "cannot create '\(path)' as \(name): \(reason)")
         }
         file = handle
         self.path = path
@@ -61,9 +71,12 @@ public final class LosslessFileWriter {
                 out[index] = Int32(value) << shift
             }
         }
+        errno = 0
         let written = scratch.withUnsafeBufferPointer { sf_writef_int(file, $0.baseAddress, sf_count_t(frameCount)) }
+        let writeError = errno
         guard written == frameCount else {
-            throw AudioFileError(AudioFileError.fileUnspecifiedCode, "writing '\(path)' failed: \(String(cString: sf_strerror(file)))")
+            let reason = writeError != 0 ? SystemError.describe(writeError) : String(cString: sf_strerror(file))
+            throw AudioFileError(AudioFileError.fileUnspecifiedCode, "writing '\(path)' failed: \(reason)")
         }
         self.frameCount += Int64(frameCount)
     }

@@ -30,6 +30,9 @@ struct ArgumentCursor {
         return .operand(word)
     }
 
+    /// The next word, without consuming it.
+    func peek() -> String? { remaining.first }
+
     /// The value of `option`, which must follow it.
     mutating func value(for option: String, expected: String) throws(UsageError) -> String {
         guard let word = remaining.popFirst() else {
@@ -42,4 +45,39 @@ struct ArgumentCursor {
 enum Argument: Equatable {
     case option(String)
     case operand(String)
+}
+
+/// Numeric option values, each checked against the range the option accepts before anything
+/// uses it, so no value on the command line can overflow a frame count or trap later (issue 9,
+/// item 7). Every refusal names the option, the text given and the range.
+extension ArgumentCursor {
+    /// A whole number in `range`. Refuses text that is not one (`1e15`, `0x10`, `NaN`) as well
+    /// as values outside the range.
+    mutating func integer<Value: FixedWidthInteger>(for option: String, in range: ClosedRange<Value>, meaning: String) throws(UsageError) -> Value {
+        let text = try value(for: option, expected: "\(meaning), \(range.lowerBound) ... \(range.upperBound)")
+        guard let number = Value(text, radix: 10) else {
+            throw UsageError(message: "\(option) '\(text)' is not a whole number: expected \(meaning), \(range.lowerBound) ... \(range.upperBound)")
+        }
+        guard range.contains(number) else {
+            throw UsageError(message: "\(option) \(text) is out of range: expected \(meaning), \(range.lowerBound) ... \(range.upperBound)")
+        }
+        return number
+    }
+
+    /// A finite number in `range` (NaN and infinities refused); `above` excludes the lower bound.
+    mutating func real(for option: String, in range: ClosedRange<Double>, excludingLowerBound: Bool = false, meaning: String) throws(UsageError) -> Double {
+        let bounds = "\(excludingLowerBound ? "above" : "from") \(Self.describe(range.lowerBound)) to \(Self.describe(range.upperBound))"
+        let text = try value(for: option, expected: "\(meaning), \(bounds)")
+        guard let number = Double(text), number.isFinite else {
+            throw UsageError(message: "\(option) '\(text)' is not a number: expected \(meaning), \(bounds)")
+        }
+        guard range.contains(number), !(excludingLowerBound && number == range.lowerBound) else {
+            throw UsageError(message: "\(option) \(text) is out of range: expected \(meaning), \(bounds)")
+        }
+        return number
+    }
+
+    private static func describe(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
 }

@@ -27,16 +27,16 @@ struct ConvertCommand {
                 }
                 request.codec = codec
             case .option("--bitrate"):
-                request.bitRate = try Self.number(&cursor, "--bitrate", "bits per second, 8000 ... 512000, e.g. 128000", 8000 ... 512_000)
+                request.bitRate = try cursor.integer(for: "--bitrate", in: 8000 ... 512_000, meaning: "an AAC bit rate in bits per second (all channels), e.g. 128000")
             case .option("-q"), .option("--quality"):
-                request.quality = try Self.number(&cursor, "-q", "a codec quality 0 ... 127 (Apple's scale: 96 = High)", 0 ... 127)
+                request.quality = try cursor.integer(for: "-q", in: 0 ... 127, meaning: "a codec quality on Apple's scale (96 = High)")
             case .option("-r"), .option("--rate"):
-                request.sampleRate = Double(try Self.number(&cursor, "-r", "a sample rate in Hz, e.g. 44100", 1 ... 768_000))
+                request.sampleRate = Double(try cursor.integer(for: "-r", in: 1000 ... 768_000, meaning: "a sample rate in Hz"))
             case .option("-c"), .option("--channels"):
-                request.channelCount = try Self.number(&cursor, "-c", "a channel count 1 ... 256", 1 ... 256)
+                request.channelCount = try cursor.integer(for: "-c", in: 1 ... 256, meaning: "a channel count")
             case .option("-b"), .option("--bit-depth"):
-                let depth = try Self.number(&cursor, "-b", "a bit depth: 16, 24 or 32", 8 ... 32)
-                guard [16, 24, 32].contains(depth) else { throw UsageError(message: "-b \(depth): expected 16, 24 or 32 (bits per sample)") }
+                let depth = try cursor.integer(for: "-b", in: 8 ... 32, meaning: "a bit depth: 8, 16, 24 or 32")
+                guard [8, 16, 24, 32].contains(depth) else { throw UsageError(message: "-b \(depth): expected 8, 16, 24 or 32 (bits per sample)") }
                 request.bitDepth = depth
             case .option("--src-quality"):
                 let text = try cursor.value(for: "--src-quality", expected: "best, medium or fastest")
@@ -57,12 +57,6 @@ struct ConvertCommand {
         }
         request.inputPath = paths[0]
         request.outputPath = paths[1]
-    }
-
-    static func number(_ cursor: inout ArgumentCursor, _ option: String, _ expected: String, _ range: ClosedRange<Int>) throws(UsageError) -> Int {
-        let text = try cursor.value(for: option, expected: expected)
-        guard let value = Int(text), range.contains(value) else { throw UsageError(message: "\(option) '\(text)' is out of range: expected \(expected)") }
-        return value
     }
 
     static func fileType(named name: String) -> UInt32? {

@@ -10,21 +10,24 @@ import Synchronization
 struct DemoCommand {
     var seconds = 3.0
     var path = "aqjack-demo.wav"
+    /// `-o` given: an existing file there is refused without `--force`. The default
+    /// `aqjack-demo.wav` is the demo's own output and is replaced on every run, so the README's
+    /// main command can run again.
+    var pathGiven = false
+    var force = false
 
     init(arguments cursor: inout ArgumentCursor, globals: inout GlobalOptions) throws(UsageError) {
         while let argument = cursor.next() {
             switch argument {
             case .option("-d"), .option("--duration"):
-                let text = try cursor.value(for: "-d", expected: "seconds, e.g. -d 3")
-                guard let value = Double(text), value > 0, value <= 600 else {
-                    throw UsageError(message: "-d '\(text)' is not a duration: expected 0 < seconds ≤ 600")
-                }
-                seconds = value
+                seconds = try cursor.real(for: "-d", in: 0 ... 600, excludingLowerBound: true, meaning: "a duration in seconds")
             case .option("-o"), .option("--output"):
                 path = try cursor.value(for: "-o", expected: "a .wav file to write")
+                pathGiven = true
+            case .option("--force"): force = true
             case let .option(option):
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for demo: expected -d, -o, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for demo: expected -d, -o, --force, --server or --name")
             case let .operand(word):
                 throw UsageError(message: "demo takes no operand, got '\(word)'; use -o FILE for the output file")
             }
@@ -38,6 +41,13 @@ struct DemoCommand {
     }
 
     func run(globals: GlobalOptions) throws(JackError) -> Int32 {
+        // The output first: a file that cannot be written is refused before any server starts.
+        do throws(AudioStatusError) {
+            try OutputPath.checkCreatable(path, eraseExisting: force || !pathGiven)
+        } catch {
+            Diagnostics.error(error.message)
+            return ExitStatus.failure
+        }
         let server: DemoServer
         do {
             server = try DemoServer(requested: globals.server)

@@ -16,6 +16,10 @@ struct PlayCommand {
     var startFrame: UInt64?
     var json = false
     var paths: [String] = []
+    /// The largest `--loop` count (more is `inf`): keeps loops × frames inside Int64.
+    static let mostLoops = 1_000_000
+    /// File rates `play` accepts, in Hz: the rates JACK servers run at, with room on both sides.
+    static let playableRates = 1000.0 ... 768_000.0
 
     init(arguments cursor: inout ArgumentCursor, globals: inout GlobalOptions) throws(UsageError) {
         while let argument = cursor.next() {
@@ -24,27 +28,16 @@ struct PlayCommand {
                 destinations.append(try cursor.value(for: "-p", expected: "an input port name or glob, e.g. -p 'system:playback_*'"))
             case .option("--no-connect"): connect = false
             case .option("--volume"):
-                let text = try cursor.value(for: "--volume", expected: "a linear volume 0 ... 1")
-                guard let value = Float(text), (0 ... 1).contains(value) else {
-                    throw UsageError(message: "--volume '\(text)' is not a volume: expected a number from 0 to 1")
-                }
-                volume = value
+                volume = Float(try cursor.real(for: "--volume", in: 0 ... 1, meaning: "a linear volume"))
             case .option("--loop"):
-                let text = try cursor.value(for: "--loop", expected: "a count or inf")
-                if text == "inf" {
+                if cursor.peek() == "inf" {
+                    _ = cursor.next()
                     loops = nil
                 } else {
-                    guard let count = Int(text), count >= 1 else {
-                        throw UsageError(message: "--loop '\(text)' is not a loop count: expected a whole number ≥ 1 or inf")
-                    }
-                    loops = count
+                    loops = try cursor.integer(for: "--loop", in: 1 ... PlayCommand.mostLoops, meaning: "a loop count (or inf)")
                 }
             case .option("--start-at"):
-                let text = try cursor.value(for: "--start-at", expected: "a JACK frame time")
-                guard let value = UInt64(text) else {
-                    throw UsageError(message: "--start-at '\(text)' is not a frame: expected a JACK frame time (a whole number)")
-                }
-                startFrame = value
+                startFrame = try cursor.integer(for: "--start-at", in: 0 ... RecordOptions.latestStartFrame, meaning: "a JACK frame time")
             case .option("--json"): json = true
             case let .option(option):
                 if try globals.parse(option, from: &cursor) { continue }
@@ -56,7 +49,7 @@ struct PlayCommand {
         guard !paths.isEmpty else { throw UsageError(message: "play needs at least one FILE, e.g. aqjack play take1.wav") }
     }
 
-    enum ExitReason: String { case end, interrupt, terminate, serverShutdown = "server-shutdown", error }
+    enum ExitReason: String { case end, interrupt, terminate, serverShutdown = "server-shutdown", fileError = "file-error", error }
 
     func run(globals: GlobalOptions) throws(JackError) -> Int32 {
         let signals = SignalWatcher()
@@ -69,6 +62,12 @@ struct PlayCommand {
                 Diagnostics.error(error.message)
                 return ExitStatus.failure
             }
+        }
+        // A rate outside what a JACK server runs at cannot be played in real time (a 1 Hz file
+        // would take a day a second); refuse it before connecting (issue 9, item 10).
+        for reader in readers where !PlayCommand.playableRates.contains(reader.sampleRate) {
+            Diagnostics.error("'\(reader.path)' is at \(reader.sampleRate) Hz: aqjack plays files at \(Int(PlayCommand.playableRates.lowerBound)) ... \(Int(PlayCommand.playableRates.upperBound)) Hz (convert it with aqjack convert -r)")
+            return ExitStatus.failure
         }
         let client = try JackClient(name: globals.clientName, server: globals.server)
         // Files of different shapes play together: the widest channel count (mono is copied to
@@ -147,24 +146,34 @@ struct PlayCommand {
             usleep(50_000)
         }
         if progress { FileHandle.standardOutput.write(Data("\n".utf8)) }
-        let played = Int64(queue.playedFrameCount)
+        // A file that could not be read to its end (an error, or fewer frames than its header
+        // promised: truncated while playing) is a failure, not an end (issue 9, item 11).
+        let readFailure = source.failure
+        if reason == .end, readFailure != nil { reason = .fileError }
+        let deviceRate = Double(client.sampleRate)
+        let deviceFrames = Int64(queue.playedFrameCount)
+        let played = Int64((Double(deviceFrames) * rate / deviceRate).rounded())
         let underruns = queue.underrunFrameCount
         let start = queue.playbackStartFrame
         let xruns = client.notifications.xrunCount.load(ordering: .relaxed)
         if reason != .end { queue.stop(immediate: true) }
         queue.dispose()
+        if let readFailure {
+            Diagnostics.error("\(readFailure); played \(played) of \(source.totalFrames.map(String.init) ?? "inf") frames")
+        }
         if reason == .serverShutdown {
             Diagnostics.error("the JACK server '\(client.serverName)' shut down (\(client.notifications.shutdownReason.withLock { $0 } ?? "no reason given"))")
         }
         let report = PlayReport(files: paths, channels: channels, sampleRate: Int(rate), framesPlayed: played,
+                                expectedFrames: source.totalFrames, deviceSampleRate: Int(deviceRate), deviceFrames: deviceFrames,
                                 startFrameTime: start, underrunFrames: underruns, xruns: xruns, ports: Array(targets.prefix(channels)),
                                 exitReason: reason.rawValue)
         report.print(json: json)
+        // One convention for every subcommand (README, "Exit status"): stopping by Ctrl-C or
+        // SIGTERM is a normal end, like a recording's; the summary's exitReason tells them apart.
         switch reason {
-        case .end: return ExitStatus.success
-        case .interrupt: return 130
-        case .terminate: return 143
-        case .serverShutdown, .error: return ExitStatus.failure
+        case .end, .interrupt, .terminate: return ExitStatus.success
+        case .serverShutdown, .fileError, .error: return ExitStatus.failure
         }
     }
 }
@@ -186,6 +195,9 @@ final class PlaySource: @unchecked Sendable {
     private var finishReported = false
     private var scratch: [Float] = []
     private var converterFinished = false
+    /// Frames read from the current file in this pass, against what its header promised.
+    private var framesFromFile: Int64 = 0
+    private var readFailure: String?
 
     init(readers: [FrameSource], loops: Int?, channelCount: Int, sampleRate: Double) throws(AudioStatusError) {
         self.readers = readers
@@ -213,16 +225,41 @@ final class PlaySource: @unchecked Sendable {
         return Int64(frames.rounded()) * Int64(loops + 1)
     }
 
+    /// Why a file could not be played to its end (read error, or shorter than its header
+    /// said), or nil.
+    var failure: String? { lock.withLock { readFailure } }
+
+    /// Reads from file `index` into `output`; 0 at its end. A read error, or an end before the
+    /// frames its header promised, is kept in `readFailure` and ends playback.
+    private func readFile(_ index: Int, into output: UnsafeMutablePointer<Float>, maximumFrames: Int) -> Int {
+        let reader = readers[index]
+        let got: Int
+        do throws(AudioStatusError) {
+            got = try reader.read(into: output, maximumFrames: maximumFrames)
+        } catch {
+            readFailure = "reading \(reader.path) failed after \(framesFromFile) of its \(reader.frameCount) frames: \(error.message)"
+            exhausted = true
+            return 0
+        }
+        framesFromFile += Int64(got)
+        if got == 0 && reader.frameCountIsExact && framesFromFile < reader.frameCount {
+            readFailure = "\(reader.path) ended after \(framesFromFile) of the \(reader.frameCount) frames its header gives (was it truncated while playing?)"
+            exhausted = true
+        }
+        return got
+    }
+
     /// Reads up to `maximumFrames` output frames of file `index`, converted; 0 at its end.
     private func read(file index: Int, into output: UnsafeMutablePointer<Float>, maximumFrames: Int) -> Int {
         guard let converter = converters[index] else {
-            return (try? readers[index].read(into: output, maximumFrames: maximumFrames)) ?? 0
+            return readFile(index, into: output, maximumFrames: maximumFrames)
         }
         let reader = readers[index]
         while converter.availableFrames == 0 && !converterFinished {
             let chunk = 4096
             if scratch.count < chunk * reader.channelCount { scratch = [Float](repeating: 0, count: chunk * reader.channelCount) }
-            let got = scratch.withUnsafeMutableBufferPointer { (try? reader.read(into: $0.baseAddress!, maximumFrames: chunk)) ?? 0 }
+            let got = scratch.withUnsafeMutableBufferPointer { readFile(index, into: $0.baseAddress!, maximumFrames: chunk) }
+            if exhausted { return 0 }
             if got == 0 {
                 try? converter.finish()
                 converterFinished = true
@@ -246,7 +283,7 @@ final class PlaySource: @unchecked Sendable {
         while filled < capacity && !exhausted {
             let got = read(file: fileIndex, into: output + filled * channels, maximumFrames: capacity - filled)
             if got == 0 {
-                advance()
+                if !exhausted { advance() }
                 continue
             }
             filled += got
@@ -256,6 +293,7 @@ final class PlaySource: @unchecked Sendable {
     }
 
     private func advance() {
+        framesFromFile = 0
         readers[fileIndex].rewind()
         converters[fileIndex]?.reset()
         converterFinished = false
@@ -282,7 +320,13 @@ struct PlayReport: Encodable {
     let files: [String]
     let channels: Int
     let sampleRate: Int
+    /// Frames played, at the files' (output) rate.
     let framesPlayed: Int64
+    /// Frames the files hold in all (nil when looping forever).
+    let expectedFrames: Int64?
+    /// The JACK server's rate and the device frames played at it.
+    let deviceSampleRate: Int
+    let deviceFrames: Int64
     let startFrameTime: UInt64?
     let underrunFrames: Int
     let xruns: Int
@@ -292,7 +336,7 @@ struct PlayReport: Encodable {
     func print(json: Bool) {
         printSummary(self, json: json) {
             """
-            played \(files.joined(separator: ", ")): \(channels) ch, \(sampleRate) Hz, \(framesPlayed) frames from JACK frame \(startFrameTime.map(String.init) ?? "-")
+            played \(files.joined(separator: ", ")): \(channels) ch, \(framesPlayed)\(expectedFrames.map { " of \($0)" } ?? "") frames at \(sampleRate) Hz (\(deviceFrames) JACK frames at \(deviceSampleRate) Hz) from JACK frame \(startFrameTime.map(String.init) ?? "-")
               underruns \(underrunFrames) frames, xruns \(xruns), stopped by: \(exitReason)
             """
         }

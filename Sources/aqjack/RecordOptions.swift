@@ -21,6 +21,12 @@ struct RecordOptions {
     var json = false
     var path = ""
 
+    /// The longest `-d`: a year, in seconds (at 768 kHz still far inside Int64 frames).
+    static let longestDuration = 31_536_000.0
+    /// The latest `--start-at` frame: 2^53, the last frame an AudioTimeStamp's Float64
+    /// mSampleTime holds exactly.
+    static let latestStartFrame: UInt64 = 1 << 53
+
     static let fileTypes: [String: UInt32] = [
         "wav": AudioFileTypeValues.wave, "wave": AudioFileTypeValues.wave, "w64": AudioFileTypeValues.wave64,
         "rf64": AudioFileTypeValues.rf64, "aiff": AudioFileTypeValues.aiff, "aif": AudioFileTypeValues.aiff,
@@ -41,11 +47,7 @@ struct RecordOptions {
             case .option("-p"), .option("--port"):
                 ports.append(try cursor.value(for: "-p", expected: "a port name or glob, e.g. -p 'system:capture_*'"))
             case .option("-c"), .option("--channels"):
-                let text = try cursor.value(for: "-c", expected: "a channel count 1 ... 256")
-                guard let count = Int(text), (1 ... 256).contains(count) else {
-                    throw UsageError(message: "-c '\(text)' is not a channel count: expected 1 ... 256")
-                }
-                channels = count
+                channels = try cursor.integer(for: "-c", in: 1 ... 256, meaning: "a channel count")
             case .option("-f"), .option("--format"):
                 let text = try cursor.value(for: "-f", expected: "wav, w64, rf64, aiff, aifc, caf, aac, m4a or mp4")
                 guard let type = Self.fileTypes[text.lowercased()] else {
@@ -61,9 +63,9 @@ struct RecordOptions {
                 default: throw UsageError(message: "--codec '\(text)' cannot be recorded: expected lpcm, aac or alac (convert to FLAC afterwards with aqjack convert)")
                 }
             case .option("--bitrate"):
-                bitRate = try ConvertCommand.number(&cursor, "--bitrate", "bits per second, 8000 ... 512000, e.g. 128000", 8000 ... 512_000)
+                bitRate = try cursor.integer(for: "--bitrate", in: 8000 ... 512_000, meaning: "an AAC bit rate in bits per second (all channels), e.g. 128000")
             case .option("-q"), .option("--quality"):
-                quality = try ConvertCommand.number(&cursor, "-q", "a codec quality 0 ... 127 (Apple's scale: 96 = High)", 0 ... 127)
+                quality = try cursor.integer(for: "-q", in: 0 ... 127, meaning: "a codec quality on Apple's scale (96 = High)")
             case .option("-b"), .option("--bits"):
                 let text = try cursor.value(for: "-b", expected: "16, 24, 32, float or double")
                 guard ["16", "24", "32", "float", "double"].contains(text) else {
@@ -71,11 +73,7 @@ struct RecordOptions {
                 }
                 depth = text
             case .option("-r"), .option("--rate"):
-                let text = try cursor.value(for: "-r", expected: "a sample rate in Hz")
-                guard let value = Int(text), (1000 ... 768_000).contains(value) else {
-                    throw UsageError(message: "-r '\(text)' is not a sample rate: expected 1000 ... 768000 Hz")
-                }
-                rate = value
+                rate = try cursor.integer(for: "-r", in: 1000 ... 768_000, meaning: "a sample rate in Hz")
             case .option("--src-quality"):
                 let text = try cursor.value(for: "--src-quality", expected: "best, medium or fastest")
                 guard ["best", "medium", "fastest"].contains(text) else {
@@ -83,17 +81,10 @@ struct RecordOptions {
                 }
                 sourceQuality = text
             case .option("-d"), .option("--duration"):
-                let text = try cursor.value(for: "-d", expected: "seconds, e.g. -d 20 or -d 1.5")
-                guard let value = Double(text), value > 0, value.isFinite else {
-                    throw UsageError(message: "-d '\(text)' is not a duration: expected a positive number of seconds")
-                }
-                seconds = value
+                seconds = try cursor.real(for: "-d", in: 0 ... RecordOptions.longestDuration, excludingLowerBound: true,
+                                          meaning: "a duration in seconds (at most a year)")
             case .option("--start-at"):
-                let text = try cursor.value(for: "--start-at", expected: "a JACK frame time")
-                guard let value = UInt64(text) else {
-                    throw UsageError(message: "--start-at '\(text)' is not a frame: expected a JACK frame time (a whole number)")
-                }
-                startFrame = value
+                startFrame = try cursor.integer(for: "--start-at", in: 0 ... RecordOptions.latestStartFrame, meaning: "a JACK frame time")
             case .option("--force"): force = true
             case .option("--meter"): meter = true
             case .option("--no-meter"): meter = false
