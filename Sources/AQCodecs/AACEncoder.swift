@@ -28,9 +28,28 @@ public final class AACEncoder {
     public let channelCount: Int
     /// Bits per second asked of the encoder.
     public let bitRate: Int
+    /// The bit rates the encoder takes, in bits per second for all channels.
+    public static let bitRates = 8000 ... 512_000
     /// Frames of encoder delay before the first input frame (FFmpeg's `initial_padding`: 1024).
     public let primingFrames: Int
     public let audioSpecificConfig: AudioSpecificConfig
+    /// The 1-based input channel that AAC codes as LFE (low-frequency effects, band-limited to
+    /// about 120 Hz), or nil when every channel is full-band. AAC's channel configurations for 6
+    /// and 8 channels are 5.1 and 7.1, and FFmpeg's encoder takes its input in WAVE (SMPTE)
+    /// order, L R C LFE ...: channel 4 is the LFE, so anything else on it is lost (a 1107 Hz
+    /// tone decodes at -60 dB: issue 9, item 6). For 6 or 8 full-band channels record ALAC or PCM.
+    public static func lowFrequencyChannel(channelCount: Int) -> Int? {
+        channelCount == 6 || channelCount == 8 ? 4 : nil
+    }
+
+    /// What the tools print when they encode such a layout.
+    public static func lowFrequencyWarning(channelCount: Int) -> String? {
+        guard let channel = lowFrequencyChannel(channelCount: channelCount) else { return nil }
+        let layout = channelCount == 6 ? "5.1 (L R C LFE Ls Rs)" : "7.1 (L R C LFE Ls Rs Lb Rb)"
+        return "AAC with \(channelCount) channels is \(layout): channel \(channel) is coded as LFE, band-limited to about 120 Hz; "
+            + "anything higher on it is lost (use ALAC or PCM for \(channelCount) full-band channels)"
+    }
+
     /// The largest packet AAC allows: 6144 bits per channel (ISO/IEC 14496-3 4.5.3.2).
     public var maximumPacketSize: Int { 768 * channelCount }
     /// Input frames accepted so far.
@@ -51,7 +70,7 @@ public final class AACEncoder {
     /// - Throws: 'fmt?' naming the unsupported rate, channel count or bit rate.
     public init(sampleRate: Int, channelCount: Int, bitRate: Int, quality: Int = 0x60) throws(AudioStatusError) {
         let config = try AudioSpecificConfig(objectType: 2, sampleRate: sampleRate, channelCount: channelCount)
-        guard (8000 ... 512_000).contains(bitRate) else {
+        guard Self.bitRates.contains(bitRate) else {
             throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "AAC bit rate \(bitRate) b/s: expected 8000 ... 512000")
         }
         session = try LibavEncoderSession(

@@ -134,10 +134,12 @@ public final class FormatConverter {
         }
     }
 
-    /// 64 kbit/s per channel at 44.1/48 kHz, scaled with the rate, within AAC's limits.
+    /// 64 kbit/s per channel at 44.1/48 kHz, scaled down with lower rates, within the encoder's
+    /// 8 ... 512 kbit/s: so the README's "64 kbit/s per channel" holds up to 8 channels (512
+    /// kbit/s; it was capped at 320 kbit/s, 40 per channel at 8 channels: issue 9, item 15).
     public static func defaultBitRate(channelCount: Int, sampleRate: Double) -> Int {
         let perChannel = 64_000.0 * min(1, sampleRate / 44100)
-        return max(8000, min(320_000, Int((perChannel * Double(channelCount)).rounded())))
+        return max(8000, min(AACEncoder.bitRates.upperBound, Int((perChannel * Double(channelCount)).rounded())))
     }
 
     /// The AAC encoder, opened with the bit rate and quality set so far (Apple's converter also

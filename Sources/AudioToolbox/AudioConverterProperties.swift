@@ -51,9 +51,10 @@ private func converterProperty(_ box: ConverterBox, _ id: AudioConverterProperty
     }
 }
 
-/// The bit rates offered for AAC-LC: 32 ... 320 kbit/s total, at least 16 kbit/s per channel.
+/// The bit rates offered for AAC-LC: 32 ... 512 kbit/s total (the encoder's limit, so 64 kbit/s
+/// per channel up to 8 channels), at least 16 kbit/s per channel.
 func aacBitRates(channelCount: Int) -> [Int] {
-    [32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 288, 320].map { $0 * 1000 }.filter { $0 >= 16000 * channelCount }
+    [32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 288, 320, 384, 448, 512].map { $0 * 1000 }.filter { $0 >= 16000 * channelCount }
 }
 
 public func AudioConverterGetPropertyInfo(_ inAudioConverter: AudioConverterRef, _ inPropertyID: AudioConverterPropertyID,

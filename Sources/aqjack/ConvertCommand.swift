@@ -105,6 +105,7 @@ struct ConvertCommand {
                 FileHandle.standardError.write(Data("\r[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: 25 - filled))] \(percent)%".utf8))
             }
             if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+            summary.warnings.forEach(Diagnostics.warning)
             let format = summary.outputFormat
             let result = Summary(input: request.inputPath, output: request.outputPath, fileType: fourCharacterCode(summary.fileType),
                                  format: fourCharacterCode(format.mFormatID), sampleRate: format.mSampleRate, channels: Int(format.mChannelsPerFrame),

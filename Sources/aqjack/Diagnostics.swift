@@ -6,6 +6,10 @@ enum Diagnostics {
         FileHandle.standardError.write(Data("aqjack: error: \(message)\n".utf8))
     }
 
+    static func warning(_ message: String) {
+        FileHandle.standardError.write(Data("aqjack: warning: \(message)\n".utf8))
+    }
+
     static func note(_ message: String) {
         FileHandle.standardError.write(Data("aqjack: \(message)\n".utf8))
     }

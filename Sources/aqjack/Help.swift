@@ -56,8 +56,8 @@ enum Help {
     play registers CLIENT:out_1..N (the widest file's channel count), connects them to the physical
     playback ports (or the -p ports, in natural order; none with --no-connect), plays the files
     in order through the output queue, shows elapsed/total and underruns on a terminal, and
-    exits 0 once the last frame has played; Ctrl-C stops at once (exit 130), SIGTERM too (143),
-    the server's shutdown exits 1.
+    exits 0 once the last frame has played; Ctrl-C or SIGTERM stops at once (exit 0, as for
+    record); the server's shutdown or a file that cannot be read to its end exits 1.
 
     convert is afconvert's job: reads anything aqjack reads (PCM, FLAC, ALAC, Ogg, MP3 through
     libsndfile; AAC in ADTS, CAF, M4A, MP4) and writes linear PCM (WAVE, AIFF, AIFC, CAF, W64,

@@ -57,7 +57,10 @@ struct RecordCommand {
                 if box.session?.handle(buffer, startTime: startTime) ?? false { try? queue.enqueue(buffer) }
             }
             if options.isCompressed {
-                if options.isAAC { try queue.configureEncoder(bitRate: options.bitRate, quality: options.quality) }
+                if options.isAAC {
+                    try queue.configureEncoder(bitRate: options.bitRate, quality: options.quality)
+                    if let warning = AACEncoder.lowFrequencyWarning(channelCount: channelCount) { Diagnostics.warning(warning) }
+                }
                 let writer = try PacketFiles.create(path: options.path, fileType: options.fileType!, format: queue.format, eraseExisting: options.force)
                 try writer.setMagicCookie(queue.magicCookie)
                 session = PacketRecordSession(writer: writer, targetFrames: targetFrames, priming: queue.packetTableInfo?.priming ?? 0,
