@@ -41,7 +41,10 @@ public enum CodecLibraries {
     }
 
     /// FFmpeg's message for an error code, e.g. "Invalid data found when processing input".
+    /// FFmpeg's text for `code`; for a system error (`AVERROR(errno)`, negative errno values
+    /// up to 4095) the errno name too, e.g. "ENOSPC (No space left on device)".
     static func message(for code: Int32) -> String {
+        if code < 0 && code > -4096 { return SystemError.describe(-code) }
         var buffer = [CChar](repeating: 0, count: 256)
         _ = aqff_av_strerror(code, &buffer, buffer.count)
         return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }

@@ -7,8 +7,11 @@ import Glibc
 /// muxer, `.mp4` 'mp4f' through its mp4 muxer).
 ///
 /// While packets arrive the file is fragmented (an empty 'moov' first, then a 'moof'+'mdat'
-/// fragment about every second), so a recording killed mid-way is readable up to its last
-/// complete fragment. FFmpeg 5.1 writes no edit list into fragmented files, so ``close()``
+/// fragment for each ``writePackets(_:byteCount:descriptions:startPacket:)`` call, which a
+/// recording queue makes at least every half second), so a recording killed mid-way is readable
+/// up to its last complete fragment. When a write fails (disk full) the file is cut back to the
+/// end of its last complete fragment and ``packetCount`` to the packets in it, so the file stays
+/// readable and the count says what it holds (issue 9, item 4). FFmpeg 5.1 writes no edit list into fragmented files, so ``close()``
 /// rewrites the packets into a plain MPEG-4 file (one 'moov' with an edit list) and renames it
 /// over the fragmented one: priming is the first packet's timestamp −priming (an edit list
 /// that players and ffmpeg trim) and the last packet's duration leaves out the remainder.
@@ -32,6 +35,11 @@ public final class MPEG4FileWriter: PacketFileWriting {
     private var headerWritten = false
     private var heldBack: [UInt8]?
     private var closed = false
+    /// The size of the file and the packets muxed when the last fragment reached the disk.
+    private var committedSize: Int64 = 0
+    private var committedPackets: Int64 = 0
+    /// Set when a write failed: the file was cut back and is left fragmented.
+    private var failed = false
 
     private let fragmented: Bool
 
@@ -135,8 +143,8 @@ public final class MPEG4FileWriter: PacketFileWriting {
         // resolution a length of 93440 frames comes back as 93408. The sample rate keeps it exact.
         _ = aqff_av_dict_set(&options, "movie_timescale", String(sampleRate), 0)
         if fragmented {
-            _ = aqff_av_dict_set(&options, "movflags", "empty_moov+default_base_moof+frag_discont", 0)
-            _ = aqff_av_dict_set(&options, "frag_duration", "1000000", 0)
+            // frag_custom: a fragment is cut where writePackets flushes, never in between.
+            _ = aqff_av_dict_set(&options, "movflags", "empty_moov+default_base_moof+frag_discont+frag_custom", 0)
         }
         let written = aqff_avformat_write_header(context, &options)
         aqff_av_dict_free(&options)
@@ -147,17 +155,51 @@ public final class MPEG4FileWriter: PacketFileWriting {
     public func writePackets(_ data: UnsafeRawPointer, byteCount: Int, descriptions: UnsafeBufferPointer<AudioStreamPacketDescription>,
                              startPacket: Int64) throws(AudioStatusError) {
         try validatedPackets(descriptions, byteCount: byteCount, startPacket: startPacket, expected: packetCount, path: path)
-        if !headerWritten { try writeHeader() }
-        for description in descriptions {
-            let size = Int(description.mDataByteSize)
-            let bytes = Array(UnsafeRawBufferPointer(start: data + Int(description.mStartOffset), count: size))
-            if let previous = heldBack { try mux(previous, duration: framesPerPacket) }
-            heldBack = bytes
-            packetCount += 1
-            self.byteCount += Int64(size)
-            maximumPacketSize = max(maximumPacketSize, size)
+        guard !failed else { throw AudioStatusError(AudioStatusError.fileNotOpenCode, "\(path): writing stopped after an earlier failure") }
+        do throws(AudioStatusError) {
+            if !headerWritten { try writeHeader() }
+            for description in descriptions {
+                let size = Int(description.mDataByteSize)
+                let bytes = Array(UnsafeRawBufferPointer(start: data + Int(description.mStartOffset), count: size))
+                if let previous = heldBack { try mux(previous, duration: framesPerPacket) }
+                heldBack = bytes
+                packetCount += 1
+                self.byteCount += Int64(size)
+                maximumPacketSize = max(maximumPacketSize, size)
+            }
+            try flushFragment()
+        } catch {
+            abandon()
+            throw error
         }
-        if let context { aqff_avio_flush(context.pointee.pb) }
+    }
+
+    /// Writes the packets muxed so far as one fragment and makes sure it reached the file.
+    private func flushFragment() throws(AudioStatusError) {
+        guard let context, let io = context.pointee.pb else { return }
+        if fragmented && muxedPackets > committedPackets {
+            let flushed = aqff_av_write_frame(context, nil)
+            guard flushed >= 0 else { throw failure("cannot write a fragment", flushed) }
+        }
+        aqff_avio_flush(io)
+        guard io.pointee.error >= 0 else { throw failure("writing failed after \(committedPackets) packets", io.pointee.error) }
+        var status = stat()
+        if stat(path, &status) == 0 { committedSize = Int64(status.st_size) }
+        committedPackets = muxedPackets
+    }
+
+    /// After a failed write: closes the file and cuts it back to its last complete fragment,
+    /// so it stays readable, with ``packetCount`` the packets it holds.
+    private func abandon() {
+        failed = true
+        if let context {
+            if context.pointee.pb != nil { _ = aqff_avio_closep(&context.pointee.pb) }
+            aqff_avformat_free_context(context)
+            self.context = nil
+        }
+        if fragmented && committedSize > 0 { truncate(path, off_t(committedSize)) }   // -1: complete, keep
+        packetCount = committedPackets
+        heldBack = nil
     }
 
     private var muxedPackets: Int64 = 0
@@ -188,18 +230,33 @@ public final class MPEG4FileWriter: PacketFileWriting {
     public func close() throws(AudioStatusError) {
         guard !closed else { return }
         closed = true
-        if !headerWritten { try writeHeader() }
-        if let last = heldBack {
-            try mux(last, duration: max(1, framesPerPacket - Int(packetTable?.remainderFrames ?? 0)))
-            heldBack = nil
+        // After a failure the file stays as cut back: fragmented, complete to its last fragment.
+        guard !failed else { return }
+        do throws(AudioStatusError) {
+            if !headerWritten { try writeHeader() }
+            if let last = heldBack {
+                try mux(last, duration: max(1, framesPerPacket - Int(packetTable?.remainderFrames ?? 0)))
+                heldBack = nil
+            }
+            guard let context else { return }
+            let trailer = aqff_av_write_trailer(context)
+            let error = context.pointee.pb?.pointee.error ?? 0
+            _ = aqff_avio_closep(&context.pointee.pb)
+            aqff_avformat_free_context(context)
+            self.context = nil
+            guard trailer >= 0, error >= 0 else { throw failure("cannot finish the file", trailer < 0 ? trailer : error) }
+            // The fragmented file is complete now; a rewrite that fails (no room for the copy)
+            // leaves it as it is.
+            if fragmented {
+                committedPackets = packetCount
+                committedSize = -1
+                try rewriteUnfragmented()
+            }
+        } catch {
+            // Disk full at the end: keep the fragmented file as far as it reached the disk.
+            abandon()
+            throw error
         }
-        guard let context else { return }
-        let trailer = aqff_av_write_trailer(context)
-        _ = aqff_avio_closep(&context.pointee.pb)
-        aqff_avformat_free_context(context)
-        self.context = nil
-        guard trailer >= 0 else { throw failure("cannot finish the file", trailer) }
-        if fragmented { try rewriteUnfragmented() }
     }
 
     /// Copies the packets into a plain MPEG-4 file beside this one, then renames it over.

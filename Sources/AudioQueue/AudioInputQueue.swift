@@ -655,8 +655,13 @@ public final class AudioInputQueue: @unchecked Sendable {
                                                                                                 mVariableFramesInPacket: 0, mDataByteSize: UInt32(size))
             filledPackets += 1
             filledBytes += size
+            // Delivered by time as well as by fill, as Apple's queue does: a buffer holding half
+            // a second of audio goes to the callback even when small packets (silence, quiet
+            // input) leave it mostly empty, so a recording's file is never more than that behind
+            // (issue 9, item 2: silent AAC filled a buffer in 10-24 s).
             if filledBytes + maximumOutputPacketSize > Int(buffer.pointee.mAudioDataBytesCapacity)
-                || filledPackets == Int(buffer.pointee.mPacketDescriptionCapacity) {
+                || filledPackets == Int(buffer.pointee.mPacketDescriptionCapacity)
+                || filledPackets >= packetsPerDelivery {
                 deliverPartialBufferLocked()
             }
             return
@@ -665,6 +670,13 @@ public final class AudioInputQueue: @unchecked Sendable {
         underrunFrameCount.add(packet.frameCount, ordering: .relaxed)
         if !isInUnderrun { discontinuityCount.add(1, ordering: .relaxed) }
         isInUnderrun = true
+    }
+
+    /// The most packets a compressed buffer holds before it is delivered: half a second of
+    /// audio (AAC 1024 frames per packet: 23 packets at 48 kHz; ALAC 4096: 5), at least one.
+    private var packetsPerDelivery: Int {
+        guard let packetStage else { return .max }
+        return max(1, packetStage.sampleRate / 2 / packetStage.framesPerPacket)
     }
 
     /// AAC: flushes the encoder at a stop, placing its last packets. Queue thread only.
