@@ -181,6 +181,11 @@ public final class AudioOutputQueue: @unchecked Sendable {
         guard buffer.pointee.mAudioDataByteSize > 0 else {
             throw AudioQueueError(AudioQueueError.bufferEmptyCode, "the buffer holds no data (mAudioDataByteSize is 0)")
         }
+        // More bytes than the buffer has would be read past its end on the queue thread.
+        guard buffer.pointee.mAudioDataByteSize <= buffer.pointee.mAudioDataBytesCapacity else {
+            throw AudioQueueError(AudioQueueError.parameterCode,
+                                  "mAudioDataByteSize \(buffer.pointee.mAudioDataByteSize) exceeds the buffer's capacity (mAudioDataBytesCapacity \(buffer.pointee.mAudioDataBytesCapacity))")
+        }
         if isCompressed {
             // Apple: VBR buffers need their packet descriptions.
             guard !packetDescriptions.isEmpty else {
@@ -347,7 +352,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
     public var volumeLevel: Float {
         get { lock.withLock { volume } }
         set {
-            lock.withLock { volume = max(0, min(1, newValue)) }
+            lock.withLock { if !newValue.isNaN { volume = max(0, min(1, newValue)) } }
             applyVolume(rampFrames: Int(lock.withLock { volumeRampSeconds } * Double(client.sampleRate)))
         }
     }
@@ -355,14 +360,15 @@ public final class AudioOutputQueue: @unchecked Sendable {
     /// Seconds over which later volume changes ramp (`kAudioQueueParam_VolumeRampTime`).
     public var volumeRampTime: Double {
         get { lock.withLock { volumeRampSeconds } }
-        set { lock.withLock { volumeRampSeconds = max(0, newValue) } }
+        // NaN and infinities would reach Int(seconds × rate) and trap: 0 ... 3600 s, NaN as 0.
+        set { lock.withLock { volumeRampSeconds = newValue.isNaN ? 0 : max(0, min(3600, newValue)) } }
     }
 
     /// Stereo balance -1 ... 1 (`kAudioQueueParam_Pan`); no effect on other channel counts.
     public var panPosition: Float {
         get { lock.withLock { pan } }
         set {
-            lock.withLock { pan = max(-1, min(1, newValue)) }
+            lock.withLock { if !newValue.isNaN { pan = max(-1, min(1, newValue)) } }
             processor.setPan(lock.withLock { pan })
         }
     }

@@ -241,8 +241,8 @@ public func AudioFileReadPacketData(_ inAudioFile: AudioFileID, _ inUseCache: Bo
             read = try packetReader.readPackets(startPacket: inStartingPacket, packetCount: Int(ioNumPackets.pointee), into: outBuffer,
                                                 capacity: Int(ioNumBytes.pointee), descriptions: outPacketDescriptions)
         }
-        ioNumPackets.pointee = UInt32(read.packets)
-        ioNumBytes.pointee = UInt32(read.bytes)
+        ioNumPackets.pointee = UInt32(clamping: read.packets)
+        ioNumBytes.pointee = UInt32(clamping: read.bytes)
         return result
     }
     guard let reader = box.reader else { return kAudioFilePermissionsError }
@@ -252,7 +252,7 @@ public func AudioFileReadPacketData(_ inAudioFile: AudioFileID, _ inUseCache: Bo
                                          into: outBuffer, byteCapacity: Int(ioNumBytes.pointee))
     }
     ioNumPackets.pointee = UInt32(packets)
-    ioNumBytes.pointee = UInt32(packets * reader.layout.bytesPerFrame)
+    ioNumBytes.pointee = UInt32(clamping: packets * reader.layout.bytesPerFrame)
     // Constant-bit-rate data has no packet descriptions (outPacketDescriptions is left alone).
     return result
 }
@@ -264,6 +264,9 @@ public func AudioFileReadPackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool,
                                  _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>,
                                  _ outBuffer: UnsafeMutableRawPointer?) -> OSStatus {
     guard let box = FileBox.from(inAudioFile) else { return kAudioFileNotOpenError }
-    outNumBytes.pointee = ioNumPackets.pointee * UInt32(box.packetSizeUpperBound)
+    // The deprecated call trusts the buffer to hold ioNumPackets packets of the largest size;
+    // the product saturates rather than overflowing (0x7fffffff packets trapped: issue 9, item 8).
+    let (bytes, overflow) = ioNumPackets.pointee.multipliedReportingOverflow(by: UInt32(clamping: box.packetSizeUpperBound))
+    outNumBytes.pointee = overflow ? .max : bytes
     return AudioFileReadPacketData(inAudioFile, inUseCache, outNumBytes, outPacketDescriptions, inStartingPacket, ioNumPackets, outBuffer)
 }

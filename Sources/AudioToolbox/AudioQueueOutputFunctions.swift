@@ -58,7 +58,9 @@ public func AudioQueueEnqueueBufferWithParameters(_ inAQ: AudioQueueRef, _ inBuf
     for index in 0 ..< Int(inNumParamValues) {
         guard let event = inParamValues?[index] else { break }
         switch event.mID {
-        case kAudioQueueParam_Volume: volume = event.mValue
+        case kAudioQueueParam_Volume:
+            guard parameterRanges[kAudioQueueParam_Volume]!.contains(event.mValue) else { return kAudio_ParamError }
+            volume = event.mValue
         default: return kAudioQueueErr_InvalidParameter
         }
     }
@@ -76,14 +78,23 @@ public func AudioQueueSetParameter(_ inAQ: AudioQueueRef, _ inParamID: AudioQueu
                                    _ inValue: AudioQueueParameterValue) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     guard let output = box.output else { return kAudioQueueErr_InvalidParameter }
+    guard let valid = parameterRanges[inParamID] else { return kAudioQueueErr_InvalidParameter }
+    // Apple documents Volume 0 ... 1 and Pan -1 ... 1; a value outside (or NaN) is a bad
+    // parameter value, kAudio_ParamError, and changes nothing (issue 9, item 8).
+    guard valid.contains(inValue) else { return kAudio_ParamError }
     switch inParamID {
     case kAudioQueueParam_Volume: output.volumeLevel = inValue
     case kAudioQueueParam_VolumeRampTime: output.volumeRampTime = Double(inValue)
-    case kAudioQueueParam_Pan: output.panPosition = inValue
-    default: return kAudioQueueErr_InvalidParameter
+    default: output.panPosition = inValue
     }
     return noErr
 }
+
+/// The values `AudioQueueSetParameter` and parameter events accept, per parameter. NaN is in
+/// no range. A ramp time is at most an hour.
+let parameterRanges: [AudioQueueParameterID: ClosedRange<Float>] = [
+    kAudioQueueParam_Volume: 0 ... 1, kAudioQueueParam_VolumeRampTime: 0 ... 3600, kAudioQueueParam_Pan: -1 ... 1,
+]
 
 public func AudioQueueGetParameter(_ inAQ: AudioQueueRef, _ inParamID: AudioQueueParameterID,
                                    _ outValue: UnsafeMutablePointer<AudioQueueParameterValue>) -> OSStatus {

@@ -4,21 +4,38 @@ import Foundation
 // Queue and device time, Apple spelling. The device timeline is JACK's frame clock; host times
 // are nanoseconds on JACK's microsecond clock (CLOCK_MONOTONIC), not mach_absolute_time units.
 
-/// A timeline remembers the discontinuity count it last reported.
+/// A timeline remembers its queue and the discontinuity count it last reported. Timelines are
+/// handles in a ``HandleTable`` like files and converters, so a disposed, foreign or made-up
+/// `AudioQueueTimelineRef` is found to be one and answered with `kAudio_ParamError` instead of
+/// touching freed memory (issue 9, item 9; Apple documents no code for it).
 final class TimelineBox {
+    static let table = HandleTable<TimelineBox>(firstSerial: 0x5000_0000)
+    let queue: AudioQueueRef
     var seenDiscontinuities: Int
-    init(seen: Int) { seenDiscontinuities = seen }
+    init(queue: AudioQueueRef, seen: Int) {
+        self.queue = queue
+        seenDiscontinuities = seen
+    }
+
+    /// The timeline `reference` names if it belongs to `queue`.
+    static func find(_ reference: AudioQueueTimelineRef?, of queue: AudioQueueRef) -> TimelineBox? {
+        guard let timeline = table.find(reference), timeline.queue == queue else { return nil }
+        return timeline
+    }
 }
 
 public func AudioQueueCreateTimeline(_ inAQ: AudioQueueRef, _ outTimeline: UnsafeMutablePointer<AudioQueueTimelineRef?>) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
-    let timeline = TimelineBox(seen: box.engine.discontinuityTotal)
-    outTimeline.pointee = OpaquePointer(Unmanaged.passRetained(timeline).toOpaque())
+    outTimeline.pointee = TimelineBox.table.register(TimelineBox(queue: inAQ, seen: box.engine.discontinuityTotal))
     return noErr
 }
 
+/// - Returns: `kAudio_ParamError` for a timeline that is not one of this queue's (already
+///   disposed, another queue's, or never created).
 public func AudioQueueDisposeTimeline(_ inAQ: AudioQueueRef, _ inTimeline: AudioQueueTimelineRef) -> OSStatus {
-    Unmanaged<TimelineBox>.fromOpaque(UnsafeRawPointer(inTimeline)).release()
+    guard QueueBox.from(inAQ) != nil else { return invalidQueueStatus }
+    guard TimelineBox.find(inTimeline, of: inAQ) != nil else { return kAudio_ParamError }
+    _ = TimelineBox.table.remove(inTimeline)
     return noErr
 }
 
@@ -31,6 +48,11 @@ public func AudioQueueGetCurrentTime(_ inAQ: AudioQueueRef, _ inTimeline: AudioQ
                                      _ outTimelineDiscontinuity: UnsafeMutablePointer<DarwinBoolean>?) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     let queue = box.engine!
+    var timeline: TimelineBox?
+    if let inTimeline {
+        guard let found = TimelineBox.find(inTimeline, of: inAQ) else { return kAudio_ParamError }
+        timeline = found
+    }
     let (_, host) = queue.deviceCurrentTime()
     if let outTimeStamp {
         var stamp = AudioTimeStamp()
@@ -39,8 +61,7 @@ public func AudioQueueGetCurrentTime(_ inAQ: AudioQueueRef, _ inTimeline: AudioQ
         stamp.mFlags = kAudioTimeStampSampleHostTimeValid
         outTimeStamp.pointee = stamp
     }
-    if let inTimeline, let outTimelineDiscontinuity {
-        let timeline = Unmanaged<TimelineBox>.fromOpaque(UnsafeRawPointer(inTimeline)).takeUnretainedValue()
+    if let timeline, let outTimelineDiscontinuity {
         let count = queue.discontinuityTotal
         outTimelineDiscontinuity.pointee = DarwinBoolean(count != timeline.seenDiscontinuities)
         timeline.seenDiscontinuities = count
