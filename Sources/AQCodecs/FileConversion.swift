@@ -100,12 +100,12 @@ public struct FileConversion {
         staged.eraseExisting = true
         do throws(AudioStatusError) {
             let summary = try FileConversion(staged).convert(source, fileExtension: ext, progress: progress)
-            guard rename(temporary, finalPath) == 0 else {
+            guard FilePath.withCString(temporary, { from in FilePath.withCString(finalPath) { rename(from, $0) } }) == 0 else {
                 throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "cannot move the converted file into place as '\(finalPath)': \(SystemError.describe(errno))")
             }
             return summary
         } catch {
-            unlink(temporary)
+            _ = FilePath.withCString(temporary) { unlink($0) }
             throw AudioStatusError(error.status, error.message.replacing(temporary, with: finalPath) + " (the conversion was abandoned: no output file was left)")
         }
     }

@@ -113,7 +113,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
     private func writeHeader() throws(AudioStatusError) {
         var context: UnsafeMutablePointer<AVFormatContext>?
         let muxer = fileType == CompressedFormatValues.m4aFile ? "ipod" : "mp4"
-        let allocated = aqff_avformat_alloc_output_context2(&context, nil, muxer, path)
+        let allocated = FilePath.withCString(path) { aqff_avformat_alloc_output_context2(&context, nil, muxer, $0) }
         guard allocated >= 0, let context else { throw failure("cannot set up the \(muxer) muxer", allocated) }
         self.context = context
         guard let stream = aqff_avformat_new_stream(context, nil) else { throw failure("cannot add a stream", -1) }
@@ -136,7 +136,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
         parameters.pointee.extradata = buffer
         parameters.pointee.extradata_size = Int32(extradata.count)
         stream.pointee.time_base = AVRational(num: 1, den: Int32(sampleRate))
-        let opened = aqff_avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE)
+        let opened = FilePath.withCString(path) { aqff_avio_open(&context.pointee.pb, $0, AVIO_FLAG_WRITE) }
         guard opened >= 0 else { throw failure("cannot open for writing", opened) }
         var options: OpaquePointer?
         // The edit list (priming, length) is in the movie's timescale, 1000 by default: at that
@@ -184,7 +184,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
         aqff_avio_flush(io)
         guard io.pointee.error >= 0 else { throw failure("writing failed after \(committedPackets) packets", io.pointee.error) }
         var status = stat()
-        if stat(path, &status) == 0 { committedSize = Int64(status.st_size) }
+        if FilePath.withCString(path, { stat($0, &status) }) == 0 { committedSize = Int64(status.st_size) }
         committedPackets = muxedPackets
     }
 
@@ -197,7 +197,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
             aqff_avformat_free_context(context)
             self.context = nil
         }
-        if fragmented && committedSize > 0 { truncate(path, off_t(committedSize)) }   // -1: complete, keep
+        if fragmented && committedSize > 0 { _ = FilePath.withCString(path) { truncate($0, off_t(committedSize)) } }   // -1: complete, keep
         packetCount = committedPackets
         heldBack = nil
     }
@@ -283,11 +283,11 @@ public final class MPEG4FileWriter: PacketFileWriting {
                 next += Int64(read.packets)
             }
             try plain.close()
-            guard rename(temporary, path) == 0 else {
+            guard FilePath.withCString(temporary, { from in FilePath.withCString(path) { rename(from, $0) } }) == 0 else {
                 throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "cannot rename \(temporary) to \(path): \(SystemError.describe(errno))")
             }
         } catch {
-            unlink(temporary)
+            _ = FilePath.withCString(temporary) { unlink($0) }
             throw error
         }
     }
@@ -312,7 +312,7 @@ public final class MPEG4FileReader: PacketFileReading {
         try CodecLibraries.require()
         file = try ReadableFile(path: path)
         var context: UnsafeMutablePointer<AVFormatContext>?
-        let opened = aqff_avformat_open_input(&context, path, nil, nil)
+        let opened = FilePath.withCString(path) { aqff_avformat_open_input(&context, $0, nil, nil) }
         guard opened >= 0, let context else {
             throw AudioStatusError(AudioStatusError.fileInvalidFileCode, "\(path) is not a readable MPEG-4 file: " + CodecLibraries.message(for: opened))
         }

@@ -82,7 +82,7 @@ final class ReadableFile {
     let path: String
 
     init(path: String) throws(AudioStatusError) {
-        descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        descriptor = FilePath.withCString(path) { open($0, O_RDONLY | O_CLOEXEC) }
         guard descriptor >= 0 else {
             let reason = errno
             if reason == ENOENT { throw AudioStatusError(AudioStatusError.fileNotFoundCode, "no file at '\(path)'") }
@@ -118,7 +118,7 @@ final class WritableFile {
 
     init(path: String, eraseExisting: Bool) throws(AudioStatusError) {
         try OutputPath.checkCreatable(path, eraseExisting: eraseExisting)
-        guard let stream = fopen(path, "w+b") else {
+        guard let stream = FilePath.withCString(path, { fopen($0, "w+b") }) else {
             throw AudioStatusError(AudioStatusError.filePermissionsCode, "cannot create \(path): \(SystemError.describe(errno))")
         }
         self.stream = stream

@@ -34,14 +34,14 @@ public final class AudioFileReader {
     ///   `kAudioFileInvalidFileError` for a malformed one (truncated header, zero channels, absurd
     ///   rate), each with a message saying what was wrong.
     public init(path: String, typeHint: UInt32 = 0) throws(AudioFileError) {
-        if access(path, F_OK) != 0 {
+        if FilePath.withCString(path, { access($0, F_OK) }) != 0 {
             throw AudioFileError(AudioFileError.fileNotFoundCode, "no file at '\(path)'")
         }
-        if access(path, R_OK) != 0 {
+        if FilePath.withCString(path, { access($0, R_OK) }) != 0 {
             throw AudioFileError(AudioFileError.filePermissionsCode, "'\(path)' cannot be read (permissions)")
         }
         var info = SF_INFO()
-        guard let handle = sf_open(path, Int32(SFM_READ), &info) else {
+        guard let handle = FilePath.withCString(path, { sf_open($0, Int32(SFM_READ), &info) }) else {
             let code = sf_error(nil)
             let reason = String(cString: sf_strerror(nil))
             switch Int(code) {

@@ -46,7 +46,7 @@ public final class AudioFileWriter {
             throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode,
                                  "libsndfile cannot write \(fourCharacterCode(fileType)) with \(layout.bitsPerChannel)-bit \(layout.kind) samples")
         }
-        guard let handle = sf_open(path, Int32(SFM_WRITE), &info) else {
+        guard let handle = FilePath.withCString(path, { sf_open($0, Int32(SFM_WRITE), &info) }) else {
             let reason = String(cString: sf_strerror(nil))
             throw AudioFileError(AudioFileError.filePermissionsCode, "cannot create '\(path)': \(reason)")
         }

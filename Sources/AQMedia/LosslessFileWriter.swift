@@ -44,7 +44,7 @@ public final class LosslessFileWriter {
                                  "libsndfile cannot write \(name) \(bitDepth)-bit with \(channelCount) channels at \(sampleRate) Hz ('\(path)')")
         }
         errno = 0
-        guard let handle = sf_open(path, Int32(SFM_WRITE), &info) else {
+        guard let handle = FilePath.withCString(path, { sf_open($0, Int32(SFM_WRITE), &info) }) else {
             let reason = errno != 0 ? SystemError.describe(errno) : String(cString: sf_strerror(nil))
             throw AudioFileError(AudioFileError.filePermissionsCode, "cannot create '\(path)' as \(name): \(reason)")
         }

@@ -14,7 +14,7 @@ public enum OutputPath {
     ///   existing file and `eraseExisting` is false (the file is left untouched).
     public static func checkCreatable(_ path: String, eraseExisting: Bool) throws(AudioStatusError) {
         var status = stat()
-        if stat(path, &status) == 0 {
+        if FilePath.withCString(path, { stat($0, &status) }) == 0 {
             if status.st_mode & S_IFMT == S_IFDIR {
                 throw AudioStatusError(AudioStatusError.filePermissionsCode,
                                        "'\(path)' is a directory: give a file name, e.g. '\(path.hasSuffix("/") ? path : path + "/")take1.wav'")
@@ -26,7 +26,7 @@ public enum OutputPath {
             return
         }
         let folder = directory(of: path)
-        if stat(folder, &status) != 0 || status.st_mode & S_IFMT != S_IFDIR {
+        if FilePath.withCString(folder, { stat($0, &status) }) != 0 || status.st_mode & S_IFMT != S_IFDIR {
             throw AudioStatusError(AudioStatusError.fileNotFoundCode, "cannot create '\(path)': the folder '\(folder)' does not exist")
         }
     }
@@ -42,7 +42,7 @@ public enum OutputPath {
     /// symbolic link to it).
     public static func sameFile(_ a: String, _ b: String) -> Bool {
         var first = stat(), second = stat()
-        guard stat(a, &first) == 0, stat(b, &second) == 0 else { return false }
+        guard FilePath.withCString(a, { stat($0, &first) }) == 0, FilePath.withCString(b, { stat($0, &second) }) == 0 else { return false }
         return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 }

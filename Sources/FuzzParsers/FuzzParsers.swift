@@ -1,6 +1,7 @@
-// A libFuzzer target for the compressed-audio parsers: AAC magic cookies (ES_Descriptor /
-// AudioSpecificConfig), ADTS headers, and the ADTS, CAF and MPEG-4 packet readers on whole
-// files. Built and run by Scripts/fuzz.sh:
+// A libFuzzer target for the parsers: AAC magic cookies (ES_Descriptor / AudioSpecificConfig),
+// ADTS headers, the ADTS, CAF and MPEG-4 packet readers on whole files, every file the CLI opens
+// (libsndfile's WAVE/AIFF/CAF/FLAC with our header checks, decoded to frames), and growing
+// prefixes of files (partial input). Built and run by Scripts/fuzz.sh:
 //
 //   swift build --product FuzzParsers --sanitize fuzzer --sanitize address
 //
@@ -16,7 +17,7 @@ import Glibc
 public func fuzzParsers(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size > 0 else { return 0 }
     let body = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
-    switch data[0] % 4 {
+    switch data[0] % 6 {
     case 0:
         // The magic cookie as AudioFile, the converter and the queue read it.
         if let descriptor = try? ElementaryStreamDescriptor(parsing: body) {
@@ -37,19 +38,45 @@ public func fuzzParsers(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 }
             }
         }
-    default:
+    case 3:
         // A whole file through the packet readers (ADTS, CAF, MPEG-4 by their first bytes).
-        readWholeFile(body)
+        withFile(body) { readPackets(at: $0) }
+    case 4:
+        // A whole file as `aqjack info`, `convert` and `play` open it: the packet readers or
+        // libsndfile (WAVE, AIFF, CAF, FLAC, ...) and our header checks, then every frame.
+        withFile(body) { readFrames(at: $0) }
+    default:
+        // Partial input, as a file still being written or a stream still arriving
+        // (AudioFileStream's case): growing prefixes of the file, each opened and read.
+        for eighths in [1, 2, 3, 5, 8] {
+            withFile(Array(body.prefix(body.count * eighths / 8))) { readFrames(at: $0) }
+        }
     }
     return 0
 }
 
-private func readWholeFile(_ bytes: [UInt8]) {
+/// Runs `body` with `bytes` in a file of their own.
+private func withFile(_ bytes: [UInt8], _ body: (String) -> Void) {
     let path = "/dev/shm/aqjack-fuzz-\(getpid())"
     guard let file = fopen(path, "wb") else { return }
     _ = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
     fclose(file)
     defer { unlink(path) }
+    body(path)
+}
+
+/// Opens a file as the CLI does and decodes every frame (at most 2^20, so a header claiming
+/// hours of audio cannot make one input run for minutes).
+private func readFrames(at path: String) {
+    guard let source = try? FrameSource.open(path) else { return }
+    let chunk = 4096
+    let samples = UnsafeMutablePointer<Float>.allocate(capacity: chunk * max(1, source.channelCount))
+    defer { samples.deallocate() }
+    var total = 0
+    while total < 1 << 20, let frames = try? source.read(into: samples, maximumFrames: chunk), frames > 0 { total += frames }
+}
+
+private func readPackets(at path: String) {
     guard let reader = try? PacketFiles.open(path: path) else { return }
     let capacity = 1 << 16
     let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)

@@ -1,17 +1,18 @@
+import AQMedia
 import Foundation
 
 /// Messages to stderr, prefixed `aqjack:`, so stdout stays clean for data and JSON.
 enum Diagnostics {
     static func error(_ message: String) {
-        FileHandle.standardError.write(Data("aqjack: error: \(message)\n".utf8))
+        FileHandle.standardError.write(Data("aqjack: error: \(FilePath.display(message))\n".utf8))
     }
 
     static func warning(_ message: String) {
-        FileHandle.standardError.write(Data("aqjack: warning: \(message)\n".utf8))
+        FileHandle.standardError.write(Data("aqjack: warning: \(FilePath.display(message))\n".utf8))
     }
 
     static func note(_ message: String) {
-        FileHandle.standardError.write(Data("aqjack: \(message)\n".utf8))
+        FileHandle.standardError.write(Data("aqjack: \(FilePath.display(message))\n".utf8))
     }
 }
 
@@ -22,6 +23,6 @@ func printSummary<Summary: Encodable>(_ summary: Summary, json: Bool, text: () -
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         print(String(decoding: (try? encoder.encode(summary)) ?? Data(), as: UTF8.self))
     } else {
-        print(text())
+        print(FilePath.display(text()))
     }
 }

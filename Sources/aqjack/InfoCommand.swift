@@ -77,7 +77,8 @@ struct InfoCommand {
         let reader = try AudioFileReader(path: path)
         defer { reader.close() }
         let format = reader.dataFormat
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? 0
+        var status = stat()
+        let size = FilePath.withCString(path, { stat($0, &status) }) == 0 ? Int64(status.st_size) : 0
         // Lossless data (ALAC, FLAC) is described as stored, not as the float it decodes to.
         let stored = reader.storedFormatID
         return FileInfo(path: path, fileType: fourCharacterCode(reader.fileType), formatID: fourCharacterCode(stored ?? format.mFormatID),

@@ -1,6 +1,7 @@
 // aqjack: the command-line tool. Hand-parsed arguments (no package dependencies); one file per
 // subcommand. Exit status: 0 ok, 1 runtime failure, 2 usage error.
 import AQJack
+import AQMedia
 import Foundation
 
 /// Exit statuses, the same for every subcommand.
@@ -62,4 +63,7 @@ func runReportingJackErrors(_ body: () throws(JackError) -> Int32) -> Int32 {
     }
 }
 
-exit(runCommandLine(Array(CommandLine.arguments.dropFirst())))
+// Arguments byte for byte: a file name that is not UTF-8 reaches the file system unchanged
+// (CommandLine.arguments would have replaced its bytes with U+FFFD).
+let arguments = (1 ..< Int(CommandLine.argc)).map { FilePath.decode(CommandLine.unsafeArgv[$0]!) }
+exit(runCommandLine(arguments))
