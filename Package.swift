@@ -59,6 +59,6 @@ let package = Package(
         .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQJackTests", dependencies: ["AQCore", "AQJack", "AQTestSupport", "CRTProbe"]),
         .testTarget(name: "AudioQueueTests", dependencies: ["AudioQueue", "AudioToolbox", "AQCodecs", "AQTestSupport", "CSndFile", "CAudioTypes"]),
-        .testTarget(name: "aqjackTests", dependencies: ["aqjack", "AQJack", "AQTestSupport", "AudioQueue", "CSndFile"]),
+        .testTarget(name: "aqjackTests", dependencies: ["aqjack", "AQJack", "AQTestSupport", "AudioQueue", "AQCodecs", "AQMedia", "CSndFile"]),
     ]
 )

@@ -11,11 +11,19 @@ public final class AACDecoder {
     public var sampleRate: Int { config.sampleRate }
     private let session: LibavDecoderSession
 
-    /// - Throws: 'fmt?' when the config is not one the decoder accepts.
-    public init(config: AudioSpecificConfig) throws(AudioStatusError) {
+    /// - Parameter expectedChannelCount: the channel count the caller reads the output as (the
+    ///   stream description's `mChannelsPerFrame`); a config that disagrees is refused, since
+    ///   the decoder's frames would be read with the wrong stride (found by fuzzing: a CAF whose
+    ///   'desc' said more channels than its cookie overran the decoded buffer).
+    /// - Throws: 'fmt?' when the config is not one the decoder accepts, or disagrees.
+    public init(config: AudioSpecificConfig, expectedChannelCount: Int? = nil) throws(AudioStatusError) {
         guard config.channelCount > 0 else {
             throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
                                    "AAC channel configuration \(config.channelConfiguration): expected 1 ... 7")
+        }
+        if let expectedChannelCount, expectedChannelCount != config.channelCount {
+            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+                                   "the AAC magic cookie describes \(config.channelCount) channels but the stream description says \(expectedChannelCount)")
         }
         self.config = config
         session = try LibavDecoderSession(name: "AAC", codecID: AV_CODEC_ID_AAC, extradata: config.bytes, sampleRate: config.sampleRate,

@@ -217,7 +217,12 @@ public final class FrameSource {
                 return FrameSource(path: path, pcm: nil, packets: packets, decoder: decoder)
             }
             let config = try ElementaryStreamDescriptor(parsing: packets.magicCookie).audioSpecificConfig
-            return FrameSource(path: path, pcm: nil, packets: packets, decoder: try AACDecoder(config: config))
+            do throws(AudioStatusError) {
+                let decoder = try AACDecoder(config: config, expectedChannelCount: Int(format.mChannelsPerFrame))
+                return FrameSource(path: path, pcm: nil, packets: packets, decoder: decoder)
+            } catch {
+                throw AudioStatusError(AudioStatusError.fileInvalidFileCode, "'\(path)' is malformed: \(error.message)")
+            }
         }
         return FrameSource(path: path, pcm: try AudioFileReader(path: path), packets: nil, decoder: nil)
     }
@@ -353,7 +358,11 @@ final class FrameSink {
             }
             // Without -b: the input's integer depth, or 32-bit float for float, lossy and AAC input.
             let isFloat = request.bitDepth == nil && sourceBitDepth == nil
-            let depth = isFloat ? 32 : request.bitDepth ?? sourceBitDepth ?? 16
+            var depth = isFloat ? 32 : request.bitDepth ?? sourceBitDepth ?? 16
+            // 8-bit WAVE samples are unsigned, which the writer does not take: an 8-bit source
+            // goes to the WAVE family as 16-bit (exact: every 8-bit value is a 16-bit one).
+            let waveFamily = [AudioFileTypeValues.wave, AudioFileTypeValues.rf64, AudioFileTypeValues.wave64].contains(fileType)
+            if depth == 8 && request.bitDepth == nil && waveFamily { depth = 16 }
             let bigEndian = fileType == AudioFileTypeValues.aiff || (fileType == AudioFileTypeValues.aifc && isFloat)
             guard [8, 16, 24, 32].contains(depth) else {
                 throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "-b \(depth): expected 16, 24 or 32 bits")

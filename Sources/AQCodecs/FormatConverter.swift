@@ -227,7 +227,7 @@ public final class FormatConverter {
                 guard let decoderConfig else {
                     throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "AAC input without a magic cookie or a complete description")
                 }
-                decoder = try AACDecoder(config: decoderConfig)
+                decoder = try AACDecoder(config: decoderConfig, expectedChannelCount: sourceChannels)
             }
         }
         var decoded: [Float] = []

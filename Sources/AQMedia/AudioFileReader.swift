@@ -40,6 +40,12 @@ public final class AudioFileReader {
         if FilePath.withCString(path, { access($0, R_OK) }) != 0 {
             throw AudioFileError(AudioFileError.filePermissionsCode, "'\(path)' cannot be read (permissions)")
         }
+        // libsndfile turns an AIFF's 80-bit rate into an integer without saying when it was
+        // infinite, NaN or zero (an infinite rate came out as 67108864 Hz): read it ourselves.
+        if let rate = Self.aiffSampleRate(path: path), !(rate.isFinite && rate >= 1 && rate <= 768_000) {
+            let shown = rate.isNaN ? "NaN" : rate.isInfinite ? "infinite" : "\(rate == rate.rounded() && abs(rate) < 1e15 ? String(Int64(rate)) : String(rate)) Hz"
+            throw AudioFileError(AudioFileError.fileInvalidFileCode, "'\(path)' is malformed: its sample rate is \(shown); expected 1 ... 768000 Hz")
+        }
         var info = SF_INFO()
         guard let handle = FilePath.withCString(path, { sf_open($0, Int32(SFM_READ), &info) }) else {
             let code = sf_error(nil)
@@ -110,6 +116,37 @@ public final class AudioFileReader {
     }
 
     deinit { close() }
+
+    /// The sample rate in an AIFF/AIFC file's COMM chunk (an 80-bit IEEE extended number, read
+    /// exactly, infinities and NaN included), or nil when the file is not AIFF or has no COMM
+    /// chunk in its first 64 KiB.
+    static func aiffSampleRate(path: String) -> Double? {
+        let descriptor = FilePath.withCString(path) { open($0, O_RDONLY | O_CLOEXEC) }
+        guard descriptor >= 0 else { return nil }
+        defer { Glibc.close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: 65536)
+        let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        guard count >= 12, bytes[0 ..< 4].elementsEqual("FORM".utf8),
+              bytes[8 ..< 12].elementsEqual("AIFF".utf8) || bytes[8 ..< 12].elementsEqual("AIFC".utf8) else { return nil }
+        func bigEndian(_ offset: Int, _ length: Int) -> UInt64 { bytes[offset ..< offset + length].reduce(0) { $0 << 8 | UInt64($1) } }
+        var offset = 12
+        while offset + 8 <= count {
+            let size = Int(bigEndian(offset + 4, 4))
+            if bytes[offset ..< offset + 4].elementsEqual("COMM".utf8) {
+                guard offset + 8 + 18 <= count else { return nil }
+                let rate = offset + 8 + 8
+                let signAndExponent = Int(bigEndian(rate, 2))
+                let mantissa = bigEndian(rate + 2, 8)
+                let exponent = signAndExponent & 0x7FFF
+                let sign: Double = signAndExponent & 0x8000 != 0 ? -1 : 1
+                if exponent == 0x7FFF { return mantissa << 1 == 0 ? sign * .infinity : .nan }
+                if mantissa == 0 { return 0 }
+                return sign * Double(mantissa) * pow(2, Double(exponent - 16383 - 63))
+            }
+            offset += 8 + size + (size & 1)
+        }
+        return nil
+    }
 
     static func fileType(major: Int, subtype: Int, bigEndian: Bool) -> UInt32 {
         switch major {

@@ -10,14 +10,21 @@ import Glibc
 public enum OutputPath {
     /// Refuses `path` unless a file can be created there.
     ///
-    /// - Throws: -43 when its folder does not exist; 'prm?' when it is a directory, or an
-    ///   existing file and `eraseExisting` is false (the file is left untouched).
+    /// - Throws: -43 when its folder does not exist; 'prm?' when it is a directory, a device or
+    ///   other non-regular file, or an existing file and `eraseExisting` is false (the file is
+    ///   left untouched).
     public static func checkCreatable(_ path: String, eraseExisting: Bool) throws(AudioStatusError) {
         var status = stat()
         if FilePath.withCString(path, { stat($0, &status) }) == 0 {
             if status.st_mode & S_IFMT == S_IFDIR {
                 throw AudioStatusError(AudioStatusError.filePermissionsCode,
                                        "'\(path)' is a directory: give a file name, e.g. '\(path.hasSuffix("/") ? path : path + "/")take1.wav'")
+            }
+            // A device, FIFO or socket is never replaced (convert renames its result over the
+            // output: that would turn /dev/null into a file).
+            if status.st_mode & S_IFMT != S_IFREG {
+                throw AudioStatusError(AudioStatusError.filePermissionsCode,
+                                       "'\(path)' is not a regular file (a device, FIFO or socket): give the name of a file to write")
             }
             if !eraseExisting {
                 throw AudioStatusError(AudioStatusError.filePermissionsCode,

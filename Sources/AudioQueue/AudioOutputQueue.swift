@@ -561,7 +561,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
                 let config = cookie.isEmpty
                     ? try? AudioSpecificConfig(objectType: Int(format.mFormatFlags), sampleRate: Int(format.mSampleRate), channelCount: layout.channelCount)
                     : try? ElementaryStreamDescriptor(parsing: cookie).audioSpecificConfig
-                decoder = config.flatMap { try? AACDecoder(config: $0) }
+                decoder = config.flatMap { try? AACDecoder(config: $0, expectedChannelCount: layout.channelCount) }
             }
         }
         guard let decoder else {

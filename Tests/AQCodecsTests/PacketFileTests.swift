@@ -150,6 +150,27 @@ struct PacketFileTests {
         #expect(throws: AudioStatusError.self) { _ = try FormatConverter(from: CompressedFormatValues.floatPCM(sampleRate: 48000, channelCount: 2), to: nanFormat) }
     }
 
+    @Test("fuzzFindingChannelMismatch: a CAF whose 'desc' and cookie disagree on channels is refused at open, not decoded past its buffer (issue 9, item 17)")
+    func fuzzFindingChannelMismatch() throws {
+        let path = ExternalTool.temporaryPath("badchannels", extension: "caf")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Self.write(AudioFileTypeValues.caf, path: path)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        // mChannelsPerFrame: the 6th big-endian field after the 8-byte rate, at byte 20 + 24.
+        #expect(Array(bytes[44 ..< 48]) == [0, 0, 0, 2])
+        for channels: UInt8 in [1, 6, 255] {
+            bytes[47] = channels
+            _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
+            do {
+                _ = try FrameSource.open(path)
+                Issue.record("a \(channels)-channel 'desc' over a stereo cookie was accepted")
+            } catch {
+                #expect(error.status == AudioStatusError.fileInvalidFileCode)
+                #expect(error.message.contains("the AAC magic cookie describes 2 channels but the stream description says \(channels)"), "\(error.message)")
+            }
+        }
+    }
+
     @Test("A CAF whose packet table outgrows the reserved region: readable while written up to there, complete after close")
     func cafTableOverflow() throws {
         let path = ExternalTool.temporaryPath("overflow", extension: "caf")

@@ -6,6 +6,8 @@ struct CommandResult {
     let standardOutput: String
     let standardError: String
     let seconds: Double
+    /// False when the process was ended by a signal (a trap is SIGILL, a crash SIGSEGV).
+    var terminatedByExit = true
 }
 
 enum AQJackCommand {
@@ -46,6 +48,6 @@ enum AQJackCommand {
         return CommandResult(status: process.terminationStatus,
                              standardOutput: String(decoding: outData, as: UTF8.self),
                              standardError: String(decoding: errData, as: UTF8.self),
-                             seconds: Date().timeIntervalSince(started))
+                             seconds: Date().timeIntervalSince(started), terminatedByExit: process.terminationReason == .exit)
     }
 }
