@@ -74,7 +74,9 @@ public struct FileConversion {
     public let request: Request
     public init(_ request: Request) { self.request = request }
 
-    /// Converts; `progress` gets the fraction of input read (0 ... 1) now and then.
+    /// Converts; `progress` gets the fraction of input read (0 ... 1) now and then, and
+    /// `isCancelled` is asked as often: when it answers true the conversion is abandoned
+    /// (`kAudio_ParamError`-free: 'wht?' with "interrupted"), leaving no output.
     ///
     /// - Throws: ``AudioStatusError`` naming the file and what was wrong (unreadable input, a
     ///   codec the file type cannot hold, an existing output without `eraseExisting`).
@@ -84,7 +86,7 @@ public struct FileConversion {
     /// file and an existing output untouched; an output that is the input file itself (same
     /// path, hard link or symbolic link) is refused before anything is written (issue 9,
     /// items 1 and 5).
-    public func run(progress: (Double) -> Void = { _ in }) throws(AudioStatusError) -> Summary {
+    public func run(progress: (Double) -> Void = { _ in }, isCancelled: () -> Bool = { false }) throws(AudioStatusError) -> Summary {
         let source = try FrameSource.open(request.inputPath)
         let finalPath = request.outputPath
         if OutputPath.sameFile(request.inputPath, finalPath) {
@@ -99,7 +101,7 @@ public struct FileConversion {
         staged.outputPath = temporary
         staged.eraseExisting = true
         do throws(AudioStatusError) {
-            let summary = try FileConversion(staged).convert(source, fileExtension: ext, progress: progress)
+            let summary = try FileConversion(staged).convert(source, fileExtension: ext, progress: progress, isCancelled: isCancelled)
             guard FilePath.withCString(temporary, { from in FilePath.withCString(finalPath) { rename(from, $0) } }) == 0 else {
                 throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "cannot move the converted file into place as '\(finalPath)': \(SystemError.describe(errno))")
             }
@@ -110,7 +112,8 @@ public struct FileConversion {
         }
     }
 
-    private func convert(_ source: FrameSource, fileExtension ext: String, progress: (Double) -> Void) throws(AudioStatusError) -> Summary {
+    private func convert(_ source: FrameSource, fileExtension ext: String, progress: (Double) -> Void,
+                         isCancelled: () -> Bool) throws(AudioStatusError) -> Summary {
         guard let fileType = request.fileType ?? Self.fileType(forExtension: ext) else {
             throw AudioStatusError(AudioStatusError.fileUnsupportedTypeCode,
                                    "cannot tell the output file type from '.\(ext)': use -f (WAVE, AIFF, AIFC, caff, W64f, RF64, adts, m4af, mp4f, flac) or one of .wav .aif .aifc .caf .w64 .rf64 .aac .m4a .mp4 .flac")
@@ -149,6 +152,9 @@ public struct FileConversion {
             }
             try drain()
             if source.frameCount > 0 { progress(min(1, Double(inputFrames) / Double(source.frameCount))) }
+            if isCancelled() {
+                throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "interrupted after \(inputFrames) of \(source.frameCount) input frames")
+            }
         }
         try mapper.finish()
         try drain()

@@ -8,6 +8,7 @@ public enum ExternalTool {
         public let standardError: String
     }
 
+    @discardableResult
     public static func run(_ tool: String, _ arguments: [String]) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")

@@ -96,14 +96,16 @@ struct ConvertCommand {
         var lastShown = -1
         let started = Date()
         do throws(AudioStatusError) {
-            let summary = try FileConversion(request).run { fraction in
+            // Ctrl-C or SIGTERM abandons the conversion: the temporary output is removed, exit 1.
+            let signals = SignalWatcher()
+            let summary = try FileConversion(request).run(progress: { fraction in
                 guard showProgress else { return }
                 let percent = Int(fraction * 100)
                 guard percent != lastShown else { return }
                 lastShown = percent
                 let filled = percent / 4
                 FileHandle.standardError.write(Data("\r[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: 25 - filled))] \(percent)%".utf8))
-            }
+            }, isCancelled: { signals.received.load(ordering: .relaxed) != 0 })
             if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
             summary.warnings.forEach(Diagnostics.warning)
             let format = summary.outputFormat

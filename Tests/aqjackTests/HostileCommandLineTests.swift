@@ -77,7 +77,7 @@ struct HostileCommandLineTests {
                     + [option, value] + tail.map(scratch.file)
                 let result = try Self.expectRefusal(words, status: 2, message: "\(option) ")
                 // The message gives the range: "... from A to B" or "A ... B".
-                #expect(result.standardError.contains(" ... ") || result.standardError.contains(" to "), "\(result.standardError)")
+                #expect(result.standardError.contains(" ... ") || result.standardError.contains(" to ") || result.standardError.contains(" or "), "\(result.standardError)")
             }
         }
         #expect(scratch.snapshot == before)
@@ -280,7 +280,7 @@ func runRaw(_ arguments: [Any]) throws -> CommandResult {
     posix_spawn_file_actions_adddup2(&actions, err.fileHandleForWriting.fileDescriptor, 2)
     var pid: pid_t = 0
     let started = Date()
-    let spawned = posix_spawn(&pid, pointers[0], &actions, nil, pointers, environ)
+    let spawned = posix_spawn(&pid, pointers[0]!, &actions, nil, pointers, environ)
     #expect(spawned == 0)
     try out.fileHandleForWriting.close()
     try err.fileHandleForWriting.close()

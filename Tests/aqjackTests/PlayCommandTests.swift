@@ -7,7 +7,7 @@ import Foundation
 import Testing
 
 struct PlaySummary: Decodable {
-    let files: [String], channels: Int, sampleRate: Int, framesPlayed: Int64, startFrameTime: UInt64?
+    let files: [String], channels: Int, sampleRate: Int, framesPlayed: Int64, expectedFrames: Int64?, startFrameTime: UInt64?
     let underrunFrames: Int, xruns: Int, ports: [String], exitReason: String
 }
 

@@ -1,0 +1,181 @@
+import AQCore
+import AQJack
+import AQTestSupport
+import Foundation
+import Testing
+
+/// Faults while recording and playing (issue 9), on the test server: SIGKILL with silent and
+/// signal input, a disk that fills (a small tmpfs the test mounts), a file truncated while it
+/// plays, the server dying during playback, and one exit-status convention for every
+/// subcommand.
+extension JackServerSuite {
+    @Suite("aqjack under faults")
+    struct FaultTests {
+        /// Starts `aqjack record` in the background with output to files.
+        static func startRecording(_ arguments: [String], name: String) throws -> (process: Process, out: URL, err: URL) {
+            let out = URL(fileURLWithPath: temporaryPath("\(name).out"))
+            let err = URL(fileURLWithPath: temporaryPath("\(name).err"))
+            let process = try AQJackCommand.start(["record", "--json", "--no-meter"] + arguments, standardOutput: out, standardError: err)
+            return (process, out, err)
+        }
+
+        /// Frames `ffprobe` decodes from `path` (its packets × 1024 for AAC), or nil.
+        static func probedSeconds(_ path: String) throws -> Double? {
+            let result = try ExternalTool.run("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path])
+            return result.status == 0 ? Double(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) : nil
+        }
+
+        @Test("item02SilentCompressedKill: SIGKILL after 4 s of silent or signal input leaves M4A, ADTS, CAF and ALAC files readable to within 1 s of the kill",
+              arguments: ["m4a", "aac", "caf", "mp4", "wav"], [true, false])
+        func item02SilentCompressedKill(ext: String, silent: Bool) throws {
+            // CAF records AAC with --codec aac, MP4 here records Apple Lossless; WAV is the PCM reference.
+            let extra = ext == "caf" ? ["--codec", "aac"] : ext == "mp4" ? ["--codec", "alac"] : []
+            // Silence is the hard case: AAC packets of silence are ~10 bytes, and a buffer used
+            // to fill (and reach the file) only after 10-24 s.
+            let wave = silent ? [Float](repeating: 0, count: 48) : GeneratorClient.sinePeriod(frequency: 1000, amplitude: 0.5, sampleRate: 48000)
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("killsrc"), channelCount: 2, wavePeriod: wave)
+            let path = temporaryPath("killed-\(silent ? "silent" : "tone").\(ext)")
+            let run = try Self.startRecording(["-p", "\(generator.client.name):out_*", "--name", TestServer.uniqueClientName("kc"), path] + extra,
+                                              name: "kill-\(ext)")
+            defer { for file in [path, run.out.path, run.err.path] { try? FileManager.default.removeItem(atPath: file) } }
+            usleep(4_000_000)
+            kill(run.process.processIdentifier, SIGKILL)
+            run.process.waitUntilExit()
+            // 4 s minus at most 0.5 s of start-up (client, ports, connections) and 1 s before the kill.
+            let seconds = try #require(try Self.probedSeconds(path), "ffprobe cannot read the \(ext) file a killed recorder left")
+            #expect(seconds >= 2.5, "\(ext) silent=\(silent): \(seconds) s readable")
+            let info = try AQJackCommand.run(["info", "--json", path])
+            #expect(info.status == 0, "\(info.standardError)")
+        }
+
+        @Test("item02CompressedDurationEndsOnTime: record -d 1 to M4A of silence ends within 2 s (it took 10-24 s)")
+        func item02CompressedDurationEndsOnTime() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("dsrc"), channelCount: 2, wavePeriod: [Float](repeating: 0, count: 48))
+            let path = temporaryPath("short-silence.m4a")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let result = try AQJackCommand.run(["record", "--json", "-p", "\(generator.client.name):out_*", "-d", "1",
+                                                "--name", TestServer.uniqueClientName("ds"), path])
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(result.seconds < 2, "took \(result.seconds) s")
+            let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(result.standardOutput.utf8))
+            #expect(summary.frames == 48000)
+        }
+
+        @Test("item04DiskFullCompressed: an M4A recording that fills the disk stops with exit 1 naming ENOSPC; the file is readable and holds what the summary says")
+        func item04DiskFullCompressed() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("dfsrc"), channelCount: 2,
+                                                wavePeriod: GeneratorClient.sinePeriod(frequency: 1000, amplitude: 0.5, sampleRate: 48000))
+            let disk = try SmallDisk(kilobytes: 64)
+            defer { disk.unmount() }
+            let path = disk.path + "/full.m4a"
+            let result = try AQJackCommand.run(["record", "--json", "--no-meter", "-p", "\(generator.client.name):out_*", "--bitrate", "128000",
+                                                "--name", TestServer.uniqueClientName("df"), path])
+            #expect(result.status == 1)
+            #expect(result.standardError.contains("ENOSPC"), "\(result.standardError)")
+            let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(result.standardOutput.utf8))
+            #expect(summary.exitReason == "error")
+            // The file: complete fragments only; its packets decode the summary's frames after
+            // the 1024 frames of encoder priming (a fragmented file keeps them: no edit list).
+            let probe = try ExternalTool.probe(path)
+            let packets = try #require(Int64(probe["nb_read_packets"] ?? ""), "\(probe)")
+            #expect(packets > 40)
+            #expect(summary.frames == packets * 1024 - 1024, "summary \(summary.frames) frames, file \(packets) packets")
+            let copy = temporaryPath("full-decoded.wav")
+            defer { try? FileManager.default.removeItem(atPath: copy) }
+            let convert = try AQJackCommand.run(["convert", path, copy])
+            #expect(convert.status == 0, "\(convert.standardError)")
+            #expect(soxFrames(copy).map(Int64.init) == packets * 1024)
+        }
+
+        @Test("item12DiskFullPCM: a WAV recording that fills the disk stops with exit 1, the message names the file, ENOSPC and the frames kept; every kept frame is bit-exact",
+              arguments: ["wav", "caf"])
+        func item12DiskFullPCM(ext: String) throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("dpsrc"), channelCount: 2)
+            let disk = try SmallDisk(kilobytes: 256)
+            defer { disk.unmount() }
+            let path = disk.path + "/full.\(ext)"
+            let result = try AQJackCommand.run(["record", "--json", "--no-meter", "-p", "\(generator.client.name):out_*",
+                                                "--name", TestServer.uniqueClientName("dp"), path])
+            #expect(result.status == 1)
+            let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(result.standardOutput.utf8))
+            #expect(result.standardError.contains("writing '\(path)' failed: ENOSPC (No space left on device)"), "\(result.standardError)")
+            #expect(result.standardError.contains("the file keeps \(summary.frames) frames"), "\(result.standardError)")
+            #expect(!result.standardError.contains("No Error"))
+            #expect(summary.frames > 20000)
+            #expect(soxFrames(path).map(Int64.init) == summary.frames)
+            let file = try SoundFileContents(path: path)
+            #expect(Int64(file.frames) == summary.frames)
+            if ext == "wav" {
+                #expect(verifyFloatRecording(file, channels: 2).wrong == 0)
+            }
+        }
+
+        @Test("item11TruncatedWhilePlaying: a file cut short while it plays ends with exit 1, reason file-error, frames expected and played")
+        func item11TruncatedWhilePlaying() throws {
+            let path = temporaryPath("truncated-play.wav")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try ExternalTool.run("sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", path, "synth", "10", "sine", "440"])
+            let out = URL(fileURLWithPath: temporaryPath("trunc.out"))
+            let err = URL(fileURLWithPath: temporaryPath("trunc.err"))
+            defer { for file in [out.path, err.path] { try? FileManager.default.removeItem(atPath: file) } }
+            let process = try AQJackCommand.start(["play", "--json", "--no-connect", "--name", TestServer.uniqueClientName("tr"), path],
+                                                  standardOutput: out, standardError: err)
+            usleep(1_000_000)
+            // Keep the header and 3 s of the 10 s.
+            #expect(truncate(path, off_t(44 + 3 * 48000 * 4)) == 0)
+            process.waitUntilExit()
+            let message = String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
+            #expect(process.terminationStatus == 1, "\(message)")
+            #expect(message.contains("ended after") && message.contains("of the 480000 frames its header gives"), "\(message)")
+            let summary = try JSONDecoder().decode(PlaySummary.self, from: Data(contentsOf: out))
+            #expect(summary.exitReason == "file-error")
+            #expect(summary.expectedFrames == 480_000)
+            #expect(summary.framesPlayed >= 3 * 48000 - 48000 && summary.framesPlayed < 480_000, "\(summary.framesPlayed)")
+        }
+
+        @Test("the JACK server dying during playback: exit 1, reason server-shutdown")
+        func playServerDeath() throws {
+            let server = try PrivateJackServer()
+            let path = temporaryPath("play-death.wav")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try ExternalTool.run("sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", path, "synth", "10", "sine", "440"])
+            let out = URL(fileURLWithPath: temporaryPath("pdeath.out"))
+            let err = URL(fileURLWithPath: temporaryPath("pdeath.err"))
+            defer { for file in [out.path, err.path] { try? FileManager.default.removeItem(atPath: file) } }
+            let process = try AQJackCommand.start(["play", "--json", "--no-connect", "--server", server.name, path], standardOutput: out, standardError: err)
+            usleep(1_000_000)
+            server.stop()
+            process.waitUntilExit()
+            let message = String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
+            #expect(process.terminationStatus == 1, "\(message)")
+            #expect(message.contains("shut down"))
+            let summary = try JSONDecoder().decode(PlaySummary.self, from: Data(contentsOf: out))
+            #expect(summary.exitReason == "server-shutdown")
+        }
+
+        @Test("item14ExitCodesAgree: Ctrl-C and SIGTERM end record and play alike, exit 0 with the reason in the summary, as the README's table says",
+              arguments: ["record", "play"], [SIGINT, SIGTERM])
+        func item14ExitCodesAgree(command: String, signal: Int32) throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("exsrc"), channelCount: 2)
+            let input = temporaryPath("exit-in.wav")
+            let output = temporaryPath("exit-\(command)-\(signal).wav")
+            try ExternalTool.run("sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", input, "synth", "10", "sine", "440"])
+            let out = URL(fileURLWithPath: temporaryPath("exit.out"))
+            let err = URL(fileURLWithPath: temporaryPath("exit.err"))
+            defer { for file in [input, output, out.path, err.path] { try? FileManager.default.removeItem(atPath: file) } }
+            let arguments = command == "record"
+                ? ["record", "--json", "--no-meter", "-p", "\(generator.client.name):out_*", "--name", TestServer.uniqueClientName("ex"), output]
+                : ["play", "--json", "--no-connect", "--name", TestServer.uniqueClientName("ex"), input]
+            let process = try AQJackCommand.start(arguments, standardOutput: out, standardError: err)
+            usleep(1_000_000)
+            kill(process.processIdentifier, signal)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .exit)
+            #expect(process.terminationStatus == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+            let text = String(decoding: try Data(contentsOf: out), as: UTF8.self)
+            #expect(text.contains("\"exitReason\":\"\(signal == SIGINT ? "interrupt" : "terminate")\""), "\(text)")
+            let readme = try String(contentsOfFile: #filePath.components(separatedBy: "/Tests/")[0] + "/README.md", encoding: .utf8)
+            #expect(readme.contains("Ctrl-C (SIGINT) or SIGTERM ends `record` and `play` normally"))
+        }
+    }
+}
