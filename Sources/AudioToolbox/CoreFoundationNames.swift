@@ -1,3 +1,4 @@
+import AQMedia
 import Foundation
 
 // The few CoreFoundation names that Audio Queue code uses, so it compiles unchanged on Linux
@@ -21,7 +22,8 @@ public final class CFURL: @unchecked Sendable {
 /// `CFURLCreateFromFileSystemRepresentation`: a URL for `length` bytes of a path.
 public func CFURLCreateFromFileSystemRepresentation(_ allocator: AnyObject?, _ buffer: UnsafePointer<UInt8>,
                                                     _ length: CFIndex, _ isDirectory: Bool) -> CFURL! {
-    CFURL(path: String(decoding: UnsafeBufferPointer(start: buffer, count: length), as: UTF8.self))
+    // Bytes as they are: a name that is not UTF-8 reaches the file system unchanged (FilePath).
+    CFURL(path: FilePath.decode(Array(UnsafeBufferPointer(start: buffer, count: length))))
 }
 
 /// `CFURLCreateWithFileSystemPath`: a URL for a path string (the path style is ignored: POSIX).
