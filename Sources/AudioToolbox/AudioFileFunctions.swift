@@ -66,7 +66,9 @@ final class FileBox {
 /// of type ADTS, CAF, M4A or MPEG-4 (for AAC, set `kAudioFilePropertyMagicCookieData` before
 /// the first packet, as seed 000 does). Without
 /// `kAudioFileFlags_EraseFile` an existing file is refused with `kAudioFilePermissionsError` and
-/// left as it was.
+/// left as it was; a directory or device too. A URL in a folder that does not exist answers
+/// `kAudioFileFileNotFoundError` (-43, `fnfErr`): Apple documents no code for it, and -43 is
+/// what `AudioFileOpenURL` answers for a missing file.
 public func AudioFileCreateWithURL(_ inFileRef: CFURL, _ inFileType: AudioFileTypeID,
                                    _ inFormat: UnsafePointer<AudioStreamBasicDescription>, _ inFlags: AudioFileFlags,
                                    _ outAudioFile: UnsafeMutablePointer<AudioFileID?>) -> OSStatus {

@@ -97,6 +97,23 @@ extension JackServerSuite {
             #expect(packets == 4800 && bytes == 4800 * 4)
         }
 
+        @Test("item16CreateInMissingFolder: AudioFileCreateWithURL in a folder that does not exist answers kAudioFileFileNotFoundError (-43), a directory kAudioFilePermissionsError")
+        func item16CreateInMissingFolder() throws {
+            var format = AudioStreamBasicDescription(mSampleRate: 48000, mFormatID: kAudioFormatLinearPCM,
+                                                     mFormatFlags: kLinearPCMFormatFlagIsSignedInteger | kLinearPCMFormatFlagIsPacked,
+                                                     mBytesPerPacket: 4, mFramesPerPacket: 1, mBytesPerFrame: 4, mChannelsPerFrame: 2,
+                                                     mBitsPerChannel: 16, mReserved: 0)
+            var file: AudioFileID?
+            let missing = "/nonexistent-\(getpid())/take.wav"
+            let url = CFURLCreateFromFileSystemRepresentation(nil, Array(missing.utf8), missing.utf8.count, false)!
+            #expect(AudioFileCreateWithURL(url, kAudioFileWAVEType, &format, .eraseFile, &file) == kAudioFileFileNotFoundError)
+            #expect(kAudioFileFileNotFoundError == -43)
+            let folder = NSTemporaryDirectory()
+            let directory = CFURLCreateFromFileSystemRepresentation(nil, Array(folder.utf8), folder.utf8.count, true)!
+            #expect(AudioFileCreateWithURL(directory, kAudioFileWAVEType, &format, .eraseFile, &file) == kAudioFilePermissionsError)
+            #expect(file == nil)
+        }
+
         @Test("item09TimelineHandles: a timeline disposed twice, another queue's, or made up answers kAudio_ParamError from Dispose and GetCurrentTime")
         func item09TimelineHandles() throws {
             let queue = try Self.makeOutputQueue()

@@ -133,6 +133,21 @@ extension JackServerSuite {
             #expect(summary.framesPlayed >= 3 * 48000 - 48000 && summary.framesPlayed < 480_000, "\(summary.framesPlayed)")
         }
 
+        @Test("item16PlayReportsFileFrames: a 44.1 kHz file on the 48 kHz server reports frames at 44.1 kHz, and the JACK frames at 48 kHz beside them")
+        func item16PlayReportsFileFrames() throws {
+            let path = temporaryPath("rate441.wav")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try ExternalTool.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", path, "synth", "1", "sine", "440"])
+            let result = try AQJackCommand.run(["play", "--json", "--no-connect", "--name", TestServer.uniqueClientName("r441"), path])
+            #expect(result.status == 0, "\(result.standardError)")
+            let summary = try JSONDecoder().decode(PlaySummary.self, from: Data(result.standardOutput.utf8))
+            #expect(summary.sampleRate == 44100 && summary.expectedFrames == 44100)
+            #expect(abs(summary.framesPlayed - 44100) <= 2, "\(summary.framesPlayed)")
+            #expect(result.standardOutput.contains("\"deviceSampleRate\":48000"))
+            let device = try #require(result.standardOutput.firstMatch(of: /"deviceFrames":(\d+)/).flatMap { Int64($0.1) })
+            #expect(abs(device - 48000) <= 2, "\(device)")
+        }
+
         @Test("the JACK server dying during playback: exit 1, reason server-shutdown")
         func playServerDeath() throws {
             let server = try PrivateJackServer()

@@ -166,6 +166,29 @@ struct HostileCommandLineTests {
         #expect(converted.frames == original.frames && converted.samples == original.samples)
     }
 
+    @Test("item12FlacChannelLimitNamed: FLAC with 9 channels is refused naming FLAC's 8-channel limit, not 'No Error.'")
+    func item12FlacChannelLimitNamed() throws {
+        let scratch = Scratch("flac9")
+        let input = scratch.file("nine.wav")
+        let result = try ExternalTool.run("sox", ["-n", "-r", "48000", "-c", "9", "-b", "16", input, "synth", "0.1", "sine", "440"])
+        #expect(result.status == 0)
+        let refused = try Self.expectRefusal(["convert", input, scratch.file("nine.flac")], status: 1, message: "FLAC holds 1 ... 8 channels")
+        #expect(!refused.standardError.contains("No Error"))
+        #expect(Set(scratch.snapshot.keys) == ["nine.wav"])
+    }
+
+    @Test("item17FuzzScriptInstrumentsSwift: fuzz.sh builds the Swift modules with coverage instrumentation and fails under a coverage floor")
+    func item17FuzzScriptInstrumentsSwift() throws {
+        let root = #filePath.components(separatedBy: "/Tests/")[0]
+        let script = try String(contentsOfFile: root + "/Scripts/fuzz.sh", encoding: .utf8)
+        #expect(script.contains("-Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp"))
+        #expect(script.contains("min_edges=\"${2:-400}\""))
+        #expect(script.contains("is under the floor of"))
+        // The target reaches every file kind the CLI opens, whole and as growing prefixes.
+        let target = try String(contentsOfFile: root + "/Sources/FuzzParsers/FuzzParsers.swift", encoding: .utf8)
+        #expect(target.contains("FrameSource.open") && target.contains("for eighths in"))
+    }
+
     // MARK: File arguments
 
     @Test("file arguments that are not audio files: missing, a directory, /dev/null, empty, truncated header: exit 1 naming the file, nothing written")
