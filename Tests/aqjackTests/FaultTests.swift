@@ -148,6 +148,23 @@ extension JackServerSuite {
             #expect(abs(device - 48000) <= 2, "\(device)")
         }
 
+        @Test("item13RecordNonUTF8Name: record writes exactly the Latin-1 name it was given, and info reads it back")
+        func item13RecordNonUTF8Name() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("l1src"), channelCount: 2)
+            let folder = temporaryPath("latin1-record")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let name: [UInt8] = Array("prise".utf8) + [0xE9, 0xFF] + Array(".wav".utf8)
+            let path = Array(folder.utf8) + [UInt8(ascii: "/")] + name
+            let result = try runRaw(["record", "-d", "0.5", "--no-meter", "-p", "\(generator.client.name):out_*",
+                                     "--name", TestServer.uniqueClientName("l1"), path])
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(rawEntries(folder) == [name])
+            #expect(result.standardOutput.contains("prise\\xe9\\xff.wav"), "\(result.standardOutput)")
+            let info = try runRaw(["info", "--json", path])
+            #expect(info.status == 0 && info.standardOutput.contains("\"frames\":24000"), "\(info.standardOutput) \(info.standardError)")
+        }
+
         @Test("the JACK server dying during playback: exit 1, reason server-shutdown")
         func playServerDeath() throws {
             let server = try PrivateJackServer()

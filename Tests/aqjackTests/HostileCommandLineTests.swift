@@ -244,7 +244,7 @@ struct HostileCommandLineTests {
 
     // MARK: Item 13: file names that are not UTF-8
 
-    @Test("item13NonUTF8FileNames: info, convert, play and record take a Latin-1 name byte for byte")
+    @Test("item13NonUTF8FileNames: info, convert and play take a Latin-1 name byte for byte (record: FaultTests)")
     func item13NonUTF8FileNames() throws {
         let scratch = Scratch("latin1")
         // "café.wav" in Latin-1: 0xE9 is not valid UTF-8 on its own.
