@@ -9,6 +9,12 @@ let package = Package(
     name: "aqjack",
     products: [
         .executable(name: "aqjack", targets: ["aqjack"]),
+        // What other packages import: Apple's spelling (`import AudioToolbox`), the Swift-native
+        // queues (`import AudioQueue`), files and codecs (`import AQCodecs`, with AQMedia), and
+        // the real-time core and JACK client beneath them.
+        .library(name: "AudioToolbox", targets: ["AudioToolbox"]),
+        .library(name: "AudioQueue", targets: ["AudioQueue"]),
+        .library(name: "AQCodecs", targets: ["AQCodecs", "AQMedia"]),
         .library(name: "AQCore", targets: ["AQCore"]),
         .library(name: "AQJack", targets: ["AQJack"]),
     ],
