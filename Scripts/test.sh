@@ -2,7 +2,7 @@
 # The test command (README, .ci/run): installs what is missing, builds release (which also turns
 # on the compiler's real-time checks of the process-thread code), then runs every test against a
 # private JACK server (dummy backend, unique name) that is stopped by PID afterwards, on failure
-# or on Ctrl-C. Exits with the tests' status.
+# or on Ctrl-C, then a short fuzzing run with a coverage floor. Exits non-zero when either fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,4 +12,10 @@ Scripts/setup.sh --deps
 swift build -c release
 # Tests run one at a time: the freewheel and real-time tests need the server and the two cores
 # to themselves.
-exec Scripts/with-dummy-jack.sh --rate 48000 --period 128 -- swift test --no-parallel "$@"
+Scripts/with-dummy-jack.sh --rate 48000 --period 128 -- swift test --no-parallel "$@"
+# Then 30 s of fuzzing the parsers (no server): fails on a crash, and when the Swift code's
+# coverage stays under 500 edges (the instrumentation went missing once: 16 edges). Measured
+# here: 771 edges in 30 s from the seed corpus. Skipped when the tests were filtered.
+if [ $# -eq 0 ]; then
+  Scripts/fuzz.sh 30 500
+fi
