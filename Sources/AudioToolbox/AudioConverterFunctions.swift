@@ -12,7 +12,7 @@ final class ConverterBox {
     var decompressionCookie: [UInt8] = []
     init(_ converter: FormatConverter) { self.converter = converter }
 
-    static let table = HandleTable<ConverterBox>(firstSerial: 0x3000_0000)
+    static let table = HandleTable<ConverterBox>(.converters)
 
     /// The magic cookie of the encoder's output: the ES_Descriptor Core Audio uses for AAC, the
     /// ALACSpecificConfig for Apple Lossless.

@@ -55,7 +55,7 @@ final class FileBox {
         return PacketTable(validFrameCount: packetCount * Int64(dataFormat.mFramesPerPacket), primingFrames: 0, remainderFrames: 0)
     }
 
-    private static let table = HandleTable<FileBox>(firstSerial: 0x2000)
+    private static let table = HandleTable<FileBox>(.files)
 
     func register() -> AudioFileID { Self.table.register(self) }
     static func from(_ id: AudioFileID) -> FileBox? { table.find(id) }

@@ -21,25 +21,18 @@ final class QueueBox: @unchecked Sendable {
     private let lock = NSLock()
     private var listeners: [(AudioQueuePropertyID, AudioQueuePropertyListenerProc, UnsafeMutableRawPointer?)] = []
 
-    private static let tableLock = NSLock()
-    nonisolated(unsafe) private static var table: [Int: QueueBox] = [:]
-    nonisolated(unsafe) private static var nextSerial = 0x1000
+    private static let table = HandleTable<QueueBox>(.queues)
 
     init(userData: UnsafeMutableRawPointer?, runLoop: CFRunLoop?) {
         self.userData = userData
         self.runLoop = runLoop
-        reference = Self.tableLock.withLock {
-            Self.nextSerial += 16
-            return OpaquePointer(bitPattern: Self.nextSerial)!
-        }
+        reference = Self.table.reserve()
     }
 
-    func register() { Self.tableLock.withLock { Self.table[Int(bitPattern: UnsafeRawPointer(reference))] = self } }
-    func unregister() { _ = Self.tableLock.withLock { Self.table.removeValue(forKey: Int(bitPattern: UnsafeRawPointer(reference))) } }
+    func register() { Self.table.insert(self, at: reference) }
+    func unregister() { _ = Self.table.remove(reference) }
 
-    static func from(_ reference: AudioQueueRef) -> QueueBox? {
-        tableLock.withLock { table[Int(bitPattern: UnsafeRawPointer(reference))] }
-    }
+    static func from(_ reference: AudioQueueRef) -> QueueBox? { table.find(reference) }
 
     /// Whether the queue has been disposed: callbacks posted to a run loop before then are dropped.
     var isDisposed: Bool { Self.from(reference) == nil }

@@ -9,7 +9,7 @@ import Foundation
 /// `AudioQueueTimelineRef` is found to be one and answered with `kAudio_ParamError` instead of
 /// touching freed memory (issue 9, item 9; Apple documents no code for it).
 final class TimelineBox {
-    static let table = HandleTable<TimelineBox>(firstSerial: 0x5000_0000)
+    static let table = HandleTable<TimelineBox>(.timelines)
     let queue: AudioQueueRef
     var seenDiscontinuities: Int
     init(queue: AudioQueueRef, seen: Int) {

@@ -114,6 +114,23 @@ extension JackServerSuite {
             #expect(file == nil)
         }
 
+        @Test("handles of one kind are never found as another: a queue passed as a file or converter, a file passed as a queue")
+        func handleKindsAreDisjoint() throws {
+            let queue = try Self.makeOutputQueue()
+            defer { AudioQueueDispose(queue, true) }
+            let path = ExternalTool.temporaryPath("handles", extension: "wav")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try ExternalTool.run("sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", path, "synth", "0.01", "sine", "440"])
+            let url = CFURLCreateFromFileSystemRepresentation(nil, Array(path.utf8), path.utf8.count, false)!
+            var file: AudioFileID?
+            #expect(AudioFileOpenURL(url, .readPermission, 0, &file) == noErr)
+            let opened = try #require(file)
+            #expect(AudioFileClose(queue) == kAudioFileNotOpenError)
+            #expect(AudioConverterDispose(queue) == kAudio_ParamError)
+            #expect(AudioQueueDispose(opened, true) != noErr)
+            #expect(AudioFileClose(opened) == noErr)
+        }
+
         @Test("item09TimelineHandles: a timeline disposed twice, another queue's, or made up answers kAudio_ParamError from Dispose and GetCurrentTime")
         func item09TimelineHandles() throws {
             let queue = try Self.makeOutputQueue()
