@@ -45,31 +45,11 @@ public struct FileConversion {
         public var warnings: [String] = []
     }
 
-    /// The file type an extension names (afconvert's defaults), or nil.
-    public static func fileType(forExtension ext: String) -> UInt32? {
-        switch ext.lowercased() {
-        case "wav", "wave": AudioFileTypeValues.wave
-        case "aif", "aiff": AudioFileTypeValues.aiff
-        case "aifc": AudioFileTypeValues.aifc
-        case "caf": AudioFileTypeValues.caf
-        case "w64": AudioFileTypeValues.wave64
-        case "rf64": AudioFileTypeValues.rf64
-        case "aac", "adts": CompressedFormatValues.adtsFile
-        case "m4a": CompressedFormatValues.m4aFile
-        case "mp4": CompressedFormatValues.mpeg4File
-        case "flac": CompressedFormatValues.flacFile
-        default: nil
-        }
-    }
+    /// The file type an extension names (afconvert's defaults; ``FileTypes``), or nil.
+    public static func fileType(forExtension ext: String) -> UInt32? { FileTypes.entry(forExtension: ext)?.typeID }
 
-    /// The codec a file type takes when none is asked for.
-    static func defaultCodec(for fileType: UInt32) -> UInt32 {
-        switch fileType {
-        case CompressedFormatValues.adtsFile, CompressedFormatValues.m4aFile, CompressedFormatValues.mpeg4File: CompressedFormatValues.mpeg4AAC
-        case CompressedFormatValues.flacFile: CompressedFormatValues.flac
-        default: AudioFormatValues.linearPCM
-        }
-    }
+    /// The codec a file type takes when none is asked for (``FileTypes``).
+    static func defaultCodec(for fileType: UInt32) -> UInt32 { FileTypes.entry(fileType)?.defaultCodec ?? AudioFormatValues.linearPCM }
 
     public let request: Request
     public init(_ request: Request) { self.request = request }
@@ -107,8 +87,9 @@ public struct FileConversion {
             }
             return summary
         } catch {
-            _ = FilePath.withCString(temporary) { unlink($0) }
-            throw AudioStatusError(error.status, error.message.replacing(temporary, with: finalPath) + " (the conversion was abandoned: no output file was left)")
+            let started = FilePath.withCString(temporary) { unlink($0) } == 0
+            throw AudioStatusError(error.status, error.message.replacing(temporary, with: finalPath)
+                                   + (started ? " (the conversion was abandoned: its partial output was removed)" : ""))
         }
     }
 
@@ -116,7 +97,7 @@ public struct FileConversion {
                          isCancelled: () -> Bool) throws(AudioStatusError) -> Summary {
         guard let fileType = request.fileType ?? Self.fileType(forExtension: ext) else {
             throw AudioStatusError(AudioStatusError.fileUnsupportedTypeCode,
-                                   "cannot tell the output file type from '.\(ext)': use -f (WAVE, AIFF, AIFC, caff, W64f, RF64, adts, m4af, mp4f, flac) or one of .wav .aif .aifc .caf .w64 .rf64 .aac .m4a .mp4 .flac")
+                                   "cannot tell the output file type from '.\(ext)': use -f (\(FileTypes.typeIDList)) or one of \(FileTypes.extensionList(prefix: "."))")
         }
         let codec = request.codec ?? Self.defaultCodec(for: fileType)
         let rate = request.sampleRate ?? source.sampleRate
@@ -315,6 +296,12 @@ final class FrameSink {
                        sourceBitDepth: Int?) throws(AudioStatusError) -> FrameSink {
         let path = request.outputPath
         let channels = Int(floatFormat.mChannelsPerFrame)
+        // Which codecs a file type holds is the table's (FileTypes).
+        if let entry = FileTypes.entry(fileType), !entry.codecs.contains(codec) {
+            let takers = FileTypes.all.filter { $0.codecs.contains(codec) }.map { "." + $0.primaryExtension }
+            throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
+                                   "\(fourCharacterCode(fileType)) files cannot hold \(FileTypes.codecName(codec)); use \(takers.joined(separator: ", "))")
+        }
         switch codec {
         case CompressedFormatValues.mpeg4AAC:
             var aacFormat = floatFormat
@@ -341,10 +328,6 @@ final class FrameSink {
             return FrameSink(pcm: nil, lossless: nil, encoded: (encoder, file, ALAC.framesPerPacket), format: format)
         case CompressedFormatValues.flac, CompressedFormatValues.appleLossless:
             let isFLAC = codec == CompressedFormatValues.flac
-            guard isFLAC ? fileType == CompressedFormatValues.flacFile : fileType == AudioFileTypeValues.caf else {
-                throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
-                                       isFLAC ? "FLAC is written to .flac files (-f flac)" : "ALAC is written to CAF (.caf) or MPEG-4 (.m4a, .mp4) files")
-            }
             let depth = request.bitDepth ?? (sourceBitDepth == 24 || sourceBitDepth == 32 ? 24 : 16)
             let writer = try LosslessFileWriter(path: path, codec: isFLAC ? .flac : .appleLossless, sampleRate: Int(floatFormat.mSampleRate),
                                                 channelCount: channels, bitDepth: depth, eraseExisting: request.eraseExisting)
@@ -357,11 +340,6 @@ final class FrameSink {
             format.mFramesPerPacket = 4096
             return FrameSink(pcm: nil, lossless: writer, encoded: nil, format: format)
         case AudioFormatValues.linearPCM:
-            guard fileType != CompressedFormatValues.adtsFile, fileType != CompressedFormatValues.m4aFile,
-                  fileType != CompressedFormatValues.mpeg4File, fileType != CompressedFormatValues.flacFile else {
-                throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
-                                       "\(fourCharacterCode(fileType)) files cannot hold linear PCM; use .wav, .aif, .aifc, .caf, .w64 or .rf64")
-            }
             // Without -b: the input's integer depth, or 32-bit float for float, lossy and AAC input.
             let isFloat = request.bitDepth == nil && sourceBitDepth == nil
             var depth = isFloat ? 32 : request.bitDepth ?? sourceBitDepth ?? 16

@@ -15,9 +15,9 @@ struct ConvertCommand {
         while let argument = cursor.next() {
             switch argument {
             case .option("-f"), .option("--file-type"):
-                let text = try cursor.value(for: "-f", expected: "a file type: wav, aiff, aifc, caf, w64, rf64, aac (adts), m4a, mp4, flac")
+                let text = try cursor.value(for: "-f", expected: "a file type: " + FileTypes.extensionList())
                 guard let type = Self.fileType(named: text) else {
-                    throw UsageError(message: "-f '\(text)' is not a file type: expected wav, aiff, aifc, caf, w64, rf64, aac (adts), m4a, mp4 or flac")
+                    throw UsageError(message: "-f '\(text)' is not a file type: expected \(FileTypes.extensionList()) (or Apple's \(FileTypes.typeIDList))")
                 }
                 request.fileType = type
             case .option("--codec"):
@@ -59,13 +59,8 @@ struct ConvertCommand {
         request.outputPath = paths[1]
     }
 
-    static func fileType(named name: String) -> UInt32? {
-        switch name {
-        case "WAVE", "AIFF", "AIFC", "RF64", "caff", "W64f", "adts", "m4af", "mp4f", "flac":
-            return name.utf8.reduce(0) { $0 << 8 | UInt32($1) }
-        default: return FileConversion.fileType(forExtension: name)
-        }
-    }
+    /// An extension or Apple's four-character code, from the one table (``FileTypes``).
+    static func fileType(named name: String) -> UInt32? { FileTypes.entry(named: name)?.typeID }
 
     static func codec(named name: String) -> UInt32? {
         switch name.lowercased() {

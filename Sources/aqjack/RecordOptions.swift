@@ -27,13 +27,10 @@ struct RecordOptions {
     /// mSampleTime holds exactly.
     static let latestStartFrame: UInt64 = 1 << 53
 
-    static let fileTypes: [String: UInt32] = [
-        "wav": AudioFileTypeValues.wave, "wave": AudioFileTypeValues.wave, "w64": AudioFileTypeValues.wave64,
-        "rf64": AudioFileTypeValues.rf64, "aiff": AudioFileTypeValues.aiff, "aif": AudioFileTypeValues.aiff,
-        "aifc": AudioFileTypeValues.aifc, "caf": AudioFileTypeValues.caf,
-        "aac": CompressedFormatValues.adtsFile, "adts": CompressedFormatValues.adtsFile, "m4a": CompressedFormatValues.m4aFile,
-        "mp4": CompressedFormatValues.mpeg4File,
-    ]
+    /// The file types `record` writes, by extension (``FileTypes``, those with recordable codecs).
+    static func recordableType(forExtension ext: String) -> FileTypeEntry? {
+        FileTypes.entry(forExtension: ext).flatMap { $0.recordableCodecs.isEmpty ? nil : $0 }
+    }
 
     var isAAC: Bool { codec == CompressedFormatValues.mpeg4AAC }
     var isALAC: Bool { codec == CompressedFormatValues.appleLossless }
@@ -49,9 +46,10 @@ struct RecordOptions {
             case .option("-c"), .option("--channels"):
                 channels = try cursor.integer(for: "-c", in: 1 ... 256, meaning: "a channel count")
             case .option("-f"), .option("--format"):
-                let text = try cursor.value(for: "-f", expected: "wav, w64, rf64, aiff, aifc, caf, aac, m4a or mp4")
-                guard let type = Self.fileTypes[text.lowercased()] else {
-                    throw UsageError(message: "-f '\(text)' is not a file type: expected wav, w64, rf64, aiff, aifc, caf, aac, m4a or mp4")
+                let recordable = FileTypes.extensionList { !$0.recordableCodecs.isEmpty }
+                let text = try cursor.value(for: "-f", expected: recordable)
+                guard let type = Self.recordableType(forExtension: text)?.typeID else {
+                    throw UsageError(message: "-f '\(text)' is not a file type: expected \(recordable)")
                 }
                 fileType = type
             case .option("--codec"):
@@ -102,22 +100,25 @@ struct RecordOptions {
         }
         path = paths[0]
         if fileType == nil {
-            let ext = path.split(separator: ".").last.map { String($0).lowercased() } ?? ""
-            guard let type = Self.fileTypes[ext], path.contains(".") else {
-                throw UsageError(message: "cannot tell the file type of '\(path)' from its extension: use .wav, .w64, .rf64, .aiff, .aifc, .caf, .aac, .m4a or .mp4, or -f")
+            guard let type = FileTypes.entry(forPath: path).flatMap({ Self.recordableType(forExtension: $0.primaryExtension) })?.typeID else {
+                throw UsageError(message: "cannot tell the file type of '\(path)' from its extension: use \(FileTypes.extensionList(prefix: ".") { !$0.recordableCodecs.isEmpty }), or -f")
             }
             fileType = type
         }
-        let aacOnly: Set<UInt32> = [CompressedFormatValues.adtsFile, CompressedFormatValues.m4aFile, CompressedFormatValues.mpeg4File]
-        if codec == nil { codec = aacOnly.contains(fileType!) ? CompressedFormatValues.mpeg4AAC : AudioFormatValues.linearPCM }
-        if isAAC && ![AudioFileTypeValues.caf].contains(fileType!) && !aacOnly.contains(fileType!) {
-            throw UsageError(message: "--codec aac records to .aac (ADTS), .m4a, .mp4 or .caf; '\(path)' is \(fourCharacterCode(fileType!))")
-        }
-        if !isCompressed && aacOnly.contains(fileType!) {
-            throw UsageError(message: "\(fourCharacterCode(fileType!)) files hold AAC or ALAC, not linear PCM: drop --codec lpcm or record to .wav/.caf")
-        }
-        if isALAC && fileType != CompressedFormatValues.m4aFile && fileType != CompressedFormatValues.mpeg4File {
-            throw UsageError(message: "--codec alac records to .m4a or .mp4; '\(path)' is \(fourCharacterCode(fileType!)) (record PCM and convert it for ALAC in CAF)")
+        // What the type can take is the table's (FileTypes): its first recordable codec by default.
+        let entry = FileTypes.entry(fileType!)!
+        if codec == nil { codec = entry.recordableCodecs[0] }
+        if !entry.recordableCodecs.contains(codec!) {
+            let takers = FileTypes.all.filter { $0.recordableCodecs.contains(codec!) }.map { "." + $0.primaryExtension }
+            switch codec! {
+            case CompressedFormatValues.mpeg4AAC:
+                throw UsageError(message: "--codec aac records to \(takers.joined(separator: ", ")); '\(path)' is \(fourCharacterCode(fileType!))")
+            case CompressedFormatValues.appleLossless:
+                throw UsageError(message: "--codec alac records to \(takers.joined(separator: " or ")); '\(path)' is \(fourCharacterCode(fileType!)) (record PCM and convert it for ALAC in CAF)")
+            default:
+                let holds = entry.recordableCodecs.map(FileTypes.codecName).joined(separator: " or ")
+                throw UsageError(message: "\(fourCharacterCode(fileType!)) files hold \(holds), not linear PCM: drop --codec lpcm or record to .wav/.caf")
+            }
         }
         if isALAC, let depth, depth != "16" && depth != "24" {
             throw UsageError(message: "-b \(depth) with --codec alac: Apple Lossless records 16 or 24 bits")
