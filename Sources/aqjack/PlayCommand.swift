@@ -216,14 +216,13 @@ final class PlaySource: @unchecked Sendable {
         }
         self.converters = converters
         loopsLeft = loops.map { $0 - 1 }
+        let frames = readers.reduce(0.0) { $0 + Double($1.frameCount) * sampleRate / $1.sampleRate }
+        totalFrames = loops.map { Int64(frames.rounded()) * Int64($0) }
     }
 
-    /// Frames in all (at the output rate), or nil when looping forever.
-    var totalFrames: Int64? {
-        guard let loops = lock.withLock({ loopsLeft }) else { return nil }
-        let frames = readers.reduce(0.0) { $0 + Double($1.frameCount) * sampleRate / $1.sampleRate }
-        return Int64(frames.rounded()) * Int64(loops + 1)
-    }
+    /// Frames in all, every loop counted (at the output rate), or nil when looping forever.
+    /// Fixed at creation: it does not shrink as loops are played.
+    let totalFrames: Int64?
 
     /// Why a file could not be played to its end (read error, or shorter than its header
     /// said), or nil.
