@@ -23,22 +23,10 @@ func runCommandLine(_ arguments: [String]) -> Int32 {
             case .option("--version"), .option("-V"):
                 print(Help.versionText)
                 return ExitStatus.success
-            case .operand("demo"):
-                let command = try DemoCommand(arguments: &cursor, globals: &globals)
-                return runReportingJackErrors { () throws(JackError) in try command.run(globals: globals) }
-            case .operand("play"):
-                let command = try PlayCommand(arguments: &cursor, globals: &globals)
-                return runReportingJackErrors { () throws(JackError) in try command.run(globals: globals) }
-            case .operand("record"):
-                let command = try RecordCommand(arguments: &cursor, globals: &globals)
-                return runReportingJackErrors { () throws(JackError) in try command.run(globals: globals) }
-            case .operand("convert"):
-                return try ConvertCommand(arguments: &cursor, globals: &globals).run()
-            case .operand("info"):
-                return try InfoCommand(arguments: &cursor, globals: &globals).run()
-            case .option("--ports"), .operand("ports"):
-                let command = try PortsCommand(arguments: &cursor, globals: &globals)
-                return runReportingJackErrors { () throws(JackError) in try command.run(globals: globals) }
+            case .option("--ports"):
+                return try parseAndRun(PortsCommand.self, &cursor, &globals)
+            case let .operand(word) where Subcommands.named[word] != nil:
+                return try parseAndRun(Subcommands.named[word]!, &cursor, &globals)
             case let .option(option):
                 if try globals.parse(option, from: &cursor) { continue }
                 throw UsageError(message: "unknown option '\(option)': expected --ports, --help, --version, --server or --name")
