@@ -37,7 +37,7 @@ public final class AACEncoder {
     /// about 120 Hz), or nil when every channel is full-band. AAC's channel configurations for 6
     /// and 8 channels are 5.1 and 7.1, and FFmpeg's encoder takes its input in WAVE (SMPTE)
     /// order, L R C LFE ...: channel 4 is the LFE, so anything else on it is lost (a 1107 Hz
-    /// tone decodes at -60 dB: issue 9, item 6). For 6 or 8 full-band channels record ALAC or PCM.
+    /// tone decodes 47 dB down: issue 9, item 6). For 6 or 8 full-band channels record ALAC or PCM.
     public static func lowFrequencyChannel(channelCount: Int) -> Int? {
         channelCount == 6 || channelCount == 8 ? 4 : nil
     }
@@ -71,7 +71,7 @@ public final class AACEncoder {
     public init(sampleRate: Int, channelCount: Int, bitRate: Int, quality: Int = 0x60) throws(AudioStatusError) {
         let config = try AudioSpecificConfig(objectType: 2, sampleRate: sampleRate, channelCount: channelCount)
         guard Self.bitRates.contains(bitRate) else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "AAC bit rate \(bitRate) b/s: expected 8000 ... 512000")
+            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "AAC bit rate \(bitRate) b/s: expected \(Self.bitRates.lowerBound) ... \(Self.bitRates.upperBound)")
         }
         session = try LibavEncoderSession(
             name: "AAC", codecID: AV_CODEC_ID_AAC, frameSize: Self.framesPerPacket, channelCount: channelCount, framesFromDuration: false,

@@ -40,9 +40,9 @@ public enum CodecLibraries {
         return aqff_avcodec_find_encoder(AV_CODEC_ID_AAC) != nil && aqff_avcodec_find_decoder(AV_CODEC_ID_AAC) != nil
     }
 
-    /// FFmpeg's message for an error code, e.g. "Invalid data found when processing input".
-    /// FFmpeg's text for `code`; for a system error (`AVERROR(errno)`, negative errno values
-    /// up to 4095) the errno name too, e.g. "ENOSPC (No space left on device)".
+    /// FFmpeg's message for an error code, e.g. "Invalid data found when processing input"; for
+    /// a system error (`AVERROR(errno)`: -1 ... -4095) the errno name and text, e.g. "ENOSPC (No
+    /// space left on device)".
     static func message(for code: Int32) -> String {
         if code < 0 && code > -4096 { return SystemError.describe(-code) }
         var buffer = [CChar](repeating: 0, count: 256)

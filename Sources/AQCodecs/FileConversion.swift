@@ -55,8 +55,8 @@ public struct FileConversion {
     public init(_ request: Request) { self.request = request }
 
     /// Converts; `progress` gets the fraction of input read (0 ... 1) now and then, and
-    /// `isCancelled` is asked as often: when it answers true the conversion is abandoned
-    /// (`kAudio_ParamError`-free: 'wht?' with "interrupted"), leaving no output.
+    /// `isCancelled` is asked as often: when it answers true the conversion is abandoned with
+    /// 'wht?' ("interrupted"), leaving no output.
     ///
     /// - Throws: ``AudioStatusError`` naming the file and what was wrong (unreadable input, a
     ///   codec the file type cannot hold, an existing output without `eraseExisting`).

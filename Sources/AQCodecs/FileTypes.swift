@@ -47,7 +47,7 @@ public enum FileTypes {
 
     /// The type a `-f` argument names: an extension, or Apple's four-character code ('WAVE', 'caff', 'm4af' ...).
     public static func entry(named name: String) -> FileTypeEntry? {
-        all.first { fourCharacterCodeText($0.typeID) == name } ?? entry(forExtension: name)
+        all.first { fourCharacterCode($0.typeID) == "'\(name)'" } ?? entry(forExtension: name)
     }
 
     /// The type with Apple's ID `typeID`.
@@ -69,7 +69,7 @@ public enum FileTypes {
     }
 
     /// The four-character codes of every type, for messages ("WAVE, W64f, ...").
-    public static var typeIDList: String { all.map { fourCharacterCodeText($0.typeID) }.joined(separator: ", ") }
+    public static var typeIDList: String { all.map { fourCharacterCode($0.typeID).filter { $0 != "'" } }.joined(separator: ", ") }
 
     /// A codec's name for messages.
     public static func codecName(_ formatID: UInt32) -> String {
@@ -78,12 +78,7 @@ public enum FileTypes {
         case CompressedFormatValues.mpeg4AAC: "AAC"
         case CompressedFormatValues.appleLossless: "Apple Lossless"
         case CompressedFormatValues.flac: "FLAC"
-        default: fourCharacterCodeText(formatID)
+        default: fourCharacterCode(formatID)
         }
-    }
-
-    /// A four-character code as its four characters ('caff' → "caff").
-    static func fourCharacterCodeText(_ code: UInt32) -> String {
-        String(decoding: [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: code >> $0) }, as: UTF8.self)
     }
 }

@@ -11,8 +11,8 @@ import Glibc
 /// recording queue makes at least every half second), so a recording killed mid-way is readable
 /// up to its last complete fragment. When a write fails (disk full) the file is cut back to the
 /// end of its last complete fragment and ``packetCount`` to the packets in it, so the file stays
-/// readable and the count says what it holds (issue 9, item 4). FFmpeg 5.1 writes no edit list into fragmented files, so ``close()``
-/// rewrites the packets into a plain MPEG-4 file (one 'moov' with an edit list) and renames it
+/// readable and the count says what it holds (issue 9, item 4). FFmpeg 5.1 writes no edit list
+/// into fragmented files, so ``close()`` rewrites the packets into a plain MPEG-4 file (one 'moov' with an edit list) and renames it
 /// over the fragmented one: priming is the first packet's timestamp −priming (an edit list
 /// that players and ffmpeg trim) and the last packet's duration leaves out the remainder.
 /// The last packet is held back until ``close()`` so its duration can honour the remainder.

@@ -348,11 +348,18 @@ public final class AudioOutputQueue: @unchecked Sendable {
 
     // MARK: Parameters and properties
 
+    /// The values the parameters take (Apple documents Volume 0 ... 1 and Pan -1 ... 1; a ramp
+    /// is at most an hour). Setters clamp into them and ignore NaN; `AudioQueueSetParameter`
+    /// refuses values outside them with `kAudio_ParamError`.
+    public static let volumeRange: ClosedRange<Float> = 0 ... 1
+    public static let panRange: ClosedRange<Float> = -1 ... 1
+    public static let volumeRampTimeRange: ClosedRange<Double> = 0 ... 3600
+
     /// Linear volume 0 ... 1 (`kAudioQueueParam_Volume`), reached over ``volumeRampTime``.
     public var volumeLevel: Float {
         get { lock.withLock { volume } }
         set {
-            lock.withLock { if !newValue.isNaN { volume = max(0, min(1, newValue)) } }
+            lock.withLock { if !newValue.isNaN { volume = newValue.clamped(to: Self.volumeRange) } }
             applyVolume(rampFrames: Int(lock.withLock { volumeRampSeconds } * Double(client.sampleRate)))
         }
     }
@@ -360,15 +367,15 @@ public final class AudioOutputQueue: @unchecked Sendable {
     /// Seconds over which later volume changes ramp (`kAudioQueueParam_VolumeRampTime`).
     public var volumeRampTime: Double {
         get { lock.withLock { volumeRampSeconds } }
-        // NaN and infinities would reach Int(seconds × rate) and trap: 0 ... 3600 s, NaN as 0.
-        set { lock.withLock { volumeRampSeconds = newValue.isNaN ? 0 : max(0, min(3600, newValue)) } }
+        // NaN and infinities would reach Int(seconds × rate) and trap: clamped, NaN as 0.
+        set { lock.withLock { volumeRampSeconds = newValue.isNaN ? 0 : newValue.clamped(to: Self.volumeRampTimeRange) } }
     }
 
     /// Stereo balance -1 ... 1 (`kAudioQueueParam_Pan`); no effect on other channel counts.
     public var panPosition: Float {
         get { lock.withLock { pan } }
         set {
-            lock.withLock { if !newValue.isNaN { pan = max(-1, min(1, newValue)) } }
+            lock.withLock { if !newValue.isNaN { pan = newValue.clamped(to: Self.panRange) } }
             processor.setPan(lock.withLock { pan })
         }
     }
@@ -633,4 +640,9 @@ public final class AudioOutputQueue: @unchecked Sendable {
         }
         handler?(running)
     }
+}
+
+private extension Comparable {
+    /// `self` moved into `range`.
+    func clamped(to range: ClosedRange<Self>) -> Self { min(max(self, range.lowerBound), range.upperBound) }
 }

@@ -3,6 +3,11 @@ import AQJack
 import AQMedia
 import CAudioTypes
 
+/// The latest device frame a start can be scheduled at: 2^53, the last frame an
+/// AudioTimeStamp's Float64 `mSampleTime` still counts one by one. Later (or non-finite) start
+/// times are refused, never converted (`AudioQueueStart`, `aqjack --start-at`).
+public let latestStartFrame: UInt64 = 1 << 53
+
 /// What recording and playback queues have in common: the surface the Apple spelling drives
 /// without caring which direction a queue goes.
 public protocol AudioQueueEngine: AnyObject, Sendable {

@@ -156,9 +156,9 @@ public func AudioQueueStart(_ inAQ: AudioQueueRef, _ inStartTime: UnsafePointer<
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     var startFrame: UInt64?
     if let time = inStartTime?.pointee, time.mFlags & kAudioTimeStampSampleTimeValid != 0 {
-        // A device frame must be finite and within 2^53 (where a Float64 still counts single
-        // frames); 1e30 or NaN is a bad parameter, never a trap (issue 9, item 8).
-        guard time.mSampleTime.isFinite, time.mSampleTime <= 9_007_199_254_740_992 else { return kAudio_ParamError }
+        // A device frame must be finite and within latestStartFrame (2^53); 1e30 or NaN is a
+        // bad parameter, never a trap (issue 9, item 8).
+        guard time.mSampleTime.isFinite, time.mSampleTime <= Double(latestStartFrame) else { return kAudio_ParamError }
         if time.mSampleTime >= 0 { startFrame = UInt64(time.mSampleTime) }
     }
     // IsRunning listeners hear about it when the device really delivers the first frame.

@@ -90,10 +90,11 @@ public func AudioQueueSetParameter(_ inAQ: AudioQueueRef, _ inParamID: AudioQueu
     return noErr
 }
 
-/// The values `AudioQueueSetParameter` and parameter events accept, per parameter. NaN is in
-/// no range. A ramp time is at most an hour.
+/// The values `AudioQueueSetParameter` and parameter events accept, per parameter: the
+/// engine's (``AudioOutputQueue/volumeRange`` ...). NaN is in no range.
 let parameterRanges: [AudioQueueParameterID: ClosedRange<Float>] = [
-    kAudioQueueParam_Volume: 0 ... 1, kAudioQueueParam_VolumeRampTime: 0 ... 3600, kAudioQueueParam_Pan: -1 ... 1,
+    kAudioQueueParam_Volume: AudioOutputQueue.volumeRange, kAudioQueueParam_Pan: AudioOutputQueue.panRange,
+    kAudioQueueParam_VolumeRampTime: Float(AudioOutputQueue.volumeRampTimeRange.lowerBound) ... Float(AudioOutputQueue.volumeRampTimeRange.upperBound),
 ]
 
 public func AudioQueueGetParameter(_ inAQ: AudioQueueRef, _ inParamID: AudioQueueParameterID,

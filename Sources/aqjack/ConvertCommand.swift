@@ -27,7 +27,7 @@ struct ConvertCommand {
                 }
                 request.codec = codec
             case .option("--bitrate"):
-                request.bitRate = try cursor.integer(for: "--bitrate", in: 8000 ... 512_000, meaning: "an AAC bit rate in bits per second (all channels), e.g. 128000")
+                request.bitRate = try cursor.integer(for: "--bitrate", in: AACEncoder.bitRates, meaning: "an AAC bit rate in bits per second (all channels), e.g. 128000")
             case .option("-q"), .option("--quality"):
                 request.quality = try cursor.integer(for: "-q", in: 0 ... 127, meaning: "a codec quality on Apple's scale (96 = High)")
             case .option("-r"), .option("--rate"):

@@ -37,7 +37,7 @@ struct PlayCommand {
                     loops = try cursor.integer(for: "--loop", in: 1 ... PlayCommand.mostLoops, meaning: "a loop count (or inf)")
                 }
             case .option("--start-at"):
-                startFrame = try cursor.integer(for: "--start-at", in: 0 ... RecordOptions.latestStartFrame, meaning: "a JACK frame time")
+                startFrame = try cursor.integer(for: "--start-at", in: 0 ... latestStartFrame, meaning: "a JACK frame time")
             case .option("--json"): json = true
             case let .option(option):
                 if try globals.parse(option, from: &cursor) { continue }

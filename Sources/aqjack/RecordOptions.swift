@@ -1,5 +1,6 @@
 import AQCodecs
 import AQMedia
+import AudioQueue
 import CAudioTypes
 
 /// The parsed command line of `aqjack record`.
@@ -23,13 +24,9 @@ struct RecordOptions {
 
     /// The longest `-d`: a year, in seconds (at 768 kHz still far inside Int64 frames).
     static let longestDuration = 31_536_000.0
-    /// The latest `--start-at` frame: 2^53, the last frame an AudioTimeStamp's Float64
-    /// mSampleTime holds exactly.
-    static let latestStartFrame: UInt64 = 1 << 53
-
-    /// The file types `record` writes, by extension (``FileTypes``, those with recordable codecs).
-    static func recordableType(forExtension ext: String) -> FileTypeEntry? {
-        FileTypes.entry(forExtension: ext).flatMap { $0.recordableCodecs.isEmpty ? nil : $0 }
+    /// `entry` if `record` writes that file type (``FileTypes``: it has recordable codecs).
+    static func recordable(_ entry: FileTypeEntry?) -> FileTypeEntry? {
+        entry.flatMap { $0.recordableCodecs.isEmpty ? nil : $0 }
     }
 
     var isAAC: Bool { codec == CompressedFormatValues.mpeg4AAC }
@@ -48,7 +45,7 @@ struct RecordOptions {
             case .option("-f"), .option("--format"):
                 let recordable = FileTypes.extensionList { !$0.recordableCodecs.isEmpty }
                 let text = try cursor.value(for: "-f", expected: recordable)
-                guard let type = Self.recordableType(forExtension: text)?.typeID else {
+                guard let type = Self.recordable(FileTypes.entry(forExtension: text))?.typeID else {
                     throw UsageError(message: "-f '\(text)' is not a file type: expected \(recordable)")
                 }
                 fileType = type
@@ -61,7 +58,7 @@ struct RecordOptions {
                 default: throw UsageError(message: "--codec '\(text)' cannot be recorded: expected lpcm, aac or alac (convert to FLAC afterwards with aqjack convert)")
                 }
             case .option("--bitrate"):
-                bitRate = try cursor.integer(for: "--bitrate", in: 8000 ... 512_000, meaning: "an AAC bit rate in bits per second (all channels), e.g. 128000")
+                bitRate = try cursor.integer(for: "--bitrate", in: AACEncoder.bitRates, meaning: "an AAC bit rate in bits per second (all channels), e.g. 128000")
             case .option("-q"), .option("--quality"):
                 quality = try cursor.integer(for: "-q", in: 0 ... 127, meaning: "a codec quality on Apple's scale (96 = High)")
             case .option("-b"), .option("--bits"):
@@ -82,7 +79,7 @@ struct RecordOptions {
                 seconds = try cursor.real(for: "-d", in: 0 ... RecordOptions.longestDuration, excludingLowerBound: true,
                                           meaning: "a duration in seconds (at most a year)")
             case .option("--start-at"):
-                startFrame = try cursor.integer(for: "--start-at", in: 0 ... RecordOptions.latestStartFrame, meaning: "a JACK frame time")
+                startFrame = try cursor.integer(for: "--start-at", in: 0 ... latestStartFrame, meaning: "a JACK frame time")
             case .option("--force"): force = true
             case .option("--meter"): meter = true
             case .option("--no-meter"): meter = false
@@ -100,7 +97,7 @@ struct RecordOptions {
         }
         path = paths[0]
         if fileType == nil {
-            guard let type = FileTypes.entry(forPath: path).flatMap({ Self.recordableType(forExtension: $0.primaryExtension) })?.typeID else {
+            guard let type = Self.recordable(FileTypes.entry(forPath: path))?.typeID else {
                 throw UsageError(message: "cannot tell the file type of '\(path)' from its extension: use \(FileTypes.extensionList(prefix: ".") { !$0.recordableCodecs.isEmpty }), or -f")
             }
             fileType = type

@@ -25,7 +25,7 @@ extension JackServerSuite {
         @Test("item08BufferLargerThanCapacity: an output buffer whose mAudioDataByteSize exceeds its capacity is refused with kAudio_ParamError")
         func item08BufferLargerThanCapacity() throws {
             let queue = try Self.makeOutputQueue()
-            defer { AudioQueueDispose(queue, true) }
+            defer { _ = AudioQueueDispose(queue, true) }
             var buffer: AudioQueueBufferRef?
             #expect(AudioQueueAllocateBuffer(queue, 4096, &buffer) == noErr)
             let allocated = try #require(buffer)
@@ -40,7 +40,7 @@ extension JackServerSuite {
         @Test("item08StartTimeOutOfRange: AudioQueueStart with mSampleTime 1e30, infinity or NaN answers kAudio_ParamError and does not start")
         func item08StartTimeOutOfRange() throws {
             let queue = try Self.makeOutputQueue()
-            defer { AudioQueueDispose(queue, true) }
+            defer { _ = AudioQueueDispose(queue, true) }
             for sampleTime in [1e30, .infinity, -.infinity, .nan, 9_007_199_254_740_994] {
                 var time = AudioTimeStamp()
                 time.mSampleTime = sampleTime
@@ -56,7 +56,7 @@ extension JackServerSuite {
         @Test("item08ParameterValues: Volume NaN/-1/1e9, Pan 7, VolumeRampTime +inf are refused with kAudio_ParamError and leave the value; a Volume set after a refused ramp time works")
         func item08ParameterValues() throws {
             let queue = try Self.makeOutputQueue()
-            defer { AudioQueueDispose(queue, true) }
+            defer { _ = AudioQueueDispose(queue, true) }
             #expect(AudioQueueSetParameter(queue, kAudioQueueParam_Volume, 0.25) == noErr)
             #expect(AudioQueueSetParameter(queue, kAudioQueueParam_Pan, 0.5) == noErr)
             for bad: Float in [.nan, -1, 1e9, .infinity] {
@@ -87,7 +87,7 @@ extension JackServerSuite {
             var file: AudioFileID?
             #expect(AudioFileOpenURL(url, .readPermission, 0, &file) == noErr)
             let opened = try #require(file)
-            defer { AudioFileClose(opened) }
+            defer { _ = AudioFileClose(opened) }
             // Apple's deprecated call trusts the buffer; this one holds the whole file.
             let buffer = UnsafeMutableRawPointer.allocate(byteCount: 4800 * 4 + 64, alignment: 16)
             defer { buffer.deallocate() }
@@ -117,7 +117,7 @@ extension JackServerSuite {
         @Test("handles of one kind are never found as another: a queue passed as a file or converter, a file passed as a queue")
         func handleKindsAreDisjoint() throws {
             let queue = try Self.makeOutputQueue()
-            defer { AudioQueueDispose(queue, true) }
+            defer { _ = AudioQueueDispose(queue, true) }
             let path = ExternalTool.temporaryPath("handles", extension: "wav")
             defer { try? FileManager.default.removeItem(atPath: path) }
             try ExternalTool.run("sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", path, "synth", "0.01", "sine", "440"])
@@ -136,8 +136,8 @@ extension JackServerSuite {
             let queue = try Self.makeOutputQueue()
             let other = try Self.makeOutputQueue()
             defer {
-                AudioQueueDispose(queue, true)
-                AudioQueueDispose(other, true)
+                _ = AudioQueueDispose(queue, true)
+                _ = AudioQueueDispose(other, true)
             }
             var timeline: AudioQueueTimelineRef?
             #expect(AudioQueueCreateTimeline(queue, &timeline) == noErr)
