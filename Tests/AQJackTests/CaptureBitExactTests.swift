@@ -91,6 +91,11 @@ extension JackServerSuite {
             // One break is tolerated even unreported (a stall of the whole dummy server, seen once
             // in a clean-clone CI run); more need reported xruns.
             #expect(verifier.discontinuityCount <= max(1, 2 * xruns), "\(verifier.summary); xruns \(xruns)")
+            // At such a break the generator and the capture client may be told different frame
+            // times for one cycle (a CI run: 3 xruns, one cycle's samples those of the frame time
+            // before the jump). The samples must still run on unbroken, and only at a break.
+            #expect(verifier.relabelledCycleCount <= verifier.discontinuityCount, "\(verifier.summary)")
+            #expect(xruns > 0 || verifier.relabelledCycleCount == 0, "\(verifier.summary)")
             print("capture 8 ch real time: \(verifier.summary); server xruns \(xruns)")
         }
     }

@@ -9,13 +9,15 @@ struct TestSignalVerifierTests {
     static let channels = 3
     static let period = 4
 
-    /// One cycle of exact test signal starting at `frameTime`, with `edit` applied to the samples.
-    static func feed(_ verifier: inout TestSignalVerifier, frameTime: UInt64, dropped: Int = 0,
+    /// One cycle labelled `frameTime` of exact test signal starting at `signalFrame` (by default
+    /// the label), with `edit` applied to the samples.
+    static func feed(_ verifier: inout TestSignalVerifier, frameTime: UInt64, signalFrame: UInt64? = nil, dropped: Int = 0,
                      edit: (inout [Float]) -> Void = { _ in }) {
         var samples = [Float](repeating: 0, count: period * channels)
+        let start = UInt32(signalFrame ?? frameTime)
         for frame in 0 ..< period {
             for channel in 0 ..< channels {
-                samples[frame * channels + channel] = TestSignal.sample(channel: channel, frame: UInt32(frameTime) + UInt32(frame))
+                samples[frame * channels + channel] = TestSignal.sample(channel: channel, frame: start + UInt32(frame))
             }
         }
         edit(&samples)
@@ -51,6 +53,21 @@ struct TestSignalVerifierTests {
         Self.feed(&verifier, frameTime: 0)
         Self.feed(&verifier, frameTime: 0)
         #expect(verifier.discontinuityCount == 1)
+    }
+
+    @Test("a cycle labelled with a jumped frame time but carrying on the samples is relabelled, not wrong; a real gap in the samples is wrong")
+    func relabelledCycle() {
+        var verifier = TestSignalVerifier(channelCount: Self.channels)
+        Self.feed(&verifier, frameTime: 0)
+        Self.feed(&verifier, frameTime: 8, signalFrame: 4)   // a jump of one cycle in the label only
+        Self.feed(&verifier, frameTime: 8)   // a repeated label, samples back on the labels
+        #expect(verifier.wrongSampleCount == 0, "\(verifier.summary)")
+        #expect(verifier.relabelledCycleCount == 1)
+        #expect(verifier.discontinuityCount == 2)
+        #expect(!verifier.isClean)
+        // A cycle whose samples neither carry on nor match its label is wrong.
+        Self.feed(&verifier, frameTime: 12, signalFrame: 52)
+        #expect(verifier.wrongSampleCount == Self.period * Self.channels)
     }
 
     @Test("swapped channels and a one-bit change are wrong samples")
