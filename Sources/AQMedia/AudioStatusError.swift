@@ -41,6 +41,9 @@ public struct AudioStatusError: Error, Equatable, CustomStringConvertible, Senda
     public static let disposalPendingCode: Int32 = -66685
     /// `kAudioQueueErr_RecordUnderrun` (-66668): data was lost because no buffer was enqueued.
     public static let recordUnderrunCode: Int32 = -66668
+    /// `kAudioQueueErr_InvalidOfflineMode`: offline rendering asked of a queue not in (or not
+    /// allowed to change) offline mode.
+    public static let invalidOfflineModeCode: Int32 = -66626
     /// `kAudioFormatUnsupportedDataFormatError` ('fmt?'): the stream description is inconsistent
     /// or not supported. Apple's queue answers invalid formats with this code.
     public static let unsupportedDataFormatCode: Int32 = 0x666D_743F

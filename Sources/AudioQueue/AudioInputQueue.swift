@@ -53,8 +53,10 @@ public final class AudioInputQueue: @unchecked Sendable {
     public let repeatedFrameCount = Atomic<Int>(0)
     /// Whether the format is 32-bit float in this machine's byte order (the ring's own samples).
     private let isNativeFloat32: Bool
-    public let client: JackClient
-    public let ports: [JackPort]
+    /// The device: a JACK client, or an ``OfflineDriver`` the caller clocks.
+    public let driver: any AudioDriver
+    /// The full names of the queue's channels (JACK: its input ports `<client>:in_N`).
+    public let channelNames: [String]
     let processor: CaptureProcessor
     let reader: CaptureReader
     private let callback: Callback
@@ -118,55 +120,60 @@ public final class AudioInputQueue: @unchecked Sendable {
     ///   (the message names the field), `kAudioQueueErr_InvalidDevice` when no JACK server runs.
     public convenience init(format: AudioStreamBasicDescription, clientName: String = "aqjack", server: String? = nil,
                             callback: @escaping Callback) throws(AudioQueueError) {
-        let client = try QueueDevice.openClient(format: format, clientName: clientName, server: server, purpose: "recording")
-        try self.init(format: format, client: client, callback: callback)
+        let driver = try QueueDevice.openDriver(format: format, clientName: clientName, server: server, purpose: "recording")
+        try self.init(format: format, driver: driver, callback: callback)
     }
 
     /// Creates a stopped recording queue on a JACK client the caller opened (to look at the
     /// graph first). The queue owns the client from now on and closes it on ``dispose()``, also
     /// when this initializer throws.
-    public init(format: AudioStreamBasicDescription, client: JackClient, callback: @escaping Callback) throws(AudioQueueError) {
+    public convenience init(format: AudioStreamBasicDescription, client: JackClient, callback: @escaping Callback) throws(AudioQueueError) {
+        try self.init(format: format, driver: JackDriver(client: client), callback: callback)
+    }
+
+    /// Creates a stopped recording queue on `driver`: a JACK driver, or an ``OfflineDriver``
+    /// whose ``OfflineDriver/run(frames:input:output:)`` calls deliver the frames (each call
+    /// returns once the queue has put them into buffers and called back). The queue owns the
+    /// driver from now on and closes it on ``dispose()``, also when this initializer throws.
+    public init(format: AudioStreamBasicDescription, driver: any AudioDriver, callback: @escaping Callback) throws(AudioQueueError) {
         var pcmFormat = format
         var stage: InputPacketStage?
         if format.mFormatID == CompressedFormatValues.mpeg4AAC || format.mFormatID == CompressedFormatValues.appleLossless {
             // AAC or ALAC: the queue captures float frames at the format's rate and encodes them.
             var aac: AudioStreamBasicDescription
             do throws(AudioStatusError) {
-                aac = try Self.completedCompressedFormat(format, deviceRate: Double(client.sampleRate))
-                stage = try InputPacketStage(format: aac, deviceRate: Double(client.sampleRate))
+                aac = try Self.completedCompressedFormat(format, deviceRate: Double(driver.sampleRate))
+                stage = try InputPacketStage(format: aac, deviceRate: Double(driver.sampleRate))
             } catch {
-                client.close()
+                driver.close()
                 throw error
             }
             pcmFormat = CompressedFormatValues.floatPCM(sampleRate: aac.mSampleRate, channelCount: Int(aac.mChannelsPerFrame))
         }
-        let (resolved, layout, ports) = try QueueDevice.prepare(format: pcmFormat, client: client, portPrefix: "in_", direction: .input)
-        self.ports = ports
+        let (resolved, layout, channels) = try QueueDevice.prepare(format: pcmFormat, driver: driver, channelPrefix: "in_", direction: .input)
+        channelNames = channels
         if stage != nil {
-            self.format = (try? Self.completedCompressedFormat(format, deviceRate: Double(client.sampleRate))) ?? format
+            self.format = (try? Self.completedCompressedFormat(format, deviceRate: Double(driver.sampleRate))) ?? format
         } else {
             self.format = resolved
         }
         packetStage = stage
         self.layout = layout
         isNativeFloat32 = layout.kind == .float && layout.bitsPerChannel == 32 && layout.isBigEndian == (1.bigEndian == 1)
-        self.client = client
+        self.driver = driver
         self.callback = callback
         // Two seconds of ring: the queue thread may stall that long (a slow disk) without loss.
-        (processor, reader) = CaptureProcessor.make(channelCount: layout.channelCount, capacityFrames: 2 * client.sampleRate)
+        (processor, reader) = CaptureProcessor.make(channelCount: layout.channelCount, capacityFrames: 2 * driver.sampleRate)
         processor.arm(fromFrame: nil)
         sums = Array(repeating: 0, count: layout.channelCount)
         peaks = Array(repeating: 0, count: layout.channelCount)
         levels = Array(repeating: AudioQueueLevelMeterState(), count: layout.channelCount)
-        do {
-            try client.activate(processor: processor, inputs: ports)
-        } catch {
-            client.close()
-            throw AudioQueueError(AudioQueueError.invalidDeviceCode, "\(error)")
-        }
+        try QueueDevice.start(processor, on: driver)
         worker = QueueWorker(name: "aqjack.input-queue") { [unowned self] in
             if reader.waitForCycle(milliseconds: 5) { drainRing() }
         }
+        // Offline: each run of the driver returns once its frames are in buffers.
+        (driver as? OfflineDriver)?.onRunEnd { [weak self] in self?.performOnQueueThread(wait: true) { $0.drainRing() } }
     }
 
     deinit {
@@ -245,7 +252,7 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// The corresponding Apple function is `AudioQueueStart`.
     public func start(atFrame startFrame: UInt64? = nil) throws(AudioQueueError) {
         let (deviceName, sources) = lock.withLock { (device, explicitSources) }
-        let made = try QueueDevice.connect(ports, on: client, deviceName: deviceName, explicit: sources)
+        let made = try QueueDevice.connect(channelNames, direction: .input, on: driver, deviceName: deviceName, explicit: sources)
         lock.withLock {
             if runState == .stopped { firstRecordedFrame = nil }
             resumingFromPause = runState == .paused
@@ -255,7 +262,7 @@ public final class AudioInputQueue: @unchecked Sendable {
             processor.arm(fromFrame: startFrame)
         } else if made {
             // New connections take effect in the graph within a cycle: start after that.
-            processor.arm(fromFrame: processor.nextCycleFrameTime + UInt64(2 * client.bufferSize))
+            processor.arm(fromFrame: processor.nextCycleFrameTime + UInt64(2 * driver.bufferSize))
         } else {
             processor.arm(fromFrame: 0)
         }
@@ -319,7 +326,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         }
     }
 
-    /// Stops, closes the JACK client and frees every buffer. No callback runs after this returns.
+    /// Stops, closes the driver (the JACK client) and frees every buffer. No callback runs after this returns.
     ///
     /// The corresponding Apple function is `AudioQueueDispose`.
     public func dispose() {
@@ -330,7 +337,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         guard !alreadyDisposed else { return }
         processor.arm(fromFrame: nil)
         worker.stop()
-        client.close()
+        driver.close()
         lock.withLock {
             enqueued.removeAll()
             buffers.releaseAll()
@@ -391,7 +398,7 @@ public final class AudioInputQueue: @unchecked Sendable {
     }
 
     /// Whether frames are resampled from the server's rate to the format's.
-    public var isResampling: Bool { format.mSampleRate != Double(client.sampleRate) }
+    public var isResampling: Bool { format.mSampleRate != Double(driver.sampleRate) }
 
     /// Interleaved samples captured and not yet taken by the queue thread, against the ring's
     /// capacity: how close the process thread is to dropping cycles.
@@ -412,7 +419,8 @@ public final class AudioInputQueue: @unchecked Sendable {
 
     /// The capture latency range (frames) of the ports feeding the queue, largest over channels.
     public var captureLatency: ClosedRange<Int> {
-        let ranges = ports.map(\.latency)
+        // Offline: no latency.
+        let ranges = (driver as? JackDriver)?.inputPorts.map(\.latency) ?? []
         return (ranges.map(\.lowerBound).max() ?? 0) ... (ranges.map(\.upperBound).max() ?? 0)
     }
 
@@ -430,9 +438,10 @@ public final class AudioInputQueue: @unchecked Sendable {
 
     /// Waits until a cycle that may have started before the queue was disarmed has finished.
     private func waitForInFlightCycle() {
+        guard !driver.isClockedByCaller else { return }
         let frame = processor.nextCycleFrameTime
         let deadline = Date().addingTimeInterval(0.5)
-        while processor.nextCycleFrameTime == frame && Date() < deadline && !client.notifications.hasShutDown.load(ordering: .relaxed) {
+        while processor.nextCycleFrameTime == frame && Date() < deadline && !driver.hasShutDown {
             usleep(500)
         }
     }
@@ -466,11 +475,11 @@ public final class AudioInputQueue: @unchecked Sendable {
                 // stream, so packet times stay on the device timeline; after a pause the stream
                 // simply continues and its timeline moves on by the pause.
                 let gap = Int64(record.frameTime) - Int64(expected)
-                if !resumingFromPause && gap > 0 && gap <= 10 * Int64(client.sampleRate) {
+                if !resumingFromPause && gap > 0 && gap <= 10 * Int64(driver.sampleRate) {
                     insertedSilenceFrameCount.add(Int(gap), ordering: .relaxed)
                     let silence = [Float](repeating: 0, count: Int(gap) * layout.channelCount)
                     silence.withUnsafeBufferPointer { convertLocked($0.baseAddress!, frameCount: Int(gap), record: record) }
-                } else if !resumingFromPause && gap < 0 && -gap <= 10 * Int64(client.sampleRate) {
+                } else if !resumingFromPause && gap < 0 && -gap <= 10 * Int64(driver.sampleRate) {
                     alreadyEncoded = Int(min(-gap, Int64(record.frameCount)))
                     repeatedFrameCount.add(alreadyEncoded, ordering: .relaxed)
                 } else {
@@ -504,7 +513,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         let channels = layout.channelCount
         if isResampling {
             if resampler == nil {
-                resampler = try? Resampler(channelCount: channels, ratio: format.mSampleRate / Double(client.sampleRate), quality: converterQuality)
+                resampler = try? Resampler(channelCount: channels, ratio: format.mSampleRate / Double(driver.sampleRate), quality: converterQuality)
             }
             if resampleAnchor == nil && packetStage == nil {
                 resampleAnchor = Double(record.frameTime)
@@ -696,7 +705,7 @@ public final class AudioInputQueue: @unchecked Sendable {
     private func timestamp(ofOutputFrame offset: Int, record: CaptureCycle) -> AudioTimeStamp {
         if isResampling, let anchor = resampleAnchor {
             // resampledFrames already counts every frame emitted before this one.
-            let deviceFrame = anchor + Double(resampledFrames) * Double(client.sampleRate) / format.mSampleRate
+            let deviceFrame = anchor + Double(resampledFrames) * Double(driver.sampleRate) / format.mSampleRate
             return timestamp(ofDeviceFrame: deviceFrame, in: record)
         }
         return timestamp(ofDeviceFrame: Double(record.frameTime + UInt64(offset)), in: record)
@@ -752,7 +761,7 @@ public final class AudioInputQueue: @unchecked Sendable {
             let framesIntoRecord = frame - Double(record.frameTime)
             let nanoseconds = Double(record.cycleStartMicros) * 1000 + framesIntoRecord * cycleMicros * 1000 / Double(record.frameCount)
             stamp.mHostTime = UInt64(nanoseconds)
-            let nominalMicros = Double(record.frameCount) * 1_000_000 / Double(client.sampleRate)
+            let nominalMicros = Double(record.frameCount) * 1_000_000 / Double(driver.sampleRate)
             stamp.mRateScalar = nominalMicros / cycleMicros
             stamp.mFlags |= 2 | 4   // kAudioTimeStampHostTimeValid | kAudioTimeStampRateScalarValid
         }

@@ -34,8 +34,18 @@ public final class AudioOutputQueue: @unchecked Sendable {
     private var cookie: [UInt8] = []
     /// The front AAC buffer decoded (interleaved Float), while it is being converted.
     private var decodedFront: [Float]?
-    public let client: JackClient
-    public let ports: [JackPort]
+    /// The device: a JACK client, or an ``OfflineDriver`` the caller clocks.
+    public let driver: any AudioDriver
+    /// The full names of the queue's channels (JACK: its output ports `<client>:out_N`).
+    public let channelNames: [String]
+    /// Why the queue has no device to play on (it was made with no JACK server running): only
+    /// offline rendering works then, and a start in device mode answers this.
+    public let unavailableDeviceReason: String?
+    /// The rate frames are played at: the device's, or the offline render format's (under `lock`).
+    private var deviceRate: Int
+    /// Offline rendering (`AudioQueueSetOfflineRenderFormat`): the format rendered into and the
+    /// driver that runs the processor meanwhile, clocked by ``renderOffline(frameCount:into:)``.
+    private var offlineFormat: (format: AudioStreamBasicDescription, layout: LinearPCMLayout, driver: OfflineDriver)?
     let processor: PlaybackProcessor
     let feeder: PlaybackFeeder
     private let callback: Callback
@@ -87,21 +97,41 @@ public final class AudioOutputQueue: @unchecked Sendable {
     ///
     /// - Throws: `kAudioFormatUnsupportedDataFormatError` for a format it cannot play (the
     ///   message names the field), `kAudioQueueErr_InvalidDevice` when no JACK server runs.
+    ///
+    /// With `offlineWithoutServer`, a JACK server that is not running is no error: the queue is
+    /// made on a driver nobody clocks, for offline rendering only (Apple's queue renders offline
+    /// with no device; ``unavailableDeviceReason`` says why a device start fails). A rate of 0
+    /// then means 48000 Hz.
     public convenience init(format: AudioStreamBasicDescription, clientName: String = "aqjack", server: String? = nil,
-                            callback: @escaping Callback) throws(AudioQueueError) {
-        let client = try QueueDevice.openClient(format: format, clientName: clientName, server: server, purpose: "playback")
-        try self.init(format: format, client: client, callback: callback)
+                            offlineWithoutServer: Bool = false, callback: @escaping Callback) throws(AudioQueueError) {
+        do throws(AudioQueueError) {
+            let driver = try QueueDevice.openDriver(format: format, clientName: clientName, server: server, purpose: "playback")
+            try self.init(format: format, driver: driver, callback: callback)
+        } catch where offlineWithoutServer && error.status == AudioQueueError.invalidDeviceCode {
+            let rate = format.mSampleRate.isFinite && format.mSampleRate >= 1 && format.mSampleRate <= 1_536_000 ? Int(format.mSampleRate) : 48000
+            try self.init(format: format, driver: OfflineDriver(name: clientName, sampleRate: rate), callback: callback,
+                          unavailableDeviceReason: error.message)
+        }
     }
 
     /// Creates a stopped playback queue on a JACK client the caller opened; the queue owns the
     /// client from now on (also when this throws).
-    public init(format: AudioStreamBasicDescription, client: JackClient, callback: @escaping Callback) throws(AudioQueueError) {
+    public convenience init(format: AudioStreamBasicDescription, client: JackClient, callback: @escaping Callback) throws(AudioQueueError) {
+        try self.init(format: format, driver: JackDriver(client: client), callback: callback)
+    }
+
+    /// Creates a stopped playback queue on `driver`: a JACK driver, or an ``OfflineDriver``
+    /// whose ``OfflineDriver/run(frames:input:output:)`` calls play the frames (each call returns
+    /// once the buffers it used up have been handed back). The queue owns the driver from now on
+    /// (also when this throws).
+    public init(format: AudioStreamBasicDescription, driver: any AudioDriver, callback: @escaping Callback,
+                unavailableDeviceReason: String? = nil) throws(AudioQueueError) {
         var pcmFormat = format
         var aacFormat: AudioStreamBasicDescription?
         if format.mFormatID == CompressedFormatValues.appleLossless {
             guard format.mSampleRate.isFinite, format.mSampleRate > 0, format.mSampleRate <= 1_536_000,
                   (1 ... 8).contains(format.mChannelsPerFrame) else {
-                client.close()
+                driver.close()
                 throw AudioQueueError(AudioQueueError.unsupportedDataFormatCode,
                                       "Apple Lossless playback needs the file's rate and 1 ... 8 channels; got \(format.mSampleRate) Hz, \(format.mChannelsPerFrame) channels")
             }
@@ -110,34 +140,36 @@ public final class AudioOutputQueue: @unchecked Sendable {
         } else if format.mFormatID == CompressedFormatValues.mpeg4AAC {
             do throws(AudioStatusError) {
                 var aac = try CompressedFormatValues.completedAAC(format)
-                if aac.mSampleRate == 0 { aac.mSampleRate = Double(client.sampleRate) }
+                if aac.mSampleRate == 0 { aac.mSampleRate = Double(driver.sampleRate) }
                 guard aac.mChannelsPerFrame > 0 else {
                     throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "mChannelsPerFrame is 0; AAC playback needs 1 ... 6 or 8 channels")
                 }
                 aacFormat = aac
             } catch {
-                client.close()
+                driver.close()
                 throw error
             }
             pcmFormat = CompressedFormatValues.floatPCM(sampleRate: aacFormat!.mSampleRate, channelCount: Int(aacFormat!.mChannelsPerFrame))
         }
-        let (resolved, layout, ports) = try QueueDevice.prepare(format: pcmFormat, client: client, portPrefix: "out_", direction: .output)
-        self.ports = ports
+        let (resolved, layout, channels) = try QueueDevice.prepare(format: pcmFormat, driver: driver, channelPrefix: "out_", direction: .output)
+        channelNames = channels
+        self.unavailableDeviceReason = unavailableDeviceReason
+        deviceRate = driver.sampleRate
         self.format = aacFormat ?? resolved
         isCompressed = aacFormat != nil
         self.layout = layout
-        self.client = client
+        self.driver = driver
         self.callback = callback
         // A quarter second of ring, at least 8 periods: the latency between enqueue and sound.
         (processor, feeder) = PlaybackProcessor.make(channelCount: layout.channelCount,
-                                                     capacityFrames: max(8 * client.bufferSize, client.sampleRate / 4))
-        do {
-            try client.activate(processor: processor, outputs: ports)
-        } catch {
-            client.close()
-            throw AudioQueueError(AudioQueueError.invalidDeviceCode, "\(error)")
-        }
+                                                     capacityFrames: max(8 * driver.bufferSize, driver.sampleRate / 4))
+        try QueueDevice.start(processor, on: driver)
         worker = QueueWorker(name: "aqjack.output-queue") { [unowned self] in step() }
+        // Offline: each run of the driver returns once the buffers it used up are handed back.
+        (driver as? OfflineDriver)?.onRunEnd { [weak self] in
+            guard let self else { return }
+            worker.perform(wait: true) { [unowned self] in catchUp() }
+        }
     }
 
     deinit { dispose() }
@@ -260,14 +292,26 @@ public final class AudioOutputQueue: @unchecked Sendable {
     ///
     /// The corresponding Apple function is `AudioQueueStart`.
     public func start(atFrame startFrame: UInt64? = nil) throws(AudioQueueError) {
-        let (wasPaused, deviceName, destinations) = lock.withLock { (runState == .paused, device, explicitDestinations) }
-        _ = try QueueDevice.connect(ports, on: client, deviceName: deviceName, explicit: destinations)
+        let (wasPaused, deviceName, destinations, renderer) = lock.withLock {
+            (runState == .paused, device, explicitDestinations, offlineFormat?.driver)
+        }
+        if renderer == nil {
+            if let unavailableDeviceReason {
+                throw AudioQueueError(AudioQueueError.invalidDeviceCode,
+                                      "\(unavailableDeviceReason); this queue was made without a server, so it can only render offline (AudioQueueSetOfflineRenderFormat)")
+            }
+            _ = try QueueDevice.connect(channelNames, direction: .output, on: driver, deviceName: deviceName, explicit: destinations)
+        }
         if wasPaused {
             processor.setPaused(false)
         } else {
             processor.cancelDrain()
             applyVolume(rampFrames: 0)
-            processor.play(fromFrame: startFrame ?? processor.nextCycleFrame.load(ordering: .relaxed) + UInt64(2 * client.bufferSize))
+            // On a device, from the second cycle on (the connections take a cycle); offline
+            // rendering starts with the first frame rendered.
+            let first = renderer.map(\.currentFrame)
+                ?? processor.nextCycleFrame.load(ordering: .relaxed) + UInt64(2 * driver.bufferSize)
+            processor.play(fromFrame: startFrame ?? first)
         }
         lock.withLock {
             runState = drainAfterStart ? .draining : .running
@@ -324,7 +368,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
         }
     }
 
-    /// Stops, closes the JACK client and frees the buffers; no callback runs after this returns.
+    /// Stops, closes the driver (the JACK client) and frees the buffers; no callback runs after this returns.
     ///
     /// The corresponding Apple function is `AudioQueueDispose`.
     public func dispose() {
@@ -335,7 +379,8 @@ public final class AudioOutputQueue: @unchecked Sendable {
         guard !already else { return }
         processor.play(fromFrame: nil)
         worker.stop()
-        client.close()
+        driver.close()
+        lock.withLock { offlineFormat?.driver.close() }
         lock.withLock {
             enqueued.removeAll()
             inFlight.removeAll()
@@ -345,6 +390,136 @@ public final class AudioOutputQueue: @unchecked Sendable {
 
     /// Whether the queue is playing (started, not paused, not stopped; draining counts).
     public var isRunning: Bool { lock.withLock { runState == .running || runState == .draining } }
+
+    // MARK: Offline rendering
+
+    /// The format ``renderOffline(frameCount:into:)`` writes (`AudioQueueSetOfflineRenderFormat`);
+    /// nil while the queue plays to its device.
+    public var offlineRenderFormat: AudioStreamBasicDescription? { lock.withLock { offlineFormat?.format } }
+
+    /// Switches the queue to offline rendering into `format`, or back to its device with nil.
+    ///
+    /// `format` is interleaved linear PCM with the queue's channel count (Apple: "must be linear
+    /// PCM and (if not mono) interleaved"); a rate of 0 means the buffers' rate. Offline, the queue
+    /// connects to nothing: its processor runs on an ``OfflineDriver`` at the format's rate, one
+    /// cycle per ``renderOffline(frameCount:into:)``, and the buffers' frames are resampled to
+    /// that rate as they would be to a device's.
+    ///
+    /// - Throws: `kAudioQueueErr_InvalidOfflineMode` while the queue runs, or when the rate
+    ///   changes while converted frames wait (set the format before enqueuing, as Apple's sample
+    ///   does); `kAudioFormatUnsupportedDataFormatError` for a format it cannot render, naming
+    ///   the field.
+    /// The corresponding Apple function is `AudioQueueSetOfflineRenderFormat`.
+    public func setOfflineRenderFormat(_ format: AudioStreamBasicDescription?) throws(AudioQueueError) {
+        var target: (format: AudioStreamBasicDescription, layout: LinearPCMLayout)?
+        if var format {
+            let layout = try LinearPCMLayout(validating: format)
+            guard layout.channelCount == self.layout.channelCount else {
+                throw AudioQueueError(AudioQueueError.unsupportedDataFormatCode,
+                                      "the offline render format has \(layout.channelCount) channels; the queue plays \(self.layout.channelCount)")
+            }
+            if format.mSampleRate == 0 { format.mSampleRate = self.format.mSampleRate }
+            guard format.mSampleRate >= 1, format.mSampleRate == format.mSampleRate.rounded() else {
+                throw AudioQueueError(AudioQueueError.unsupportedDataFormatCode,
+                                      "the offline render format's mSampleRate is \(format.mSampleRate); expected a whole number of Hz")
+            }
+            target = (format, layout)
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        do {
+            guard runState == .stopped else {
+                throw AudioQueueError(AudioQueueError.invalidOfflineModeCode, "the queue is running; stop it before changing its offline render format")
+            }
+            let newRate = target.map { Int($0.format.mSampleRate) } ?? driver.sampleRate
+            let holdsFrames = !enqueued.isEmpty || !inFlight.isEmpty || pending.count > pendingStart || feeder.queuedFrameCount > 0
+            guard newRate == deviceRate || !holdsFrames else {
+                throw AudioQueueError(AudioQueueError.invalidOfflineModeCode,
+                                      "buffers converted for \(deviceRate) Hz are waiting; set an offline render format of another rate (\(newRate) Hz) before enqueuing")
+            }
+            let old = offlineFormat?.driver
+            let renderer = target.map { _ in
+                OfflineDriver(name: driver.name, sampleRate: newRate, bufferSize: 4096,
+                              startFrame: processor.nextCycleFrame.load(ordering: .acquiring))
+            }
+            if let renderer {
+                // The same channels as the device's, so the processor's outputs line up.
+                _ = try? renderer.makeChannels(prefix: "out_", count: layout.channelCount, direction: .output)
+            }
+            // Move the processor: off the device (or the previous renderer), onto the new one.
+            if let old { old.close() } else { driver.stop() }
+            do throws(AudioDriverError) {
+                if let renderer { try renderer.start(processor: processor) } else { try driver.start(processor: processor) }
+            } catch {
+                throw AudioQueueError(AudioQueueError.invalidDeviceCode, "\(error)")
+            }
+            offlineFormat = target.flatMap { target in renderer.map { (target.format, target.layout, $0) } }
+            if newRate != deviceRate {
+                deviceRate = newRate
+                resampler = nil
+            }
+        }
+    }
+
+    /// Renders up to `frameCount` frames of the queue's output into `buffer` in the offline
+    /// render format, on the queue thread while the caller waits, and sets the buffer's
+    /// `mAudioDataByteSize` to what was rendered.
+    ///
+    /// Frames come from the enqueued buffers in order; a buffer whose last frame is rendered
+    /// goes back through the callback at once, so a callback that enqueues the next one feeds
+    /// the same call. Fewer frames than asked come back when nothing more is enqueued (Apple:
+    /// "fewer frames than requested may be returned ... if insufficient data was enqueued"); a
+    /// queue stopped with `immediate: false` finishes (stops, `onRunningChange(false)`) in the
+    /// call that renders its last frame.
+    ///
+    /// - Returns: the frames rendered.
+    /// - Throws: `kAudioQueueErr_InvalidOfflineMode` when no offline render format is set;
+    ///   `kAudio_ParamError` when `frameCount` frames do not fit the buffer.
+    /// The corresponding Apple function is `AudioQueueOfflineRender`.
+    @discardableResult
+    public func renderOffline(frameCount: Int, into buffer: AudioQueueBufferRef) throws(AudioQueueError) -> Int {
+        guard let (_, renderLayout, renderer) = lock.withLock({ offlineFormat }) else {
+            throw AudioQueueError(AudioQueueError.invalidOfflineModeCode, "the queue is not in offline mode; set an offline render format first (AudioQueueSetOfflineRenderFormat)")
+        }
+        let capacity = Int(buffer.pointee.mAudioDataBytesCapacity)
+        guard frameCount >= 0, frameCount <= capacity / renderLayout.bytesPerFrame else {
+            throw AudioQueueError(AudioQueueError.parameterCode,
+                                  "\(frameCount) frames of \(renderLayout.bytesPerFrame) bytes do not fit the buffer's \(capacity) bytes (mAudioDataBytesCapacity)")
+        }
+        let rendered = Atomic<Int>(0)
+        nonisolated(unsafe) let destination = buffer.pointee.mAudioData
+        worker.perform(wait: true) { [unowned self] in
+            var done = 0
+            while done < frameCount {
+                fill()
+                var ready = feeder.queuedFrameCount
+                if ready == 0, lock.withLock({ runState == .draining && enqueued.isEmpty }) {
+                    flushResampler()
+                    ready = feeder.queuedFrameCount
+                }
+                guard ready > 0, isRunning else { break }
+                let count = min(ready, frameCount - done)
+                let runStart = renderer.currentFrame
+                let base = destination + done * renderLayout.bytesPerFrame
+                renderer.run(frames: count, output: { channel, firstFrame, samples in
+                    // A run of more than the renderer's buffer size comes in several cycles.
+                    var frame = base + Int(firstFrame - runStart) * renderLayout.bytesPerFrame + channel * renderLayout.bytesPerSample
+                    for sample in samples {
+                        renderLayout.encode(sample, to: frame)
+                        frame += renderLayout.bytesPerFrame
+                    }
+                })
+                done += count
+                returnPlayedBuffers()
+            }
+            finishOfflineDrain()
+            if isRunning && playbackStartFrame != nil { reportRunning(true) }
+            rendered.store(done, ordering: .relaxed)
+        }
+        let frames = rendered.load(ordering: .relaxed)
+        buffer.pointee.mAudioDataByteSize = UInt32(frames * renderLayout.bytesPerFrame)
+        return frames
+    }
 
     // MARK: Parameters and properties
 
@@ -360,7 +535,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
         get { lock.withLock { volume } }
         set {
             lock.withLock { if !newValue.isNaN { volume = newValue.clamped(to: Self.volumeRange) } }
-            applyVolume(rampFrames: Int(lock.withLock { volumeRampSeconds } * Double(client.sampleRate)))
+            applyVolume(rampFrames: Int(lock.withLock { volumeRampSeconds * Double(deviceRate) }))
         }
     }
 
@@ -428,14 +603,20 @@ public final class AudioOutputQueue: @unchecked Sendable {
     public var currentSampleTime: Double {
         guard let start = playbackStartFrame else { return 0 }
         let now = processor.nextCycleFrame.load(ordering: .relaxed)
-        return Double(now > start ? now - start : 0) * format.mSampleRate / Double(client.sampleRate)
+        return Double(now > start ? now - start : 0) * format.mSampleRate / Double(lock.withLock { deviceRate })
     }
 
     // MARK: The queue thread
 
-    /// One turn of the queue thread: wait for a cycle, refill the ring, report state changes.
+    /// One turn of the queue thread: wait for a cycle, then catch up with it.
     private func step() {
         feeder.waitForCycle(milliseconds: 5)
+        catchUp()
+    }
+
+    /// Hands back played buffers, refills the ring, finishes a drain and reports state changes.
+    /// Queue thread only.
+    private func catchUp() {
         returnPlayedBuffers()
         fill()
         let (state, queueEmpty, nothingPending) = lock.withLock { (runState, enqueued.isEmpty, pending.count == pendingStart) }
@@ -460,6 +641,21 @@ public final class AudioOutputQueue: @unchecked Sendable {
             }
         }
         if (state == .running || state == .draining) && playbackStartFrame != nil { reportRunning(true) }
+    }
+
+    /// Offline: a queue stopped with `immediate: false` whose last frame has been rendered
+    /// stops now (nothing is left to leave a device). Queue thread only.
+    private func finishOfflineDrain() {
+        let finished = lock.withLock {
+            runState == .draining && enqueued.isEmpty && pending.count == pendingStart && feeder.queuedFrameCount == 0
+        }
+        guard finished else { return }
+        drainedCycleEnd = nil
+        processor.play(fromFrame: nil)
+        processor.cancelDrain()
+        lock.withLock { runState = .stopped }
+        returnPlayedBuffers()
+        reportRunning(false)
     }
 
     /// Converts enqueued buffers into the ring as far as it has room; hands used-up buffers back.
@@ -521,7 +717,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
             volume = gain
             entry.gain = nil
             enqueued[0] = entry
-            processor.setGain(gain, rampFrames: Int(volumeRampSeconds * Double(client.sampleRate)))
+            processor.setGain(gain, rampFrames: Int(volumeRampSeconds * Double(deviceRate)))
         }
         if frontOffset >= endFrame {
             enqueued.removeFirst()
@@ -542,9 +738,9 @@ public final class AudioOutputQueue: @unchecked Sendable {
             }
         }
         frontOffset += count
-        if format.mSampleRate != Double(client.sampleRate) {
+        if format.mSampleRate != Double(deviceRate) {
             if resampler == nil {
-                resampler = try? Resampler(channelCount: channels, ratio: Double(client.sampleRate) / format.mSampleRate, quality: converterQuality)
+                resampler = try? Resampler(channelCount: channels, ratio: Double(deviceRate) / format.mSampleRate, quality: converterQuality)
             }
             floats.withUnsafeBufferPointer { input in
                 resampler?.process(input.baseAddress!, frameCount: count) { output, produced in
@@ -604,8 +800,13 @@ public final class AudioOutputQueue: @unchecked Sendable {
         processor.setPaused(false)
         processor.cancelDrain()
         processor.discardQueuedFrames()
-        let deadline = Date().addingTimeInterval(0.5)
-        while processor.isDiscardPending && Date() < deadline && !client.notifications.hasShutDown.load(ordering: .relaxed) { usleep(500) }
+        if let clocked = lock.withLock({ offlineFormat?.driver }) ?? (driver as? OfflineDriver) {
+            // Cycles run only when the caller asks: take the discard now.
+            clocked.settle()
+        } else {
+            let deadline = Date().addingTimeInterval(0.5)
+            while processor.isDiscardPending && Date() < deadline && !driver.hasShutDown { usleep(500) }
+        }
         lock.withLock {
             pending.removeAll()
             pendingStart = 0

@@ -1,4 +1,5 @@
 import AQCodecs
+import AQCore
 import AQJack
 import AQMedia
 import CAudioTypes
@@ -13,7 +14,8 @@ public let latestStartFrame: UInt64 = 1 << 53
 public protocol AudioQueueEngine: AnyObject, Sendable {
     var format: AudioStreamBasicDescription { get }
     var layout: LinearPCMLayout { get }
-    var client: JackClient { get }
+    /// The device the queue runs on: a JACK client, or an ``OfflineDriver`` its caller clocks.
+    var driver: any AudioDriver { get }
     var isRunning: Bool { get }
     var currentDevice: String { get set }
     var onRunningChange: (@Sendable (Bool) -> Void)? { get set }
@@ -41,7 +43,7 @@ extension AudioQueueEngine {
     ///
     /// The corresponding Apple function is `AudioQueueDeviceGetCurrentTime`.
     public func deviceCurrentTime() -> (frame: Double, hostNanoseconds: UInt64) {
-        (Double(extendFrame(client.estimatedFrameTime)), client.microseconds * 1000)
+        (Double(extendFrame(driver.estimatedFrameTime)), driver.microseconds * 1000)
     }
 
     /// Extends a 32-bit JACK frame time near now to 64 bits, using the latest cycle's.
@@ -55,17 +57,17 @@ extension AudioQueueEngine {
     public func hostNanoseconds(atDeviceFrame frame: Double) -> UInt64 {
         let whole = UInt32(truncatingIfNeeded: UInt64(frame))
         let fraction = frame - frame.rounded(.down)
-        return client.microseconds(atFrame: whole) * 1000 + UInt64(fraction * 1e9 / Double(client.sampleRate))
+        return driver.microseconds(atFrame: whole) * 1000 + UInt64(fraction * 1e9 / Double(driver.sampleRate))
     }
 
     /// The device frame at a host time (ns).
     public func deviceFrame(atHostNanoseconds nanoseconds: UInt64) -> Double {
-        Double(extendFrame(client.frame(atMicroseconds: nanoseconds / 1000)))
+        Double(extendFrame(driver.frame(atMicroseconds: nanoseconds / 1000)))
     }
 
     /// The earliest device frame a start can be scheduled at: the cycle after next
     /// (`AudioQueueDeviceGetNearestStartTime`).
-    public func nearestStartFrame() -> UInt64 { latestCycleEndFrame + UInt64(client.bufferSize) }
+    public func nearestStartFrame() -> UInt64 { latestCycleEndFrame + UInt64(driver.bufferSize) }
 }
 
 extension AudioInputQueue: AudioQueueEngine {
@@ -74,7 +76,7 @@ extension AudioInputQueue: AudioQueueEngine {
     public func assignChannels(to ports: [String]) { channelSources = ports }
     public var currentSampleTime: Double {
         guard let start = recordingStartFrame, isRunning else { return 0 }
-        return max(0, (deviceCurrentTime().frame - start) * format.mSampleRate / Double(client.sampleRate))
+        return max(0, (deviceCurrentTime().frame - start) * format.mSampleRate / Double(driver.sampleRate))
     }
 }
 
@@ -84,13 +86,13 @@ extension AudioOutputQueue: AudioQueueEngine {
     public func assignChannels(to ports: [String]) { channelDestinations = ports }
 }
 
-/// The set-up both queue directions share: opening the JACK client, and on it checking the
-/// format, resolving a rate of 0 and registering one port per channel. On failure the client is
-/// closed and the error says what was wrong.
+/// The set-up both queue directions share: opening the JACK driver, and on a driver checking
+/// the format, resolving a rate of 0 and making one channel per format channel. On failure the
+/// driver is closed and the error says what was wrong.
 enum QueueDevice {
-    /// Checks `format` first (no client is opened for a bad one), then opens the client.
-    static func openClient(format: AudioStreamBasicDescription, clientName: String, server: String?,
-                           purpose: String) throws(AudioQueueError) -> JackClient {
+    /// Checks `format` first (no client is opened for a bad one), then opens a JACK client.
+    static func openDriver(format: AudioStreamBasicDescription, clientName: String, server: String?,
+                           purpose: String) throws(AudioQueueError) -> JackDriver {
         // Check the format before touching the server: linear PCM field by field; AAC as
         // FormatInfo completes it (its rate may still be 0, the server's).
         if format.mFormatID == CompressedFormatValues.mpeg4AAC {
@@ -101,32 +103,35 @@ enum QueueDevice {
             _ = try LinearPCMLayout(validating: format)
         }
         do {
-            return try JackClient(name: clientName, server: server)
+            return try JackDriver(name: clientName, server: server)
         } catch {
             throw AudioQueueError(AudioQueueError.invalidDeviceCode, "cannot open the \(purpose) device: \(error)")
         }
     }
 
-    /// Connects each of `ports` (in channel order) with its peer: `explicit[i]` when given, else
-    /// the i-th audio port of the JACK client `deviceName` that faces the other way (its outputs
-    /// for a recording queue, its inputs for a playback queue).
+    /// Connects each of `channels` (full names, in channel order) with its peer: `explicit[i]`
+    /// when given, else the i-th audio port of the device `deviceName` that faces the other way
+    /// (its outputs for a recording queue, its inputs for a playback queue). A driver without a
+    /// graph (offline) connects nothing.
     /// - Returns: whether a new connection was made.
-    static func connect(_ ports: [JackPort], on client: JackClient, deviceName: String, explicit: [String]?) throws(AudioQueueError) -> Bool {
-        let recording = ports.first?.direction == .input
+    static func connect(_ channels: [String], direction: AudioChannelDirection, on driver: any AudioDriver,
+                        deviceName: String, explicit: [String]?) throws(AudioQueueError) -> Bool {
+        guard let graph = driver as? any AudioRouting else { return false }
+        let recording = direction == .input
         let peers: [String]
         if let explicit {
             peers = explicit
         } else {
-            peers = client.portNames(direction: recording ? .output : .input, audioOnly: true).filter { $0.hasPrefix(deviceName + ":") }
+            peers = graph.audioPortNames(direction: recording ? .output : .input).filter { $0.hasPrefix(deviceName + ":") }
             guard !peers.isEmpty else {
                 throw AudioQueueError(AudioQueueError.invalidDeviceCode,
-                                      "no JACK client '\(deviceName)' with audio \(recording ? "output" : "input") ports on server '\(client.serverName)'; `aqjack --ports` lists them")
+                                      "no JACK client '\(deviceName)' with audio \(recording ? "output" : "input") ports on server '\(graph.serverName)'; `aqjack --ports` lists them")
             }
         }
         var made = false
-        for (port, peer) in zip(ports, peers) where !port.connections.contains(peer) {
+        for (channel, peer) in zip(channels, peers) where !graph.connections(of: channel).contains(peer) {
             do {
-                if recording { try client.connect(peer, to: port.name) } else { try client.connect(port.name, to: peer) }
+                if recording { try graph.connect(peer, to: channel) } else { try graph.connect(channel, to: peer) }
                 made = true
             } catch {
                 throw AudioQueueError(AudioQueueError.cannotStartCode, "\(error)")
@@ -135,22 +140,32 @@ enum QueueDevice {
         return made
     }
 
-    static func prepare(format: AudioStreamBasicDescription, client: JackClient, portPrefix: String,
-                        direction: JackPortDirection) throws(AudioQueueError) -> (AudioStreamBasicDescription, LinearPCMLayout, [JackPort]) {
+    static func prepare(format: AudioStreamBasicDescription, driver: any AudioDriver, channelPrefix: String,
+                        direction: AudioChannelDirection) throws(AudioQueueError) -> (AudioStreamBasicDescription, LinearPCMLayout, [String]) {
         let layout: LinearPCMLayout
         do {
             layout = try LinearPCMLayout(validating: format)
         } catch {
-            client.close()
+            driver.close()
             throw error
         }
         var resolved = format
-        if resolved.mSampleRate == 0 { resolved.mSampleRate = Double(client.sampleRate) }
+        if resolved.mSampleRate == 0 { resolved.mSampleRate = Double(driver.sampleRate) }
         do {
-            let ports = try client.registerPorts(prefix: portPrefix, count: layout.channelCount, direction: direction)
-            return (resolved, layout, ports)
+            let channels = try driver.makeChannels(prefix: channelPrefix, count: layout.channelCount, direction: direction)
+            return (resolved, layout, channels)
         } catch {
-            client.close()
+            driver.close()
+            throw AudioQueueError(AudioQueueError.invalidDeviceCode, "\(error)")
+        }
+    }
+
+    /// Starts `processor` on `driver`, closing the driver when that fails.
+    static func start<Processor: RealtimeProcessor>(_ processor: Processor, on driver: any AudioDriver) throws(AudioQueueError) {
+        do {
+            try driver.start(processor: processor)
+        } catch {
+            driver.close()
             throw AudioQueueError(AudioQueueError.invalidDeviceCode, "\(error)")
         }
     }

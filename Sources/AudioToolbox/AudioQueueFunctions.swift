@@ -1,3 +1,4 @@
+import AQCore
 import AudioQueue
 import Foundation
 
@@ -252,7 +253,7 @@ public func AudioQueueGetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
     switch inID {
     case kAudioQueueProperty_StreamDescription: return put(queue.format)
     case kAudioQueueProperty_IsRunning: return put(UInt32(queue.isRunning ? 1 : 0))
-    case kAudioQueueDeviceProperty_SampleRate: return put(Double(queue.client.sampleRate))
+    case kAudioQueueDeviceProperty_SampleRate: return put(Double(queue.driver.sampleRate))
     case kAudioQueueDeviceProperty_NumberChannels: return put(UInt32(queue.layout.channelCount))
     case kAudioQueueProperty_EnableLevelMetering: return put(UInt32(box.input?.isLevelMeteringEnabled == true ? 1 : 0))
     case kAudioQueueProperty_MaximumOutputPacketSize: return put(UInt32(box.input?.maximumOutputPacketSize ?? queue.layout.bytesPerFrame))
@@ -310,7 +311,7 @@ public func AudioQueueSetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
         guard count == queue.layout.channelCount, Int(inDataSize) % stride == 0 else { return kAudioQueueErr_InvalidPropertySize }
         let assignments = UnsafeBufferPointer(start: inData.assumingMemoryBound(to: AudioQueueChannelAssignment.self), count: count)
         // A recording queue takes other clients' outputs, a playback queue feeds their inputs.
-        let outputs = queue.client.portNames(direction: box.output == nil ? .output : .input, audioOnly: true)
+        let outputs = (queue.driver as? any AudioRouting)?.audioPortNames(direction: box.output == nil ? .output : .input) ?? []
         var sources: [String] = []
         for assignment in assignments {
             if outputs.contains(assignment.mDeviceUID) {

@@ -9,10 +9,15 @@ public let kAudioQueueParam_Pitch: AudioQueueParameterID = 3
 public let kAudioQueueParam_VolumeRampTime: AudioQueueParameterID = 4
 public let kAudioQueueParam_Pan: AudioQueueParameterID = 13
 public let kAudioQueueErr_EnqueueDuringReset: OSStatus = -66632
+public let kAudioQueueErr_InvalidOfflineMode: OSStatus = -66626
 
 /// Creates a playback queue: a JACK client `aqjack` with ports `out_1 ... out_N`, connected at
 /// start to the physical playback ports (see `kAudioQueueProperty_CurrentDevice`). The callback
 /// runs on the queue's thread, or on the given run loop's thread.
+///
+/// With no JACK server running the queue is still made, for offline rendering only
+/// (``AudioQueueSetOfflineRenderFormat``): Apple's queue renders offline without a device, and a
+/// start on the device answers `kAudioQueueErr_InvalidDevice` naming the server.
 public func AudioQueueNewOutput(_ inFormat: UnsafePointer<AudioStreamBasicDescription>,
                                 _ inCallbackProc: @escaping AudioQueueOutputCallback,
                                 _ inUserData: UnsafeMutableRawPointer?,
@@ -23,7 +28,7 @@ public func AudioQueueNewOutput(_ inFormat: UnsafePointer<AudioStreamBasicDescri
     guard inFlags == 0 else { return kAudio_ParamError }
     let box = QueueBox(userData: inUserData, runLoop: inCallbackRunLoop)
     return status { () throws(AudioStatusError) in
-        box.engine = try AudioOutputQueue(format: inFormat.pointee) { [unowned box] _, buffer in
+        box.engine = try AudioOutputQueue(format: inFormat.pointee, offlineWithoutServer: true) { [unowned box] _, buffer in
             box.deliver { [box] in inCallbackProc(box.userData, box.reference, buffer) }
         }
         box.engine.onRunningChange = { [unowned box] _ in box.notify(kAudioQueueProperty_IsRunning) }
@@ -108,4 +113,32 @@ public func AudioQueueGetParameter(_ inAQ: AudioQueueRef, _ inParamID: AudioQueu
     default: return kAudioQueueErr_InvalidParameter
     }
     return noErr
+}
+
+/// Switches a playback queue to offline rendering into `inFormat` (interleaved linear PCM with
+/// the queue's channel count), or back to its device with NULL. The layout is accepted and not
+/// used: the queue renders its channels in order. The queue must be stopped.
+///
+/// Offline, the queue connects to no device; a queue made by ``AudioQueueNewOutput`` while no
+/// JACK server runs can render this way (it cannot start on a device).
+public func AudioQueueSetOfflineRenderFormat(_ inAQ: AudioQueueRef, _ inFormat: UnsafePointer<AudioStreamBasicDescription>?,
+                                             _ inLayout: UnsafePointer<AudioChannelLayout>?) -> OSStatus {
+    guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
+    guard let output = box.output else { return kAudioQueueErr_InvalidQueueType }
+    return status { () throws(AudioStatusError) in try output.setOfflineRenderFormat(inFormat?.pointee) }
+}
+
+/// Renders up to `inNumberFrames` frames of a queue in offline mode into `ioBuffer` (its
+/// `mAudioDataByteSize` says how many came); fewer come when not enough is enqueued. The buffer
+/// handed back through the callback during the call can be refilled and enqueued at once.
+///
+/// `inTimestamp` must have `kAudioTimeStampSampleTimeValid` (Apple: "mFlags must include
+/// kAudioTimeStampSampleTimeValid"); its sample time is the caller's bookkeeping: frames come
+/// one after another whatever it says.
+public func AudioQueueOfflineRender(_ inAQ: AudioQueueRef, _ inTimestamp: UnsafePointer<AudioTimeStamp>,
+                                    _ ioBuffer: AudioQueueBufferRef, _ inNumberFrames: UInt32) -> OSStatus {
+    guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
+    guard let output = box.output else { return kAudioQueueErr_InvalidQueueType }
+    guard inTimestamp.pointee.mFlags & kAudioTimeStampSampleTimeValid != 0 else { return kAudio_ParamError }
+    return status { () throws(AudioStatusError) in _ = try output.renderOffline(frameCount: Int(inNumberFrames), into: ioBuffer) }
 }

@@ -90,7 +90,7 @@ struct DemoCommand {
             try? queue.enqueue(buffer)
         }
         defer { recorder.dispose(); player.queue.dispose() }
-        recorder.currentDevice = player.queue.client.name
+        recorder.currentDevice = player.queue.driver.name
         for _ in 0 ..< 4 { try recorder.enqueue(recorder.allocateBuffer(byteCapacity: 4800 * 4 * channels)) }
         try player.enqueueFirstBuffers(count: 3, byteCapacity: 4096 * 4 * channels)
         player.queue.channelDestinations = []
@@ -99,12 +99,12 @@ struct DemoCommand {
         let startFrame = player.queue.nearestStartFrame() + UInt64(rate / 10)
         try recorder.start(atFrame: startFrame)
         try player.queue.start(atFrame: startFrame)
-        print("aqjack demo: playing \(seconds) s of two sines on \(player.queue.client.name):out_1..2, recording them on \(recorder.client.name):in_1..2 (server '\(server)', \(Int(rate)) Hz, period \(recorder.client.bufferSize))")
+        print("aqjack demo: playing \(seconds) s of two sines on \(player.queue.driver.name):out_1..2, recording them on \(recorder.driver.name):in_1..2 (server '\(server)', \(Int(rate)) Hz, period \(recorder.driver.bufferSize))")
         let stopped = Atomic<Bool>(false)
         player.queue.onRunningChange = { running in if !running { stopped.store(true, ordering: .releasing) } }
         let deadline = Date().addingTimeInterval(seconds + 10)
         while !stopped.load(ordering: .acquiring) && Date() < deadline { usleep(20_000) }
-        usleep(UInt32(4 * recorder.client.bufferSize) * 1_000_000 / UInt32(rate) + 50_000)
+        usleep(UInt32(4 * recorder.driver.bufferSize) * 1_000_000 / UInt32(rate) + 50_000)
         recorder.stop()
 
         // Write what was recorded, from the scheduled start frame, as float WAV with BWF.
@@ -123,7 +123,7 @@ struct DemoCommand {
         // jackd2 1.9.21 skips or repeats a cycle's frame time around an xrun (README, "Known
         // behaviour of JACK") while the audio itself runs on: with every sample exact, breaks in
         // the time stamps are the server's, up to two per reported xrun.
-        let xruns = recorder.client.notifications.xrunCount.load(ordering: .relaxed)
+        let xruns = recorder.driver.xrunCount
         let timelineExplained = gaps == 0 || (xruns > 0 && gaps <= 2 * xruns)
         let ok = frames == total && wrong == 0 && timelineExplained && firstTime == Double(startFrame)
         // Meters over the whole recording (peak and RMS per channel; expected -6/-9 and -12/-15 dBFS).

@@ -67,7 +67,7 @@ extension JackServerSuite {
                 log.append(.init(startTime: startTime, samples: (0 ..< count).map { buffer.pointee.mAudioData.load(fromByteOffset: $0 * 4, as: Float.self) }))
                 try? queue.enqueue(buffer)
             }
-            recorder.currentDevice = player.client.name
+            recorder.currentDevice = player.driver.name
             for _ in 0 ..< 4 { try recorder.enqueue(recorder.allocateBuffer(byteCapacity: 4800 * 4 * channels)) }
             for _ in 0 ..< 3 {
                 let buffer = try player.allocateBuffer(byteCapacity: 4096 * 4 * channels)
@@ -78,7 +78,7 @@ extension JackServerSuite {
             }
             player.prime()
             try recorder.start()   // connects in_N to the player's out_N
-            let start = UInt64(player.client.estimatedFrameTime) + 9600 + 5
+            let start = UInt64(player.driver.estimatedFrameTime) + 9600 + 5
             try recorder.start(atFrame: start)
             try player.start(atFrame: start)
             usleep(UInt32((seconds + 0.6) * 1_000_000))
@@ -121,7 +121,7 @@ extension JackServerSuite {
             // In real time the 2-core VM occasionally makes the server report an xrun; JACK then
             // skips or repeats a cycle's frame time and that cycle may not pass through the graph
             // intact. Without an xrun everything must be exact; with one, only that much may differ.
-            let xruns = player.client.notifications.xrunCount.load(ordering: .relaxed)
+            let xruns = player.driver.xrunCount
             let allowedBreaks = max(1, xruns)   // one unreported server stall tolerated (seen in CI once)
             #expect(wrong <= (wrong == 0 ? 0 : allowedBreaks * 128 * 16), "xruns \(xruns)")
             #expect(gaps <= 2 * allowedBreaks, "\(gapNotes) xruns \(xruns)")

@@ -39,7 +39,7 @@ extension JackServerSuite {
                 }
                 runs[runs.count - 1].append(delivery)
             }
-            let xruns = queue.client.notifications.xrunCount.load(ordering: .relaxed)
+            let xruns = queue.driver.xrunCount
             #expect(runs.count == 1 || xruns > 0, "the timeline broke \(runs.count - 1) times without an xrun")
             let deliveries = runs.max { $0.count < $1.count } ?? []
             let first = try #require(deliveries.first)

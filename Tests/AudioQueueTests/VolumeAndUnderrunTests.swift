@@ -33,7 +33,7 @@ final class PlayRecordRig: @unchecked Sendable {
             log.append(.init(startTime: startTime, samples: (0 ..< count).map { buffer.pointee.mAudioData.load(fromByteOffset: $0 * 4, as: Float.self) }))
             try? queue.enqueue(buffer)
         }
-        recorder.currentDevice = player.client.name
+        recorder.currentDevice = player.driver.name
         for _ in 0 ..< 4 { try recorder.enqueue(recorder.allocateBuffer(byteCapacity: 4800 * 4)) }
     }
 
@@ -54,7 +54,7 @@ final class PlayRecordRig: @unchecked Sendable {
         }
         player.prime()
         try recorder.start()
-        let start = UInt64(player.client.estimatedFrameTime) + 4800
+        let start = UInt64(player.driver.estimatedFrameTime) + 4800
         try recorder.start(atFrame: start)
         try player.start(atFrame: start)
     }

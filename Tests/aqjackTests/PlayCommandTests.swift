@@ -39,7 +39,7 @@ extension JackServerSuite {
             #expect(try ExternalTool.run("sox", ["-V1", "-n", "-r", "44100", "-c", "1", "-b", "16", mono, "synth", "0.5", "sine", "1000", "vol", "0.5"]).status == 0)
             #expect(try ExternalTool.run("sox", ["-V1", "-n", "-r", "48000", "-c", "2", "-b", "16", stereo, "synth", "0.5", "sine", "500", "sine", "750", "vol", "0.5"]).status == 0)
             let (recorder, log) = try startFloatRecorder(channels: 2, role: "mixrec")
-            let result = try AQJackCommand.run(["play", "--json", "-p", "\(recorder.client.name):in_*", "--name", TestServer.uniqueClientName("mixplay"),
+            let result = try AQJackCommand.run(["play", "--json", "-p", "\(recorder.driver.name):in_*", "--name", TestServer.uniqueClientName("mixplay"),
                                                 mono, stereo])
             usleep(200_000)
             recorder.stop()
@@ -72,7 +72,7 @@ extension JackServerSuite {
             defer { try? FileManager.default.removeItem(atPath: path) }
             try writeIntegerSignalWave(path, frames: 24000)
             let (recorder, log) = try startFloatRecorder(channels: 2, role: "prec")
-            let result = try AQJackCommand.run(["play", "--json", "--loop", "2", "-p", "\(recorder.client.name):in_*",
+            let result = try AQJackCommand.run(["play", "--json", "--loop", "2", "-p", "\(recorder.driver.name):in_*",
                                                 "--name", TestServer.uniqueClientName("player"), path])
             usleep(200_000)
             recorder.stop()
@@ -80,7 +80,7 @@ extension JackServerSuite {
             #expect(result.status == 0, "\(result.standardError)")
             let summary = try JSONDecoder().decode(PlaySummary.self, from: Data(result.standardOutput.utf8))
             #expect(summary.framesPlayed == 48000 && summary.exitReason == "end")
-            #expect(summary.ports == ["\(recorder.client.name):in_1", "\(recorder.client.name):in_2"])
+            #expect(summary.ports == ["\(recorder.driver.name):in_1", "\(recorder.driver.name):in_2"])
             let samples = log.deliveries.flatMap(\.samples)
             let first = try #require((0 ..< samples.count / 2).first { samples[2 * $0] != 0 || samples[2 * $0 + 1] != 0 })
             var wrong = 0
@@ -105,7 +105,7 @@ extension JackServerSuite {
             sox.waitUntilExit()
             try #require(sox.terminationStatus == 0)
             let (recorder, log) = try startFloatRecorder(channels: 1, role: "rsrec")
-            let result = try AQJackCommand.run(["play", "--json", "-p", "\(recorder.client.name):in_1",
+            let result = try AQJackCommand.run(["play", "--json", "-p", "\(recorder.driver.name):in_1",
                                                 "--name", TestServer.uniqueClientName("rsplay"), path])
             recorder.stop()
             recorder.dispose()

@@ -72,6 +72,22 @@ typedef struct AudioQueueParameterEvent {
     float    mValue;
 } AudioQueueParameterEvent;
 
+/// One channel of a layout (Core Audio's AudioChannelDescription).
+typedef struct AudioChannelDescription {
+    uint32_t mChannelLabel;
+    uint32_t mChannelFlags;
+    float    mCoordinates[3];
+} AudioChannelDescription;
+
+/// A channel layout (Core Audio's AudioChannelLayout): a tag, a bitmap, or descriptions; the
+/// array runs on past its declared single element.
+typedef struct AudioChannelLayout {
+    uint32_t mChannelLayoutTag;
+    uint32_t mChannelBitmap;
+    uint32_t mNumberChannelDescriptions;
+    AudioChannelDescription mChannelDescriptions[1];
+} AudioChannelLayout;
+
 typedef struct OpaqueAudioQueue *AudioQueueRef;
 typedef AudioQueueBuffer *AudioQueueBufferRef;
 typedef struct OpaqueAudioQueueTimeline *AudioQueueTimelineRef;

@@ -1,0 +1,71 @@
+/// Which way a driver channel carries frames, seen from the queue: `.input` brings frames in
+/// (a recording queue's channels), `.output` takes them out (a playback queue's).
+public enum AudioChannelDirection: Sendable {
+    case input, output
+}
+
+/// What went wrong in a driver call, in words that name the device and the cause.
+public struct AudioDriverError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A device that runs a ``RealtimeProcessor`` once per cycle and keeps the frame clock the
+/// queues stamp their buffers with.
+///
+/// Two implementations: `JackDriver` (AQJack: a JACK client, cycles on JACK's process thread)
+/// and ``OfflineDriver`` (cycles on the caller's thread, when the caller asks for them: no
+/// server, no threads, deterministic).
+///
+/// Threads: every member may be called from any thread except where noted; none of them may be
+/// called on the process thread.
+public protocol AudioDriver: AnyObject, Sendable {
+    /// The device's name as others see it (JACK: the client name; channel names start with it).
+    var name: String { get }
+    /// Frames per second of the frame clock.
+    var sampleRate: Int { get }
+    /// Frames per cycle (JACK's period); the largest cycle a processor is given.
+    var bufferSize: Int { get }
+
+    /// The frame clock now, 32 bits, wrapping (JACK: `jack_frame_time`, an estimate between
+    /// cycles; offline: the first frame of the next cycle).
+    var estimatedFrameTime: UInt32 { get }
+    /// The clock's time now, microseconds (JACK: `jack_get_time`; offline: derived from frames).
+    var microseconds: UInt64 { get }
+    /// The time (µs) at which `frame` starts, and the frame at a time, on this clock.
+    func microseconds(atFrame frame: UInt32) -> UInt64
+    func frame(atMicroseconds micros: UInt64) -> UInt32
+
+    /// Makes `count` channels `<name>:<prefix>1 ...` facing `direction` and returns their full
+    /// names. Channels are given to the processor in the order made, inputs and outputs apart.
+    func makeChannels(prefix: String, count: Int, direction: AudioChannelDirection) throws(AudioDriverError) -> [String]
+    /// Starts calling `processor` once per cycle with the channels made so far. The driver keeps
+    /// it alive until ``stop()`` or ``close()``.
+    func start<Processor: RealtimeProcessor>(processor: Processor) throws(AudioDriverError)
+    /// Stops the cycles; when this returns the processor is not called any more.
+    func stop()
+    /// Stops and releases the device. Idempotent.
+    func close()
+
+    /// Whether the device has gone away (JACK: the server shut down or threw the client out).
+    var hasShutDown: Bool { get }
+    /// Cycles the device reported missing or late (JACK: xruns; offline: frames skipped on purpose).
+    var xrunCount: Int { get }
+    /// Whether cycles run only inside a caller's call (offline): then no cycle is ever in flight
+    /// while the queue thread looks, and waits for one are skipped.
+    var isClockedByCaller: Bool { get }
+}
+
+/// A driver whose channels sit in a graph of other devices' ports (JACK), so a queue connects
+/// its channels to a named device or to explicit ports when it starts.
+public protocol AudioRouting: AnyObject, Sendable {
+    /// The server the graph belongs to, for messages.
+    var serverName: String { get }
+    /// Full names of the audio ports in the graph that carry frames `direction`, from their
+    /// owner's point of view (`.output`: ports a recording queue can take frames from).
+    func audioPortNames(direction: AudioChannelDirection) -> [String]
+    /// The full names of the ports `port` is connected to.
+    func connections(of port: String) -> [String]
+    /// Connects an output port to an input port (full names).
+    func connect(_ source: String, to destination: String) throws(AudioDriverError)
+}

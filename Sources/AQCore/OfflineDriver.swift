@@ -1,0 +1,222 @@
+import Synchronization
+
+/// A driver clocked by its caller: no server, no threads of its own, deterministic.
+///
+/// Each ``run(frames:input:output:)`` call runs the processor for that many frames, in cycles
+/// of at most ``bufferSize`` frames, on the calling thread, then lets the queues that asked
+/// (``onRunEnd(_:)``) catch up on their own threads before it returns, so that after a call
+/// every callback the frames caused has happened. ``skip(frames:)`` moves the clock on without
+/// running the processor: a device that lost frames (what an xrun does on JACK).
+///
+/// The frame clock starts at `startFrame` and counts frames run or skipped; its microseconds are
+/// the frames' nominal duration (frame × 10^6 / rate), so timestamps are exact and repeatable.
+/// Channel names are `<name>:<prefix>N` as on JACK; there is no graph to connect them in.
+///
+/// Threads: ``run(frames:input:output:)`` and ``skip(frames:)`` from one thread at a time (the
+/// caller's "process thread"); the rest from any thread.
+public final class OfflineDriver: AudioDriver, @unchecked Sendable {
+    public let name: String
+    public let sampleRate: Int
+    public let bufferSize: Int
+
+    /// The first frame of the next cycle.
+    private let nextFrame: Atomic<UInt64>
+    private let skipped = Atomic<Int>(0)
+    private let isClosed = Atomic<Bool>(false)
+
+    private struct Binding {
+        var inputNames: [String] = []
+        var outputNames: [String] = []
+        /// The running processor (kept alive here), its entry and its unretained pointer.
+        var processor: AnyObject?
+        var entry: RealtimeEntry?
+        var pointer: UnsafeMutableRawPointer?
+        var runEndHandlers: [@Sendable () -> Void] = []
+    }
+    private let binding = Mutex(Binding())
+
+    /// One cycle's channel buffers (`bufferSize` samples each), made at ``start(processor:)``.
+    private var inputStorage: UnsafeMutablePointer<Float>?
+    private var outputStorage: UnsafeMutablePointer<Float>?
+    private var inputTable: UnsafeMutablePointer<UnsafePointer<Float>>?
+    private var outputTable: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
+    private var inputCount = 0
+    private var outputCount = 0
+
+    /// - Parameters:
+    ///   - sampleRate: frames per second of the clock (> 0).
+    ///   - bufferSize: the largest cycle, frames (> 0).
+    ///   - startFrame: the clock's first frame.
+    public init(name: String = "offline", sampleRate: Int, bufferSize: Int = 1024, startFrame: UInt64 = 0) {
+        precondition(sampleRate > 0 && bufferSize > 0, "an offline driver needs a rate and a buffer size above 0")
+        self.name = name
+        self.sampleRate = sampleRate
+        self.bufferSize = bufferSize
+        nextFrame = Atomic(startFrame)
+    }
+
+    deinit {
+        close()
+        releaseStorage()
+    }
+
+    // MARK: AudioDriver
+
+    public var estimatedFrameTime: UInt32 { UInt32(truncatingIfNeeded: nextFrame.load(ordering: .acquiring)) }
+    /// The next cycle's start, in microseconds of the frame clock.
+    public var microseconds: UInt64 { micros(ofFrame: nextFrame.load(ordering: .acquiring)) }
+    /// The 64-bit frame clock: the first frame of the next cycle.
+    public var currentFrame: UInt64 { nextFrame.load(ordering: .acquiring) }
+
+    public func microseconds(atFrame frame: UInt32) -> UInt64 { micros(ofFrame: extend(frame)) }
+
+    public func frame(atMicroseconds micros: UInt64) -> UInt32 {
+        let seconds = micros / 1_000_000, rest = micros % 1_000_000
+        return UInt32(truncatingIfNeeded: seconds * UInt64(sampleRate) + rest * UInt64(sampleRate) / 1_000_000)
+    }
+
+    private func micros(ofFrame frame: UInt64) -> UInt64 {
+        let rate = UInt64(sampleRate)
+        return frame / rate * 1_000_000 + frame % rate * 1_000_000 / rate
+    }
+
+    /// A 32-bit frame near the clock, made 64-bit.
+    private func extend(_ frame: UInt32) -> UInt64 {
+        let reference = nextFrame.load(ordering: .acquiring)
+        let delta = Int64(Int32(bitPattern: frame &- UInt32(truncatingIfNeeded: reference)))
+        return UInt64(max(0, Int64(reference) + delta))
+    }
+
+    public func makeChannels(prefix: String, count: Int, direction: AudioChannelDirection) throws(AudioDriverError) -> [String] {
+        guard count > 0 else { throw AudioDriverError("\(name): \(count) channels asked for; expected 1 or more") }
+        return try binding.withLock { (binding) throws(AudioDriverError) -> [String] in
+            guard binding.processor == nil else { throw AudioDriverError("\(name): channels cannot be added while running") }
+            let existing = direction == .input ? binding.inputNames : binding.outputNames
+            let names = (1 ... count).map { "\(name):\(prefix)\(existing.count + $0)" }
+            if direction == .input { binding.inputNames += names } else { binding.outputNames += names }
+            return names
+        }
+    }
+
+    public func start<Processor: RealtimeProcessor>(processor: Processor) throws(AudioDriverError) {
+        guard !isClosed.load(ordering: .acquiring) else { throw AudioDriverError("\(name) is closed") }
+        try binding.withLock { (binding) throws(AudioDriverError) in
+            guard binding.processor == nil else { throw AudioDriverError("\(name) is already running; stop it first") }
+            releaseStorage()
+            inputCount = binding.inputNames.count
+            outputCount = binding.outputNames.count
+            let inputs = UnsafeMutablePointer<Float>.allocate(capacity: max(1, inputCount * bufferSize))
+            inputs.initialize(repeating: 0, count: max(1, inputCount * bufferSize))
+            let outputs = UnsafeMutablePointer<Float>.allocate(capacity: max(1, outputCount * bufferSize))
+            outputs.initialize(repeating: 0, count: max(1, outputCount * bufferSize))
+            inputTable = .allocate(capacity: max(1, inputCount))
+            outputTable = .allocate(capacity: max(1, outputCount))
+            for channel in 0 ..< inputCount { inputTable![channel] = UnsafePointer(inputs + channel * bufferSize) }
+            for channel in 0 ..< outputCount { outputTable![channel] = outputs + channel * bufferSize }
+            inputStorage = inputs
+            outputStorage = outputs
+            binding.processor = processor
+            binding.entry = Processor.realtimeEntry
+            binding.pointer = Unmanaged.passUnretained(processor).toOpaque()
+        }
+    }
+
+    public func stop() {
+        binding.withLock { binding in
+            binding.processor = nil
+            binding.entry = nil
+            binding.pointer = nil
+        }
+    }
+
+    public func close() {
+        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        stop()
+        binding.withLock { $0.runEndHandlers.removeAll() }
+    }
+
+    /// Never: an offline device does not go away.
+    public var hasShutDown: Bool { false }
+    /// The ``skip(frames:)`` calls so far.
+    public var xrunCount: Int { skipped.load(ordering: .relaxed) }
+    public var isClockedByCaller: Bool { true }
+
+    // MARK: Clocking
+
+    /// Runs the processor for `frames` frames from the clock's current frame, in cycles of at
+    /// most ``bufferSize``, on this thread; without a processor the clock just moves on.
+    ///
+    /// - Parameters:
+    ///   - input: writes each input channel's samples for a cycle: `(channel, first frame,
+    ///     buffer of the cycle's length)`; the buffer holds zeros when it is not called.
+    ///   - output: reads each output channel's samples after a cycle, the same way.
+    /// Before returning, runs the ``onRunEnd(_:)`` handlers (each queue's catch-up).
+    public func run(frames: Int,
+                    input: ((_ channel: Int, _ firstFrame: UInt64, _ samples: UnsafeMutableBufferPointer<Float>) -> Void)? = nil,
+                    output: ((_ channel: Int, _ firstFrame: UInt64, _ samples: UnsafeBufferPointer<Float>) -> Void)? = nil) {
+        var left = max(0, frames)
+        while left > 0 {
+            let count = min(left, bufferSize)
+            let first = nextFrame.load(ordering: .acquiring)
+            let (entry, pointer) = binding.withLock { ($0.entry, $0.pointer) }
+            if let entry, let pointer, let inputTable, let outputTable {
+                for channel in 0 ..< inputCount {
+                    let samples = UnsafeMutableBufferPointer(start: inputStorage! + channel * bufferSize, count: count)
+                    if let input { input(channel, first, samples) } else { samples.update(repeating: 0) }
+                }
+                let start = micros(ofFrame: first)
+                var cycle = ProcessCycle(frameCount: count, frameTime: UInt32(truncatingIfNeeded: first),
+                                         cycleStartMicros: start, nextCycleStartMicros: micros(ofFrame: first + UInt64(count)),
+                                         inputs: UnsafeBufferPointer(start: inputTable, count: inputCount),
+                                         outputs: UnsafeBufferPointer(start: outputTable, count: outputCount))
+                withUnsafePointer(to: &cycle) { entry(pointer, UnsafeRawPointer($0)) }
+                if let output {
+                    for channel in 0 ..< outputCount {
+                        output(channel, first, UnsafeBufferPointer(start: outputTable[channel], count: count))
+                    }
+                }
+            }
+            nextFrame.store(first + UInt64(count), ordering: .releasing)
+            left -= count
+        }
+        for handler in binding.withLock({ $0.runEndHandlers }) { handler() }
+    }
+
+    /// Runs one cycle of 0 frames: the processor takes its control requests (a discard, a
+    /// stop) now instead of at the next frames; the clock stays. Same thread rule as ``run(frames:input:output:)``.
+    public func settle() {
+        let (entry, pointer) = binding.withLock { ($0.entry, $0.pointer) }
+        guard let entry, let pointer, let inputTable, let outputTable else { return }
+        let first = nextFrame.load(ordering: .acquiring)
+        var cycle = ProcessCycle(frameCount: 0, frameTime: UInt32(truncatingIfNeeded: first),
+                                 cycleStartMicros: micros(ofFrame: first), nextCycleStartMicros: micros(ofFrame: first),
+                                 inputs: UnsafeBufferPointer(start: inputTable, count: inputCount),
+                                 outputs: UnsafeBufferPointer(start: outputTable, count: outputCount))
+        withUnsafePointer(to: &cycle) { entry(pointer, UnsafeRawPointer($0)) }
+    }
+
+    /// Moves the clock on by `frames` without a cycle: the processor never sees them, as when a
+    /// JACK server skips cycles. Counted in ``xrunCount``.
+    public func skip(frames: Int) {
+        guard frames > 0 else { return }
+        nextFrame.add(UInt64(frames), ordering: .acquiringAndReleasing)
+        skipped.add(1, ordering: .relaxed)
+    }
+
+    /// Adds a handler run at the end of every ``run(frames:input:output:)`` call, on the
+    /// caller's thread: a queue uses it to finish its work on the frames before the call returns.
+    public func onRunEnd(_ handler: @escaping @Sendable () -> Void) {
+        binding.withLock { $0.runEndHandlers.append(handler) }
+    }
+
+    private func releaseStorage() {
+        inputStorage?.deallocate()
+        outputStorage?.deallocate()
+        inputTable?.deallocate()
+        outputTable?.deallocate()
+        inputStorage = nil
+        outputStorage = nil
+        inputTable = nil
+        outputTable = nil
+    }
+}

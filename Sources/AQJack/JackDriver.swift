@@ -1,0 +1,83 @@
+import AQCore
+import CJack
+import Synchronization
+
+/// The JACK implementation of ``AudioDriver``: one JACK client, one port per channel, cycles on
+/// JACK's process thread, JACK's frame clock; its graph is the ``AudioRouting``.
+///
+/// The driver owns its client and closes it in ``close()``.
+public final class JackDriver: AudioDriver, AudioRouting, @unchecked Sendable {
+    /// The client, for what only JACK has (pretty-names, freewheel, notifications).
+    public let client: JackClient
+    private let ports = Mutex<(inputs: [JackPort], outputs: [JackPort])>(([], []))
+
+    /// Takes over `client` (the driver closes it).
+    public init(client: JackClient) { self.client = client }
+
+    /// Opens a client on a running server (never starts one).
+    public convenience init(name: String, server: String? = nil, exactName: Bool = false) throws(JackError) {
+        self.init(client: try JackClient(name: name, server: server, exactName: exactName))
+    }
+
+    public var name: String { client.name }
+    public var sampleRate: Int { client.sampleRate }
+    public var bufferSize: Int { client.bufferSize }
+    public var estimatedFrameTime: UInt32 { client.estimatedFrameTime }
+    public var microseconds: UInt64 { client.microseconds }
+    public func microseconds(atFrame frame: UInt32) -> UInt64 { client.microseconds(atFrame: frame) }
+    public func frame(atMicroseconds micros: UInt64) -> UInt32 { client.frame(atMicroseconds: micros) }
+
+    /// The ports made so far, in channel order.
+    public var inputPorts: [JackPort] { ports.withLock { $0.inputs } }
+    public var outputPorts: [JackPort] { ports.withLock { $0.outputs } }
+
+    public func makeChannels(prefix: String, count: Int, direction: AudioChannelDirection) throws(AudioDriverError) -> [String] {
+        let made: [JackPort]
+        do {
+            let existing = direction == .input ? inputPorts.count : outputPorts.count
+            made = try (1 ... max(1, count)).map { (index) throws(JackError) in
+                try client.registerPort("\(prefix)\(existing + index)", direction: direction == .input ? .input : .output)
+            }
+        } catch {
+            throw AudioDriverError("\(error)")
+        }
+        ports.withLock { if direction == .input { $0.inputs += made } else { $0.outputs += made } }
+        return made.map(\.name)
+    }
+
+    public func start<Processor: RealtimeProcessor>(processor: Processor) throws(AudioDriverError) {
+        let (inputs, outputs) = ports.withLock { ($0.inputs, $0.outputs) }
+        do {
+            try client.activate(processor: processor, inputs: inputs, outputs: outputs)
+        } catch {
+            throw AudioDriverError("\(error)")
+        }
+    }
+
+    public func stop() { try? client.deactivate() }
+    public func close() { client.close() }
+    public var hasShutDown: Bool { client.notifications.hasShutDown.load(ordering: .relaxed) }
+    public var xrunCount: Int { client.notifications.xrunCount.load(ordering: .relaxed) }
+    public var isClockedByCaller: Bool { false }
+
+    // MARK: AudioRouting
+
+    public var serverName: String { client.serverName }
+
+    public func audioPortNames(direction: AudioChannelDirection) -> [String] {
+        client.portNames(direction: direction == .input ? .input : .output, audioOnly: true)
+    }
+
+    public func connections(of port: String) -> [String] {
+        guard let handle = jack_port_by_name(client.rawValue, port) else { return [] }
+        return JackPort(rawValue: handle, direction: .input).connections
+    }
+
+    public func connect(_ source: String, to destination: String) throws(AudioDriverError) {
+        do {
+            try client.connect(source, to: destination)
+        } catch {
+            throw AudioDriverError("\(error)")
+        }
+    }
+}
