@@ -52,8 +52,12 @@ final class QueueBox: @unchecked Sendable {
 
     /// Runs a callback now (no run loop given) or posts it to the queue's run loop, where it is
     /// dropped if the queue has been disposed by the time the loop runs.
+    ///
+    /// A playback queue rendering offline calls back at once, inside `AudioQueueOfflineRender`:
+    /// Apple's AQOfflineRenderTest passes its own run loop and runs it only after the render
+    /// loop, whose calls are fed by the callback's enqueues.
     func deliver(_ callback: @escaping () -> Void) {
-        guard let runLoop else {
+        guard let runLoop, output?.offlineRenderFormat == nil else {
             callback()
             return
         }

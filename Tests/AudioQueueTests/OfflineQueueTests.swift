@@ -1,0 +1,181 @@
+import AQCodecs
+import AQCore
+import AQMedia
+import AQTestSupport
+import AudioQueue
+import AudioToolbox
+import Foundation
+import Synchronization
+import Testing
+
+/// Whether Scripts/test.sh runs this part with no JACK server at all (it sets AQJACK_NO_SERVER=1
+/// and a server name nobody uses): then a device start must fail, which proves no server helped.
+private let runsWithoutServer = ProcessInfo.processInfo.environment["AQJACK_NO_SERVER"] == "1"
+
+private func temporaryPath(_ name: String) -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-offline-\(getpid())-\(name)").path
+}
+
+/// Queues on the offline driver and AudioQueueOfflineRender: no server, no sleeps; each driver
+/// run returns once the queue has called back for it.
+@Suite("Queues offline (no server needed)")
+struct OfflineQueueTests {
+    @Test("AudioQueueOfflineRender (Apple's AQOfflineRenderTest, transcribed) renders a 16-bit AIFF to float: every frame bit-exact, nothing more")
+    func rendersAIFF() throws {
+        let frames = 72000
+        let path = temporaryPath("render.aiff")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try writeSignalFile(path: path, fileType: kAudioFileAIFFType, format: pcmFormat(rate: 48000, channels: 2, bits: 16, bigEndian: true), frames: frames)
+        let (statuses, samples, renders) = offlineRenderWithListing(path: path)
+        #expect(statuses.allSatisfy { $0 == noErr }, "\(statuses)")
+        #expect(samples.count == 2 * frames, "renders \(renders)")
+        var wrong = 0
+        for frame in 0 ..< min(frames, samples.count / 2) {
+            for channel in 0 ..< 2 where samples[2 * frame + channel] != TestSignal.integerSample(channel: channel, frame: UInt32(frame), bits: 16) {
+                wrong += 1
+            }
+        }
+        #expect(wrong == 0)
+        // The listing's 64 KiB input buffer (16384 frames) and half-size capture buffer (32 KiB:
+        // 4096 frames of float stereo): every render came back full until the file ran out.
+        #expect(renders.dropLast().allSatisfy { $0 == 4096 }, "\(renders)")
+        #expect(renders.count == (frames + 4095) / 4096)
+        print("offline render of a 16-bit AIFF: \(samples.count / 2) frames in \(renders.count) calls, \(wrong) wrong")
+    }
+
+    @Test("AudioQueueOfflineRender renders an AAC M4A: exactly libavcodec's decode of its packets, priming included (the listing sets no trims)")
+    func rendersAAC() throws {
+        let path = temporaryPath("render.m4a")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let reference = try writeAACFile(path: path, fileType: kAudioFileM4AType)
+        let (statuses, samples, _) = offlineRenderWithListing(path: path)
+        #expect(statuses.allSatisfy { $0 == noErr }, "\(statuses)")
+        #expect(samples.count == reference.count)
+        let mismatches = zip(samples, reference).filter { $0 != $1 }.count
+        #expect(mismatches == 0)
+        print("offline render of an AAC M4A: \(samples.count / 2) frames, \(mismatches) samples differ from libavcodec's decode")
+    }
+
+    @Test("a queue made with no server renders offline but cannot start on a device: kAudioQueueErr_InvalidDevice naming the server")
+    func noServerMeansOfflineOnly() throws {
+        var format = pcmFormat(rate: 48000, channels: 2, bits: 16)
+        var queue: AudioQueueRef?
+        let callback: AudioQueueOutputCallback = { _, _, _ in }
+        #expect(AudioQueueNewOutput(&format, callback, nil, nil, nil, 0, &queue) == noErr)
+        let made = try #require(queue)
+        defer { AudioQueueDispose(made, true) }
+        if runsWithoutServer {
+            #expect(AudioQueueStart(made, nil) == kAudioQueueErr_InvalidDevice)
+        }
+        var render = pcmFormat(rate: 48000, channels: 2, bits: 32, float: true)
+        #expect(AudioQueueSetOfflineRenderFormat(made, &render, nil) == noErr)
+        #expect(AudioQueueStart(made, nil) == noErr)
+    }
+
+    @Test("offline render errors: not in offline mode, no sample time, a format it cannot render, changing it while running, more frames than the buffer holds")
+    func renderErrors() throws {
+        var format = pcmFormat(rate: 48000, channels: 2, bits: 16)
+        var queue: AudioQueueRef?
+        let callback: AudioQueueOutputCallback = { _, _, _ in }
+        #expect(AudioQueueNewOutput(&format, callback, nil, nil, nil, 0, &queue) == noErr)
+        let made = try #require(queue)
+        defer { AudioQueueDispose(made, true) }
+        var buffer: AudioQueueBufferRef?
+        #expect(AudioQueueAllocateBuffer(made, 4096, &buffer) == noErr)
+        var time = AudioTimeStamp()
+        time.mFlags = kAudioTimeStampSampleTimeValid
+        #expect(AudioQueueOfflineRender(made, &time, buffer!, 16) == kAudioQueueErr_InvalidOfflineMode)
+        var threeChannels = pcmFormat(rate: 48000, channels: 3, bits: 32, float: true)
+        #expect(AudioQueueSetOfflineRenderFormat(made, &threeChannels, nil) == kAudioFormatUnsupportedDataFormatError)
+        var planar = pcmFormat(rate: 48000, channels: 2, bits: 32, float: true)
+        planar.mFormatFlags |= kAudioFormatFlagIsNonInterleaved
+        #expect(AudioQueueSetOfflineRenderFormat(made, &planar, nil) == kAudioFormatUnsupportedDataFormatError)
+        var float = pcmFormat(rate: 48000, channels: 2, bits: 32, float: true)
+        #expect(AudioQueueSetOfflineRenderFormat(made, &float, nil) == noErr)
+        #expect(AudioQueueStart(made, nil) == noErr)
+        #expect(AudioQueueSetOfflineRenderFormat(made, nil, nil) == kAudioQueueErr_InvalidOfflineMode)
+        var noTime = AudioTimeStamp()
+        #expect(AudioQueueOfflineRender(made, &noTime, buffer!, 16) == kAudio_ParamError)
+        #expect(AudioQueueOfflineRender(made, &time, buffer!, 513) == kAudio_ParamError)   // 512 frames of 8 bytes fit
+        #expect(AudioQueueOfflineRender(made, &time, buffer!, 512) == noErr)
+        #expect(buffer!.pointee.mAudioDataByteSize == 0)   // nothing enqueued: nothing rendered
+    }
+
+    @Test("a recording queue on the offline driver: buffers bit-exact with timestamps on the driver's frame clock; skipped frames are one gap of exactly their length")
+    func recordingOnOfflineDriver() throws {
+        let driver = OfflineDriver(name: "offline-rec", sampleRate: 48000, bufferSize: 256, startFrame: 1_000_000)
+        let format = pcmFormat(rate: 48000, channels: 2, bits: 16)
+        let layout = try LinearPCMLayout(validating: format)
+        let log = DeliveryLog()
+        let queue = try AudioInputQueue(format: format, driver: driver) { queue, buffer, startTime in
+            let samples = (0 ..< Int(buffer.pointee.mAudioDataByteSize) / 2).map { layout.decode(from: buffer.pointee.mAudioData + $0 * 2) }
+            log.append(.init(startTime: startTime, samples: samples))
+            try? queue.enqueue(buffer)
+        }
+        defer { queue.dispose() }
+        #expect(queue.channelNames == ["offline-rec:in_1", "offline-rec:in_2"])
+        for _ in 0 ..< 3 { try queue.enqueue(queue.allocateBuffer(byteCapacity: 1000 * layout.bytesPerFrame)) }
+        try queue.start()
+        let signal: (Int, UInt64, UnsafeMutableBufferPointer<Float>) -> Void = { channel, first, samples in
+            for index in samples.indices {
+                samples[index] = TestSignal.integerSample(channel: channel, frame: UInt32(truncatingIfNeeded: first + UInt64(index)), bits: 16)
+            }
+        }
+        driver.run(frames: 10_000, input: signal)
+        #expect(log.deliveries.count == 10)   // 10 full buffers of 1000 frames, delivered before run returned
+        driver.skip(frames: 300)
+        driver.run(frames: 5_000, input: signal)
+        queue.stop()
+        let deliveries = log.deliveries
+        let check = verifyIntegerSignal(deliveries, channels: 2, bits: 16)
+        #expect(check.frames == 15_000 && check.wrong == 0)
+        #expect(check.gaps == 1)
+        #expect(deliveries.first?.startTime.mSampleTime == 1_000_000)
+        // The gap is the 300 skipped frames exactly, the timeline the driver's.
+        let gapIndex = try #require(deliveries.indices.dropFirst().first {
+            deliveries[$0].startTime.mSampleTime != deliveries[$0 - 1].startTime.mSampleTime + Double(deliveries[$0 - 1].samples.count / 2)
+        })
+        let before = deliveries[gapIndex - 1]
+        #expect(deliveries[gapIndex].startTime.mSampleTime == before.startTime.mSampleTime + Double(before.samples.count / 2) + 300)
+        #expect(queue.discontinuityCount.load(ordering: .relaxed) == 1)
+        #expect(driver.xrunCount == 1)
+    }
+
+    @Test("a playback queue on the offline driver: silence until the start frame, then every frame at the volume set, each buffer back once played")
+    func playbackOnOfflineDriver() throws {
+        let driver = OfflineDriver(name: "offline-play", sampleRate: 48000, bufferSize: 128)
+        let format = pcmFormat(rate: 48000, channels: 2, bits: 32, float: true)
+        let returned = Atomic<Int>(0)
+        let queue = try AudioOutputQueue(format: format, driver: driver) { _, _ in returned.add(1, ordering: .relaxed) }
+        defer { queue.dispose() }
+        let frames = 2400
+        for part in 0 ..< 4 {
+            let buffer = try queue.allocateBuffer(byteCapacity: frames * 8)
+            let floats = buffer.pointee.mAudioData.assumingMemoryBound(to: Float.self)
+            for frame in 0 ..< frames {
+                for channel in 0 ..< 2 {
+                    floats[2 * frame + channel] = TestSignal.integerSample(channel: channel, frame: UInt32(part * frames + frame), bits: 16)
+                }
+            }
+            buffer.pointee.mAudioDataByteSize = UInt32(frames * 8)
+            try queue.enqueue(buffer)
+        }
+        queue.volumeLevel = 0.5
+        #expect(queue.prime() == 4 * frames)
+        try queue.start(atFrame: 1000)
+        var played = [[Float]](repeating: [], count: 2)
+        driver.run(frames: 12_000, output: { channel, _, samples in played[channel] += samples })
+        #expect(queue.playbackStartFrame == 1000)
+        #expect(returned.load(ordering: .relaxed) == 4)
+        var wrong = 0
+        for channel in 0 ..< 2 {
+            for frame in 0 ..< 12_000 {
+                let expected: Float = frame < 1000 || frame >= 1000 + 4 * frames
+                    ? 0 : 0.5 * TestSignal.integerSample(channel: channel, frame: UInt32(frame - 1000), bits: 16)
+                if played[channel][frame] != expected { wrong += 1 }
+            }
+        }
+        #expect(wrong == 0)
+        #expect(queue.underrunFrameCount == 12_000 - 1000 - 4 * frames)
+    }
+}
