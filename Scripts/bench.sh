@@ -6,7 +6,8 @@
 # BENCH_RECORD_SECONDS, default 60), and `aqjack play` vs sndfile-jackplay on a 16-channel file
 # at period 64 (Scripts/bench-play.sh; BENCH_PLAY_SECONDS, default 30), and `aqjack convert`
 # vs `ffmpeg -c:a aac` (WAV → AAC) and vs `sox rate` (48 → 44.1 kHz) (Scripts/bench-convert.sh;
-# BENCH_CONVERT_SECONDS, default 60).
+# BENCH_CONVERT_SECONDS, default 60), and offline rendering through an output queue
+# (AudioQueueOfflineRender's engine, no server) of a 10-minute 16-bit AIFF vs `sox` decoding it.
 # Reports only: never fails the test run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -26,3 +27,11 @@ echo "== playing ${BENCH_PLAY_SECONDS:-30} s with aqjack play and sndfile-jackpl
 Scripts/with-dummy-jack.sh --period 64 -- Scripts/bench-play.sh "${BENCH_PLAY_SECONDS:-30}" || true
 echo "== converting with aqjack convert, ffmpeg and sox (same files)"
 Scripts/bench-convert.sh "${BENCH_CONVERT_SECONDS:-60}" || true
+echo "== offline render: an output queue in offline mode (no server) vs sox decoding the same 600 s 16-bit stereo AIFF to float"
+work=$(mktemp -d)
+sox -V1 -n -r 48000 -c 2 -b 16 "$work/in.aiff" synth 600 sine 440 sine 660 vol 0.5
+/usr/bin/time -f %e -o "$work/aq.time" .build/release/aqbench offline-render "$work/in.aiff" > "$work/aq.out" 2>&1
+/usr/bin/time -f %e -o "$work/sox.time" sox -V1 "$work/in.aiff" -e float -b 32 -t raw /dev/null
+echo "  aqbench offline-render: $(cat "$work/aq.out") (wall $(cat "$work/aq.time") s); sox: $(cat "$work/sox.time") s;" \
+  "time ratio $(awk -v a="$(cat "$work/aq.time")" -v b="$(cat "$work/sox.time")" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "n/a" }')"
+rm -rf "$work"

@@ -18,6 +18,10 @@ case "generate":
     fflush(nil)
     Thread.sleep(forTimeInterval: Double(arguments[3])!)
     exit(0)
+case "offline-render":
+    // aqbench offline-render FILE: AudioOutputQueue offline rendering speed (no server).
+    print(try offlineRenderBenchmark(path: arguments[2]))
+    exit(0)
 case "frame":
     // aqbench frame: the current JACK frame time, mod 2^22.
     let client = try JackClient(name: "bench-clock")

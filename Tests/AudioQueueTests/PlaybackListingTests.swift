@@ -302,6 +302,39 @@ extension JackServerSuite {
             try verifyPlayedSignal(log.deliveries, frames: frames, watch: watch)
         }
 
+        @Test("AudioQueueOfflineRender delivers the frames the real-time path delivers: a 16-bit AIFF and an AAC M4A, played through JACK into a recording queue and rendered offline, compared sample for sample",
+              arguments: [("aiff", kAudioFileAIFFType), ("m4a", kAudioFileM4AType)])
+        func offlineRenderMatchesRealTime(fileExtension: String, fileType: UInt32) throws {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-offline-vs-rt-\(getpid()).\(fileExtension)").path
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            if fileType == kAudioFileAIFFType {
+                try writeSignalFile(path: path, fileType: fileType, format: pcmFormat(rate: 48000, channels: 2, bits: 16, bigEndian: true), frames: 72000)
+            } else {
+                _ = try writeAACFile(path: path, fileType: fileType)
+            }
+            // Real time: the listing plays the file to a recording queue through the server.
+            let (recorder, log) = try startListingRecorder(role: "ofrt")
+            let watch = StopWatch()
+            let statuses = playWithListing(path: path, device: recorder.driver.name, watch: watch)
+            recorder.stop()
+            recorder.dispose()
+            #expect(statuses.allSatisfy { $0 == noErr }, "\(statuses)")
+            let recorded = log.deliveries.flatMap(\.samples)
+            // Offline: the same file rendered by AQOfflineRenderTest's loop, no device involved.
+            let (renderStatuses, rendered, _) = offlineRenderWithListing(path: path)
+            #expect(renderStatuses.allSatisfy { $0 == noErr }, "\(renderStatuses)")
+            // The recording holds leading silence (the graph before the start), the played
+            // frames, then silence: align on the first frame that is not silent in both.
+            let firstRendered = try #require((0 ..< rendered.count / 2).first { rendered[2 * $0] != 0 || rendered[2 * $0 + 1] != 0 })
+            let firstRecorded = try #require((0 ..< recorded.count / 2).first { recorded[2 * $0] != 0 || recorded[2 * $0 + 1] != 0 })
+            let offset = 2 * (firstRecorded - firstRendered)
+            #expect(offset >= 0 && recorded.count - offset >= rendered.count)
+            let played = recorded[max(0, offset)...].prefix(rendered.count)
+            let mismatches = zip(played, rendered).filter { $0 != $1 }.count
+            print("offline vs real time, \(fileExtension): \(rendered.count / 2) frames compared, \(mismatches) samples differ")
+            #expect(played.count == rendered.count && mismatches == 0)
+        }
+
         @Test("listings 3-1 ... 3-18 play Apple Lossless from an M4A (cookie file → queue, packet descriptions): every frame, bit-exact")
         func listingPlaysALAC() throws {
             let frames = 72000
