@@ -630,12 +630,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
                     drainedCycleEnd = processor.nextCycleFrame.load(ordering: .acquiring)
                 }
                 if let end = drainedCycleEnd, processor.nextCycleFrame.load(ordering: .acquiring) > end {
-                    drainedCycleEnd = nil
-                    processor.play(fromFrame: nil)
-                    processor.cancelDrain()
-                    lock.withLock { runState = .stopped }
-                    returnPlayedBuffers()
-                    reportRunning(false)
+                    finishDrain()
                     return
                 }
             }
@@ -649,7 +644,11 @@ public final class AudioOutputQueue: @unchecked Sendable {
         let finished = lock.withLock {
             runState == .draining && enqueued.isEmpty && pending.count == pendingStart && feeder.queuedFrameCount == 0
         }
-        guard finished else { return }
+        if finished { finishDrain() }
+    }
+
+    /// Ends a drain: stopped, the last buffers back, `onRunningChange(false)`. Queue thread only.
+    private func finishDrain() {
         drainedCycleEnd = nil
         processor.play(fromFrame: nil)
         processor.cancelDrain()

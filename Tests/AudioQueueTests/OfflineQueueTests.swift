@@ -20,6 +20,15 @@ private func temporaryPath(_ name: String) -> String {
 /// run returns once the queue has called back for it.
 @Suite("Queues offline (no server needed)")
 struct OfflineQueueTests {
+    /// A 16-bit stereo 48 kHz playback queue made by `AudioQueueNewOutput`, its callback a no-op.
+    static func newOutputQueue() throws -> AudioQueueRef {
+        var format = pcmFormat(rate: 48000, channels: 2, bits: 16)
+        var queue: AudioQueueRef?
+        let callback: AudioQueueOutputCallback = { _, _, _ in }
+        #expect(AudioQueueNewOutput(&format, callback, nil, nil, nil, 0, &queue) == noErr)
+        return try #require(queue)
+    }
+
     @Test("AudioQueueOfflineRender (Apple's AQOfflineRenderTest, transcribed) renders a 16-bit AIFF to float: every frame bit-exact, nothing more")
     func rendersAIFF() throws {
         let frames = 72000
@@ -58,11 +67,7 @@ struct OfflineQueueTests {
 
     @Test("a queue made with no server renders offline but cannot start on a device: kAudioQueueErr_InvalidDevice naming the server")
     func noServerMeansOfflineOnly() throws {
-        var format = pcmFormat(rate: 48000, channels: 2, bits: 16)
-        var queue: AudioQueueRef?
-        let callback: AudioQueueOutputCallback = { _, _, _ in }
-        #expect(AudioQueueNewOutput(&format, callback, nil, nil, nil, 0, &queue) == noErr)
-        let made = try #require(queue)
+        let made = try Self.newOutputQueue()
         defer { AudioQueueDispose(made, true) }
         if runsWithoutServer {
             #expect(AudioQueueStart(made, nil) == kAudioQueueErr_InvalidDevice)
@@ -74,11 +79,7 @@ struct OfflineQueueTests {
 
     @Test("offline render errors: not in offline mode, no sample time, a format it cannot render, changing it while running, more frames than the buffer holds")
     func renderErrors() throws {
-        var format = pcmFormat(rate: 48000, channels: 2, bits: 16)
-        var queue: AudioQueueRef?
-        let callback: AudioQueueOutputCallback = { _, _, _ in }
-        #expect(AudioQueueNewOutput(&format, callback, nil, nil, nil, 0, &queue) == noErr)
-        let made = try #require(queue)
+        let made = try Self.newOutputQueue()
         defer { AudioQueueDispose(made, true) }
         var buffer: AudioQueueBufferRef?
         #expect(AudioQueueAllocateBuffer(made, 4096, &buffer) == noErr)

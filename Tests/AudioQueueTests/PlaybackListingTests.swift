@@ -226,6 +226,18 @@ func startListingRecorder(role: String) throws -> (AudioInputQueue, DeliveryLog)
     return (recorder, log)
 }
 
+/// Plays `path` with the listings into a started listing recorder; expects every call to
+/// succeed. Returns what the recorder received and when IsRunning went false.
+func playListingIntoRecorder(path: String, role: String) throws -> (DeliveryLog, StopWatch) {
+    let (recorder, log) = try startListingRecorder(role: role)
+    let watch = StopWatch()
+    let statuses = playWithListing(path: path, device: recorder.driver.name, watch: watch)
+    recorder.stop()
+    recorder.dispose()
+    #expect(statuses.allSatisfy { $0 == noErr }, "\(statuses)")
+    return (log, watch)
+}
+
 /// Checks what a recorder received from a player of the 16-bit test signal: every frame of the
 /// file, in order, once, after leading silence; then silence; IsRunning false after the last frame.
 func verifyPlayedSignal(_ deliveries: [DeliveryLog.Delivery], frames: Int, watch: StopWatch) throws {
@@ -262,12 +274,7 @@ extension JackServerSuite {
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-listing3-aac-\(getpid()).\(fileExtension)").path
             defer { try? FileManager.default.removeItem(atPath: path) }
             let reference = try writeAACFile(path: path, fileType: fileType)
-            let (recorder, log) = try startListingRecorder(role: "l3aac")
-            let watch = StopWatch()
-            let statuses = playWithListing(path: path, device: recorder.driver.name, watch: watch)
-            recorder.stop()
-            recorder.dispose()
-            #expect(statuses.allSatisfy { $0 == noErr }, "\(statuses)")
+            let (log, _) = try playListingIntoRecorder(path: path, role: "l3aac")
             let samples = log.deliveries.flatMap(\.samples)
             // The listing plays every packet, priming included (it sets no trims): the recording
             // holds libavcodec's decode of the file, sample for sample, after leading silence.
@@ -292,12 +299,7 @@ extension JackServerSuite {
             try writeSignalFile(path: path, fileType: fileType, format: fileFormat, frames: frames)
 
             // The recording side: float, at the server rate, fed by the player's ports.
-            let (recorder, log) = try startListingRecorder(role: "l3rec")
-            let watch = StopWatch()
-            let statuses = playWithListing(path: path, device: recorder.driver.name, watch: watch)
-            recorder.stop()
-            recorder.dispose()
-            #expect(statuses.allSatisfy { $0 == noErr }, "\(statuses)")
+            let (log, watch) = try playListingIntoRecorder(path: path, role: "l3rec")
 
             try verifyPlayedSignal(log.deliveries, frames: frames, watch: watch)
         }
@@ -313,12 +315,7 @@ extension JackServerSuite {
                 _ = try writeAACFile(path: path, fileType: fileType)
             }
             // Real time: the listing plays the file to a recording queue through the server.
-            let (recorder, log) = try startListingRecorder(role: "ofrt")
-            let watch = StopWatch()
-            let statuses = playWithListing(path: path, device: recorder.driver.name, watch: watch)
-            recorder.stop()
-            recorder.dispose()
-            #expect(statuses.allSatisfy { $0 == noErr }, "\(statuses)")
+            let (log, _) = try playListingIntoRecorder(path: path, role: "ofrt")
             let recorded = log.deliveries.flatMap(\.samples)
             // Offline: the same file rendered by AQOfflineRenderTest's loop, no device involved.
             let (renderStatuses, rendered, _) = offlineRenderWithListing(path: path)
@@ -346,12 +343,7 @@ extension JackServerSuite {
             request.codec = kAudioFormatAppleLossless
             request.eraseExisting = true
             _ = try FileConversion(request).run()
-            let (recorder, log) = try startListingRecorder(role: "l3alac")
-            let watch = StopWatch()
-            let statuses = playWithListing(path: m4a, device: recorder.driver.name, watch: watch)
-            recorder.stop()
-            recorder.dispose()
-            #expect(statuses.allSatisfy { $0 == noErr }, "\(statuses)")
+            let (log, watch) = try playListingIntoRecorder(path: m4a, role: "l3alac")
             try verifyPlayedSignal(log.deliveries, frames: frames, watch: watch)
         }
     }
