@@ -71,8 +71,9 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// Frames already in `enqueued[0]`, and the timestamp of its first frame.
     private var filledFrames = 0
     private var fillStart = AudioTimeStamp()
-    /// The frame after the last one written into a buffer, to notice gaps.
-    private var expectedFrame: UInt64?
+    /// The device timeline of the frames delivered so far (device frames), to notice gaps; for
+    /// compressed streams also what fills them (up to 10 s) and what a repeat drops.
+    private var timeline: TimelineAligner
     private var device = "system"
     private var explicitSources: [String]?
     private var meteringEnabled = false
@@ -158,6 +159,7 @@ public final class AudioInputQueue: @unchecked Sendable {
             self.format = resolved
         }
         packetStage = stage
+        timeline = TimelineAligner(longestFilledGap: 10 * Int64(driver.sampleRate))
         self.layout = layout
         isNativeFloat32 = layout.kind == .float && layout.bitsPerChannel == 32 && layout.isBigEndian == (1.bigEndian == 1)
         self.driver = driver
@@ -282,7 +284,7 @@ public final class AudioInputQueue: @unchecked Sendable {
             queue.finishResampling()
             queue.finishEncoding()
             queue.deliverPartialBuffer()
-            queue.expectedFrame = nil
+            queue.timeline.reset()
             queue.reportRunning(false)
         }
     }
@@ -322,7 +324,7 @@ public final class AudioInputQueue: @unchecked Sendable {
                 buffer.pointee.mAudioDataByteSize = 0
                 queue.callback(queue, buffer, AudioTimeStamp())
             }
-            queue.expectedFrame = nil
+            queue.timeline.reset()
         }
     }
 
@@ -468,26 +470,28 @@ public final class AudioInputQueue: @unchecked Sendable {
         /// Frames at the start of this record already in a compressed stream (JACK repeated a
         /// cycle's frame time around an xrun): dropped, as a PCM file overwrites them in place.
         var alreadyEncoded = 0
-        if let expected = expectedFrame, expected != record.frameTime {
+        let previousEnd = timeline.next
+        let placement = timeline.place(position: Int64(record.frameTime), count: Int64(record.frameCount), rebasing: resumingFromPause)
+        if placement != TimelineAligner.Placement() {
             discontinuityCount.add(1, ordering: .relaxed)
             if let packetStage {
-                // AAC: lost device frames (xrun, overrun, up to 10 s) become silence in the
+                // AAC/ALAC: lost device frames (xrun, overrun, up to 10 s) become silence in the
                 // stream, so packet times stay on the device timeline; after a pause the stream
                 // simply continues and its timeline moves on by the pause.
-                let gap = Int64(record.frameTime) - Int64(expected)
-                if !resumingFromPause && gap > 0 && gap <= 10 * Int64(driver.sampleRate) {
-                    insertedSilenceFrameCount.add(Int(gap), ordering: .relaxed)
-                    let silence = [Float](repeating: 0, count: Int(gap) * layout.channelCount)
-                    silence.withUnsafeBufferPointer { convertLocked($0.baseAddress!, frameCount: Int(gap), record: record) }
-                } else if !resumingFromPause && gap < 0 && -gap <= 10 * Int64(driver.sampleRate) {
-                    alreadyEncoded = Int(min(-gap, Int64(record.frameCount)))
-                    repeatedFrameCount.add(alreadyEncoded, ordering: .relaxed)
-                } else {
-                    packetStage.anchorDeviceFrame = packetStage.anchorDeviceFrame.map { $0 + Double(gap) }
+                if placement.silence > 0 {
+                    insertedSilenceFrameCount.add(Int(placement.silence), ordering: .relaxed)
+                    let silence = [Float](repeating: 0, count: Int(placement.silence) * layout.channelCount)
+                    silence.withUnsafeBufferPointer { convertLocked($0.baseAddress!, frameCount: Int(placement.silence), record: record) }
+                }
+                alreadyEncoded = Int(placement.skip)
+                repeatedFrameCount.add(alreadyEncoded, ordering: .relaxed)
+                if placement.rebase, let previousEnd {
+                    packetStage.anchorDeviceFrame = packetStage.anchorDeviceFrame.map { $0 + Double(Int64(record.frameTime) - previousEnd) }
                 }
             } else {
-                // A gap (ring overrun, xrun, pause): the buffer being filled ends here, so that every
-                // buffer's frames are contiguous from its timestamp.
+                // Linear PCM: a gap (ring overrun, xrun, pause) or a repeat ends the buffer being
+                // filled, so that every buffer's frames are contiguous from its timestamp (the
+                // caller sees the gap in the timestamps, as on Apple's queue).
                 finishResamplingLocked(record)
                 deliverPartialBufferLocked()
             }
@@ -503,9 +507,6 @@ public final class AudioInputQueue: @unchecked Sendable {
                 convertLocked($0.baseAddress! + alreadyEncoded * channels, frameCount: record.frameCount - alreadyEncoded, record: record)
             }
         }
-        let end = record.frameTime + UInt64(record.frameCount)
-        // After a repeat a compressed stream has reached further than this record: keep the furthest.
-        expectedFrame = packetStage != nil ? max(expectedFrame ?? 0, end) : end
     }
 
     /// Device-rate frames: resample when needed, then emit. With the lock.

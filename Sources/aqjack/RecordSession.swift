@@ -17,6 +17,8 @@ final class RecordSession: @unchecked Sendable {
     private var firstFrame = 0.0
     private(set) var startFrame: UInt64?
     private(set) var lostFrames: Int64 = 0
+    /// Where each buffer goes in the file (file frames from the first recorded one).
+    private var timeline = TimelineAligner()
     private(set) var failure: String?
     /// Set once the requested length is written or a write failed: the main thread then stops.
     let isFinished = Atomic<Bool>(false)
@@ -52,20 +54,21 @@ final class RecordSession: @unchecked Sendable {
             }
             // Every buffer goes where its timestamp says, so file frame i is always JACK frame
             // start + i: after a gap (ring overrun, xrun, no buffer) the missing frames become
-            // silence; when JACK repeats a cycle's frame time (it does around xruns) the buffer
-            // overwrites the frames it overlaps.
-            var position = Int64(((frame - firstFrame) / deviceFramesPerFileFrame).rounded())
-            if position > writer.packetCount {
-                var gap = position - writer.packetCount
-                if let targetFrames { gap = min(gap, targetFrames - writer.packetCount) }
+            // silence; when JACK repeats a cycle's frame time (it does around xruns) the frames
+            // already written stay and the repeated ones are dropped (TimelineAligner decides).
+            let position = Int64(((frame - firstFrame) / deviceFramesPerFileFrame).rounded())
+            let placement = timeline.place(position: position, count: Int64(frames))
+            if placement.silence > 0 {
+                let gap = targetFrames.map { min(placement.silence, $0 - writer.packetCount) } ?? placement.silence
                 try writeSilence(frames: Int(gap))
                 lostFrames += gap
             }
-            position = min(position, writer.packetCount)
-            if let targetFrames { frames = Int(max(0, min(Int64(frames), targetFrames - position))) }
+            let skip = Int(placement.skip)
+            frames -= skip
+            if let targetFrames { frames = Int(max(0, min(Int64(frames), targetFrames - writer.packetCount))) }
             if frames > 0 {
-                try writer.writePackets(buffer.pointee.mAudioData, byteCount: frames * bytesPerFrame,
-                                        startPacket: position, packetCount: frames)
+                try writer.writePackets(buffer.pointee.mAudioData + skip * bytesPerFrame, byteCount: frames * bytesPerFrame,
+                                        startPacket: writer.packetCount, packetCount: frames)
             }
         } catch {
             failure = error.message
