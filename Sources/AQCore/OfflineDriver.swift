@@ -12,8 +12,10 @@ import Synchronization
 /// the frames' nominal duration (frame × 10^6 / rate), so timestamps are exact and repeatable.
 /// Channel names are `<name>:<prefix>N` as on JACK; there is no graph to connect them in.
 ///
-/// Threads: ``run(frames:input:output:)`` and ``skip(frames:)`` from one thread at a time (the
-/// caller's "process thread"); the rest from any thread.
+/// Threads: ``run(frames:input:output:)``, ``skip(frames:)`` and ``settle()`` one at a time (they
+/// are this driver's "process thread"). A playback queue's immediate stop or reset settles the
+/// driver from the queue thread while the caller waits: make those calls from the thread that
+/// runs the driver, not during a run. The rest from any thread.
 public final class OfflineDriver: AudioDriver, @unchecked Sendable {
     public let name: String
     public let sampleRate: Int
