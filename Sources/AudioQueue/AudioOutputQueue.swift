@@ -431,6 +431,8 @@ public final class AudioOutputQueue: @unchecked Sendable {
             guard runState == .stopped else {
                 throw AudioQueueError(AudioQueueError.invalidOfflineModeCode, "the queue is running; stop it before changing its offline render format")
             }
+            // Back to the device when already on it: nothing to move.
+            guard target != nil || offlineFormat != nil else { return }
             let newRate = target.map { Int($0.format.mSampleRate) } ?? driver.sampleRate
             let holdsFrames = !enqueued.isEmpty || !inFlight.isEmpty || pending.count > pendingStart || feeder.queuedFrameCount > 0
             guard newRate == deviceRate || !holdsFrames else {

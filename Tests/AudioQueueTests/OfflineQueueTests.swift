@@ -72,6 +72,7 @@ struct OfflineQueueTests {
         if runsWithoutServer {
             #expect(AudioQueueStart(made, nil) == kAudioQueueErr_InvalidDevice)
         }
+        #expect(AudioQueueSetOfflineRenderFormat(made, nil, nil) == noErr)   // already on the device: no change
         var render = pcmFormat(rate: 48000, channels: 2, bits: 32, float: true)
         #expect(AudioQueueSetOfflineRenderFormat(made, &render, nil) == noErr)
         #expect(AudioQueueStart(made, nil) == noErr)
