@@ -55,7 +55,7 @@ public struct TestSignalVerifier: Sendable {
                     let sample = samples[frame * channelCount + channel]
                     if sample.bitPattern == TestSignal.sample(channel: channel, frame: absolute).bitPattern { continue }
                     complete = false
-                    if sample != 0 {
+                    if sample != 0 && !Self.isOneCycleOff(sample, channel: channel, frame: absolute, cycleFrames: cycle.frameCount) {
                         wrongSampleCount += 1
                         note("before the start, frame \(absolute) channel \(channel) holds \(sample)")
                     }
@@ -109,6 +109,17 @@ public struct TestSignalVerifier: Sendable {
             }
         }
         verifiedFrameCount += cycle.frameCount
+    }
+
+    /// Whether `sample` is the signal of `channel` one cycle before or after `frame`: what a
+    /// cycle carries when JACK tells the generator and the capture client different frame times
+    /// for it (seen before the start of an AddressSanitizer run, in freewheel: "frame 1723520
+    /// channel 2 holds" the sample of frame 1723392). Accepted before the start only: the checked
+    /// run counts such cycles in ``relabelledCycleCount``.
+    static func isOneCycleOff(_ sample: Float, channel: Int, frame: UInt32, cycleFrames: Int) -> Bool {
+        let cycle = UInt32(truncatingIfNeeded: cycleFrames)
+        return sample.bitPattern == TestSignal.sample(channel: channel, frame: frame &- cycle).bitPattern
+            || sample.bitPattern == TestSignal.sample(channel: channel, frame: frame &+ cycle).bitPattern
     }
 
     private mutating func note(_ problem: String) {

@@ -100,5 +100,12 @@ struct TestSignalVerifierTests {
         var garbage = TestSignalVerifier(channelCount: Self.channels)
         Self.feed(&garbage, frameTime: 0) { $0[0] = 0.5 }
         #expect(garbage.wrongSampleCount == 1)
+        // Before the start, a cycle whose samples are those of one cycle earlier (JACK told the
+        // generator another frame time) is not yet the start, and not wrong; two cycles off is.
+        var lead = TestSignalVerifier(channelCount: Self.channels)
+        Self.feed(&lead, frameTime: 8, signalFrame: 4) { $0[2] = 0 }
+        #expect(lead.wrongSampleCount == 0 && lead.leadingCycleCount == 1 && lead.firstFrameTime == nil)
+        Self.feed(&lead, frameTime: 16, signalFrame: 8) { $0[2] = 0 }
+        #expect(lead.wrongSampleCount == Self.period * Self.channels - 1)   // all but the silent one
     }
 }
