@@ -153,17 +153,25 @@ public final class CaptureReader: @unchecked Sendable {
 
     /// Waits up to `milliseconds` for the process thread to record a cycle.
     /// - Returns: `true` when a cycle is pending.
+    /// - Parameter count: the cycles to wait for (pending ones included).
     @discardableResult
-    public func waitForCycle(milliseconds: Int) -> Bool {
+    public func waitForCycle(milliseconds: Int, count: Int = 1) -> Bool {
         // The semaphore counts every post, including those for cycles already read: a wake-up
         // does not mean a cycle is pending, so check again until the time is up.
         let deadline = monotonicMilliseconds() + milliseconds
-        while cycles.readableCount == 0 {
+        while cycles.readableCount < count {
             let remaining = deadline - monotonicMilliseconds()
             guard remaining > 0 else { return false }
             wakeup.wait(milliseconds: remaining)
         }
         return true
+    }
+
+    /// The record of the pending cycle `index` places after the oldest (0: the oldest), without
+    /// reading it; `nil` when fewer are pending.
+    public func peekCycle(at index: Int = 0) -> CaptureCycle? {
+        let records = cycles.readableRegions()
+        return index < records.count ? records[index] : nil
     }
 
     /// Hands the oldest pending cycle and its `frameCount × channelCount` interleaved samples to

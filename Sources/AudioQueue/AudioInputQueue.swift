@@ -104,6 +104,9 @@ public final class AudioInputQueue: @unchecked Sendable {
 
     /// Frames lost because no buffer was enqueued (`kAudioQueueErr_RecordUnderrun`). Any thread.
     public let underrunFrameCount = Atomic<Int>(0)
+    /// Cycles JACK reported one cycle ahead of their frames and put back where they belong (see
+    /// `drainRing`): neither a gap nor a repeat. Any thread.
+    public let relabelledCycleCount = Atomic<Int>(0)
     /// Gaps in the delivered frame sequence (ring overruns, JACK xruns, underruns): the
     /// timeline's discontinuities. Any thread.
     public let discontinuityCount = Atomic<Int>(0)
@@ -280,7 +283,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         lock.withLock { runState = .stopped }
         performOnQueueThread(wait: immediate) { queue in
             queue.waitForInFlightCycle()
-            queue.drainRing()
+            queue.drainRing(final: true)
             queue.finishResampling()
             queue.finishEncoding()
             queue.deliverPartialBuffer()
@@ -296,7 +299,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         processor.arm(fromFrame: nil)
         performOnQueueThread(wait: true) { queue in
             queue.waitForInFlightCycle()
-            queue.drainRing()
+            queue.drainRing(final: true)
             queue.lock.withLock { queue.runState = .paused }
         }
     }
@@ -318,7 +321,7 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// The corresponding Apple function is `AudioQueueReset`.
     public func reset() {
         performOnQueueThread(wait: true) { queue in
-            queue.drainRing()
+            queue.drainRing(final: true)
             queue.deliverPartialBuffer()
             while let buffer = queue.lock.withLock({ queue.enqueued.isEmpty ? nil : queue.enqueued.removeFirst() }) {
                 buffer.pointee.mAudioDataByteSize = 0
@@ -449,8 +452,34 @@ public final class AudioInputQueue: @unchecked Sendable {
     }
 
     /// Moves every captured cycle into buffers. Queue thread only.
-    private func drainRing() {
-        while reader.readCycle({ record, samples in consume(record, samples) }) != nil {}
+    ///
+    /// A cycle whose frame time jumps ahead by exactly its own length is held until the next
+    /// cycle is seen (waiting at most 50 ms for it): when that one repeats the frame time, JACK
+    /// told this client the wrong time for the first (it did in a CI run around an xrun: 4985216
+    /// for the cycle of 4985088, then 4985216 again), and the first goes where its frames
+    /// belong, so nothing is filled with silence or dropped. Any other jump stays a gap. With
+    /// `final` no more cycles will come (stopped, paused): nothing is held.
+    private func drainRing(final: Bool = false) {
+        while let record = reader.peekCycle() {
+            var placed = record
+            let (resuming, expected) = lock.withLock { (resumingFromPause, timeline.next) }
+            if let expected, !resuming, record.droppedFramesBefore == 0,
+               Int64(record.frameTime) == expected + Int64(record.frameCount) {
+                var following = reader.peekCycle(at: 1)
+                if following == nil && !final && reader.waitForCycle(milliseconds: 50, count: 2) {
+                    following = reader.peekCycle(at: 1)
+                }
+                if let following, following.frameTime == record.frameTime {
+                    placed.frameTime = UInt64(expected)
+                    if record.cycleStartMicros != 0 && record.nextCycleStartMicros > record.cycleStartMicros {
+                        placed.nextCycleStartMicros = record.cycleStartMicros
+                        placed.cycleStartMicros = record.cycleStartMicros - (record.nextCycleStartMicros - record.cycleStartMicros)
+                    }
+                    relabelledCycleCount.add(1, ordering: .relaxed)
+                }
+            }
+            _ = reader.readCycle { _, samples in consume(placed, samples) }
+        }
     }
 
     /// Tells the running handler about a change, once per change. Queue thread only.

@@ -143,6 +143,41 @@ struct OfflineQueueTests {
         #expect(driver.xrunCount == 1)
     }
 
+    @Test("a cycle the device reports one cycle ahead, then repeats (JACK around an xrun), is put back where its frames belong: no gap, no frame lost; a real one-cycle skip stays a gap")
+    func relabelledCycleIsPutBack() throws {
+        let driver = OfflineDriver(name: "offline-relabel", sampleRate: 48000, bufferSize: 128, startFrame: 4_985_088 - 128 * 40)
+        let format = pcmFormat(rate: 48000, channels: 2, bits: 16)
+        let layout = try LinearPCMLayout(validating: format)
+        let log = DeliveryLog()
+        let queue = try AudioInputQueue(format: format, driver: driver) { queue, buffer, startTime in
+            let samples = (0 ..< Int(buffer.pointee.mAudioDataByteSize) / 2).map { layout.decode(from: buffer.pointee.mAudioData + $0 * 2) }
+            log.append(.init(startTime: startTime, samples: samples))
+            try? queue.enqueue(buffer)
+        }
+        defer { queue.dispose() }
+        for _ in 0 ..< 3 { try queue.enqueue(queue.allocateBuffer(byteCapacity: 1000 * layout.bytesPerFrame)) }
+        try queue.start()
+        let signal: (Int, UInt64, UnsafeMutableBufferPointer<Float>) -> Void = { channel, first, samples in
+            for index in samples.indices {
+                samples[index] = TestSignal.integerSample(channel: channel, frame: UInt32(truncatingIfNeeded: first + UInt64(index)), bits: 16)
+            }
+        }
+        driver.run(frames: 128 * 40, input: signal)
+        driver.mislabelNextCycle()
+        driver.run(frames: 128 * 40, input: signal)
+        #expect(queue.relabelledCycleCount.load(ordering: .relaxed) == 1)
+        #expect(queue.discontinuityCount.load(ordering: .relaxed) == 0)
+        // Control: a cycle really skipped (the next label jumps by one cycle, no repeat) is a gap.
+        driver.skip(frames: 128)
+        driver.run(frames: 128 * 10, input: signal)
+        queue.stop()
+        let check = verifyIntegerSignal(log.deliveries, channels: 2, bits: 16)
+        #expect(check.frames == 128 * 90 && check.wrong == 0)
+        #expect(check.gaps == 1)
+        #expect(queue.relabelledCycleCount.load(ordering: .relaxed) == 1)
+        #expect(queue.discontinuityCount.load(ordering: .relaxed) == 1)
+    }
+
     @Test("a playback queue on the offline driver: silence until the start frame, then every frame at the volume set, each buffer back once played")
     func playbackOnOfflineDriver() throws {
         let driver = OfflineDriver(name: "offline-play", sampleRate: 48000, bufferSize: 128)
