@@ -27,11 +27,16 @@ echo "== playing ${BENCH_PLAY_SECONDS:-30} s with aqjack play and sndfile-jackpl
 Scripts/with-dummy-jack.sh --period 64 -- Scripts/bench-play.sh "${BENCH_PLAY_SECONDS:-30}" || true
 echo "== converting with aqjack convert, ffmpeg and sox (same files)"
 Scripts/bench-convert.sh "${BENCH_CONVERT_SECONDS:-60}" || true
-echo "== offline render: an output queue in offline mode (no server) vs sox decoding the same 600 s 16-bit stereo AIFF to float"
+echo "== offline render: an output queue in offline mode (no server) vs sox decoding the same 600 s 16-bit stereo AIFF to float (both to /dev/null; median of 5 runs each, alternating)"
 work=$(mktemp -d)
 sox -V1 -n -r 48000 -c 2 -b 16 "$work/in.aiff" synth 600 sine 440 sine 660 vol 0.5
-/usr/bin/time -f %e -o "$work/aq.time" .build/release/aqbench offline-render "$work/in.aiff" > "$work/aq.out" 2>&1
-/usr/bin/time -f %e -o "$work/sox.time" sox -V1 "$work/in.aiff" -e float -b 32 -t raw /dev/null
-echo "  aqbench offline-render: $(cat "$work/aq.out") (wall $(cat "$work/aq.time") s); sox: $(cat "$work/sox.time") s;" \
-  "time ratio $(awk -v a="$(cat "$work/aq.time")" -v b="$(cat "$work/sox.time")" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "n/a" }')"
+seconds() { local start end; start=$(date +%s%N); "$@" >/dev/null 2>&1; end=$(date +%s%N); echo $(( (end - start) / 1000 )); }
+aq=(); sx=()
+for _ in 1 2 3 4 5; do
+  aq+=("$(seconds .build/release/aqbench offline-render "$work/in.aiff")")
+  sx+=("$(seconds sox -V1 "$work/in.aiff" -e float -b 32 -t raw /dev/null)")
+done
+median() { printf '%s\n' "$@" | sort -n | sed -n 3p; }
+a=$(median "${aq[@]}"); b=$(median "${sx[@]}")
+echo "  aqbench offline-render $(awk -v a="$a" 'BEGIN { printf "%.3f", a / 1e6 }') s ($(awk -v a="$a" 'BEGIN { printf "%.0f", 600 / (a / 1e6) }')x real time), sox $(awk -v b="$b" 'BEGIN { printf "%.3f", b / 1e6 }') s: time ratio $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')"
 rm -rf "$work"

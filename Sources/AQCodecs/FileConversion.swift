@@ -374,9 +374,7 @@ final class FrameSink {
             if bytes.count < size { bytes = [UInt8](repeating: 0, count: size) }
             try bytes.withUnsafeMutableBufferPointer { (buffer) throws(AudioStatusError) in
                 let raw = UnsafeMutableRawPointer(buffer.baseAddress!)
-                for index in 0 ..< frameCount * pcm.layout.channelCount {
-                    pcm.layout.encode(floats[index], to: raw + index * pcm.layout.bytesPerSample)
-                }
+                pcm.layout.encode(floats, count: frameCount * pcm.layout.channelCount, to: raw, byteStride: pcm.layout.bytesPerSample)
                 _ = try pcm.writer.writePackets(raw, byteCount: size, startPacket: pcm.writer.packetCount, packetCount: frameCount)
             }
         } else if let lossless {

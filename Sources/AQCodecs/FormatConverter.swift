@@ -202,11 +202,7 @@ public final class FormatConverter {
         guard frameCount > 0 else { return }
         let channels = sourceChannels
         if scratch.count < frameCount * channels { scratch = [Float](repeating: 0, count: frameCount * channels) }
-        scratch.withUnsafeMutableBufferPointer { out in
-            for index in 0 ..< frameCount * channels {
-                out[index] = sourceLayout.decode(from: frames + index * sourceLayout.bytesPerSample)
-            }
-        }
+        scratch.withUnsafeMutableBufferPointer { sourceLayout.decode(from: frames, into: $0.baseAddress!, count: frameCount * channels) }
         try scratch.withUnsafeBufferPointer { (floats) throws(AudioStatusError) in try accept(floats.baseAddress!, frameCount: frameCount) }
     }
 
@@ -329,9 +325,7 @@ public final class FormatConverter {
         let frames = min(maximumFrames, availableFrames)
         let samples = frames * destinationChannels
         pending.withUnsafeBufferPointer { floats in
-            for index in 0 ..< samples {
-                destinationLayout.encode(floats[pendingRead + index], to: output + index * destinationLayout.bytesPerSample)
-            }
+            destinationLayout.encode(floats.baseAddress! + pendingRead, count: samples, to: output, byteStride: destinationLayout.bytesPerSample)
         }
         pendingRead += samples
         return frames

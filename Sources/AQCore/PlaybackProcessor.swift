@@ -128,7 +128,30 @@ public final class PlaybackProcessor: RealtimeProcessor, @unchecked Sendable {
 
         let regions = samples.readableRegions()
         let channels = min(channelCount, outputs.count)
-        for frame in 0 ..< take {
+        if rampDone >= rampTotal {
+            // No ramp running: the gain is the same for every frame, so each channel is one
+            // loop over the ring, with the same arithmetic as below (sample × gain × balance).
+            for channel in 0 ..< channels {
+                let balance = channel == 0 ? leftBalance : channel == 1 ? rightBalance : 1
+                let output = outputs[channel] + skip
+                let head = regions.first
+                var frame = 0
+                var index = channel
+                while frame < take && index < head.count {
+                    output[frame] = head[index] * gain * balance
+                    frame += 1
+                    index += channelCount
+                }
+                let tail = regions.second
+                index -= head.count
+                while frame < take {
+                    output[frame] = tail[index] * gain * balance
+                    frame += 1
+                    index += channelCount
+                }
+            }
+        }
+        for frame in 0 ..< (rampDone >= rampTotal ? 0 : take) {
             if rampDone < rampTotal {
                 rampDone += 1
                 gain = rampDone == rampTotal ? Float(bitPattern: appliedTargetBits)
@@ -224,6 +247,21 @@ public final class PlaybackFeeder: @unchecked Sendable {
     public func write(_ frames: UnsafePointer<Float>, frameCount: Int) -> Int {
         let count = min(frameCount, writableFrameCount)
         _ = samples.write(UnsafeBufferPointer(start: frames, count: count * channelCount))
+        return count
+    }
+
+    /// Writes up to `frameCount` interleaved frames straight into the ring's free space: `produce`
+    /// fills one or two runs of samples (the second after the ring's wrap), each told how many
+    /// samples of the frames come before it. Returns the frames written.
+    public func write(frameCount: Int, _ produce: (_ samples: UnsafeMutableBufferPointer<Float>, _ samplesBefore: Int) -> Void) -> Int {
+        let count = min(frameCount, writableFrameCount)
+        guard count > 0 else { return 0 }
+        let regions = samples.writableRegions()
+        let total = count * channelCount
+        let head = min(total, regions.first.count)
+        produce(UnsafeMutableBufferPointer(rebasing: regions.first[0 ..< head]), 0)
+        if total > head { produce(UnsafeMutableBufferPointer(rebasing: regions.second[0 ..< (total - head)]), head) }
+        samples.commitWrite(total)
         return count
     }
 

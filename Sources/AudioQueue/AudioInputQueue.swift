@@ -174,9 +174,8 @@ public final class AudioInputQueue: @unchecked Sendable {
         peaks = Array(repeating: 0, count: layout.channelCount)
         levels = Array(repeating: AudioQueueLevelMeterState(), count: layout.channelCount)
         try QueueDevice.start(processor, on: driver)
-        worker = QueueWorker(name: "aqjack.input-queue") { [unowned self] in
-            if reader.waitForCycle(milliseconds: 5) { drainRing() }
-        }
+        worker = QueueWorker(name: "aqjack.input-queue", wait: { [reader] in reader.waitForCycle(milliseconds: 5) },
+                             work: { [unowned self] in drainRing() })
         // Offline: each run of the driver returns once its frames are in buffers.
         (driver as? OfflineDriver)?.onRunEnd { [weak self] in self?.performOnQueueThread(wait: true) { $0.drainRing() } }
     }
@@ -613,9 +612,7 @@ public final class AudioInputQueue: @unchecked Sendable {
                 // The ring's samples are already the format's bytes: one copy.
                 destination.copyMemory(from: source, byteCount: count * bytesPerFrame)
             } else {
-                for index in 0 ..< count * channels {
-                    layout.encode(source[index], to: destination + index * layout.bytesPerSample)
-                }
+                layout.encode(source, count: count * channels, to: destination, byteStride: layout.bytesPerSample)
             }
             if meteringEnabled { meterLocked(source, frameCount: count) }
             filledFrames += count

@@ -45,7 +45,11 @@ public final class AudioOutputQueue: @unchecked Sendable {
     private var deviceRate: Int
     /// Offline rendering (`AudioQueueSetOfflineRenderFormat`): the format rendered into and the
     /// driver that runs the processor meanwhile, clocked by ``renderOffline(frameCount:into:)``.
-    private var offlineFormat: (format: AudioStreamBasicDescription, layout: LinearPCMLayout, driver: OfflineDriver)?
+    private var offlineFormat: (format: AudioStreamBasicDescription, layout: LinearPCMLayout, driver: OfflineDriver)? {
+        didSet { isRenderingOffline.store(offlineFormat != nil, ordering: .relaxed) }
+    }
+    /// Whether ``offlineFormat`` is set, for the queue thread's wait (no lock).
+    private let isRenderingOffline = Atomic<Bool>(false)
     let processor: PlaybackProcessor
     let feeder: PlaybackFeeder
     private let callback: Callback
@@ -164,7 +168,11 @@ public final class AudioOutputQueue: @unchecked Sendable {
         (processor, feeder) = PlaybackProcessor.make(channelCount: layout.channelCount,
                                                      capacityFrames: max(8 * driver.bufferSize, driver.sampleRate / 4))
         try QueueDevice.start(processor, on: driver)
-        worker = QueueWorker(name: "aqjack.output-queue") { [unowned self] in step() }
+        worker = QueueWorker(name: "aqjack.output-queue", wait: { [unowned self] in
+            // Offline, the renders do the work on the caller's thread: waking for each of their
+            // cycles would only contend for the turn.
+            if self.isRenderingOffline.load(ordering: .relaxed) { usleep(5000) } else { self.feeder.waitForCycle(milliseconds: 5) }
+        }, work: { [unowned self] in catchUp() })
         // Offline: each run of the driver returns once the buffers it used up are handed back.
         (driver as? OfflineDriver)?.onRunEnd { [weak self] in
             guard let self else { return }
@@ -464,7 +472,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
     }
 
     /// Renders up to `frameCount` frames of the queue's output into `buffer` in the offline
-    /// render format, on the queue thread while the caller waits, and sets the buffer's
+    /// render format, on the caller's thread holding the queue thread's turn, and sets the buffer's
     /// `mAudioDataByteSize` to what was rendered.
     ///
     /// Frames come from the enqueued buffers in order; a buffer whose last frame is rendered
@@ -488,10 +496,9 @@ public final class AudioOutputQueue: @unchecked Sendable {
             throw AudioQueueError(AudioQueueError.parameterCode,
                                   "\(frameCount) frames of \(renderLayout.bytesPerFrame) bytes do not fit the buffer's \(capacity) bytes (mAudioDataBytesCapacity)")
         }
-        let rendered = Atomic<Int>(0)
-        nonisolated(unsafe) let destination = buffer.pointee.mAudioData
-        worker.perform(wait: true) { [unowned self] in
-            var done = 0
+        let destination = buffer.pointee.mAudioData
+        var done = 0
+        worker.exclusively {
             while done < frameCount {
                 fill()
                 var ready = feeder.queuedFrameCount
@@ -505,22 +512,18 @@ public final class AudioOutputQueue: @unchecked Sendable {
                 let base = destination + done * renderLayout.bytesPerFrame
                 renderer.run(frames: count, output: { channel, firstFrame, samples in
                     // A run of more than the renderer's buffer size comes in several cycles.
-                    var frame = base + Int(firstFrame - runStart) * renderLayout.bytesPerFrame + channel * renderLayout.bytesPerSample
-                    for sample in samples {
-                        renderLayout.encode(sample, to: frame)
-                        frame += renderLayout.bytesPerFrame
-                    }
+                    renderLayout.encode(samples.baseAddress!, count: samples.count,
+                                        to: base + Int(firstFrame - runStart) * renderLayout.bytesPerFrame + channel * renderLayout.bytesPerSample,
+                                        byteStride: renderLayout.bytesPerFrame)
                 })
                 done += count
                 returnPlayedBuffers()
             }
             finishOfflineDrain()
             if isRunning && playbackStartFrame != nil { reportRunning(true) }
-            rendered.store(done, ordering: .relaxed)
         }
-        let frames = rendered.load(ordering: .relaxed)
-        buffer.pointee.mAudioDataByteSize = UInt32(frames * renderLayout.bytesPerFrame)
-        return frames
+        buffer.pointee.mAudioDataByteSize = UInt32(done * renderLayout.bytesPerFrame)
+        return done
     }
 
     // MARK: Parameters and properties
@@ -610,12 +613,6 @@ public final class AudioOutputQueue: @unchecked Sendable {
 
     // MARK: The queue thread
 
-    /// One turn of the queue thread: wait for a cycle, then catch up with it.
-    private func step() {
-        feeder.waitForCycle(milliseconds: 5)
-        catchUp()
-    }
-
     /// Hands back played buffers, refills the ring, finishes a drain and reports state changes.
     /// Queue thread only.
     private func catchUp() {
@@ -700,9 +697,10 @@ public final class AudioOutputQueue: @unchecked Sendable {
         }
     }
 
-    /// Converts up to 1024 frames of the front buffer into `pending`.
-    /// - Returns: nil when nothing is enqueued; `.some(buffer)` when that buffer is used up
-    ///   (remove it from the queue; the caller hands it back); `.some(nil)` otherwise.
+    /// Converts the next piece of the front buffer: at the device's rate as much as the ring has
+    /// room for, straight into it; resampled, up to 1024 frames into `pending`.
+    /// - Returns: nil when nothing is enqueued or the ring is full; `.some(buffer)` when that
+    ///   buffer is used up (remove it from the queue; the caller hands it back); `.some(nil)` otherwise.
     private func convertNextPiece() -> AudioQueueBufferRef?? {
         lock.lock()
         guard var entry = enqueued.first else {
@@ -727,29 +725,39 @@ public final class AudioOutputQueue: @unchecked Sendable {
             lock.unlock()
             return .some(entry.buffer)
         }
-        let count = min(1024, endFrame - frontOffset)
         let channels = layout.channelCount
+        if format.mSampleRate == Double(deviceRate) {
+            // At the device's rate the frames go straight into the ring (fill has emptied
+            // `pending` first): no copy in between.
+            let source = entry.buffer.pointee.mAudioData + frontOffset * layout.bytesPerFrame
+            let written = feeder.write(frameCount: endFrame - frontOffset) { samples, before in
+                if let decoded = decodedFront {
+                    for index in samples.indices { samples[index] = decoded[frontOffset * channels + before + index] }
+                } else {
+                    layout.decode(from: source + before * layout.bytesPerSample, into: samples.baseAddress!, count: samples.count)
+                }
+            }
+            frontOffset += written
+            writtenFrames += written
+            lock.unlock()
+            return written > 0 ? .some(nil) : nil   // a full ring: nothing more for now
+        }
+        let count = min(1024, endFrame - frontOffset)
         var floats = [Float](repeating: 0, count: count * channels)
         if let decoded = decodedFront {
             for index in 0 ..< count * channels { floats[index] = decoded[frontOffset * channels + index] }
         } else {
             let source = entry.buffer.pointee.mAudioData + frontOffset * layout.bytesPerFrame
-            for index in 0 ..< count * channels {
-                floats[index] = layout.decode(from: source + index * layout.bytesPerSample)
-            }
+            floats.withUnsafeMutableBufferPointer { layout.decode(from: source, into: $0.baseAddress!, count: count * channels) }
         }
         frontOffset += count
-        if format.mSampleRate != Double(deviceRate) {
-            if resampler == nil {
-                resampler = try? Resampler(channelCount: channels, ratio: Double(deviceRate) / format.mSampleRate, quality: converterQuality)
+        if resampler == nil {
+            resampler = try? Resampler(channelCount: channels, ratio: Double(deviceRate) / format.mSampleRate, quality: converterQuality)
+        }
+        floats.withUnsafeBufferPointer { input in
+            resampler?.process(input.baseAddress!, frameCount: count) { output, produced in
+                pending.append(contentsOf: UnsafeBufferPointer(start: output, count: produced * channels))
             }
-            floats.withUnsafeBufferPointer { input in
-                resampler?.process(input.baseAddress!, frameCount: count) { output, produced in
-                    pending.append(contentsOf: UnsafeBufferPointer(start: output, count: produced * channels))
-                }
-            }
-        } else {
-            pending.append(contentsOf: floats)
         }
         lock.unlock()
         return .some(nil)

@@ -2,10 +2,13 @@ import CAudioTypes
 import Foundation
 import Synchronization
 
-/// The thread of one audio queue (Apple: "one of the audio queue's internal threads"): runs the
-/// queue's step function in a loop, and control requests (stop, flush, reset) between steps, so
-/// that callbacks always come from this one thread.
+/// The thread of one audio queue (Apple: "one of the audio queue's internal threads"): waits for
+/// the device, then runs the queue's work and the control requests (stop, flush, reset), so that
+/// callbacks come from this one thread, or from a caller holding the queue's turn
+/// (``exclusively(_:)``: offline rendering, on the caller's thread).
 final class QueueWorker: @unchecked Sendable {
+    /// Held while the work or a request runs, on this thread or by ``exclusively(_:)``.
+    private let turn = NSLock()
     private struct Request: Sendable {
         let work: @Sendable () -> Void
         let done: DispatchSemaphore?
@@ -22,12 +25,15 @@ final class QueueWorker: @unchecked Sendable {
         return key
     }()
 
-    /// Starts the thread; `step` runs over and over (it should wait a few milliseconds for work).
-    init(name: String, step: @escaping @Sendable () -> Void) {
+    /// Starts the thread: `wait` (a few milliseconds at most, for the device) then, holding the
+    /// turn, `work` and the pending requests, over and over.
+    init(name: String, wait: @escaping @Sendable () -> Void, work: @escaping @Sendable () -> Void) {
         let thread = Thread { [self] in
             pthread_setspecific(Self.key, identity)
             while !stopRequested.load(ordering: .acquiring) {
-                step()
+                wait()
+                turn.lock()
+                work()
                 let pending = requests.withLock { requests in
                     defer { requests.removeAll() }
                     return requests
@@ -36,6 +42,7 @@ final class QueueWorker: @unchecked Sendable {
                     request.work()
                     request.done?.signal()
                 }
+                turn.unlock()
             }
             for request in requests.withLock({ $0 }) { request.done?.signal() }
             finished.signal()
@@ -59,6 +66,22 @@ final class QueueWorker: @unchecked Sendable {
         let done = wait ? DispatchSemaphore(value: 0) : nil
         requests.withLock { $0.append(Request(work: work, done: done)) }
         done?.wait()
+    }
+
+    /// Runs `body` on the calling thread as if on the worker's: the worker waits meanwhile, and
+    /// ``perform(wait:_:)`` and ``isCurrentThread`` inside `body` act as on the worker's thread.
+    /// No thread switch per call (offline rendering calls this for every render).
+    func exclusively(_ body: () -> Void) {
+        if isCurrentThread {
+            body()
+            return
+        }
+        turn.lock()
+        let previous = pthread_getspecific(Self.key)
+        pthread_setspecific(Self.key, identity)
+        body()
+        pthread_setspecific(Self.key, previous)
+        turn.unlock()
     }
 
     /// Ends the loop and waits for the thread (unless called on it).
