@@ -217,6 +217,13 @@ public struct FrameTimeExtender: Sendable {
         last32 = frameTime
         return last64
     }
+
+    /// The 64-bit frame nearest `reference` (within 2^31 frames either way) whose low 32 bits
+    /// are `frame`; never below 0. For a frame read off a clock between cycles.
+    public static func extend(_ frame: UInt32, near reference: UInt64) -> UInt64 {
+        let delta = Int64(Int32(bitPattern: frame &- UInt32(truncatingIfNeeded: reference)))
+        return UInt64(max(0, Int64(reference) + delta))
+    }
 }
 
 /// Milliseconds on the monotonic clock. Not real-time relevant; for timeouts.

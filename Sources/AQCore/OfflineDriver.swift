@@ -72,7 +72,9 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
     /// The 64-bit frame clock: the first frame of the next cycle.
     public var currentFrame: UInt64 { nextFrame.load(ordering: .acquiring) }
 
-    public func microseconds(atFrame frame: UInt32) -> UInt64 { micros(ofFrame: extend(frame)) }
+    public func microseconds(atFrame frame: UInt32) -> UInt64 {
+        micros(ofFrame: FrameTimeExtender.extend(frame, near: nextFrame.load(ordering: .acquiring)))
+    }
 
     public func frame(atMicroseconds micros: UInt64) -> UInt32 {
         let seconds = micros / 1_000_000, rest = micros % 1_000_000
@@ -82,13 +84,6 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
     private func micros(ofFrame frame: UInt64) -> UInt64 {
         let rate = UInt64(sampleRate)
         return frame / rate * 1_000_000 + frame % rate * 1_000_000 / rate
-    }
-
-    /// A 32-bit frame near the clock, made 64-bit.
-    private func extend(_ frame: UInt32) -> UInt64 {
-        let reference = nextFrame.load(ordering: .acquiring)
-        let delta = Int64(Int32(bitPattern: frame &- UInt32(truncatingIfNeeded: reference)))
-        return UInt64(max(0, Int64(reference) + delta))
     }
 
     public func makeChannels(prefix: String, count: Int, direction: AudioChannelDirection) throws(AudioDriverError) -> [String] {

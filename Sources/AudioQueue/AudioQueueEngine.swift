@@ -48,9 +48,7 @@ extension AudioQueueEngine {
 
     /// Extends a 32-bit JACK frame time near now to 64 bits, using the latest cycle's.
     public func extendFrame(_ frame: UInt32) -> UInt64 {
-        let reference = latestCycleEndFrame
-        let delta = Int64(Int32(bitPattern: frame &- UInt32(truncatingIfNeeded: reference)))
-        return UInt64(max(0, Int64(reference) + delta))
+        FrameTimeExtender.extend(frame, near: latestCycleEndFrame)
     }
 
     /// Host time (ns) of a device frame on JACK's clock (`AudioQueueDeviceTranslateTime`).
