@@ -33,21 +33,17 @@ public final class AACEncoder {
     /// Frames of encoder delay before the first input frame (FFmpeg's `initial_padding`: 1024).
     public let primingFrames: Int
     public let audioSpecificConfig: AudioSpecificConfig
-    /// The 1-based input channel that AAC codes as LFE (low-frequency effects, band-limited to
-    /// about 120 Hz), or nil when every channel is full-band. AAC's channel configurations for 6
-    /// and 8 channels are 5.1 and 7.1, and FFmpeg's encoder takes its input in WAVE (SMPTE)
-    /// order, L R C LFE ...: channel 4 is the LFE, so anything else on it is lost (a 1107 Hz
-    /// tone decodes 47 dB down: issue 9, item 6). For 6 or 8 full-band channels record ALAC or PCM.
-    public static func lowFrequencyChannel(channelCount: Int) -> Int? {
-        channelCount == 6 || channelCount == 8 ? 4 : nil
-    }
-
-    /// What the tools print when they encode such a layout.
-    public static func lowFrequencyWarning(channelCount: Int) -> String? {
-        guard let channel = lowFrequencyChannel(channelCount: channelCount) else { return nil }
-        let layout = channelCount == 6 ? "5.1 (L R C LFE Ls Rs)" : "7.1 (L R C LFE Ls Rs Lb Rb)"
-        return "AAC with \(channelCount) channels is \(layout): channel \(channel) is coded as LFE, band-limited to about 120 Hz; "
-            + "anything higher on it is lost (use ALAC or PCM for \(channelCount) full-band channels)"
+    /// FFmpeg's layout masks for 6 and 8 channels with every channel full-band, 6.0 and
+    /// octagonal (coded with a program config element, ``AudioSpecificConfig/programLayout(forChannelCount:)``),
+    /// instead of AAC's 5.1/7.1, whose 4th channel is a band-limited LFE (issue 9, item 6).
+    /// libavcodec's decoder (aqjack's and ffmpeg's) returns the channels in the order they went
+    /// in (measured with a distinct tone per channel: `item06AACFullBandChannels`).
+    static func fullBandLayoutMask(channelCount: Int) -> UInt64? {
+        switch channelCount {
+        case 6: cffmpeg_layout_6point0()
+        case 8: cffmpeg_layout_octagonal()
+        default: nil
+        }
     }
 
     /// The largest packet AAC allows: 6144 bits per channel (ISO/IEC 14496-3 4.5.3.2).
@@ -81,10 +77,13 @@ public final class AACEncoder {
                 context.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP   // the only format FFmpeg's AAC encoder takes
                 context.pointee.bit_rate = Int64(bitRate)
                 context.pointee.profile = FF_PROFILE_AAC_LOW
-                // AAC's channel configurations, so the encoder writes a plain AudioSpecificConfig (no
-                // program config element): FFmpeg's default layout for 3 channels is 2.1, which has none.
+                // AAC's channel configurations for 1 ... 5 channels, so the encoder writes a plain
+                // AudioSpecificConfig (FFmpeg's default layout for 3 channels is 2.1, which has
+                // none); for 6 and 8 the full-band layouts, named by a program config element.
                 if channelCount == 3 {
                     _ = aqff_av_channel_layout_from_mask(&context.pointee.ch_layout, cffmpeg_layout_surround())
+                } else if let mask = Self.fullBandLayoutMask(channelCount: channelCount) {
+                    _ = aqff_av_channel_layout_from_mask(&context.pointee.ch_layout, mask)
                 } else {
                     aqff_av_channel_layout_default(&context.pointee.ch_layout, Int32(channelCount))
                 }

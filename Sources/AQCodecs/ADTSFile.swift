@@ -24,8 +24,19 @@ public final class ADTSFileWriter: PacketFileWriting {
         let completed = try CompressedFormatValues.completedAAC(format)
         config = try AudioSpecificConfig(objectType: Int(completed.mFormatFlags), sampleRate: Int(completed.mSampleRate),
                                          channelCount: Int(completed.mChannelsPerFrame))
+        try Self.requireChannelConfiguration(config)
         dataFormat = completed
         file = try WritableFile(path: path, eraseExisting: eraseExisting)
+    }
+
+    /// ADTS headers carry a channel configuration (1 ... 7), not a program config element: the
+    /// full-band 6- and 8-channel layouts aqjack codes (``AudioSpecificConfig/programLayout(forChannelCount:)``)
+    /// cannot be named in one, and 5.1/7.1 would lose channel 4 to the LFE: refused.
+    static func requireChannelConfiguration(_ config: AudioSpecificConfig) throws(AudioStatusError) {
+        guard config.channelConfiguration != 0 else {
+            throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
+                                   "ADTS (.aac) cannot carry \(config.channelCount) full-band AAC channels (its headers name only AAC's 5.1 and 7.1, whose channel 4 is a band-limited LFE): write .m4a or .caf")
+        }
     }
 
     /// ADTS carries no cookie; the cookie's config must match the file's format.

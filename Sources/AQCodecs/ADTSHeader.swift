@@ -64,8 +64,8 @@ public struct ADTSHeader: Equatable, Sendable {
     /// The stream's config as the header describes it.
     public var audioSpecificConfig: AudioSpecificConfig {
         get throws(AudioStatusError) {
-            try AudioSpecificConfig(objectType: objectType, sampleRate: sampleRate,
-                                    channelCount: AudioSpecificConfig.channelCount(forConfiguration: channelConfiguration) ?? 0)
+            // The header's own configuration (5.1 stays 5.1); ADTS has no program config element here.
+            try AudioSpecificConfig(objectType: objectType, sampleRate: sampleRate, channelConfiguration: channelConfiguration)
         }
     }
 }

@@ -7,9 +7,11 @@ public struct AudioSpecificConfig: Equatable, Sendable {
     public var objectType: Int
     /// Hz.
     public var sampleRate: Int
-    /// The channel configuration: 1 = mono, 2 = stereo ... 7 = 7.1 (8 channels); 0 = in-band
-    /// program config element (not supported here).
+    /// The channel configuration: 1 = mono, 2 = stereo ... 6 = 5.1, 7 = 7.1 (8 channels); 0 =
+    /// the channels are listed by a program config element (PCE) after the core fields.
     public var channelConfiguration: Int
+    /// With channel configuration 0: the channels the program config element lists.
+    public var programChannelCount: Int?
     /// The encoded bytes (what was parsed, or the 2-byte minimum built from the fields).
     public let bytes: [UInt8]
 
@@ -33,27 +35,90 @@ public struct AudioSpecificConfig: Equatable, Sendable {
         }
     }
 
-    public var channelCount: Int { Self.channelCount(forConfiguration: channelConfiguration) ?? 0 }
+    public var channelCount: Int {
+        channelConfiguration == 0 ? programChannelCount ?? 0 : Self.channelCount(forConfiguration: channelConfiguration) ?? 0
+    }
 
-    /// Builds the two-byte config for an object type, a rate from the table and 1–6 or 8 channels.
+    /// The layouts aqjack codes 6 and 8 channels in: every channel full-band, no LFE (AAC's own
+    /// 6- and 8-channel configurations are 5.1 and 7.1, whose fourth channel is an LFE limited to
+    /// about 120 Hz: a 1107 Hz tone on it decoded 47 dB down, issue 9 item 6). A program config
+    /// element names them: 6 channels as FFmpeg's 6.0 (front: a pair and a centre; side: a pair;
+    /// back: a centre), 8 as its octagonal (front: a pair and a centre; side: a pair; back: a pair
+    /// and a centre), element for element what FFmpeg's encoder writes for those layouts.
+    /// Each element: (is a channel pair, tag).
+    static func programLayout(forChannelCount channels: Int) -> (front: [(Bool, Int)], side: [(Bool, Int)], back: [(Bool, Int)])? {
+        switch channels {
+        case 6: ([(true, 0), (false, 0)], [(true, 1)], [(false, 1)])
+        case 8: ([(true, 0), (false, 0)], [(true, 1)], [(true, 2), (false, 1)])
+        default: nil
+        }
+    }
+
+    /// Builds the config for an object type, a rate from the table and 1–6 or 8 channels: the
+    /// two-byte form for 1–5 channels, the program-config form (``programLayout(forChannelCount:)``)
+    /// for 6 and 8.
     public init(objectType: Int, sampleRate: Int, channelCount: Int) throws(AudioStatusError) {
+        guard Self.configuration(forChannelCount: channelCount) != nil else {
+            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+                                   "AAC with \(channelCount) channels: expected 1 ... 6 or 8 channels")
+        }
+        try self.init(objectType: objectType, sampleRate: sampleRate,
+                      channelConfiguration: Self.programLayout(forChannelCount: channelCount) == nil ? Self.configuration(forChannelCount: channelCount)! : 0,
+                      programChannelCount: channelCount)
+    }
+
+    /// Builds the config with an explicit channel configuration (an ADTS header's): 1 ... 7 as
+    /// it is, 0 with the program layout of `programChannelCount` channels.
+    public init(objectType: Int, sampleRate: Int, channelConfiguration configuration: Int, programChannelCount: Int? = nil) throws(AudioStatusError) {
         guard let rateIndex = Self.sampleRates.firstIndex(of: sampleRate) else {
             throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
                                    "AAC sample rate \(sampleRate) Hz is not one of MPEG-4's: \(Self.sampleRates.map(String.init).joined(separator: ", "))")
         }
-        guard let configuration = Self.configuration(forChannelCount: channelCount) else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
-                                   "AAC with \(channelCount) channels: expected 1 ... 6 or 8 channels")
-        }
         guard (1 ... 30).contains(objectType) else {
             throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "MPEG-4 audio object type \(objectType): expected 1 ... 30")
+        }
+        var writer = BitWriter()
+        // 5 bits object type, 4 bits rate index, 4 bits channels, 3 bits GASpecificConfig (all 0).
+        writer.write(objectType, 5)
+        writer.write(rateIndex, 4)
+        if configuration == 0 {
+            guard let channels = programChannelCount, let layout = Self.programLayout(forChannelCount: channels) else {
+                throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+                                       "AAC channel configuration 0 is written for 6 or 8 channels here; asked for \(programChannelCount.map(String.init) ?? "none")")
+            }
+            writer.write(0, 4)
+            writer.write(0, 3)
+            // program_config_element (ISO/IEC 14496-3 4.4.1.1): tag 0, object type (profile) =
+            // object type - 1, the rate index, the element counts, no LFE/assoc/CC, no mixdowns.
+            writer.write(0, 4)
+            writer.write(objectType - 1, 2)
+            writer.write(rateIndex, 4)
+            writer.write(layout.front.count, 4)
+            writer.write(layout.side.count, 4)
+            writer.write(layout.back.count, 4)
+            writer.write(0, 2)
+            writer.write(0, 3)
+            writer.write(0, 4)
+            writer.write(0, 3)
+            for (isPair, tag) in layout.front + layout.side + layout.back {
+                writer.write(isPair ? 1 : 0, 1)
+                writer.write(tag, 4)
+            }
+            writer.alignToByte()
+            writer.write(0, 8)   // no comment
+            self.programChannelCount = channels
+        } else {
+            guard Self.channelCount(forConfiguration: configuration) != nil else {
+                throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "AAC channel configuration \(configuration): expected 0 ... 7")
+            }
+            writer.write(configuration, 4)
+            writer.write(0, 3)
+            self.programChannelCount = nil
         }
         self.objectType = objectType
         self.sampleRate = sampleRate
         channelConfiguration = configuration
-        // 5 bits object type, 4 bits rate index, 4 bits channels, 3 bits GASpecificConfig (all 0).
-        let bits = UInt16(objectType) << 11 | UInt16(rateIndex) << 7 | UInt16(configuration) << 3
-        bytes = [UInt8(bits >> 8), UInt8(bits & 0xFF)]
+        bytes = writer.bytes
     }
 
     /// Parses a config (at least 2 bytes); extensions after the core fields are kept in `bytes`.
@@ -84,12 +149,52 @@ public struct AudioSpecificConfig: Equatable, Sendable {
         self.objectType = objectType
         sampleRate = rate
         channelConfiguration = configuration
+        programChannelCount = configuration == 0 ? Self.programChannelCount(after: &reader, objectType: objectType) : nil
         bytes = data
+    }
+
+    /// Reads a GASpecificConfig and the program config element after it (ISO/IEC 14496-3
+    /// 4.4.1.1) and counts the channels it lists (a pair counts 2, LFEs 1); nil when the object
+    /// type has no GASpecificConfig or the bits run out.
+    private static func programChannelCount(after reader: inout BitReader, objectType: Int) -> Int? {
+        guard [1, 2, 3, 4, 6, 7, 17, 19, 20, 21, 22, 23].contains(objectType) else { return nil }
+        guard reader.read(1) != nil, let dependsOnCore = reader.read(1) else { return nil }   // frameLengthFlag
+        if dependsOnCore == 1 { guard reader.read(14) != nil else { return nil } }
+        guard reader.read(1) != nil else { return nil }                                      // extensionFlag
+        guard reader.read(4) != nil, reader.read(2) != nil, reader.read(4) != nil,           // tag, profile, rate
+              let front = reader.read(4), let side = reader.read(4), let back = reader.read(4),
+              let lfe = reader.read(2), reader.read(3) != nil, reader.read(4) != nil else { return nil }
+        for width in [4, 4, 3] {                                                               // mixdowns
+            guard let present = reader.read(1) else { return nil }
+            if present == 1 { guard reader.read(width) != nil else { return nil } }
+        }
+        var channels = lfe
+        for _ in 0 ..< front + side + back {
+            guard let isPair = reader.read(1), reader.read(4) != nil else { return nil }
+            channels += isPair == 1 ? 2 : 1
+        }
+        return channels > 0 ? channels : nil
     }
 
     private static func truncated(_ data: [UInt8]) -> AudioStatusError {
         AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "AudioSpecificConfig of \(data.count) bytes is truncated")
     }
+}
+
+/// Writes big-endian bit fields.
+struct BitWriter {
+    private(set) var bytes: [UInt8] = []
+    private var bitCount = 0
+
+    mutating func write(_ value: Int, _ count: Int) {
+        for shift in stride(from: count - 1, through: 0, by: -1) {
+            if bitCount % 8 == 0 { bytes.append(0) }
+            if (value >> shift) & 1 == 1 { bytes[bytes.count - 1] |= 0x80 >> UInt8(bitCount % 8) }
+            bitCount += 1
+        }
+    }
+
+    mutating func alignToByte() { bitCount = (bitCount + 7) / 8 * 8 }
 }
 
 /// Reads big-endian bit fields; `nil` past the end.

@@ -41,8 +41,6 @@ public struct FileConversion {
         public var packets: Int64
         public var primingFrames: Int
         public var remainderFrames: Int
-        /// What the caller should tell the user (an AAC channel coded as LFE).
-        public var warnings: [String] = []
     }
 
     /// The file type an extension names (afconvert's defaults; ``FileTypes``), or nil.
@@ -141,12 +139,8 @@ public struct FileConversion {
         try drain()
         let written = try sink.finish()
         progress(1)
-        var summary = Summary(inputFrames: inputFrames, outputFrames: written.frames, outputFormat: written.format, fileType: fileType,
-                              packets: written.packets, primingFrames: written.priming, remainderFrames: written.remainder)
-        if codec == CompressedFormatValues.mpeg4AAC, let warning = AACEncoder.lowFrequencyWarning(channelCount: channels) {
-            summary.warnings.append(warning)
-        }
-        return summary
+        return Summary(inputFrames: inputFrames, outputFrames: written.frames, outputFormat: written.format, fileType: fileType,
+                       packets: written.packets, primingFrames: written.priming, remainderFrames: written.remainder)
     }
 }
 

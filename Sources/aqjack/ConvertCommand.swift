@@ -102,7 +102,6 @@ struct ConvertCommand {
                 FileHandle.standardError.write(Data("\r[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: 25 - filled))] \(percent)%".utf8))
             }, isCancelled: { signals.received.load(ordering: .relaxed) != 0 })
             if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
-            summary.warnings.forEach(Diagnostics.warning)
             let format = summary.outputFormat
             let result = Summary(input: request.inputPath, output: request.outputPath, fileType: fourCharacterCode(summary.fileType),
                                  format: fourCharacterCode(format.mFormatID), sampleRate: format.mSampleRate, channels: Int(format.mChannelsPerFrame),

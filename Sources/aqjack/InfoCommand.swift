@@ -61,13 +61,22 @@ struct InfoCommand {
         }
     }
 
+    /// Whether an AAC file's cookie lists its channels in a program config element (how aqjack
+    /// codes 6 and 8 full-band channels) rather than naming one of AAC's configurations.
+    static func isProgramConfigured(_ packets: any PacketFileReading) -> Bool {
+        guard packets.dataFormat.mFormatID == CompressedFormatValues.mpeg4AAC,
+              let config = try? ElementaryStreamDescriptor(parsing: packets.magicCookie).audioSpecificConfig else { return false }
+        return config.channelConfiguration == 0
+    }
+
     static func describe(_ path: String) throws(AudioStatusError) -> FileInfo {
         if let packets = try PacketFiles.open(path: path) {
             let format = packets.dataFormat
             let table = packets.packetTable
             return FileInfo(path: path, fileType: fourCharacterCode(packets.fileType), formatID: fourCharacterCode(format.mFormatID),
                             formatFlags: format.mFormatFlags, sampleRate: format.mSampleRate, channels: format.mChannelsPerFrame,
-                            channelLayout: layoutName(channels: format.mChannelsPerFrame),
+                            channelLayout: Self.isProgramConfigured(packets) ? "\(format.mChannelsPerFrame) channels, full-band (AAC program config, no LFE)"
+                                                                              : layoutName(channels: format.mChannelsPerFrame),
                             bitsPerChannel: format.mBitsPerChannel, bytesPerPacket: format.mBytesPerPacket, framesPerPacket: format.mFramesPerPacket,
                             bytesPerFrame: format.mBytesPerFrame, packets: packets.packetCount, frames: packets.frameCount, duration: packets.duration,
                             bitRate: packets.duration > 0 ? Int(Double(packets.byteCount * 8) / packets.duration) : 0,

@@ -59,7 +59,6 @@ struct RecordCommand {
             if options.isCompressed {
                 if options.isAAC {
                     try queue.configureEncoder(bitRate: options.bitRate, quality: options.quality)
-                    if let warning = AACEncoder.lowFrequencyWarning(channelCount: channelCount) { Diagnostics.warning(warning) }
                 }
                 let writer = try PacketFiles.create(path: options.path, fileType: options.fileType!, format: queue.format, eraseExisting: options.force)
                 try writer.setMagicCookie(queue.magicCookie)

@@ -90,13 +90,33 @@ struct AACCodecTests {
         #expect(throws: AudioStatusError.self) { try AudioSpecificConfig(objectType: 2, sampleRate: 44100, channelCount: 7) }
     }
 
-    @Test("Every channel count AAC carries (1 ... 6, 8) encodes to a plain channel configuration and decodes to as many channels",
+    @Test("Every channel count AAC carries (1 ... 6, 8) encodes and decodes to as many channels: 1 ... 5 with a plain channel configuration, 6 and 8 with a program config element (full-band, no LFE)",
           arguments: [1, 2, 3, 4, 5, 6, 8])
     func channelCounts(_ channels: Int) throws {
         let input = MultiSine.interleaved(frameCount: 4800, channelCount: channels, sampleRate: 48000)
         let (packets, encoder) = try Self.encode(input, channels: channels, rate: 48000, bitRate: 48000 * channels)
         #expect(encoder.audioSpecificConfig.channelCount == channels)
+        #expect(encoder.audioSpecificConfig.channelConfiguration == (channels >= 6 ? 0 : channels))
         let decoded = try Self.decode(packets, config: encoder.audioSpecificConfig)
         #expect(decoded.count == packets.count * 1024 * channels)
+    }
+
+    @Test("the program config aqjack builds for 6 and 8 channels is FFmpeg's encoder's, bit for bit up to its comment field, and parses back to the channel count")
+    func programConfig() throws {
+        for channels in [6, 8] {
+            let built = try AudioSpecificConfig(objectType: 2, sampleRate: 48000, channelCount: channels)
+            let encoder = try AACEncoder(sampleRate: 48000, channelCount: channels, bitRate: 64_000 * channels)
+            let ffmpeg = encoder.audioSpecificConfig.bytes
+            // Ours ends with an empty comment (length 0); FFmpeg's names itself ("Lavc...").
+            #expect(Array(built.bytes.dropLast()) == Array(ffmpeg.prefix(built.bytes.count - 1)), "\(built.bytes) vs \(ffmpeg)")
+            #expect(built.bytes.last == 0 && ffmpeg[built.bytes.count - 1] > 0)
+            #expect(try AudioSpecificConfig(parsing: built.bytes).channelCount == channels)
+            #expect(try AudioSpecificConfig(parsing: ffmpeg).channelCount == channels)
+            #expect(built.channelConfiguration == 0 && built.programChannelCount == channels)
+        }
+        // An ADTS header names 5.1 as 5.1: its config stays configuration 6 (six channels).
+        let header = try ADTSHeader(config: AudioSpecificConfig(objectType: 2, sampleRate: 48000, channelConfiguration: 6), payloadLength: 100)
+        #expect(try header.audioSpecificConfig.channelConfiguration == 6)
+        #expect(try header.audioSpecificConfig.channelCount == 6)
     }
 }

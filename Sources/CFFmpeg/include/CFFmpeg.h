@@ -31,4 +31,6 @@ const char *cffmpeg_load_error(void);
 static inline int cffmpeg_error_again(void) { return AVERROR(EAGAIN); }
 static inline int cffmpeg_error_eof(void) { return AVERROR_EOF; }
 static inline uint64_t cffmpeg_layout_surround(void) { return AV_CH_LAYOUT_SURROUND; }
+static inline uint64_t cffmpeg_layout_6point0(void) { return AV_CH_LAYOUT_6POINT0; }
+static inline uint64_t cffmpeg_layout_octagonal(void) { return AV_CH_LAYOUT_OCTAGONAL; }
 #endif
