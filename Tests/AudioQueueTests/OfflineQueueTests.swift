@@ -20,6 +20,29 @@ private func temporaryPath(_ name: String) -> String {
 /// run returns once the queue has called back for it.
 @Suite("Queues offline (no server needed)")
 struct OfflineQueueTests {
+    /// A started 16-bit stereo recording queue on `driver` (three 1000-frame buffers, each
+    /// re-enqueued from the callback) and the log of what it delivered.
+    static func startedRecorder(on driver: OfflineDriver) throws -> (AudioInputQueue, DeliveryLog) {
+        let format = pcmFormat(rate: 48000, channels: 2, bits: 16)
+        let layout = try LinearPCMLayout(validating: format)
+        let log = DeliveryLog()
+        let queue = try AudioInputQueue(format: format, driver: driver) { queue, buffer, startTime in
+            let samples = (0 ..< Int(buffer.pointee.mAudioDataByteSize) / 2).map { layout.decode(from: buffer.pointee.mAudioData + $0 * 2) }
+            log.append(.init(startTime: startTime, samples: samples))
+            try? queue.enqueue(buffer)
+        }
+        for _ in 0 ..< 3 { try queue.enqueue(queue.allocateBuffer(byteCapacity: 1000 * layout.bytesPerFrame)) }
+        try queue.start()
+        return (queue, log)
+    }
+
+    /// The 16-bit integer test signal at the driver's true frames (the offline driver's input).
+    static func integerSignal(channel: Int, first: UInt64, samples: UnsafeMutableBufferPointer<Float>) {
+        for index in samples.indices {
+            samples[index] = TestSignal.integerSample(channel: channel, frame: UInt32(truncatingIfNeeded: first + UInt64(index)), bits: 16)
+        }
+    }
+
     /// A 16-bit stereo 48 kHz playback queue made by `AudioQueueNewOutput`, its callback a no-op.
     static func newOutputQueue() throws -> AudioQueueRef {
         var format = pcmFormat(rate: 48000, channels: 2, bits: 16)
@@ -106,27 +129,13 @@ struct OfflineQueueTests {
     @Test("a recording queue on the offline driver: buffers bit-exact with timestamps on the driver's frame clock; skipped frames are one gap of exactly their length")
     func recordingOnOfflineDriver() throws {
         let driver = OfflineDriver(name: "offline-rec", sampleRate: 48000, bufferSize: 256, startFrame: 1_000_000)
-        let format = pcmFormat(rate: 48000, channels: 2, bits: 16)
-        let layout = try LinearPCMLayout(validating: format)
-        let log = DeliveryLog()
-        let queue = try AudioInputQueue(format: format, driver: driver) { queue, buffer, startTime in
-            let samples = (0 ..< Int(buffer.pointee.mAudioDataByteSize) / 2).map { layout.decode(from: buffer.pointee.mAudioData + $0 * 2) }
-            log.append(.init(startTime: startTime, samples: samples))
-            try? queue.enqueue(buffer)
-        }
+        let (queue, log) = try Self.startedRecorder(on: driver)
         defer { queue.dispose() }
         #expect(queue.channelNames == ["offline-rec:in_1", "offline-rec:in_2"])
-        for _ in 0 ..< 3 { try queue.enqueue(queue.allocateBuffer(byteCapacity: 1000 * layout.bytesPerFrame)) }
-        try queue.start()
-        let signal: (Int, UInt64, UnsafeMutableBufferPointer<Float>) -> Void = { channel, first, samples in
-            for index in samples.indices {
-                samples[index] = TestSignal.integerSample(channel: channel, frame: UInt32(truncatingIfNeeded: first + UInt64(index)), bits: 16)
-            }
-        }
-        driver.run(frames: 10_000, input: signal)
+        driver.run(frames: 10_000, input: Self.integerSignal)
         #expect(log.deliveries.count == 10)   // 10 full buffers of 1000 frames, delivered before run returned
         driver.skip(frames: 300)
-        driver.run(frames: 5_000, input: signal)
+        driver.run(frames: 5_000, input: Self.integerSignal)
         queue.stop()
         let deliveries = log.deliveries
         let check = verifyIntegerSignal(deliveries, channels: 2, bits: 16)
@@ -146,30 +155,16 @@ struct OfflineQueueTests {
     @Test("a cycle the device reports one cycle ahead, then repeats (JACK around an xrun), is put back where its frames belong: no gap, no frame lost; a real one-cycle skip stays a gap")
     func relabelledCycleIsPutBack() throws {
         let driver = OfflineDriver(name: "offline-relabel", sampleRate: 48000, bufferSize: 128, startFrame: 4_985_088 - 128 * 40)
-        let format = pcmFormat(rate: 48000, channels: 2, bits: 16)
-        let layout = try LinearPCMLayout(validating: format)
-        let log = DeliveryLog()
-        let queue = try AudioInputQueue(format: format, driver: driver) { queue, buffer, startTime in
-            let samples = (0 ..< Int(buffer.pointee.mAudioDataByteSize) / 2).map { layout.decode(from: buffer.pointee.mAudioData + $0 * 2) }
-            log.append(.init(startTime: startTime, samples: samples))
-            try? queue.enqueue(buffer)
-        }
+        let (queue, log) = try Self.startedRecorder(on: driver)
         defer { queue.dispose() }
-        for _ in 0 ..< 3 { try queue.enqueue(queue.allocateBuffer(byteCapacity: 1000 * layout.bytesPerFrame)) }
-        try queue.start()
-        let signal: (Int, UInt64, UnsafeMutableBufferPointer<Float>) -> Void = { channel, first, samples in
-            for index in samples.indices {
-                samples[index] = TestSignal.integerSample(channel: channel, frame: UInt32(truncatingIfNeeded: first + UInt64(index)), bits: 16)
-            }
-        }
-        driver.run(frames: 128 * 40, input: signal)
+        driver.run(frames: 128 * 40, input: Self.integerSignal)
         driver.mislabelNextCycle()
-        driver.run(frames: 128 * 40, input: signal)
+        driver.run(frames: 128 * 40, input: Self.integerSignal)
         #expect(queue.relabelledCycleCount.load(ordering: .relaxed) == 1)
         #expect(queue.discontinuityCount.load(ordering: .relaxed) == 0)
         // Control: a cycle really skipped (the next label jumps by one cycle, no repeat) is a gap.
         driver.skip(frames: 128)
-        driver.run(frames: 128 * 10, input: signal)
+        driver.run(frames: 128 * 10, input: Self.integerSignal)
         queue.stop()
         let check = verifyIntegerSignal(log.deliveries, channels: 2, bits: 16)
         #expect(check.frames == 128 * 90 && check.wrong == 0)
