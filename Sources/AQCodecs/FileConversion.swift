@@ -191,7 +191,8 @@ public final class FrameSource {
 
     /// Opens `path`; throws ``AudioStatusError`` naming the file and what is wrong with it.
     public static func open(_ path: String) throws(AudioStatusError) -> FrameSource {
-        if let packets = try PacketFiles.open(path: path) {
+        let file = try AudioFile.open(path: path)
+        if let packets = file.packetReader {
             let format = packets.dataFormat
             if format.mFormatID == CompressedFormatValues.appleLossless {
                 let decoder = try ALACDecoder(cookie: packets.magicCookie, sampleRate: Int(format.mSampleRate), channelCount: Int(format.mChannelsPerFrame))
@@ -205,7 +206,7 @@ public final class FrameSource {
                 throw AudioStatusError(AudioStatusError.fileInvalidFileCode, "'\(path)' is malformed: \(error.message)")
             }
         }
-        return FrameSource(path: path, pcm: try AudioFileReader(path: path), packets: nil, decoder: nil)
+        return FrameSource(path: path, pcm: file.pcmReader, packets: nil, decoder: nil)
     }
 
     /// Whether ``frameCount`` is exact, so reading fewer frames means the file is damaged:
@@ -290,14 +291,10 @@ final class FrameSink {
                        sourceBitDepth: Int?) throws(AudioStatusError) -> FrameSink {
         let path = request.outputPath
         let channels = Int(floatFormat.mChannelsPerFrame)
-        // Which codecs a file type holds is the table's (FileTypes).
-        if let entry = FileTypes.entry(fileType), !entry.codecs.contains(codec) {
-            let takers = FileTypes.all.filter { $0.codecs.contains(codec) }.map { "." + $0.primaryExtension }
-            throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
-                                   "\(fourCharacterCode(fileType)) files cannot hold \(FileTypes.codecName(codec)); use \(takers.joined(separator: ", "))")
-        }
-        switch codec {
-        case CompressedFormatValues.mpeg4AAC:
+        // Which container serves the codec is AudioFile's decision (from FileTypes' table).
+        let container = try AudioFile.container(fileType: fileType, codec: codec)
+        switch (container, codec) {
+        case (.packets, CompressedFormatValues.mpeg4AAC):
             var aacFormat = floatFormat
             aacFormat.mFormatID = CompressedFormatValues.mpeg4AAC
             aacFormat.mFormatFlags = 0
@@ -306,24 +303,23 @@ final class FrameSink {
             if let bitRate = request.bitRate { converter.bitRate = bitRate }
             if let quality = request.quality { converter.codecQuality = quality }
             let encoder = try converter.openEncoder()
-            let file = try PacketFiles.create(path: path, fileType: fileType, format: converter.destination, eraseExisting: request.eraseExisting)
+            let file = try AudioFile.create(path: path, fileType: fileType, format: converter.destination, eraseExisting: request.eraseExisting).packetWriter!
             try file.setMagicCookie(ElementaryStreamDescriptor(audioSpecificConfig: encoder.audioSpecificConfig, averageBitRate: UInt32(converter.bitRate),
                                                                maximumBitRate: UInt32(converter.bitRate), bufferSize: UInt32(encoder.maximumPacketSize)).bytes)
             file.packetTable = PacketTable(validFrameCount: 0, primingFrames: Int32(encoder.primingFrames), remainderFrames: 0)
             return FrameSink(pcm: nil, lossless: nil, encoded: (encoder, file, 1024), format: converter.destination)
-        case CompressedFormatValues.appleLossless where fileType == CompressedFormatValues.m4aFile || fileType == CompressedFormatValues.mpeg4File:
+        case (.packets, CompressedFormatValues.appleLossless):
             // ALAC in MPEG-4: libavcodec's encoder (libsndfile writes ALAC in CAF only).
             let depth = request.bitDepth ?? (sourceBitDepth == 24 || sourceBitDepth == 32 ? 24 : 16)
             let encoder = try ALACEncoder(sampleRate: Int(floatFormat.mSampleRate), channelCount: channels, bitDepth: depth)
             let format = CompressedFormatValues.alacDescription(sampleRate: floatFormat.mSampleRate, channelCount: channels, bitDepth: depth)
-            let file = try PacketFiles.create(path: path, fileType: fileType, format: format, eraseExisting: request.eraseExisting)
+            let file = try AudioFile.create(path: path, fileType: fileType, format: format, eraseExisting: request.eraseExisting).packetWriter!
             try file.setMagicCookie(encoder.magicCookie)
             file.packetTable = PacketTable(validFrameCount: 0, primingFrames: 0, remainderFrames: 0)
             return FrameSink(pcm: nil, lossless: nil, encoded: (encoder, file, ALAC.framesPerPacket), format: format)
-        case CompressedFormatValues.flac, CompressedFormatValues.appleLossless:
-            let isFLAC = codec == CompressedFormatValues.flac
+        case (.encodedFromFrames(let lossless), _):
             let depth = request.bitDepth ?? (sourceBitDepth == 24 || sourceBitDepth == 32 ? 24 : 16)
-            let writer = try LosslessFileWriter(path: path, codec: isFLAC ? .flac : .appleLossless, sampleRate: Int(floatFormat.mSampleRate),
+            let writer = try LosslessFileWriter(path: path, codec: lossless, sampleRate: Int(floatFormat.mSampleRate),
                                                 channelCount: channels, bitDepth: depth, eraseExisting: request.eraseExisting)
             var format = floatFormat
             format.mFormatID = codec
@@ -333,7 +329,7 @@ final class FrameSink {
             format.mBytesPerPacket = 0
             format.mFramesPerPacket = 4096
             return FrameSink(pcm: nil, lossless: writer, encoded: nil, format: format)
-        case AudioFormatValues.linearPCM:
+        case (.linearPCM, AudioFormatValues.linearPCM):
             // Without -b: the input's integer depth, or 32-bit float for float, lossy and AAC input.
             let isFloat = request.bitDepth == nil && sourceBitDepth == nil
             var depth = isFloat ? 32 : request.bitDepth ?? sourceBitDepth ?? 16
@@ -352,7 +348,7 @@ final class FrameSink {
                     | (bigEndian ? AudioFormatValues.isBigEndian : 0),
                 mBytesPerPacket: bytes, mFramesPerPacket: 1, mBytesPerFrame: bytes, mChannelsPerFrame: UInt32(channels),
                 mBitsPerChannel: UInt32(depth), mReserved: 0)
-            let writer = try AudioFileWriter(path: path, fileType: fileType, format: pcmFormat, eraseExisting: request.eraseExisting)
+            let writer = try AudioFile.create(path: path, fileType: fileType, format: pcmFormat, eraseExisting: request.eraseExisting).pcmWriter!
             return FrameSink(pcm: (writer, writer.layout), lossless: nil, encoded: nil, format: pcmFormat)
         default:
             throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,

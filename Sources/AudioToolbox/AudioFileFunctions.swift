@@ -2,64 +2,19 @@ import AQCodecs
 import AQMedia
 import Foundation
 
-// Audio File Services, Apple spelling, over AQMedia's ``AudioFileWriter``/``AudioFileReader``
-// (linear PCM; formats libsndfile decodes) and AQCodecs' packet files (AAC, ALAC in MPEG-4).
+// Audio File Services, Apple spelling, over AQCodecs' ``AudioFile`` (which chooses libsndfile
+// for linear PCM and decoded formats, our packet files for AAC and ALAC in MPEG-4).
 
-/// What an `AudioFileID` stands for: linear PCM through libsndfile (``AudioFileWriter`` /
-/// ``AudioFileReader``), or compressed packets (AAC in ADTS, CAF, MPEG-4; ALAC in MPEG-4)
-/// through AQCodecs' packet files. IDs are serial numbers, never reused, looked up in a table: a call with a
-/// closed or unknown file answers `kAudioFileNotOpenError` (seed 004 closes the file while an
-/// asynchronously disposed queue may still deliver a buffer).
-final class FileBox {
-    let writer: AudioFileWriter?
-    let reader: AudioFileReader?
-    let packetWriter: (any PacketFileWriting)?
-    let packetReader: (any PacketFileReading)?
+/// `AudioFileID`s: serial numbers of ``AudioFile``s (AQCodecs, where the container is chosen),
+/// never reused, looked up in the one handle table: a call with a closed or unknown file answers
+/// `kAudioFileNotOpenError` (seed 004 closes the file while an asynchronously disposed queue may
+/// still deliver a buffer).
+enum FileHandles {
+    private static let table = HandleTable<AudioFile>(.files)
 
-    init(writer: AudioFileWriter? = nil, reader: AudioFileReader? = nil, packetWriter: (any PacketFileWriting)? = nil,
-         packetReader: (any PacketFileReading)? = nil) {
-        self.writer = writer
-        self.reader = reader
-        self.packetWriter = packetWriter
-        self.packetReader = packetReader
-    }
-
-    var isWritable: Bool { writer != nil || packetWriter != nil }
-    var dataFormat: AudioStreamBasicDescription {
-        writer?.dataFormat ?? reader?.dataFormat ?? packetWriter?.dataFormat ?? packetReader!.dataFormat
-    }
-    var fileType: UInt32 { writer?.fileType ?? reader?.fileType ?? packetWriter?.fileType ?? packetReader!.fileType }
-    var packetCount: Int64 { writer?.packetCount ?? reader?.packetCount ?? packetWriter?.packetCount ?? packetReader!.packetCount }
-    var byteCount: Int64 { writer?.byteCount ?? reader?.byteCount ?? packetWriter?.byteCount ?? packetReader!.byteCount }
-    /// Bytes of the largest packet (linear PCM: one frame; AAC written so far / in the file).
-    var maximumPacketSize: Int {
-        if let layout = writer?.layout ?? reader?.layout { return layout.bytesPerFrame }
-        return packetWriter?.maximumPacketSize ?? packetReader!.maximumPacketSize
-    }
-    /// The largest packet the format allows (AAC: 6144 bits per channel).
-    var packetSizeUpperBound: Int {
-        if let layout = writer?.layout ?? reader?.layout { return layout.bytesPerFrame }
-        return 768 * Int(dataFormat.mChannelsPerFrame)
-    }
-    var duration: Double {
-        if let duration = writer?.duration ?? reader?.duration { return duration }
-        if let packetReader { return packetReader.duration }
-        let table = packetWriter?.packetTable
-        let frames = table?.validFrameCount ?? packetCount * Int64(dataFormat.mFramesPerPacket)
-        return dataFormat.mSampleRate > 0 ? Double(frames) / dataFormat.mSampleRate : 0
-    }
-    var magicCookie: [UInt8] { packetWriter?.magicCookie ?? packetReader?.magicCookie ?? [] }
-    var packetTable: PacketTable? {
-        if let table = packetWriter?.packetTable ?? packetReader?.packetTable { return table }
-        guard packetWriter != nil || packetReader != nil else { return nil }
-        return PacketTable(validFrameCount: packetCount * Int64(dataFormat.mFramesPerPacket), primingFrames: 0, remainderFrames: 0)
-    }
-
-    private static let table = HandleTable<FileBox>(.files)
-
-    func register() -> AudioFileID { Self.table.register(self) }
-    static func from(_ id: AudioFileID) -> FileBox? { table.find(id) }
-    static func remove(_ id: AudioFileID) -> FileBox? { table.remove(id) }
+    static func register(_ file: AudioFile) -> AudioFileID { table.register(file) }
+    static func find(_ id: AudioFileID) -> AudioFile? { table.find(id) }
+    static func remove(_ id: AudioFileID) -> AudioFile? { table.remove(id) }
 }
 
 /// Creates a linear-PCM file of type AIFF, AIFC, WAVE, RF64, CAF (or Wave64), or an AAC file
@@ -73,14 +28,9 @@ public func AudioFileCreateWithURL(_ inFileRef: CFURL, _ inFileType: AudioFileTy
                                    _ inFormat: UnsafePointer<AudioStreamBasicDescription>, _ inFlags: AudioFileFlags,
                                    _ outAudioFile: UnsafeMutablePointer<AudioFileID?>) -> OSStatus {
     status { () throws(AudioStatusError) in
-        let erase = inFlags.contains(.eraseFile)
-        if PacketFiles.handles(format: inFormat.pointee, fileType: inFileType) {
-            let writer = try PacketFiles.create(path: inFileRef.path, fileType: inFileType, format: inFormat.pointee, eraseExisting: erase)
-            outAudioFile.pointee = FileBox(packetWriter: writer).register()
-        } else {
-            let writer = try AudioFileWriter(path: inFileRef.path, fileType: inFileType, format: inFormat.pointee, eraseExisting: erase)
-            outAudioFile.pointee = FileBox(writer: writer).register()
-        }
+        let file = try AudioFile.create(path: inFileRef.path, fileType: inFileType, format: inFormat.pointee,
+                                        eraseExisting: inFlags.contains(.eraseFile))
+        outAudioFile.pointee = FileHandles.register(file)
     }
 }
 
@@ -90,7 +40,7 @@ public func AudioFileWritePackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool
                                   _ inPacketDescriptions: UnsafePointer<AudioStreamPacketDescription>?,
                                   _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>,
                                   _ inBuffer: UnsafeRawPointer) -> OSStatus {
-    guard let box = FileBox.from(inAudioFile) else {
+    guard let box = FileHandles.find(inAudioFile) else {
         ioNumPackets.pointee = 0
         return kAudioFileNotOpenError
     }
@@ -110,7 +60,7 @@ public func AudioFileWritePackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool
             }
         }
     }
-    guard let writer = box.writer else {
+    guard let writer = box.pcmWriter else {
         ioNumPackets.pointee = 0
         return kAudioFilePermissionsError   // opened for reading
     }
@@ -125,18 +75,13 @@ public func AudioFileWritePackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool
 
 /// Finalizes the header and closes the file.
 public func AudioFileClose(_ inAudioFile: AudioFileID) -> OSStatus {
-    guard let box = FileBox.remove(inAudioFile) else { return kAudioFileNotOpenError }
-    box.reader?.close()
-    box.packetReader?.close()
-    return status { () throws(AudioStatusError) in
-        try box.writer?.close()
-        try box.packetWriter?.close()
-    }
+    guard let file = FileHandles.remove(inAudioFile) else { return kAudioFileNotOpenError }
+    return status { () throws(AudioStatusError) in try file.close() }
 }
 
 public func AudioFileGetPropertyInfo(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID,
                                      _ outDataSize: UnsafeMutablePointer<UInt32>?, _ isWritable: UnsafeMutablePointer<UInt32>?) -> OSStatus {
-    guard let file = FileBox.from(inAudioFile) else { return kAudioFileNotOpenError }
+    guard let file = FileHandles.find(inAudioFile) else { return kAudioFileNotOpenError }
     let size: Int
     switch inPropertyID {
     case kAudioFilePropertyDataFormat: size = MemoryLayout<AudioStreamBasicDescription>.size
@@ -159,7 +104,7 @@ public func AudioFileGetPropertyInfo(_ inAudioFile: AudioFileID, _ inPropertyID:
 /// MPEG-4 edit/skip data; ADTS has none, so it reports every frame as valid).
 public func AudioFileGetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID,
                                  _ ioDataSize: UnsafeMutablePointer<UInt32>, _ outPropertyData: UnsafeMutableRawPointer) -> OSStatus {
-    guard let file = FileBox.from(inAudioFile) else { return kAudioFileNotOpenError }
+    guard let file = FileHandles.find(inAudioFile) else { return kAudioFileNotOpenError }
     func put<T>(_ value: T) -> OSStatus { storeProperty(value, into: outPropertyData, size: ioDataSize, tooSmall: kAudioFileBadPropertySizeError) }
     switch inPropertyID {
     case kAudioFilePropertyDataFormat: return put(file.dataFormat)
@@ -184,7 +129,7 @@ public func AudioFileGetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: Aud
 /// `PacketTableInfo` (AAC files being written: priming and remainder frames).
 public func AudioFileSetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID, _ inDataSize: UInt32,
                                  _ inPropertyData: UnsafeRawPointer) -> OSStatus {
-    guard let file = FileBox.from(inAudioFile) else { return kAudioFileNotOpenError }
+    guard let file = FileHandles.find(inAudioFile) else { return kAudioFileNotOpenError }
     switch inPropertyID {
     case kAudioFilePropertyMagicCookieData:
         guard let packetWriter = file.packetWriter else { return file.isWritable ? noErr : kAudioFilePermissionsError }
@@ -217,12 +162,7 @@ public func AudioFileOpenURL(_ inFileRef: CFURL, _ inPermissions: AudioFilePermi
                              _ outAudioFile: UnsafeMutablePointer<AudioFileID?>) -> OSStatus {
     guard inPermissions == .readPermission else { return kAudioFilePermissionsError }
     return status { () throws(AudioStatusError) in
-        if let packetReader = try PacketFiles.open(path: inFileRef.path) {
-            outAudioFile.pointee = FileBox(packetReader: packetReader).register()
-        } else {
-            let reader = try AudioFileReader(path: inFileRef.path, typeHint: inFileTypeHint)
-            outAudioFile.pointee = FileBox(reader: reader).register()
-        }
+        outAudioFile.pointee = FileHandles.register(try AudioFile.open(path: inFileRef.path, typeHint: inFileTypeHint))
     }
 }
 
@@ -233,7 +173,7 @@ public func AudioFileReadPacketData(_ inAudioFile: AudioFileID, _ inUseCache: Bo
                                     _ outPacketDescriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?,
                                     _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>,
                                     _ outBuffer: UnsafeMutableRawPointer?) -> OSStatus {
-    guard let box = FileBox.from(inAudioFile) else { return kAudioFileNotOpenError }
+    guard let box = FileHandles.find(inAudioFile) else { return kAudioFileNotOpenError }
     guard let outBuffer else { return kAudio_ParamError }
     if let packetReader = box.packetReader {
         // Variable-size packets: fewer when they would not fit; descriptions are required.
@@ -247,7 +187,7 @@ public func AudioFileReadPacketData(_ inAudioFile: AudioFileID, _ inUseCache: Bo
         ioNumBytes.pointee = UInt32(clamping: read.bytes)
         return result
     }
-    guard let reader = box.reader else { return kAudioFilePermissionsError }
+    guard let reader = box.pcmReader else { return kAudioFilePermissionsError }
     var packets = 0
     let result = status { () throws(AudioStatusError) in
         packets = try reader.readPackets(startPacket: inStartingPacket, packetCount: Int(ioNumPackets.pointee),
@@ -265,7 +205,7 @@ public func AudioFileReadPackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool,
                                  _ outPacketDescriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?,
                                  _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>,
                                  _ outBuffer: UnsafeMutableRawPointer?) -> OSStatus {
-    guard let box = FileBox.from(inAudioFile) else { return kAudioFileNotOpenError }
+    guard let box = FileHandles.find(inAudioFile) else { return kAudioFileNotOpenError }
     // The deprecated call trusts the buffer to hold ioNumPackets packets of the largest size;
     // the product saturates rather than overflowing (0x7fffffff packets trapped: issue 9, item 8).
     let (bytes, overflow) = ioNumPackets.pointee.multipliedReportingOverflow(by: UInt32(clamping: box.packetSizeUpperBound))

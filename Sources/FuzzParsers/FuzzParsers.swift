@@ -77,7 +77,7 @@ private func readFrames(at path: String) {
 }
 
 private func readPackets(at path: String) {
-    guard let reader = try? PacketFiles.open(path: path) else { return }
+    guard let reader = (try? AudioFile.open(path: path))?.packetReader else { return }
     let capacity = 1 << 16
     let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
     let descriptions = UnsafeMutablePointer<AudioStreamPacketDescription>.allocate(capacity: 64)

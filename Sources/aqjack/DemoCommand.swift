@@ -1,3 +1,4 @@
+import AQCodecs
 import AQJack
 import AQMedia
 import AudioQueue
@@ -110,7 +111,7 @@ struct DemoCommand {
         // Write what was recorded, from the scheduled start frame, as float WAV with BWF.
         let (samples, firstTime, gaps) = recorded.contents(from: Double(startFrame))
         let frames = min(samples.count / channels, total)
-        let writer = try AudioFileWriter(path: path, fileType: AudioFileTypeValues.wave, format: recorder.format, eraseExisting: true)
+        let writer = try AudioFile.create(path: path, fileType: AudioFileTypeValues.wave, format: recorder.format, eraseExisting: true).pcmWriter!
         try writer.setTimeReference(startFrame)
         _ = try samples.withUnsafeBytes { try writer.writePackets($0.baseAddress!, byteCount: frames * 4 * channels, startPacket: 0, packetCount: frames) }
         try writer.close()

@@ -70,7 +70,9 @@ struct InfoCommand {
     }
 
     static func describe(_ path: String) throws(AudioStatusError) -> FileInfo {
-        if let packets = try PacketFiles.open(path: path) {
+        let file = try AudioFile.open(path: path)
+        defer { try? file.close() }
+        if let packets = file.packetReader {
             let format = packets.dataFormat
             let table = packets.packetTable
             return FileInfo(path: path, fileType: fourCharacterCode(packets.fileType), formatID: fourCharacterCode(format.mFormatID),
@@ -83,8 +85,7 @@ struct InfoCommand {
                             primingFrames: table?.primingFrames, remainderFrames: table?.remainderFrames,
                             magicCookieBytes: packets.magicCookie.count, maximumPacketSize: packets.maximumPacketSize, timeReference: nil)
         }
-        let reader = try AudioFileReader(path: path)
-        defer { reader.close() }
+        let reader = file.pcmReader!
         let format = reader.dataFormat
         var status = stat()
         let size = FilePath.withCString(path, { stat($0, &status) }) == 0 ? Int64(status.st_size) : 0

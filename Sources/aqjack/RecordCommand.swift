@@ -60,13 +60,13 @@ struct RecordCommand {
                 if options.isAAC {
                     try queue.configureEncoder(bitRate: options.bitRate, quality: options.quality)
                 }
-                let writer = try PacketFiles.create(path: options.path, fileType: options.fileType!, format: queue.format, eraseExisting: options.force)
+                let writer = try AudioFile.create(path: options.path, fileType: options.fileType!, format: queue.format, eraseExisting: options.force).packetWriter!
                 try writer.setMagicCookie(queue.magicCookie)
                 session = PacketRecordSession(writer: writer, targetFrames: targetFrames, priming: queue.packetTableInfo?.priming ?? 0,
                                               framesPerPacket: Int(queue.format.mFramesPerPacket),
                                               deviceFramesPerFileFrame: Double(client.sampleRate) / format.mSampleRate)
             } else {
-                let writer = try AudioFileWriter(path: options.path, fileType: options.fileType!, format: format, eraseExisting: options.force)
+                let writer = try AudioFile.create(path: options.path, fileType: options.fileType!, format: format, eraseExisting: options.force).pcmWriter!
                 session = RecordSession(writer: writer, targetFrames: targetFrames, deviceRate: Double(client.sampleRate))
             }
             box.session = session

@@ -16,7 +16,7 @@ struct PacketFileTests {
 
     static func write(_ fileType: UInt32, path: String) throws {
         let data = encoded
-        let writer = try PacketFiles.create(path: path, fileType: fileType, format: CompressedFormatValues.aacDescription(data.config), eraseExisting: true)
+        let writer = try #require(try AudioFile.create(path: path, fileType: fileType, format: CompressedFormatValues.aacDescription(data.config), eraseExisting: true).packetWriter)
         try writer.setMagicCookie(ElementaryStreamDescriptor(audioSpecificConfig: data.config).bytes)
         writer.packetTable = PacketTable(validFrameCount: 88200, primingFrames: Int32(data.priming), remainderFrames: Int32(data.remainder))
         // Write in groups of 10 packets, as a recording's buffers would.
@@ -61,7 +61,7 @@ struct PacketFileTests {
         let path = ExternalTool.temporaryPath("packets", extension: name)
         defer { try? FileManager.default.removeItem(atPath: path) }
         try Self.write(fileType, path: path)
-        let reader = try #require(try PacketFiles.open(path: path))
+        let reader = try #require(try AudioFile.open(path: path).packetReader)
         #expect(reader.fileType == fileType)
         #expect(reader.dataFormat.mFormatID == CompressedFormatValues.mpeg4AAC)
         #expect(reader.dataFormat.mSampleRate == 44100 && reader.dataFormat.mChannelsPerFrame == 2 && reader.dataFormat.mFramesPerPacket == 1024)
@@ -112,7 +112,7 @@ struct PacketFileTests {
             }
             _ = FileManager.default.createFile(atPath: damaged, contents: Data(bytes))
             do {
-                guard let reader = try PacketFiles.open(path: damaged) else {
+                guard let reader = try AudioFile.open(path: damaged).packetReader else {
                     refused += 1
                     continue
                 }
@@ -143,7 +143,7 @@ struct PacketFileTests {
             let pattern = rate.bitPattern
             for index in 0 ..< 8 { bytes[20 + index] = UInt8(truncatingIfNeeded: pattern >> (56 - 8 * UInt64(index))) }
             _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
-            #expect(throws: AudioStatusError.self) { _ = try PacketFiles.open(path: path) }
+            #expect(throws: AudioStatusError.self) { _ = try AudioFile.open(path: path).packetReader }
         }
         var nanFormat = CompressedFormatValues.aacDescription(Self.encoded.config)
         nanFormat.mSampleRate = .nan
@@ -187,7 +187,7 @@ struct PacketFileTests {
                 try writer.writePackets(raw.baseAddress!, byteCount: raw.count, descriptions: UnsafeBufferPointer(rebasing: all[0 ..< half]), startPacket: 0)
             }
         }
-        let partial = try #require(try PacketFiles.open(path: path))
+        let partial = try #require(try AudioFile.open(path: path).packetReader)
         #expect(partial.packetCount == Int64(half))
         try bytes.withUnsafeBytes { raw in
             try descriptions.withUnsafeBufferPointer { all in
@@ -195,7 +195,7 @@ struct PacketFileTests {
             }
         }
         try writer.close()
-        let reader = try #require(try PacketFiles.open(path: path))
+        let reader = try #require(try AudioFile.open(path: path).packetReader)
         #expect(reader.packetCount == Int64(count))
         var buffer = [UInt8](repeating: 0, count: 64)
         var described = [AudioStreamPacketDescription](repeating: AudioStreamPacketDescription(), count: 64)

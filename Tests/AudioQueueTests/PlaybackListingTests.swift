@@ -188,8 +188,8 @@ func writeAACFile(path: String, fileType: UInt32) throws -> [Float] {
     var packets: [EncodedPacket] = []
     try input.withUnsafeBufferPointer { try encoder.encode($0.baseAddress!, frameCount: 72000) { packets.append($0) } }
     try encoder.finish { packets.append($0) }
-    let writer = try PacketFiles.create(path: path, fileType: fileType, format: CompressedFormatValues.aacDescription(encoder.audioSpecificConfig),
-                                        eraseExisting: true)
+    let writer = try #require(try AudioFile.create(path: path, fileType: fileType, format: CompressedFormatValues.aacDescription(encoder.audioSpecificConfig),
+                                                   eraseExisting: true).packetWriter)
     try writer.setMagicCookie(ElementaryStreamDescriptor(audioSpecificConfig: encoder.audioSpecificConfig).bytes)
     writer.packetTable = PacketTable(validFrameCount: 72000, primingFrames: Int32(encoder.primingFrames), remainderFrames: Int32(encoder.remainderFrames))
     var bytes: [UInt8] = []

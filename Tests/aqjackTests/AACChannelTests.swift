@@ -71,7 +71,7 @@ struct AACChannelTests {
         // CAF keeps the converter's cookie as written (MPEG-4's esds is FFmpeg's own).
         let encode = try AQJackCommand.run(["convert", source, encoded, "--codec", "aac"])
         #expect(encode.status == 0, "\(encode.standardError)")
-        let reader = try #require(try PacketFiles.open(path: encoded))
+        let reader = try #require(try AudioFile.open(path: encoded).packetReader)
         let cookie = try ElementaryStreamDescriptor(parsing: reader.magicCookie)
         #expect(cookie.averageBitRate == 512_000, "\(cookie)")
         let readme = try String(contentsOfFile: #filePath.components(separatedBy: "/Tests/")[0] + "/README.md", encoding: .utf8)
