@@ -109,7 +109,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
     public convenience init(format: AudioStreamBasicDescription, clientName: String = "aqjack", server: String? = nil,
                             offlineWithoutServer: Bool = false, callback: @escaping Callback) throws(AudioQueueError) {
         do throws(AudioQueueError) {
-            let driver = try QueueDevice.openDriver(format: format, clientName: clientName, server: server, purpose: "playback")
+            let driver = try QueueDevice.openDriver(format: format, clientName: clientName, server: server, purpose: .playback)
             try self.init(format: format, driver: driver, callback: callback)
         } catch where offlineWithoutServer && error.status == AudioQueueError.invalidDeviceCode {
             let rate = format.mSampleRate.isFinite && format.mSampleRate >= 1 && format.mSampleRate <= 1_536_000 ? Int(format.mSampleRate) : 48000

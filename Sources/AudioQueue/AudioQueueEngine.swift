@@ -70,7 +70,7 @@ extension AudioQueueEngine {
 
 extension AudioInputQueue: AudioQueueEngine {
     public var latestCycleEndFrame: UInt64 { processor.nextCycleFrameTime }
-    public var discontinuityTotal: Int { discontinuityCount.load(ordering: .relaxed) }
+    public var discontinuityTotal: Int { discontinuityCount }
     public func assignChannels(to ports: [String]) { channelSources = ports }
     public var currentSampleTime: Double {
         guard let start = recordingStartFrame, isRunning else { return 0 }
@@ -90,20 +90,16 @@ extension AudioOutputQueue: AudioQueueEngine {
 enum QueueDevice {
     /// Checks `format` first (no client is opened for a bad one), then opens a JACK client.
     static func openDriver(format: AudioStreamBasicDescription, clientName: String, server: String?,
-                           purpose: String) throws(AudioQueueError) -> JackDriver {
-        // Check the format before touching the server: linear PCM field by field; AAC as
-        // FormatInfo completes it (its rate may still be 0, the server's).
-        if format.mFormatID == CompressedFormatValues.mpeg4AAC {
-            _ = try CompressedFormatValues.completedAAC(format)
-        } else if format.mFormatID == CompressedFormatValues.appleLossless {
-            // Checked by the queue itself.
-        } else {
-            _ = try LinearPCMLayout(validating: format)
+                           purpose: StreamFormat.Purpose) throws(AudioQueueError) -> JackDriver {
+        // Check the format before touching the server (its rate may still be 0, the server's).
+        // Apple Lossless is checked once the device's rate is known.
+        if format.mFormatID != CompressedFormatValues.appleLossless {
+            _ = try StreamFormat(format, deviceRate: nil, purpose: purpose)
         }
         do {
             return try JackDriver(name: clientName, server: server)
         } catch {
-            throw AudioQueueError(AudioQueueError.invalidDeviceCode, "cannot open the \(purpose) device: \(error)")
+            throw AudioQueueError(AudioQueueError.invalidDeviceCode, "cannot open the \(purpose.rawValue) device: \(error)")
         }
     }
 

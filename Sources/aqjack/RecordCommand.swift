@@ -105,7 +105,7 @@ struct RecordCommand {
         queue.stop(immediate: true)
         let xruns = client.notifications.xrunCount.load(ordering: .relaxed)
         let overruns = queue.overrunFrameCount
-        let underruns = queue.underrunFrameCount.load(ordering: .relaxed)
+        let underruns = queue.underrunFrameCount
         let failure = session.finish(queue: queue)
         queue.dispose()
         if let failure, reason != .serverShutdown { reason = .error; Diagnostics.error(failure) }

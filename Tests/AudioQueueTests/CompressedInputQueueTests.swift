@@ -57,9 +57,9 @@ extension JackServerSuite {
                 usleep(500_000)
             }
             queue.stop()
-            let inserted = queue.insertedSilenceFrameCount.load(ordering: .relaxed)
-            let repeated = queue.repeatedFrameCount.load(ordering: .relaxed)
-            let underruns = queue.underrunFrameCount.load(ordering: .relaxed)
+            let inserted = queue.insertedSilenceFrameCount
+            let repeated = queue.repeatedFrameCount
+            let underruns = queue.underrunFrameCount
             let decoder = try ALACDecoder(cookie: cookie, sampleRate: 48000, channelCount: 2)
             var samples: [Float] = []
             for packet in log.all {

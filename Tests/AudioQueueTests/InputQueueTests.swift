@@ -68,7 +68,7 @@ extension JackServerSuite {
             #expect(result.frames >= 48000 * 19 / 10, "\(result)")
             #expect(result.wrong == 0)
             #expect(result.gaps == 0)
-            #expect(queue.underrunFrameCount.load(ordering: .relaxed) == 0)
+            #expect(queue.underrunFrameCount == 0)
             // Every full buffer holds 4800 frames; host times advance with the frames.
             #expect(deliveries.dropLast().allSatisfy { $0.samples.count == 4800 * 2 })
             #expect(deliveries.allSatisfy { $0.startTime.mFlags == 7 })
@@ -110,7 +110,7 @@ extension JackServerSuite {
             let log = DeliveryLog()
             let lostAtDelivery = Mutex<[Int]>([])
             let queue = try AudioInputQueue(format: format, clientName: TestServer.uniqueClientName("urec")) { queue, buffer, startTime in
-                lostAtDelivery.withLock { $0.append(queue.underrunFrameCount.load(ordering: .relaxed)) }
+                lostAtDelivery.withLock { $0.append(queue.underrunFrameCount) }
                 let layout = try! LinearPCMLayout(validating: format)
                 let count = Int(buffer.pointee.mAudioDataByteSize) / 2
                 log.append(.init(startTime: startTime, samples: (0 ..< count).map { layout.decode(from: buffer.pointee.mAudioData + $0 * 2) }))
@@ -120,7 +120,7 @@ extension JackServerSuite {
             try queue.enqueue(buffer)
             try queue.start()
             usleep(300_000)   // the one buffer fills after 50 ms; then frames are lost
-            let lostBefore = queue.underrunFrameCount.load(ordering: .relaxed)
+            let lostBefore = queue.underrunFrameCount
             try queue.enqueue(buffer)
             usleep(200_000)
             queue.stop()
@@ -133,7 +133,7 @@ extension JackServerSuite {
             // Everything lost before the second buffer started is exactly its timestamp's jump.
             #expect(Int(gap) == lostAtDelivery.withLock { $0[1] })
             #expect(lostAtDelivery.withLock { $0[0] } == 0)
-            #expect(queue.discontinuityCount.load(ordering: .relaxed) >= 1)
+            #expect(queue.discontinuityCount >= 1)
             #expect(verifyIntegerSignal(deliveries, channels: 1, bits: 16).wrong == 0)
         }
 
@@ -168,7 +168,7 @@ extension JackServerSuite {
                 if gap != 0 { jumps.append(gap) }
             }
             #expect(jumps == [Double(overrun)])
-            #expect(queue.discontinuityCount.load(ordering: .relaxed) == 1)
+            #expect(queue.discontinuityCount == 1)
             #expect(verifyIntegerSignal(deliveries, channels: 1, bits: 16).wrong == 0)
         }
 

@@ -1,0 +1,485 @@
+import AQCodecs
+import AQCore
+import AQMedia
+import CAudioTypes
+import Foundation
+import Synchronization
+
+/// The signal path of a recording queue, in the order frames take it, on the queue thread:
+///
+/// 1. **drain the ring in place** (``drainRing(final:)``): each captured cycle is read where the
+///    process thread wrote it (``RingRegions``; only a frame split by the ring's wrap is copied),
+///    a cycle JACK labelled one cycle ahead is put back where its frames belong;
+/// 2. **align to the device timeline** (``TimelineAligner``): lost device frames become silence
+///    in a compressed stream, or end the PCM buffer being filled (its successor's timestamp
+///    shows the gap); a repeated cycle's frames already encoded are dropped;
+/// 3. **resample** from the device's rate to the format's (``Resampler``), keeping each
+///    output frame's device-time anchor;
+/// 4. **processing stages** (``QueueProcessingStage``: the insertion point for taps and plugins);
+/// 5. **convert or encode**: PCM frames encoded to the format's samples, or AAC/ALAC packets
+///    (``InputPacketStage``);
+/// 6. **fill buffers** in enqueue order, meter them, stamp each with its first frame's device
+///    time, and hand each full one to the callback.
+///
+/// ``AudioInputQueue`` is the API and state shell around it. Every method runs on the queue
+/// thread with the queue's `lock` held (the callback runs with it released), except those that
+/// take the lock themselves (`drainRing`, `finish...`).
+final class RecordingPipeline {
+    /// Delivered buffers go here (the queue's callback), with the lock released.
+    typealias Delivery = (_ buffer: AudioQueueBufferRef, _ startTime: AudioTimeStamp) -> Void
+
+    let format: StreamFormat
+    let deviceRate: Int
+    private let reader: CaptureReader
+    private let lock: NSLock
+    private let deliver: Delivery
+    /// Called (without the lock) when the first cycle after a start arrives.
+    private let onFirstCycle: () -> Void
+    /// The encoder and packet numbering when the format is compressed.
+    let packetStage: InputPacketStage?
+
+    // MARK: Shared with the shell, under the lock
+
+    /// Buffers waiting to be filled, in order.
+    var enqueued: [AudioQueueBufferRef] = []
+    /// Set by a start that resumes a pause: the gap that follows is the pause, not lost audio.
+    var resumingFromPause = false
+    var meteringEnabled = false
+    /// RMS and peak of each channel over the latest delivered buffer.
+    private(set) var levels: [AudioQueueLevelMeterState]
+    var converterQuality = Resampler.Quality.best
+    /// Whether the device has delivered a cycle since the latest start.
+    var deviceIsRunning = false
+    /// The device frame of the first frame recorded since the latest start, once known.
+    var firstRecordedFrame: Double?
+    /// Processing stages (4.), set while the queue is stopped.
+    var processing = ProcessingChain()
+
+    // MARK: Counters (any thread)
+
+    let underrunFrames = Atomic<Int>(0)
+    let relabelledCycles = Atomic<Int>(0)
+    let discontinuities = Atomic<Int>(0)
+    let insertedSilenceFrames = Atomic<Int>(0)
+    let repeatedFrames = Atomic<Int>(0)
+    let encoderFailures = Atomic<Int>(0)
+
+    // MARK: Stage state (queue thread, under the lock)
+
+    /// 2: where the delivered frames are on the device timeline (gaps up to 10 s are filled).
+    private var timeline: TimelineAligner
+    /// 3: created at the first cycle with ``converterQuality``; the device frame (fractional)
+    /// that output frame 0 since the last discontinuity maps to, and the output frames since.
+    private var resampler: Resampler?
+    private var resampleAnchor: Double?
+    private var resampledFrames = 0
+    /// 4: frames being processed, and 1: a frame split by the ring's wrap.
+    private var processingScratch: [Float] = []
+    private var stitchedFrame: [Float]
+    /// 6: the buffer being filled (`enqueued[0]`): frames, or bytes and packets, and its stamp.
+    private var filledFrames = 0
+    private var filledBytes = 0
+    private var filledPackets = 0
+    private var fillStart = AudioTimeStamp()
+    private var sums: [Double]
+    private var peaks: [Float]
+    /// Frames counted into the meters since the last delivered buffer (compressed buffers hold packets).
+    private var meteredFrames = 0
+    private var lastRecord: CaptureCycle?
+    private var isInUnderrun = false
+
+    init(format: StreamFormat, deviceRate: Int, packetStage: InputPacketStage?, reader: CaptureReader, lock: NSLock,
+         onFirstCycle: @escaping () -> Void, deliver: @escaping Delivery) {
+        self.format = format
+        self.deviceRate = deviceRate
+        self.packetStage = packetStage
+        self.reader = reader
+        self.lock = lock
+        self.onFirstCycle = onFirstCycle
+        self.deliver = deliver
+        let channels = format.channelCount
+        timeline = TimelineAligner(longestFilledGap: 10 * Int64(deviceRate))
+        sums = Array(repeating: 0, count: channels)
+        peaks = Array(repeating: 0, count: channels)
+        levels = Array(repeating: AudioQueueLevelMeterState(), count: channels)
+        stitchedFrame = Array(repeating: 0, count: channels)
+    }
+
+    var layout: LinearPCMLayout { format.frameLayout }
+    var isResampling: Bool { format.sampleRate != Double(deviceRate) }
+
+    // MARK: 1. Drain the ring
+
+    /// Moves every captured cycle into buffers. Takes the lock.
+    ///
+    /// A cycle whose frame time jumps ahead by exactly its own length is held until the next
+    /// cycle is seen (waiting at most 50 ms for it): when that one repeats the frame time, JACK
+    /// told this client the wrong time for the first (it did in a CI run around an xrun: 4985216
+    /// for the cycle of 4985088, then 4985216 again), and the first goes where its frames
+    /// belong, so nothing is filled with silence or dropped. Any other jump stays a gap. With
+    /// `final` no more cycles will come (stopped, paused): nothing is held.
+    func drainRing(final: Bool = false) {
+        while let record = reader.peekCycle() {
+            var placed = record
+            let (resuming, expected) = lock.withLock { (resumingFromPause, timeline.next) }
+            if let expected, !resuming, record.droppedFramesBefore == 0,
+               Int64(record.frameTime) == expected + Int64(record.frameCount) {
+                var following = reader.peekCycle(at: 1)
+                if following == nil && !final && reader.waitForCycle(milliseconds: 50, count: 2) {
+                    following = reader.peekCycle(at: 1)
+                }
+                if let following, following.frameTime == record.frameTime {
+                    placed.frameTime = UInt64(expected)
+                    if record.cycleStartMicros != 0 && record.nextCycleStartMicros > record.cycleStartMicros {
+                        placed.nextCycleStartMicros = record.cycleStartMicros
+                        placed.cycleStartMicros = record.cycleStartMicros - (record.nextCycleStartMicros - record.cycleStartMicros)
+                    }
+                    relabelledCycles.add(1, ordering: .relaxed)
+                }
+            }
+            _ = reader.readCycle { _, samples in consume(placed, samples) }
+        }
+    }
+
+    /// Forgets the timeline (a stop or reset): the next cycle starts it afresh.
+    func resetTimeline() {
+        timeline.reset()
+        processing.reset()
+    }
+
+    // MARK: 2. Align
+
+    private func consume(_ record: CaptureCycle, _ samples: RingRegions<Float>) {
+        if !lock.withLock({ deviceIsRunning }) { onFirstCycle() }
+        lock.lock()
+        defer { lock.unlock() }
+        // Frames at the start of this record already in a compressed stream (JACK repeated a
+        // cycle's frame time around an xrun): dropped, as a PCM file overwrites them in place.
+        var alreadyEncoded = 0
+        let previousEnd = timeline.next
+        let placement = timeline.place(position: Int64(record.frameTime), count: Int64(record.frameCount), rebasing: resumingFromPause)
+        if placement != TimelineAligner.Placement() {
+            discontinuities.add(1, ordering: .relaxed)
+            if let packetStage {
+                // AAC/ALAC: lost device frames (xrun, overrun, up to 10 s) become silence in the
+                // stream, so packet times stay on the device timeline; after a pause the stream
+                // simply continues and its timeline moves on by the pause.
+                if placement.silence > 0 {
+                    insertedSilenceFrames.add(Int(placement.silence), ordering: .relaxed)
+                    let silence = [Float](repeating: 0, count: Int(placement.silence) * layout.channelCount)
+                    silence.withUnsafeBufferPointer { resampleLocked($0.baseAddress!, frameCount: Int(placement.silence), record: record) }
+                }
+                alreadyEncoded = Int(placement.skip)
+                repeatedFrames.add(alreadyEncoded, ordering: .relaxed)
+                if placement.rebase, let previousEnd {
+                    packetStage.anchorDeviceFrame = packetStage.anchorDeviceFrame.map { $0 + Double(Int64(record.frameTime) - previousEnd) }
+                }
+            } else {
+                // Linear PCM: a gap (ring overrun, xrun, pause) or a repeat ends the buffer being
+                // filled, so that every buffer's frames are contiguous from its timestamp (the
+                // caller sees the gap in the timestamps, as on Apple's queue).
+                finishResamplingLocked(record)
+                deliverPartialBufferLocked()
+            }
+        }
+        resumingFromPause = false
+        guard alreadyEncoded < record.frameCount else { return }
+        forEachContiguousRun(of: samples, skippingFrames: alreadyEncoded) { frames, count in
+            resampleLocked(frames, frameCount: count, record: record)
+        }
+    }
+
+    /// Hands the frames of a ring run, after its first `skip`, to `body` as contiguous runs
+    /// straight from the ring: the first segment's whole frames, the one frame the wrap splits
+    /// (copied into ``stitchedFrame``), the rest of the second segment.
+    private func forEachContiguousRun(of samples: RingRegions<Float>, skippingFrames skip: Int,
+                                      _ body: (UnsafePointer<Float>, Int) -> Void) {
+        let channels = layout.channelCount
+        let totalFrames = samples.count / channels
+        var frame = skip
+        let firstFrames = samples.first.count / channels
+        if frame < firstFrames {
+            body(UnsafePointer(samples.first.baseAddress! + frame * channels), firstFrames - frame)
+            frame = firstFrames
+        }
+        let split = samples.first.count % channels
+        if split != 0 && frame == firstFrames && frame < totalFrames {
+            stitchedFrame.withUnsafeMutableBufferPointer { stitch in
+                for channel in 0 ..< channels { stitch[channel] = samples[firstFrames * channels + channel] }
+                body(UnsafePointer(stitch.baseAddress!), 1)
+            }
+            frame += 1
+        }
+        if frame < totalFrames {
+            // Frame f of the run starts at sample f·C, which is in the second segment here.
+            body(UnsafePointer(samples.second.baseAddress! + (frame * channels - samples.first.count)), totalFrames - frame)
+        }
+    }
+
+    // MARK: 3. Resample
+
+    /// Device-rate frames: resample when needed, then go on to the processing stages.
+    private func resampleLocked(_ frames: UnsafePointer<Float>, frameCount: Int, record: CaptureCycle) {
+        guard isResampling else {
+            processLocked(frames, frameCount: frameCount, record: record)
+            return
+        }
+        if resampler == nil {
+            resampler = try? Resampler(channelCount: layout.channelCount, ratio: format.sampleRate / Double(deviceRate), quality: converterQuality)
+        }
+        if resampleAnchor == nil && packetStage == nil {
+            resampleAnchor = Double(record.frameTime)
+            resampledFrames = 0
+        }
+        resampler?.process(frames, frameCount: frameCount) { output, count in
+            processLocked(output, frameCount: count, record: record)
+        }
+    }
+
+    /// Flushes the resampler's delay line into the buffers and forgets the anchor.
+    func finishResamplingLocked(_ record: CaptureCycle?) {
+        guard let resampler, resampleAnchor != nil else { return }
+        let timing = record ?? lastRecord
+        resampler.flush { output, count in
+            if let timing { processLocked(output, frameCount: count, record: timing) }
+        }
+        resampleAnchor = nil
+    }
+
+    /// Called by stop and flush: drains the resampler so the last frames reach the buffers. Takes the lock.
+    func finishResampling() {
+        lock.withLock { finishResamplingLocked(nil) }
+    }
+
+    // MARK: 4. Processing stages
+
+    private func processLocked(_ frames: UnsafePointer<Float>, frameCount: Int, record: CaptureCycle) {
+        guard !processing.isEmpty else {
+            emitLocked(frames, frameCount: frameCount, record: record)
+            return
+        }
+        let sampleCount = frameCount * layout.channelCount
+        if processingScratch.count < sampleCount { processingScratch = [Float](repeating: 0, count: sampleCount) }
+        processingScratch.withUnsafeMutableBufferPointer { scratch in
+            scratch.baseAddress!.update(from: frames, count: sampleCount)
+            processing.process(scratch.baseAddress!, frameCount: frameCount, channelCount: layout.channelCount)
+            emitLocked(UnsafePointer(scratch.baseAddress!), frameCount: frameCount, record: record)
+        }
+    }
+
+    // MARK: 5 and 6. Convert or encode, fill buffers
+
+    /// Puts `frameCount` interleaved frames (in the format's rate) into the enqueued buffers,
+    /// delivering each buffer as it fills.
+    private func emitLocked(_ frames: UnsafePointer<Float>, frameCount: Int, record: CaptureCycle) {
+        lastRecord = record
+        if let packetStage {
+            encodeLocked(frames, frameCount: frameCount, record: record, stage: packetStage)
+            return
+        }
+        let channels = layout.channelCount
+        let bytesPerFrame = layout.bytesPerFrame
+        var offset = 0
+        while offset < frameCount {
+            guard let buffer = enqueued.first else {
+                // kAudioQueueErr_RecordUnderrun: nowhere to put the data. Lost and counted; the
+                // next buffer's timestamp jumps by exactly the loss (the frame count runs on).
+                underrunFrames.add(frameCount - offset, ordering: .relaxed)
+                if !isInUnderrun { discontinuities.add(1, ordering: .relaxed) }
+                isInUnderrun = true
+                if isResampling { resampledFrames += frameCount - offset }
+                return
+            }
+            isInUnderrun = false
+            if filledFrames == 0 {
+                fillStart = timestamp(ofOutputFrame: offset, record: record)
+                if firstRecordedFrame == nil { firstRecordedFrame = fillStart.mSampleTime }
+            }
+            let capacityFrames = Int(buffer.pointee.mAudioDataBytesCapacity) / bytesPerFrame
+            let count = min(capacityFrames - filledFrames, frameCount - offset)
+            let destination = buffer.pointee.mAudioData + filledFrames * bytesPerFrame
+            let source = frames + offset * channels
+            if format.isNativeFloat32 {
+                // The ring's samples are already the format's bytes: one copy.
+                destination.copyMemory(from: source, byteCount: count * bytesPerFrame)
+            } else {
+                layout.encode(source, count: count * channels, to: destination, byteStride: layout.bytesPerSample)
+            }
+            if meteringEnabled { meterLocked(source, frameCount: count) }
+            filledFrames += count
+            offset += count
+            if isResampling { resampledFrames += count }
+            if filledFrames == capacityFrames { deliverPartialBufferLocked() }
+        }
+    }
+
+    /// Adds frames to the level meters' running sums.
+    private func meterLocked(_ source: UnsafePointer<Float>, frameCount: Int) {
+        let channels = layout.channelCount
+        // Through local buffers: every access to a class's array property is an exclusivity
+        // check, which per sample cost more than the rest of the path.
+        sums.withUnsafeMutableBufferPointer { sums in
+            peaks.withUnsafeMutableBufferPointer { peaks in
+                for frame in 0 ..< frameCount {
+                    for channel in 0 ..< channels {
+                        let sample = source[frame * channels + channel]
+                        sums[channel] += Double(sample * sample)
+                        peaks[channel] = max(peaks[channel], abs(sample))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Compressed: encodes frames and places the packets.
+    private func encodeLocked(_ frames: UnsafePointer<Float>, frameCount: Int, record: CaptureCycle, stage: InputPacketStage) {
+        if stage.anchorDeviceFrame == nil {
+            let start = timestamp(ofOutputFrame: 0, record: record).mSampleTime
+            stage.anchorDeviceFrame = start
+            if firstRecordedFrame == nil { firstRecordedFrame = start }
+        }
+        if meteringEnabled {
+            meterLocked(frames, frameCount: frameCount)
+            meteredFrames += frameCount
+        }
+        do {
+            try stage.encode(frames, frameCount: frameCount) { packet, index in placePacketLocked(packet, index: index, record: record) }
+        } catch {
+            encoderFailures.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// The largest packet a buffer receives (linear PCM: one frame).
+    var maximumPacketSize: Int { packetStage?.maximumPacketSize ?? layout.bytesPerFrame }
+
+    /// Puts one packet into `enqueued[0]`, delivering buffers that cannot take it.
+    private func placePacketLocked(_ packet: EncodedPacket, index: Int64, record: CaptureCycle?) {
+        let size = packet.bytes.count
+        while let buffer = enqueued.first {
+            let fits = filledBytes + size <= Int(buffer.pointee.mAudioDataBytesCapacity)
+                && filledPackets < Int(buffer.pointee.mPacketDescriptionCapacity)
+            if !fits {
+                if filledPackets == 0 { break }   // cannot happen: enqueue checks the capacity
+                deliverPartialBufferLocked()
+                continue
+            }
+            isInUnderrun = false
+            if filledPackets == 0, let stage = packetStage {
+                let frame = stage.deviceFrame(ofPacket: index)
+                if let timing = record ?? lastRecord {
+                    fillStart = timestamp(ofDeviceFrame: frame, in: timing)
+                } else {
+                    fillStart = AudioTimeStamp()
+                    fillStart.mSampleTime = frame
+                    fillStart.mFlags = 1
+                }
+            }
+            packet.bytes.withUnsafeBytes { (buffer.pointee.mAudioData + filledBytes).copyMemory(from: $0.baseAddress!, byteCount: size) }
+            buffer.pointee.mPacketDescriptions?[filledPackets] = AudioStreamPacketDescription(mStartOffset: Int64(filledBytes),
+                                                                                                mVariableFramesInPacket: 0, mDataByteSize: UInt32(size))
+            filledPackets += 1
+            filledBytes += size
+            // Delivered by time as well as by fill, as Apple's queue does: a buffer holding half
+            // a second of audio goes to the callback even when small packets (silence, quiet
+            // input) leave it mostly empty, so a recording's file is never more than that behind
+            // (issue 9, item 2: silent AAC filled a buffer in 10-24 s).
+            if filledBytes + maximumPacketSize > Int(buffer.pointee.mAudioDataBytesCapacity)
+                || filledPackets == Int(buffer.pointee.mPacketDescriptionCapacity)
+                || filledPackets >= packetsPerDelivery {
+                deliverPartialBufferLocked()
+            }
+            return
+        }
+        // kAudioQueueErr_RecordUnderrun: no buffer for this packet; lost and counted.
+        underrunFrames.add(packet.frameCount, ordering: .relaxed)
+        if !isInUnderrun { discontinuities.add(1, ordering: .relaxed) }
+        isInUnderrun = true
+    }
+
+    /// The most packets a compressed buffer holds before it is delivered: half a second of
+    /// audio (AAC 1024 frames per packet: 23 packets at 48 kHz; ALAC 4096: 5), at least one.
+    private var packetsPerDelivery: Int {
+        guard let packetStage else { return .max }
+        return max(1, packetStage.sampleRate / 2 / packetStage.framesPerPacket)
+    }
+
+    /// Compressed: flushes the encoder at a stop, placing its last packets. Takes the lock.
+    func finishEncoding() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let packetStage, packetStage.hasStarted else { return }
+        do {
+            try packetStage.finish { packet, index in placePacketLocked(packet, index: index, record: lastRecord) }
+        } catch {
+            encoderFailures.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// Delivers `enqueued[0]` if it holds frames. Takes the lock.
+    func deliverPartialBuffer() {
+        lock.withLock { deliverPartialBufferLocked() }
+    }
+
+    /// Delivers `enqueued[0]` if it holds frames; releases the lock around the callback.
+    func deliverPartialBufferLocked() {
+        let compressed = packetStage != nil
+        guard compressed ? filledPackets > 0 : filledFrames > 0, let buffer = enqueued.first else { return }
+        enqueued.removeFirst()
+        let meterFrames: Int
+        if compressed {
+            buffer.pointee.mAudioDataByteSize = UInt32(filledBytes)
+            buffer.pointee.mPacketDescriptionCount = UInt32(filledPackets)
+            meterFrames = meteredFrames
+            meteredFrames = 0
+            filledBytes = 0
+            filledPackets = 0
+        } else {
+            buffer.pointee.mAudioDataByteSize = UInt32(filledFrames * layout.bytesPerFrame)
+            meterFrames = filledFrames
+        }
+        if meteringEnabled && meterFrames > 0 {
+            for channel in 0 ..< layout.channelCount {
+                levels[channel] = AudioQueueLevelMeterState(mAveragePower: Float((sums[channel] / Double(meterFrames)).squareRoot()),
+                                                            mPeakPower: peaks[channel])
+                sums[channel] = 0
+                peaks[channel] = 0
+            }
+        }
+        filledFrames = 0
+        let startTime = fillStart
+        lock.unlock()
+        deliver(buffer, startTime)
+        lock.lock()
+    }
+
+    // MARK: Timestamps
+
+    /// The timestamp of the `offset`th frame being emitted from `record`: its JACK frame, or
+    /// for resampled output the (fractional) device frame it corresponds to.
+    private func timestamp(ofOutputFrame offset: Int, record: CaptureCycle) -> AudioTimeStamp {
+        if isResampling, let anchor = resampleAnchor {
+            // resampledFrames already counts every frame emitted before this one.
+            let deviceFrame = anchor + Double(resampledFrames) * Double(deviceRate) / format.sampleRate
+            return timestamp(ofDeviceFrame: deviceFrame, in: record)
+        }
+        return timestamp(ofDeviceFrame: Double(record.frameTime + UInt64(offset)), in: record)
+    }
+
+    /// The timestamp of device frame `frame` (JACK frame time; fractional when resampling),
+    /// host time interpolated from the cycle's times.
+    private func timestamp(ofDeviceFrame frame: Double, in record: CaptureCycle) -> AudioTimeStamp {
+        var stamp = AudioTimeStamp()
+        stamp.mSampleTime = frame
+        stamp.mFlags = 1   // kAudioTimeStampSampleTimeValid
+        if record.cycleStartMicros != 0 && record.nextCycleStartMicros > record.cycleStartMicros {
+            let cycleMicros = Double(record.nextCycleStartMicros - record.cycleStartMicros)
+            let framesIntoRecord = frame - Double(record.frameTime)
+            let nanoseconds = Double(record.cycleStartMicros) * 1000 + framesIntoRecord * cycleMicros * 1000 / Double(record.frameCount)
+            stamp.mHostTime = UInt64(nanoseconds)
+            let nominalMicros = Double(record.frameCount) * 1_000_000 / Double(deviceRate)
+            stamp.mRateScalar = nominalMicros / cycleMicros
+            stamp.mFlags |= 2 | 4   // kAudioTimeStampHostTimeValid | kAudioTimeStampRateScalarValid
+        }
+        return stamp
+    }
+}
