@@ -15,6 +15,9 @@ import Synchronization
 /// on with volume and pan (``PlaybackProcessor``); when the ring runs dry it plays silence and
 /// counts it.
 ///
+/// The signal path, from the buffers to the ring, is ``PlaybackPipeline`` (its own file); this
+/// class is the API and state shell around it.
+///
 /// ### Device model
 /// `currentDevice` names the JACK client whose input ports the queue feeds, channel N to its
 /// Nth audio input port (`system`, the physical playback ports, by default);
@@ -25,15 +28,14 @@ public final class AudioOutputQueue: @unchecked Sendable {
 
     /// The buffers' format, with a sample rate of 0 replaced by the device's: linear PCM, or
     /// AAC-LC or Apple Lossless packets (with descriptions), which the queue decodes on its thread.
-    public let format: AudioStreamBasicDescription
-    /// The linear-PCM layout the queue plays: the format's, or for AAC 32-bit float frames.
-    public let layout: LinearPCMLayout
-    private let isCompressed: Bool
-    /// The AAC or ALAC decoder, made at the first buffer from the magic cookie (or, for AAC, the format).
-    private var decoder: (any PacketDecoding)?
-    private var cookie: [UInt8] = []
-    /// The front AAC buffer decoded (interleaved Float), while it is being converted.
-    private var decodedFront: [Float]?
+    public var format: AudioStreamBasicDescription { streamFormat.description }
+    /// The format, checked and completed once.
+    public let streamFormat: StreamFormat
+    /// The linear-PCM layout the queue plays: the format's, or for AAC and ALAC 32-bit float frames.
+    public var layout: LinearPCMLayout { streamFormat.frameLayout }
+    private var isCompressed: Bool { streamFormat.isCompressed }
+    /// Buffers → decode → processing → resample → ring → buffers back.
+    private var pipeline: PlaybackPipeline!
     /// The device: a JACK client, or an ``OfflineDriver`` the caller clocks.
     public let driver: any AudioDriver
     /// The full names of the queue's channels (JACK: its output ports `<client>:out_N`).
@@ -42,7 +44,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
     /// offline rendering works then, and a start in device mode answers this.
     public let unavailableDeviceReason: String?
     /// The rate frames are played at: the device's, or the offline render format's (under `lock`).
-    private var deviceRate: Int
+    private var deviceRate: Int { pipeline.deviceRate }
     /// Offline rendering (`AudioQueueSetOfflineRenderFormat`): the format rendered into and the
     /// driver that runs the processor meanwhile, clocked by ``renderOffline(frameCount:into:)``.
     private var offlineFormat: (format: AudioStreamBasicDescription, layout: LinearPCMLayout, driver: OfflineDriver)? {
@@ -56,33 +58,9 @@ public final class AudioOutputQueue: @unchecked Sendable {
 
     private enum RunState { case stopped, running, paused, draining }
 
-    /// One enqueued buffer and what to skip of it.
-    private struct Entry {
-        let buffer: AudioQueueBufferRef
-        var trimStartFrames: Int
-        var trimEndFrames: Int
-        var gain: Float?
-        /// AAC: where each packet lies in the buffer.
-        var packetDescriptions: [AudioStreamPacketDescription] = []
-    }
-
     private let lock = NSLock()
     private var runState = RunState.stopped
     private var buffers = QueueBufferStore()
-    private var enqueued: [Entry] = []
-    /// Frames of the front buffer already converted.
-    private var frontOffset = 0
-    /// Converted frames (server rate) not yet in the ring, from `pendingStart` on.
-    private var pending: [Float] = []
-    private var pendingStart = 0
-    /// Frames written into the ring since the queue was made.
-    private var writtenFrames = 0
-    /// Buffers fully converted but not yet played out, with the played-frame count at which
-    /// their last frame has left: they go back to the caller then (Apple hands a playback buffer
-    /// back once it has been used, i.e. played).
-    private var inFlight: [(buffer: AudioQueueBufferRef, doneAtPlayedFrame: Int)] = []
-    private var resampler: Resampler?
-    private var converterQuality = Resampler.Quality.best
     private var device = "system"
     private var explicitDestinations: [String]?
     private var volume: Float = 1
@@ -130,43 +108,31 @@ public final class AudioOutputQueue: @unchecked Sendable {
     /// (also when this throws).
     public init(format: AudioStreamBasicDescription, driver: any AudioDriver, callback: @escaping Callback,
                 unavailableDeviceReason: String? = nil) throws(AudioQueueError) {
-        var pcmFormat = format
-        var aacFormat: AudioStreamBasicDescription?
-        if format.mFormatID == CompressedFormatValues.appleLossless {
-            guard format.mSampleRate.isFinite, format.mSampleRate > 0, format.mSampleRate <= 1_536_000,
-                  (1 ... 8).contains(format.mChannelsPerFrame) else {
-                driver.close()
-                throw AudioQueueError(AudioQueueError.unsupportedDataFormatCode,
-                                      "Apple Lossless playback needs the file's rate and 1 ... 8 channels; got \(format.mSampleRate) Hz, \(format.mChannelsPerFrame) channels")
-            }
-            aacFormat = format
-            pcmFormat = CompressedFormatValues.floatPCM(sampleRate: format.mSampleRate, channelCount: Int(format.mChannelsPerFrame))
-        } else if format.mFormatID == CompressedFormatValues.mpeg4AAC {
-            do throws(AudioStatusError) {
-                var aac = try CompressedFormatValues.completedAAC(format)
-                if aac.mSampleRate == 0 { aac.mSampleRate = Double(driver.sampleRate) }
-                guard aac.mChannelsPerFrame > 0 else {
-                    throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "mChannelsPerFrame is 0; AAC playback needs 1 ... 6 or 8 channels")
-                }
-                aacFormat = aac
-            } catch {
-                driver.close()
-                throw error
-            }
-            pcmFormat = CompressedFormatValues.floatPCM(sampleRate: aacFormat!.mSampleRate, channelCount: Int(aacFormat!.mChannelsPerFrame))
+        do throws(AudioStatusError) {
+            streamFormat = try StreamFormat(format, deviceRate: Double(driver.sampleRate), purpose: .playback)
+        } catch {
+            driver.close()
+            throw error
         }
-        let (resolved, layout, channels) = try QueueDevice.prepare(format: pcmFormat, driver: driver, channelPrefix: "out_", direction: .output)
-        channelNames = channels
+        do {
+            channelNames = try driver.makeChannels(prefix: "out_", count: streamFormat.channelCount, direction: .output)
+        } catch {
+            driver.close()
+            throw AudioQueueError(AudioQueueError.invalidDeviceCode, "\(error)")
+        }
         self.unavailableDeviceReason = unavailableDeviceReason
-        deviceRate = driver.sampleRate
-        self.format = aacFormat ?? resolved
-        isCompressed = aacFormat != nil
-        self.layout = layout
         self.driver = driver
         self.callback = callback
         // A quarter second of ring, at least 8 periods: the latency between enqueue and sound.
-        (processor, feeder) = PlaybackProcessor.make(channelCount: layout.channelCount,
+        (processor, feeder) = PlaybackProcessor.make(channelCount: streamFormat.channelCount,
                                                      capacityFrames: max(8 * driver.bufferSize, driver.sampleRate / 4))
+        pipeline = PlaybackPipeline(format: streamFormat, deviceRate: driver.sampleRate, feeder: feeder, processor: processor, lock: lock,
+                                    bufferVolume: { [unowned self] gain in
+                                        // A buffer enqueued with a volume starts: the lock is held.
+                                        volume = gain
+                                        processor.setGain(gain, rampFrames: Int(volumeRampSeconds * Double(pipeline.deviceRate)))
+                                    },
+                                    deliver: { [unowned self] buffer in self.callback(self, buffer) })
         try QueueDevice.start(processor, on: driver)
         worker = QueueWorker(name: "aqjack.output-queue", wait: { [unowned self] in
             // Offline, the renders do the work on the caller's thread: waking for each of their
@@ -195,7 +161,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
     public func freeBuffer(_ buffer: AudioQueueBufferRef) throws(AudioQueueError) {
         lock.lock()
         defer { lock.unlock() }
-        try buffers.free(buffer, isEnqueued: enqueued.contains { $0.buffer == buffer } || inFlight.contains { $0.buffer == buffer })
+        try buffers.free(buffer, isEnqueued: pipeline.holds(buffer))
     }
 
     /// Adds a filled buffer (`mAudioDataByteSize` bytes of frames) at the end of the queue,
@@ -215,7 +181,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
         guard buffers.contains(buffer) else {
             throw AudioQueueError(AudioQueueError.invalidBufferCode, "the buffer does not belong to this queue")
         }
-        guard !enqueued.contains(where: { $0.buffer == buffer }), !inFlight.contains(where: { $0.buffer == buffer }) else {
+        guard !pipeline.holds(buffer) else {
             throw AudioQueueError(AudioQueueError.bufferEnqueuedTwiceCode, "the buffer is already enqueued")
         }
         guard buffer.pointee.mAudioDataByteSize > 0 else {
@@ -242,23 +208,20 @@ public final class AudioOutputQueue: @unchecked Sendable {
                 throw AudioQueueError(AudioQueueError.parameterCode, "mAudioDataByteSize \(buffer.pointee.mAudioDataByteSize) is not a whole number of \(layout.bytesPerFrame)-byte frames")
             }
         }
-        enqueued.append(Entry(buffer: buffer, trimStartFrames: max(0, trimStartFrames), trimEndFrames: max(0, trimEndFrames), gain: volume,
+        pipeline.enqueued.append(PlaybackPipeline.Entry(buffer: buffer, trimStartFrames: max(0, trimStartFrames), trimEndFrames: max(0, trimEndFrames), gain: volume,
                               packetDescriptions: packetDescriptions))
     }
 
     /// The magic cookie of the AAC stream to play (`kAudioQueueProperty_MagicCookie`; seed 001
     /// copies the file's before enqueuing): an ES_Descriptor, an `esds` payload or a bare
     /// AudioSpecificConfig. Linear PCM ignores it.
-    public var magicCookie: [UInt8] { lock.withLock { cookie } }
+    public var magicCookie: [UInt8] { lock.withLock { pipeline.cookie } }
 
     public func setMagicCookie(_ bytes: [UInt8]) throws(AudioQueueError) {
         guard isCompressed else { return }
         if format.mFormatID == CompressedFormatValues.appleLossless {
             _ = try ALACDecoder(cookie: bytes, sampleRate: Int(format.mSampleRate), channelCount: layout.channelCount)
-            lock.withLock {
-                cookie = bytes
-                decoder = nil
-            }
+            lock.withLock { pipeline.cookie = bytes }
             return
         }
         let config = try ElementaryStreamDescriptor(parsing: bytes).audioSpecificConfig
@@ -266,14 +229,11 @@ public final class AudioOutputQueue: @unchecked Sendable {
             throw AudioQueueError(AudioQueueError.invalidPropertyValueCode,
                                   "the magic cookie describes \(config.channelCount) channels; the queue's format has \(layout.channelCount)")
         }
-        lock.withLock {
-            cookie = bytes
-            decoder = nil
-        }
+        lock.withLock { pipeline.cookie = bytes }
     }
 
-    /// AAC packets that did not decode (their frames are skipped). Any thread.
-    public let decodeFailureCount = Atomic<Int>(0)
+    /// Compressed packets that did not decode (their frames are skipped). Any thread.
+    public var decodeFailureCount: Int { pipeline.decodeFailures.load(ordering: .relaxed) }
 
     // MARK: Control
 
@@ -287,7 +247,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
         let target = frames > 0 ? min(frames, feeder.capacityFrames) : feeder.capacityFrames
         let deadline = Date().addingTimeInterval(2)
         while Date() < deadline {
-            let (ready, more) = lock.withLock { (feeder.queuedFrameCount, !enqueued.isEmpty || pending.count > pendingStart) }
+            let (ready, more) = lock.withLock { (feeder.queuedFrameCount, !pipeline.enqueued.isEmpty || pipeline.hasPendingFrames) }
             // Buffers come back only as they are played: until the start, the ring is what primes.
             if ready >= target || !more { return ready }
             usleep(1000)
@@ -361,8 +321,8 @@ public final class AudioOutputQueue: @unchecked Sendable {
     /// The corresponding Apple function is `AudioQueueFlush`.
     public func flush() {
         worker.perform(wait: true) { [unowned self] in
-            while lock.withLock({ !enqueued.isEmpty }) && feeder.writableFrameCount > 0 { fill() }
-            flushResampler()
+            while lock.withLock({ !pipeline.enqueued.isEmpty }) && feeder.writableFrameCount > 0 { pipeline.fill() }
+            pipeline.flushResampler()
         }
     }
 
@@ -390,8 +350,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
         driver.close()
         lock.withLock { offlineFormat?.driver.close() }
         lock.withLock {
-            enqueued.removeAll()
-            inFlight.removeAll()
+            pipeline.removeAll()
             buffers.releaseAll()
         }
     }
@@ -442,8 +401,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
             // Back to the device when already on it: nothing to move.
             guard target != nil || offlineFormat != nil else { return }
             let newRate = target.map { Int($0.format.mSampleRate) } ?? driver.sampleRate
-            let holdsFrames = !enqueued.isEmpty || !inFlight.isEmpty || pending.count > pendingStart || feeder.queuedFrameCount > 0
-            guard newRate == deviceRate || !holdsFrames else {
+            guard newRate == deviceRate || !pipeline.holdsFrames else {
                 throw AudioQueueError(AudioQueueError.invalidOfflineModeCode,
                                       "buffers converted for \(deviceRate) Hz are waiting; set an offline render format of another rate (\(newRate) Hz) before enqueuing")
             }
@@ -464,10 +422,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
                 throw AudioQueueError(AudioQueueError.invalidDeviceCode, "\(error)")
             }
             offlineFormat = target.flatMap { target in renderer.map { (target.format, target.layout, $0) } }
-            if newRate != deviceRate {
-                deviceRate = newRate
-                resampler = nil
-            }
+            pipeline.changeDeviceRate(newRate)
         }
     }
 
@@ -500,10 +455,10 @@ public final class AudioOutputQueue: @unchecked Sendable {
         var done = 0
         worker.exclusively {
             while done < frameCount {
-                fill()
+                pipeline.fill()
                 var ready = feeder.queuedFrameCount
-                if ready == 0, lock.withLock({ runState == .draining && enqueued.isEmpty }) {
-                    flushResampler()
+                if ready == 0, lock.withLock({ runState == .draining && pipeline.enqueued.isEmpty }) {
+                    pipeline.flushResampler()
                     ready = feeder.queuedFrameCount
                 }
                 guard ready > 0, isRunning else { break }
@@ -517,7 +472,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
                                         byteStride: renderLayout.bytesPerFrame)
                 })
                 done += count
-                returnPlayedBuffers()
+                pipeline.returnPlayedBuffers()
             }
             finishOfflineDrain()
             if isRunning && playbackStartFrame != nil { reportRunning(true) }
@@ -579,8 +534,8 @@ public final class AudioOutputQueue: @unchecked Sendable {
 
     /// The converter used when the format's rate differs from the server's. Set before enqueuing.
     public var sampleRateConverterQuality: Resampler.Quality {
-        get { lock.withLock { converterQuality } }
-        set { lock.withLock { converterQuality = newValue } }
+        get { lock.withLock { pipeline.converterQuality } }
+        set { lock.withLock { pipeline.converterQuality = newValue } }
     }
 
     /// Called on the queue thread when the first frame has really been played after a start
@@ -616,13 +571,13 @@ public final class AudioOutputQueue: @unchecked Sendable {
     /// Hands back played buffers, refills the ring, finishes a drain and reports state changes.
     /// Queue thread only.
     private func catchUp() {
-        returnPlayedBuffers()
-        fill()
-        let (state, queueEmpty, nothingPending) = lock.withLock { (runState, enqueued.isEmpty, pending.count == pendingStart) }
+        pipeline.returnPlayedBuffers()
+        pipeline.fill()
+        let (state, queueEmpty, nothingPending) = lock.withLock { (runState, pipeline.enqueued.isEmpty, !pipeline.hasPendingFrames) }
         if state == .draining && queueEmpty && nothingPending {
-            flushResampler()
-            if lock.withLock({ pending.count == pendingStart }) {
-                processor.drain(afterTotalFrames: lock.withLock { writtenFrames })
+            pipeline.flushResampler()
+            if lock.withLock({ !pipeline.hasPendingFrames }) {
+                processor.drain(afterTotalFrames: lock.withLock { pipeline.writtenFrames })
                 // The cycle that wrote the last frame has run; its frames leave the graph while the
                 // next cycle runs. Stopped (and IsRunning false) once that next cycle has started.
                 if processor.isDrained.load(ordering: .acquiring) && drainedCycleEnd == nil {
@@ -641,7 +596,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
     /// stops now (nothing is left to leave a device). Queue thread only.
     private func finishOfflineDrain() {
         let finished = lock.withLock {
-            runState == .draining && enqueued.isEmpty && pending.count == pendingStart && feeder.queuedFrameCount == 0
+            runState == .draining && pipeline.enqueued.isEmpty && !pipeline.hasPendingFrames && feeder.queuedFrameCount == 0
         }
         if finished { finishDrain() }
     }
@@ -652,155 +607,8 @@ public final class AudioOutputQueue: @unchecked Sendable {
         processor.play(fromFrame: nil)
         processor.cancelDrain()
         lock.withLock { runState = .stopped }
-        returnPlayedBuffers()
+        pipeline.returnPlayedBuffers()
         reportRunning(false)
-    }
-
-    /// Converts enqueued buffers into the ring as far as it has room; hands used-up buffers back.
-    private func fill() {
-        while true {
-            // Pending converted frames go first.
-            let (moved, left) = lock.withLock { () -> (Int, Int) in
-                let count = (pending.count - pendingStart) / layout.channelCount
-                guard count > 0 else { return (0, 0) }
-                let written = pending.withUnsafeBufferPointer { feeder.write($0.baseAddress! + pendingStart, frameCount: count) }
-                pendingStart += written * layout.channelCount
-                writtenFrames += written
-                if pendingStart == pending.count {
-                    pending.removeAll(keepingCapacity: true)
-                    pendingStart = 0
-                }
-                return (written, count - written)
-            }
-            _ = moved
-            if left > 0 { return }
-            // Then the next piece of the front buffer.
-            guard let finished = convertNextPiece() else { return }
-            if let buffer = finished {
-                lock.withLock {
-                    let mark = writtenFrames + (pending.count - pendingStart) / layout.channelCount
-                    inFlight.append((buffer, mark))
-                }
-            }
-        }
-    }
-
-    /// Hands back the buffers whose frames have all been played. Queue thread only.
-    private func returnPlayedBuffers() {
-        let played = processor.playedFrameCount.load(ordering: .acquiring)
-        while let buffer = lock.withLock({ () -> AudioQueueBufferRef? in
-            guard let first = inFlight.first, first.doneAtPlayedFrame <= played else { return nil }
-            inFlight.removeFirst()
-            return first.buffer
-        }) {
-            callback(self, buffer)
-        }
-    }
-
-    /// Converts the next piece of the front buffer: at the device's rate as much as the ring has
-    /// room for, straight into it; resampled, up to 1024 frames into `pending`.
-    /// - Returns: nil when nothing is enqueued or the ring is full; `.some(buffer)` when that
-    ///   buffer is used up (remove it from the queue; the caller hands it back); `.some(nil)` otherwise.
-    private func convertNextPiece() -> AudioQueueBufferRef?? {
-        lock.lock()
-        guard var entry = enqueued.first else {
-            lock.unlock()
-            return nil
-        }
-        if isCompressed && decodedFront == nil { decodedFront = decodeLocked(entry) }
-        let totalFrames = decodedFront.map { $0.count / layout.channelCount } ?? Int(entry.buffer.pointee.mAudioDataByteSize) / layout.bytesPerFrame
-        let firstFrame = min(entry.trimStartFrames, totalFrames)
-        let endFrame = max(firstFrame, totalFrames - entry.trimEndFrames)
-        if frontOffset < firstFrame { frontOffset = firstFrame }
-        if frontOffset == firstFrame, let gain = entry.gain {
-            volume = gain
-            entry.gain = nil
-            enqueued[0] = entry
-            processor.setGain(gain, rampFrames: Int(volumeRampSeconds * Double(deviceRate)))
-        }
-        if frontOffset >= endFrame {
-            enqueued.removeFirst()
-            frontOffset = 0
-            decodedFront = nil
-            lock.unlock()
-            return .some(entry.buffer)
-        }
-        let channels = layout.channelCount
-        if format.mSampleRate == Double(deviceRate) {
-            // At the device's rate the frames go straight into the ring (fill has emptied
-            // `pending` first): no copy in between.
-            let source = entry.buffer.pointee.mAudioData + frontOffset * layout.bytesPerFrame
-            let written = feeder.write(frameCount: endFrame - frontOffset) { samples, before in
-                if let decoded = decodedFront {
-                    for index in samples.indices { samples[index] = decoded[frontOffset * channels + before + index] }
-                } else {
-                    layout.decode(from: source + before * layout.bytesPerSample, into: samples.baseAddress!, count: samples.count)
-                }
-            }
-            frontOffset += written
-            writtenFrames += written
-            lock.unlock()
-            return written > 0 ? .some(nil) : nil   // a full ring: nothing more for now
-        }
-        let count = min(1024, endFrame - frontOffset)
-        var floats = [Float](repeating: 0, count: count * channels)
-        if let decoded = decodedFront {
-            for index in 0 ..< count * channels { floats[index] = decoded[frontOffset * channels + index] }
-        } else {
-            let source = entry.buffer.pointee.mAudioData + frontOffset * layout.bytesPerFrame
-            floats.withUnsafeMutableBufferPointer { layout.decode(from: source, into: $0.baseAddress!, count: count * channels) }
-        }
-        frontOffset += count
-        if resampler == nil {
-            resampler = try? Resampler(channelCount: channels, ratio: Double(deviceRate) / format.mSampleRate, quality: converterQuality)
-        }
-        floats.withUnsafeBufferPointer { input in
-            resampler?.process(input.baseAddress!, frameCount: count) { output, produced in
-                pending.append(contentsOf: UnsafeBufferPointer(start: output, count: produced * channels))
-            }
-        }
-        lock.unlock()
-        return .some(nil)
-    }
-
-    /// Decodes an AAC buffer's packets (with the lock). A packet that fails is counted and
-    /// skipped; a missing decoder (no usable cookie) leaves the buffer silent-empty.
-    private func decodeLocked(_ entry: Entry) -> [Float] {
-        if decoder == nil {
-            if format.mFormatID == CompressedFormatValues.appleLossless {
-                decoder = try? ALACDecoder(cookie: cookie, sampleRate: Int(format.mSampleRate), channelCount: layout.channelCount)
-            } else {
-                let config = cookie.isEmpty
-                    ? try? AudioSpecificConfig(objectType: Int(format.mFormatFlags), sampleRate: Int(format.mSampleRate), channelCount: layout.channelCount)
-                    : try? ElementaryStreamDescriptor(parsing: cookie).audioSpecificConfig
-                decoder = config.flatMap { try? AACDecoder(config: $0, expectedChannelCount: layout.channelCount) }
-            }
-        }
-        guard let decoder else {
-            decodeFailureCount.add(entry.packetDescriptions.count, ordering: .relaxed)
-            return []
-        }
-        var output: [Float] = []
-        let data = UnsafeRawPointer(entry.buffer.pointee.mAudioData)
-        for description in entry.packetDescriptions {
-            let packet = UnsafeRawBufferPointer(start: data + Int(description.mStartOffset), count: Int(description.mDataByteSize))
-            do throws(AudioStatusError) {
-                try decoder.decode(packet) { pointer, frames in output += UnsafeBufferPointer(start: pointer, count: frames * self.layout.channelCount) }
-            } catch {
-                decodeFailureCount.add(1, ordering: .relaxed)
-            }
-        }
-        return output
-    }
-
-    private func flushResampler() {
-        lock.withLock {
-            let channels = layout.channelCount
-            resampler?.flush { output, produced in
-                pending.append(contentsOf: UnsafeBufferPointer(start: output, count: produced * channels))
-            }
-        }
-        fill()
     }
 
     /// Stops output at the next cycle and drops the ring's frames and the pending ones.
@@ -817,12 +625,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
             while processor.isDiscardPending && Date() < deadline && !driver.hasShutDown { usleep(500) }
         }
         lock.withLock {
-            pending.removeAll()
-            pendingStart = 0
-            writtenFrames = processor.playedFrameCount.load(ordering: .relaxed)
-            frontOffset = 0
-            decodedFront = nil
-            resampler?.reset()
+            pipeline.dropConvertedFrames(playedFrames: processor.playedFrameCount.load(ordering: .relaxed))
             runState = .stopped
         }
         reportRunning(false)
@@ -834,12 +637,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
     private func returnAllBuffers() {
         lock.withLock { isResetting = true }
         defer { lock.withLock { isResetting = false } }
-        while let item = lock.withLock({ inFlight.isEmpty ? nil : inFlight.removeFirst() }) {
-            callback(self, item.buffer)
-        }
-        while let entry = lock.withLock({ enqueued.isEmpty ? nil : enqueued.removeFirst() }) {
-            callback(self, entry.buffer)
-        }
+        pipeline.returnAllBuffers()
     }
 
     private func reportRunning(_ running: Bool) {
@@ -849,6 +647,31 @@ public final class AudioOutputQueue: @unchecked Sendable {
             return runningHandler
         }
         handler?(running)
+    }
+}
+
+extension AudioOutputQueue {
+    // MARK: Processing
+
+    /// Adds a processing stage at the end of the queue's chain (after decoding, before
+    /// resampling to the device: ``QueueProcessingStage``). Only while the queue is stopped.
+    public func appendProcessingStage(_ stage: any QueueProcessingStage) throws(AudioQueueError) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard runState == .stopped else {
+            throw AudioQueueError(AudioQueueError.invalidRunStateCode, "processing stages are added to a stopped queue")
+        }
+        pipeline.processing.append(stage)
+    }
+
+    /// Removes every processing stage. Only while the queue is stopped.
+    public func removeProcessingStages() throws(AudioQueueError) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard runState == .stopped else {
+            throw AudioQueueError(AudioQueueError.invalidRunStateCode, "processing stages are removed from a stopped queue")
+        }
+        pipeline.processing.removeAll()
     }
 }
 

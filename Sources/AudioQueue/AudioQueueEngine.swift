@@ -84,9 +84,9 @@ extension AudioOutputQueue: AudioQueueEngine {
     public func assignChannels(to ports: [String]) { channelDestinations = ports }
 }
 
-/// The set-up both queue directions share: opening the JACK driver, and on a driver checking
-/// the format, resolving a rate of 0 and making one channel per format channel. On failure the
-/// driver is closed and the error says what was wrong.
+/// The set-up both queue directions share: opening the JACK driver (the format checked first),
+/// connecting channels to a device, starting the processor. On failure the driver is closed and
+/// the error says what was wrong.
 enum QueueDevice {
     /// Checks `format` first (no client is opened for a bad one), then opens a JACK client.
     static func openDriver(format: AudioStreamBasicDescription, clientName: String, server: String?,
@@ -132,26 +132,6 @@ enum QueueDevice {
             }
         }
         return made
-    }
-
-    static func prepare(format: AudioStreamBasicDescription, driver: any AudioDriver, channelPrefix: String,
-                        direction: AudioChannelDirection) throws(AudioQueueError) -> (AudioStreamBasicDescription, LinearPCMLayout, [String]) {
-        let layout: LinearPCMLayout
-        do {
-            layout = try LinearPCMLayout(validating: format)
-        } catch {
-            driver.close()
-            throw error
-        }
-        var resolved = format
-        if resolved.mSampleRate == 0 { resolved.mSampleRate = Double(driver.sampleRate) }
-        do {
-            let channels = try driver.makeChannels(prefix: channelPrefix, count: layout.channelCount, direction: direction)
-            return (resolved, layout, channels)
-        } catch {
-            driver.close()
-            throw AudioQueueError(AudioQueueError.invalidDeviceCode, "\(error)")
-        }
     }
 
     /// Starts `processor` on `driver`, closing the driver when that fails.

@@ -206,6 +206,54 @@ struct OfflineQueueTests {
         #expect(frames == 4096 && wrong == 0)
     }
 
+    /// What a 16-bit stereo playback queue on an offline driver at `deviceRate` plays of 4,800
+    /// frames of the integer test signal, through `stage` if given.
+    static func playedSignal(deviceRate: Int, stage: GainStage?) throws -> [[Float]] {
+        let driver = OfflineDriver(name: "offline-play-stage", sampleRate: deviceRate, bufferSize: 256)
+        let queue = try AudioOutputQueue(format: pcmFormat(rate: 48000, channels: 2, bits: 16), driver: driver) { _, _ in }
+        defer { queue.dispose() }
+        if let stage { try queue.appendProcessingStage(stage) }
+        let frames = 4800
+        let buffer = try queue.allocateBuffer(byteCapacity: frames * 4)
+        let samples = buffer.pointee.mAudioData.assumingMemoryBound(to: Int16.self)
+        for frame in 0 ..< frames {
+            for channel in 0 ..< 2 {
+                samples[2 * frame + channel] = Int16(TestSignal.integerSample(channel: channel, frame: UInt32(frame), bits: 16) * 32768)
+            }
+        }
+        buffer.pointee.mAudioDataByteSize = UInt32(frames * 4)
+        try queue.enqueue(buffer)
+        queue.prime()
+        try queue.start(atFrame: 0)
+        #expect(throws: AudioQueueError.self) { try queue.appendProcessingStage(GainStage(gain: 2)) }
+        var played = [[Float]](repeating: [], count: 2)
+        driver.run(frames: frames * deviceRate / 48000 + 512, output: { channel, _, samples in played[channel] += samples })
+        queue.flush()
+        if let stage { #expect(stage.frames == frames) }
+        return played
+    }
+
+    @Test("processing stages in a playback queue run on every frame after decoding, before the ring: x0.5 makes every played sample exactly half of what plays without it, at the device rate (the signal itself) and resampled to 96 kHz")
+    func playbackProcessingStages() throws {
+        for deviceRate in [48000, 96000] {
+            let plain = try Self.playedSignal(deviceRate: deviceRate, stage: nil)
+            let halved = try Self.playedSignal(deviceRate: deviceRate, stage: GainStage(gain: 0.5))
+            var wrong = 0
+            for channel in 0 ..< 2 {
+                for frame in plain[channel].indices where halved[channel][frame] != plain[channel][frame] / 2 { wrong += 1 }
+                if deviceRate == 48000 {
+                    for frame in 0 ..< 4800 where plain[channel][frame] != TestSignal.integerSample(channel: channel, frame: UInt32(frame), bits: 16) {
+                        wrong += 1
+                    }
+                }
+            }
+            #expect(wrong == 0, "at \(deviceRate) Hz")
+            #expect(plain[0].count == 4800 * deviceRate / 48000 + 512)
+            // Sound, not silence halved: most of the signal's span plays.
+            #expect(plain[0].filter { $0 != 0 }.count > 4000 * deviceRate / 48000, "at \(deviceRate) Hz")
+        }
+    }
+
     @Test("a cycle the device reports one cycle ahead, then repeats (JACK around an xrun), is put back where its frames belong: no gap, no frame lost; a real one-cycle skip stays a gap")
     func relabelledCycleIsPutBack() throws {
         let driver = OfflineDriver(name: "offline-relabel", sampleRate: 48000, bufferSize: 128, startFrame: 4_985_088 - 128 * 40)

@@ -1,0 +1,292 @@
+import AQCodecs
+import AQCore
+import AQMedia
+import CAudioTypes
+import Foundation
+import Synchronization
+
+/// The signal path of a playback queue, in the order frames take it, on the queue thread (or,
+/// rendering offline, on the renderer's):
+///
+/// 1. **take buffers** in enqueue order, with their trims and per-buffer volume;
+/// 2. **decode**: linear PCM samples to float, or AAC/ALAC packets through the decoder made from
+///    the magic cookie;
+/// 3. **processing stages** (``QueueProcessingStage``: the insertion point for taps and plugins);
+/// 4. **resample** from the format's rate to the device's (``Resampler``);
+/// 5. **fill the ring** (``PlaybackFeeder``): at the device's rate with no stages, samples are
+///    decoded straight into the ring; otherwise through `pending`;
+/// 6. **hand buffers back** once their last frame has been played (the process thread's played
+///    frame count), as Apple's queue does.
+///
+/// The process thread then plays the ring from the start frame with volume and pan
+/// (``PlaybackProcessor``). ``AudioOutputQueue`` is the API and state shell around this. Every
+/// method runs with the queue's `lock` held unless it says it takes the lock; the callback runs
+/// with it released.
+final class PlaybackPipeline {
+    /// One enqueued buffer and what to skip of it.
+    struct Entry {
+        let buffer: AudioQueueBufferRef
+        var trimStartFrames: Int
+        var trimEndFrames: Int
+        var gain: Float?
+        /// Compressed: where each packet lies in the buffer.
+        var packetDescriptions: [AudioStreamPacketDescription] = []
+    }
+
+    let format: StreamFormat
+    private let feeder: PlaybackFeeder
+    private let processor: PlaybackProcessor
+    private let lock: NSLock
+    /// Buffers go back here (the queue's callback), with the lock released.
+    private let deliver: (AudioQueueBufferRef) -> Void
+    /// A buffer enqueued with a volume reaches its first frame: the shell sets the gain (lock held).
+    private let bufferVolume: (Float) -> Void
+
+    // MARK: Shared with the shell, under the lock
+
+    /// 1: the buffers not yet converted, in order.
+    var enqueued: [Entry] = []
+    /// 6: buffers fully converted but not yet played out, with the played-frame count at which
+    /// their last frame has left.
+    private(set) var inFlight: [(buffer: AudioQueueBufferRef, doneAtPlayedFrame: Int)] = []
+    /// The rate frames are played at: the device's, or the offline render format's.
+    private(set) var deviceRate: Int
+    var converterQuality = Resampler.Quality.best
+    /// 2: the stream's magic cookie (compressed); setting it makes a new decoder at the next buffer.
+    var cookie: [UInt8] = [] {
+        didSet { decoder = nil }
+    }
+    /// 3: processing stages, set while the queue is stopped.
+    var processing = ProcessingChain()
+    /// Frames written into the ring since the queue was made.
+    private(set) var writtenFrames = 0
+
+    /// Compressed packets that did not decode (their frames are skipped). Any thread.
+    let decodeFailures = Atomic<Int>(0)
+
+    // MARK: Stage state
+
+    /// Frames of the front buffer already converted.
+    private var frontOffset = 0
+    /// 2: the decoder, and the front compressed buffer decoded (interleaved float).
+    private var decoder: (any PacketDecoding)?
+    private var decodedFront: [Float]?
+    /// 3 and 4: one piece of decoded frames being processed or resampled.
+    private var piece: [Float] = []
+    private var resampler: Resampler?
+    /// 5: converted frames (device rate) not yet in the ring, from `pendingStart` on.
+    private var pending: [Float] = []
+    private var pendingStart = 0
+
+    init(format: StreamFormat, deviceRate: Int, feeder: PlaybackFeeder, processor: PlaybackProcessor, lock: NSLock,
+         bufferVolume: @escaping (Float) -> Void, deliver: @escaping (AudioQueueBufferRef) -> Void) {
+        self.format = format
+        self.deviceRate = deviceRate
+        self.feeder = feeder
+        self.processor = processor
+        self.lock = lock
+        self.bufferVolume = bufferVolume
+        self.deliver = deliver
+    }
+
+    private var layout: LinearPCMLayout { format.frameLayout }
+
+    /// Whether `buffer` is enqueued or on its way out.
+    func holds(_ buffer: AudioQueueBufferRef) -> Bool {
+        enqueued.contains { $0.buffer == buffer } || inFlight.contains { $0.buffer == buffer }
+    }
+
+    /// Whether converted frames wait to go into the ring.
+    var hasPendingFrames: Bool { pending.count > pendingStart }
+    /// Whether anything is enqueued, waiting or on its way out (a rate change would mix rates).
+    var holdsFrames: Bool { !enqueued.isEmpty || !inFlight.isEmpty || hasPendingFrames || feeder.queuedFrameCount > 0 }
+
+    /// Plays at `rate` from now on (offline rendering at another rate); only when nothing is held.
+    func changeDeviceRate(_ rate: Int) {
+        guard rate != deviceRate else { return }
+        deviceRate = rate
+        resampler = nil
+    }
+
+    // MARK: 1 to 5: buffers into the ring
+
+    /// Converts enqueued buffers into the ring as far as it has room. Takes the lock.
+    func fill() {
+        while true {
+            // Pending converted frames go first.
+            let left = lock.withLock { () -> Int in
+                let count = (pending.count - pendingStart) / layout.channelCount
+                guard count > 0 else { return 0 }
+                let written = pending.withUnsafeBufferPointer { feeder.write($0.baseAddress! + pendingStart, frameCount: count) }
+                pendingStart += written * layout.channelCount
+                writtenFrames += written
+                if pendingStart == pending.count {
+                    pending.removeAll(keepingCapacity: true)
+                    pendingStart = 0
+                }
+                return count - written
+            }
+            if left > 0 { return }
+            // Then the next piece of the front buffer.
+            guard let finished = convertNextPiece() else { return }
+            if let buffer = finished {
+                lock.withLock {
+                    let mark = writtenFrames + (pending.count - pendingStart) / layout.channelCount
+                    inFlight.append((buffer, mark))
+                }
+            }
+        }
+    }
+
+    /// Converts the next piece of the front buffer: at the device's rate with no processing
+    /// stages as much as the ring has room for, straight into it; otherwise up to 1024 frames
+    /// through the stages and the resampler into `pending`. Takes the lock.
+    /// - Returns: nil when nothing is enqueued or the ring is full; `.some(buffer)` when that
+    ///   buffer is used up (removed from the queue; the caller puts it in flight); `.some(nil)` otherwise.
+    private func convertNextPiece() -> AudioQueueBufferRef?? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard var entry = enqueued.first else { return nil }
+        if format.isCompressed && decodedFront == nil { decodedFront = decode(entry) }
+        let totalFrames = decodedFront.map { $0.count / layout.channelCount } ?? Int(entry.buffer.pointee.mAudioDataByteSize) / layout.bytesPerFrame
+        let firstFrame = min(entry.trimStartFrames, totalFrames)
+        let endFrame = max(firstFrame, totalFrames - entry.trimEndFrames)
+        if frontOffset < firstFrame { frontOffset = firstFrame }
+        if frontOffset == firstFrame, let gain = entry.gain {
+            entry.gain = nil
+            enqueued[0] = entry
+            bufferVolume(gain)
+        }
+        if frontOffset >= endFrame {
+            enqueued.removeFirst()
+            frontOffset = 0
+            decodedFront = nil
+            return .some(entry.buffer)
+        }
+        let channels = layout.channelCount
+        let atDeviceRate = format.sampleRate == Double(deviceRate)
+        if atDeviceRate && processing.isEmpty {
+            // The frames go straight into the ring (fill has emptied `pending` first): no copy
+            // in between.
+            let source = entry.buffer.pointee.mAudioData + frontOffset * layout.bytesPerFrame
+            let written = feeder.write(frameCount: endFrame - frontOffset) { samples, before in
+                if let decoded = decodedFront {
+                    for index in samples.indices { samples[index] = decoded[frontOffset * channels + before + index] }
+                } else {
+                    layout.decode(from: source + before * layout.bytesPerSample, into: samples.baseAddress!, count: samples.count)
+                }
+            }
+            frontOffset += written
+            writtenFrames += written
+            return written > 0 ? .some(nil) : nil   // a full ring: nothing more for now
+        }
+        let count = min(1024, endFrame - frontOffset)
+        if piece.count < count * channels { piece = [Float](repeating: 0, count: count * channels) }
+        piece.withUnsafeMutableBufferPointer { floats in
+            if let decoded = decodedFront {
+                for index in 0 ..< count * channels { floats[index] = decoded[frontOffset * channels + index] }
+            } else {
+                let source = entry.buffer.pointee.mAudioData + frontOffset * layout.bytesPerFrame
+                layout.decode(from: source, into: floats.baseAddress!, count: count * channels)
+            }
+            processing.process(floats.baseAddress!, frameCount: count, channelCount: channels)
+        }
+        frontOffset += count
+        if atDeviceRate {
+            pending.append(contentsOf: piece[0 ..< count * channels])
+            return .some(nil)
+        }
+        if resampler == nil {
+            resampler = try? Resampler(channelCount: channels, ratio: Double(deviceRate) / format.sampleRate, quality: converterQuality)
+        }
+        piece.withUnsafeBufferPointer { input in
+            resampler?.process(input.baseAddress!, frameCount: count) { output, produced in
+                pending.append(contentsOf: UnsafeBufferPointer(start: output, count: produced * channels))
+            }
+        }
+        return .some(nil)
+    }
+
+    /// Decodes a compressed buffer's packets. A packet that fails is counted and skipped; a
+    /// missing decoder (no usable cookie) leaves the buffer silent-empty.
+    private func decode(_ entry: Entry) -> [Float] {
+        if decoder == nil {
+            let description = format.description
+            if format.codec == .appleLossless {
+                decoder = try? ALACDecoder(cookie: cookie, sampleRate: Int(description.mSampleRate), channelCount: layout.channelCount)
+            } else {
+                let config = cookie.isEmpty
+                    ? try? AudioSpecificConfig(objectType: Int(description.mFormatFlags), sampleRate: Int(description.mSampleRate), channelCount: layout.channelCount)
+                    : try? ElementaryStreamDescriptor(parsing: cookie).audioSpecificConfig
+                decoder = config.flatMap { try? AACDecoder(config: $0, expectedChannelCount: layout.channelCount) }
+            }
+        }
+        guard let decoder else {
+            decodeFailures.add(entry.packetDescriptions.count, ordering: .relaxed)
+            return []
+        }
+        var output: [Float] = []
+        let data = UnsafeRawPointer(entry.buffer.pointee.mAudioData)
+        for description in entry.packetDescriptions {
+            let packet = UnsafeRawBufferPointer(start: data + Int(description.mStartOffset), count: Int(description.mDataByteSize))
+            do throws(AudioStatusError) {
+                try decoder.decode(packet) { pointer, frames in output += UnsafeBufferPointer(start: pointer, count: frames * self.layout.channelCount) }
+            } catch {
+                decodeFailures.add(1, ordering: .relaxed)
+            }
+        }
+        return output
+    }
+
+    /// Moves the resampler's delay line into the ring (the end of the stream). Takes the lock.
+    func flushResampler() {
+        lock.withLock {
+            let channels = layout.channelCount
+            resampler?.flush { output, produced in
+                pending.append(contentsOf: UnsafeBufferPointer(start: output, count: produced * channels))
+            }
+        }
+        fill()
+    }
+
+    /// Forgets every converted frame not yet played (a stop): `writtenFrames` becomes what was played.
+    func dropConvertedFrames(playedFrames: Int) {
+        pending.removeAll()
+        pendingStart = 0
+        writtenFrames = playedFrames
+        frontOffset = 0
+        decodedFront = nil
+        resampler?.reset()
+        processing.reset()
+    }
+
+    // MARK: 6. Buffers back
+
+    /// Hands back the buffers whose frames have all been played. Takes the lock.
+    func returnPlayedBuffers() {
+        let played = processor.playedFrameCount.load(ordering: .acquiring)
+        while let buffer = lock.withLock({ () -> AudioQueueBufferRef? in
+            guard let first = inFlight.first, first.doneAtPlayedFrame <= played else { return nil }
+            inFlight.removeFirst()
+            return first.buffer
+        }) {
+            deliver(buffer)
+        }
+    }
+
+    /// Hands every buffer back: those on their way out, then the enqueued ones. Takes the lock.
+    func returnAllBuffers() {
+        while let item = lock.withLock({ inFlight.isEmpty ? nil : inFlight.removeFirst() }) {
+            deliver(item.buffer)
+        }
+        while let entry = lock.withLock({ enqueued.isEmpty ? nil : enqueued.removeFirst() }) {
+            deliver(entry.buffer)
+        }
+    }
+
+    /// Forgets every buffer (dispose).
+    func removeAll() {
+        enqueued.removeAll()
+        inFlight.removeAll()
+    }
+}
