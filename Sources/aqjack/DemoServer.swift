@@ -5,7 +5,7 @@ import Foundation
 /// the demo starts (and says so) and stops by PID at the end.
 final class DemoServer {
     let name: String
-    private var process: Process?
+    private var server: DummyJackServer?
 
     init(requested: String?) throws {
         JackServer.quietLibraryMessages()
@@ -17,38 +17,21 @@ final class DemoServer {
         }
         name = "aqjack-demo-\(getpid())"
         Diagnostics.note("no JACK server '\(wanted)' is running: starting a private one, '\(name)' (dummy backend, 48000 Hz, period 256; no sound card needed)")
+        // Real-time scheduling where the machine allows it, else without.
         for realtime in [true, false] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/jackd")
-            process.arguments = [realtime ? "-R" : "-r", "-n", name, "-p", "128", "-t", "5000", "-d", "dummy", "-r", "48000", "-p", "256"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            do { try process.run() } catch { continue }
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline && process.isRunning {
-                if let probe = try? JackClient(name: "aqjack-demo-probe", server: name) {
-                    probe.close()
-                    self.process = process
-                    return
-                }
-                usleep(50_000)
+            if let server = try? DummyJackServer(name: name, rate: 48000, period: 256, realtime: realtime) {
+                self.server = server
+                return
             }
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
         }
         throw JackError.serverNotRunning(server: name, status: [])
     }
 
     /// Stops the private server, if the demo started one.
     func stop() {
-        guard let process, process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = Date().addingTimeInterval(5)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        self.process = nil
+        server?.stop()
+        server = nil
     }
 
-    var isPrivate: Bool { process != nil }
+    var isPrivate: Bool { server != nil }
 }

@@ -132,18 +132,17 @@ struct PlayCommand {
 
         let progress = isatty(STDOUT_FILENO) == 1 && !json
         let total = source.totalFrames.map { Double($0) / rate }
-        var reason = ExitReason.end
-        while true {
-            if stopped.load(ordering: .acquiring) { reason = .end; break }
-            if client.notifications.hasShutDown.load(ordering: .acquiring) { reason = .serverShutdown; break }
-            let signal = signals.received.load(ordering: .acquiring)
-            if signal != 0 { reason = signal == SIGTERM ? .terminate : .interrupt; break }
-            if progress {
-                let elapsed = queue.currentSampleTime / rate
-                let line = String(format: "%7.1f / %@ s  underruns %d frames", elapsed, total.map { String(format: "%.1f", $0) } ?? "inf", queue.underrunFrameCount)
-                FileHandle.standardOutput.write(Data(("\r\u{1B}[K" + line).utf8))
-            }
-            usleep(50_000)
+        let cause = SessionLoop.run(client: client, signals: signals, finished: { stopped.load(ordering: .acquiring) }) {
+            guard progress else { return }
+            let elapsed = queue.currentSampleTime / rate
+            let line = String(format: "%7.1f / %@ s  underruns %d frames", elapsed, total.map { String(format: "%.1f", $0) } ?? "inf", queue.underrunFrameCount)
+            FileHandle.standardOutput.write(Data(("\r\u{1B}[K" + line).utf8))
+        }
+        var reason: ExitReason = switch cause {
+        case .finished: .end
+        case .serverShutdown: .serverShutdown
+        case .interrupt: .interrupt
+        case .terminate: .terminate
         }
         if progress { FileHandle.standardOutput.write(Data("\n".utf8)) }
         // A file that could not be read to its end (an error, or fewer frames than its header

@@ -89,17 +89,14 @@ struct RecordCommand {
         }
 
         let meter = MeterLine(enabled: options.meter ?? (isatty(STDOUT_FILENO) == 1 && !options.json))
-        var reason = ExitReason.interrupt
-        while true {
-            if session.isFinished.load(ordering: .acquiring) {
-                reason = session.summary.failure == nil ? .duration : .error
-                break
-            }
-            if client.notifications.hasShutDown.load(ordering: .acquiring) { reason = .serverShutdown; break }
-            let signal = signals.received.load(ordering: .acquiring)
-            if signal != 0 { reason = signal == SIGTERM ? .terminate : .interrupt; break }
+        let cause = SessionLoop.run(client: client, signals: signals, finished: { session.isFinished.load(ordering: .acquiring) }) {
             meter.show(queue: queue, session: session, xruns: client.notifications.xrunCount.load(ordering: .relaxed))
-            usleep(50_000)
+        }
+        var reason: ExitReason = switch cause {
+        case .finished: session.summary.failure == nil ? .duration : .error
+        case .serverShutdown: .serverShutdown
+        case .interrupt: .interrupt
+        case .terminate: .terminate
         }
         meter.finish()
         queue.stop(immediate: true)

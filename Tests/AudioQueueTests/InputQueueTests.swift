@@ -78,65 +78,6 @@ extension JackServerSuite {
             }
         }
 
-        @Test("a start time on the device timeline makes that exact frame the first one recorded")
-        func scheduledStart() throws {
-            let generator = try GeneratorClient(name: TestServer.uniqueClientName("sgen"), channelCount: 1, integerBits: 16)
-            let format = pcmFormat(rate: 0, channels: 1, bits: 32, float: true)
-            let log = DeliveryLog()
-            let queue = try AudioInputQueue(format: format, clientName: TestServer.uniqueClientName("srec")) { _, buffer, startTime in
-                let count = Int(buffer.pointee.mAudioDataByteSize) / 4
-                let samples = (0 ..< count).map { buffer.pointee.mAudioData.load(fromByteOffset: $0 * 4, as: Float.self) }
-                log.append(.init(startTime: startTime, samples: samples))
-            }
-            #expect(queue.format.mSampleRate == 48000)
-            queue.currentDevice = generator.client.name
-            try queue.enqueue(queue.allocateBuffer(byteCapacity: 1000 * 4))
-            // A frame half a second ahead, deliberately not on a cycle boundary.
-            let startFrame = UInt64(generator.client.estimatedFrameTime) + 24000 + 37
-            try queue.start(atFrame: startFrame)
-            usleep(1_000_000)
-            queue.stop()
-            queue.dispose()
-            let first = try #require(log.deliveries.first)
-            #expect(first.startTime.mSampleTime == Double(startFrame))
-            #expect(first.samples.count == 1000)
-            #expect(verifyIntegerSignal(log.deliveries, channels: 1, bits: 16).wrong == 0)
-        }
-
-        @Test("with no buffer enqueued, frames are lost, counted, and the next timestamp jumps by exactly the loss")
-        func recordUnderrun() throws {
-            let generator = try GeneratorClient(name: TestServer.uniqueClientName("ugen"), channelCount: 1, integerBits: 16)
-            let format = pcmFormat(rate: 48000, channels: 1, bits: 16)
-            let log = DeliveryLog()
-            let lostAtDelivery = Mutex<[Int]>([])
-            let queue = try AudioInputQueue(format: format, clientName: TestServer.uniqueClientName("urec")) { queue, buffer, startTime in
-                lostAtDelivery.withLock { $0.append(queue.underrunFrameCount) }
-                let layout = try! LinearPCMLayout(validating: format)
-                let count = Int(buffer.pointee.mAudioDataByteSize) / 2
-                log.append(.init(startTime: startTime, samples: (0 ..< count).map { layout.decode(from: buffer.pointee.mAudioData + $0 * 2) }))
-            }
-            queue.currentDevice = generator.client.name
-            let buffer = try queue.allocateBuffer(byteCapacity: 2400 * 2)
-            try queue.enqueue(buffer)
-            try queue.start()
-            usleep(300_000)   // the one buffer fills after 50 ms; then frames are lost
-            let lostBefore = queue.underrunFrameCount
-            try queue.enqueue(buffer)
-            usleep(200_000)
-            queue.stop()
-            queue.dispose()
-            let deliveries = log.deliveries
-            try #require(deliveries.count == 2)
-            let gap = deliveries[1].startTime.mSampleTime - (deliveries[0].startTime.mSampleTime + 2400)
-            #expect(lostBefore > 0)
-            #expect(Int(gap) >= lostBefore)
-            // Everything lost before the second buffer started is exactly its timestamp's jump.
-            #expect(Int(gap) == lostAtDelivery.withLock { $0[1] })
-            #expect(lostAtDelivery.withLock { $0[0] } == 0)
-            #expect(queue.discontinuityCount >= 1)
-            #expect(verifyIntegerSignal(deliveries, channels: 1, bits: 16).wrong == 0)
-        }
-
         @Test("a queue thread stalled past what the ring holds: the dropped cycles are counted and the next timestamp jumps by exactly them")
         func ringOverrun() throws {
             let generator = try GeneratorClient(name: TestServer.uniqueClientName("ogen"), channelCount: 1, integerBits: 16)
@@ -170,27 +111,6 @@ extension JackServerSuite {
             #expect(jumps == [Double(overrun)])
             #expect(queue.discontinuityCount == 1)
             #expect(verifyIntegerSignal(deliveries, channels: 1, bits: 16).wrong == 0)
-        }
-
-        @Test("inconsistent formats are refused with 'fmt?' and a message naming the field", arguments: [
-            ({ var f = pcmFormat(rate: 48000, channels: 2, bits: 16); f.mBitsPerChannel = 20; return f }(), "mBitsPerChannel is 20"),
-            ({ var f = pcmFormat(rate: 48000, channels: 2, bits: 16); f.mBytesPerFrame = 2; return f }(), "mBytesPerFrame is 2; expected 4"),
-            ({ var f = pcmFormat(rate: 48000, channels: 2, bits: 16); f.mChannelsPerFrame = 0; return f }(), "mChannelsPerFrame is 0"),
-            ({ var f = pcmFormat(rate: 48000, channels: 2, bits: 16); f.mFormatID = 0x666C_6163; return f }(), "mFormatID is 'flac'"),
-            ({ var f = pcmFormat(rate: 48000, channels: 2, bits: 16); f.mFormatID = 0x616C_6163; return f }(), "Apple Lossless recording: mFormatFlags 12"),
-            ({ var f = pcmFormat(rate: 48000, channels: 2, bits: 16); f.mFormatID = 0x6161_6320; return f }(), "AAC object type 12"),
-            ({ var f = pcmFormat(rate: 48000, channels: 2, bits: 32, float: true); f.mBitsPerChannel = 16; f.mBytesPerFrame = 4; f.mBytesPerPacket = 4; return f }(), "with kAudioFormatFlagIsFloat; expected 32 or 64"),
-            ({ var f = pcmFormat(rate: 48000, channels: 2, bits: 16); f.mFramesPerPacket = 2; return f }(), "mFramesPerPacket is 2"),
-            ({ var f = pcmFormat(rate: 48000, channels: 2, bits: 16); f.mFormatFlags |= AudioFormatValues.isNonInterleaved; return f }(), "NonInterleaved"),
-            (pcmFormat(rate: -1, channels: 2, bits: 16), "mSampleRate is -1.0"),
-        ])
-        func invalidFormats(format: AudioStreamBasicDescription, message: String) {
-            #expect {
-                _ = try AudioInputQueue(format: format, clientName: "never") { _, _, _ in }
-            } throws: { error in
-                guard let error = error as? AudioQueueError else { return false }
-                return error.status == AudioQueueError.unsupportedDataFormatCode && error.message.contains(message)
-            }
         }
     }
 }
