@@ -52,7 +52,9 @@ let package = Package(
         .executableTarget(name: "aqjack", dependencies: ["AQJack", "AQMedia", "AQCodecs", "AudioQueue"]),
 
         // Test support reused by later issues: deterministic generator client, ring sink, server helpers.
-        .target(name: "AQTestSupport", dependencies: ["AQCore", "AQJack", "CSndFile", "CAudioTypes"]),
+        // The test signal's generator runs on JACK's process thread: the same real-time checks as AQCore.
+        .target(name: "AQTestSupport", dependencies: ["AQCore", "AQJack", "CSndFile", "CAudioTypes"],
+                swiftSettings: [.define("AQ_RT_CHECKS", .when(configuration: .release))]),
         // Counts malloc/free/mutex calls on marked threads; linked only into test binaries.
         .target(name: "CRTProbe"),
         // libFuzzer target for the ADTS, cookie and packet-file parsers (Scripts/fuzz.sh).

@@ -200,7 +200,7 @@ public final class JackClient: @unchecked Sendable {
     /// Activates with no processor: bound outputs (none here) get silence. For clients that
     /// only list or connect ports.
     public func activate() throws(JackError) {
-        try activate(processor: Optional<SignalGeneratorProcessor>.none)
+        try activate(processor: Optional<CaptureProcessor>.none)
     }
 
     /// Stops the process callbacks; when this returns the processor is no longer called and is

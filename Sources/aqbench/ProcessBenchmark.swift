@@ -1,4 +1,5 @@
 import AQCore
+import AQTestSupport
 import Foundation
 
 /// Cost of one process cycle of the capture path, measured off-line on this thread with the

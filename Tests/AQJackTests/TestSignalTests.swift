@@ -1,4 +1,5 @@
 import AQCore
+import AQTestSupport
 import Testing
 
 @Suite("Test signal encoding")

@@ -1,3 +1,5 @@
+import AQCore
+
 /// A deterministic signal in which every sample says which channel and which JACK frame it
 /// belongs to, so a recording can be checked bit for bit.
 ///
