@@ -1,6 +1,7 @@
 import AQCodecs
 import AQCore
 import AQJack
+import AQMedia
 import CAudioTypes
 import Foundation
 import Synchronization

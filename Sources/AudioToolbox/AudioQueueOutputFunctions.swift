@@ -1,3 +1,4 @@
+import AQMedia
 import AudioQueue
 import Foundation
 

@@ -1,4 +1,5 @@
 import AQCore
+import AQMedia
 import AQTestSupport
 import AudioQueue
 import CAudioTypes
