@@ -128,7 +128,7 @@ public final class AudioInputQueue: @unchecked Sendable {
             if checked.isCompressed { stage = try InputPacketStage(format: checked.description, deviceRate: Double(driver.sampleRate)) }
         } catch {
             driver.close()
-            throw error
+            throw AudioQueueError(error)
         }
         streamFormat = checked
         do {
@@ -325,7 +325,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         guard let packetStage = pipeline.packetStage else {
             throw AudioQueueError(AudioQueueError.invalidPropertyCode, "only a compressed recording queue has an encoder")
         }
-        try packetStage.configure(bitRate: bitRate, quality: quality)
+        try asQueueError { () throws(AudioStatusError) in try packetStage.configure(bitRate: bitRate, quality: quality) }
     }
 
     /// Whether the queue is recording (started and not paused or stopped).

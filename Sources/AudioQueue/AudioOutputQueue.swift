@@ -112,7 +112,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
             streamFormat = try StreamFormat(format, deviceRate: Double(driver.sampleRate), purpose: .playback)
         } catch {
             driver.close()
-            throw error
+            throw AudioQueueError(error)
         }
         do {
             channelNames = try driver.makeChannels(prefix: "out_", count: streamFormat.channelCount, direction: .output)
@@ -220,11 +220,13 @@ public final class AudioOutputQueue: @unchecked Sendable {
     public func setMagicCookie(_ bytes: [UInt8]) throws(AudioQueueError) {
         guard isCompressed else { return }
         if format.mFormatID == CompressedFormatValues.appleLossless {
-            _ = try ALACDecoder(cookie: bytes, sampleRate: Int(format.mSampleRate), channelCount: layout.channelCount)
+            _ = try asQueueError { () throws(AudioStatusError) in
+                try ALACDecoder(cookie: bytes, sampleRate: Int(format.mSampleRate), channelCount: layout.channelCount)
+            }
             lock.withLock { pipeline.cookie = bytes }
             return
         }
-        let config = try ElementaryStreamDescriptor(parsing: bytes).audioSpecificConfig
+        let config = try asQueueError { () throws(AudioStatusError) in try ElementaryStreamDescriptor(parsing: bytes).audioSpecificConfig }
         guard config.channelCount == layout.channelCount else {
             throw AudioQueueError(AudioQueueError.invalidPropertyValueCode,
                                   "the magic cookie describes \(config.channelCount) channels; the queue's format has \(layout.channelCount)")
@@ -380,7 +382,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
     public func setOfflineRenderFormat(_ format: AudioStreamBasicDescription?) throws(AudioQueueError) {
         var target: (format: AudioStreamBasicDescription, layout: LinearPCMLayout)?
         if var format {
-            let layout = try LinearPCMLayout(validating: format)
+            let layout = try asQueueError { () throws(AudioStatusError) in try LinearPCMLayout(validating: format) }
             guard layout.channelCount == self.layout.channelCount else {
                 throw AudioQueueError(AudioQueueError.unsupportedDataFormatCode,
                                       "the offline render format has \(layout.channelCount) channels; the queue plays \(self.layout.channelCount)")

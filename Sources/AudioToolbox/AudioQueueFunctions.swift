@@ -77,8 +77,8 @@ final class QueueBox: @unchecked Sendable {
 /// `kAudioQueueErr_InvalidBuffer`-style answer for a queue reference that is unknown or disposed.
 let invalidQueueStatus: OSStatus = kAudio_ParamError
 
-/// Runs `body`, turning an ``AudioStatusError`` into its `OSStatus`.
-func status(_ body: () throws(AudioStatusError) -> Void) -> OSStatus {
+/// Runs `body`, turning the error it throws (any domain's) into its `OSStatus`.
+func status<Failure: AudioStatusCarrying>(_ body: () throws(Failure) -> Void) -> OSStatus {
     do {
         try body()
         return noErr
@@ -100,7 +100,7 @@ public func AudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescrip
                                _ outAQ: UnsafeMutablePointer<AudioQueueRef?>) -> OSStatus {
     guard inFlags == 0 else { return kAudio_ParamError }
     let box = QueueBox(userData: inUserData, runLoop: inCallbackRunLoop)
-    return status { () throws(AudioStatusError) in
+    return status { () throws(AudioQueueError) in
         box.engine = try AudioInputQueue(format: inFormat.pointee) { [unowned box] queue, buffer, startTime in
             // For linear PCM, macOS passes the buffer's packet count as inNumberPacketDescriptions
             // (with no descriptions); seed 003's callback writes exactly that many packets. For
@@ -123,7 +123,7 @@ public func AudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescrip
 public func AudioQueueAllocateBuffer(_ inAQ: AudioQueueRef, _ inBufferByteSize: UInt32,
                                      _ outBuffer: UnsafeMutablePointer<AudioQueueBufferRef?>) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
-    return status { () throws(AudioStatusError) in
+    return status { () throws(AudioQueueError) in
         outBuffer.pointee = try box.engine.allocateBuffer(byteCapacity: Int(inBufferByteSize), packetDescriptionCapacity: 0)
     }
 }
@@ -132,7 +132,7 @@ public func AudioQueueAllocateBufferWithPacketDescriptions(_ inAQ: AudioQueueRef
                                                            _ inNumberPacketDescriptions: UInt32,
                                                            _ outBuffer: UnsafeMutablePointer<AudioQueueBufferRef?>) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
-    return status { () throws(AudioStatusError) in
+    return status { () throws(AudioQueueError) in
         outBuffer.pointee = try box.engine.allocateBuffer(byteCapacity: Int(inBufferByteSize),
                                                          packetDescriptionCapacity: Int(inNumberPacketDescriptions))
     }
@@ -140,14 +140,14 @@ public func AudioQueueAllocateBufferWithPacketDescriptions(_ inAQ: AudioQueueRef
 
 public func AudioQueueFreeBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBufferRef) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
-    return status { () throws(AudioStatusError) in try box.engine.freeBuffer(inBuffer) }
+    return status { () throws(AudioQueueError) in try box.engine.freeBuffer(inBuffer) }
 }
 
 /// Input queues take no packet descriptions (pass 0 and nil), as on Apple's platforms.
 public func AudioQueueEnqueueBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBufferRef, _ inNumPacketDescs: UInt32,
                                     _ inPacketDescs: UnsafePointer<AudioStreamPacketDescription>?) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
-    return status { () throws(AudioStatusError) in
+    return status { () throws(AudioQueueError) in
         if let output = box.output {
             let descriptions = inPacketDescs.map { Array(UnsafeBufferPointer(start: $0, count: Int(inNumPacketDescs))) } ?? []
             try output.enqueue(inBuffer, packetDescriptions: descriptions)
@@ -168,7 +168,7 @@ public func AudioQueueStart(_ inAQ: AudioQueueRef, _ inStartTime: UnsafePointer<
         if time.mSampleTime >= 0 { startFrame = UInt64(time.mSampleTime) }
     }
     // IsRunning listeners hear about it when the device really delivers the first frame.
-    return status { () throws(AudioStatusError) in try box.engine.start(atFrame: startFrame) }
+    return status { () throws(AudioQueueError) in try box.engine.start(atFrame: startFrame) }
 }
 
 public func AudioQueueStop(_ inAQ: AudioQueueRef, _ inImmediate: Bool) -> OSStatus {
@@ -309,7 +309,7 @@ public func AudioQueueSetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
         // Linear PCM needs none; accepted and ignored, as is a cookie set on a recording queue.
         guard let output = box.output else { return noErr }
         let cookie = Array(UnsafeRawBufferPointer(start: inData, count: Int(inDataSize)))
-        return status { () throws(AudioStatusError) in try output.setMagicCookie(cookie) }
+        return status { () throws(AudioQueueError) in try output.setMagicCookie(cookie) }
     case kAudioQueueProperty_ChannelAssignments:
         let stride = MemoryLayout<AudioQueueChannelAssignment>.stride
         let count = Int(inDataSize) / stride

@@ -28,7 +28,7 @@ public func AudioQueueNewOutput(_ inFormat: UnsafePointer<AudioStreamBasicDescri
                                 _ outAQ: UnsafeMutablePointer<AudioQueueRef?>) -> OSStatus {
     guard inFlags == 0 else { return kAudio_ParamError }
     let box = QueueBox(userData: inUserData, runLoop: inCallbackRunLoop)
-    return status { () throws(AudioStatusError) in
+    return status { () throws(AudioQueueError) in
         box.engine = try AudioOutputQueue(format: inFormat.pointee, offlineWithoutServer: true) { [unowned box] _, buffer in
             box.deliver { [box] in inCallbackProc(box.userData, box.reference, buffer) }
         }
@@ -70,7 +70,7 @@ public func AudioQueueEnqueueBufferWithParameters(_ inAQ: AudioQueueRef, _ inBuf
         default: return kAudioQueueErr_InvalidParameter
         }
     }
-    return status { () throws(AudioStatusError) in
+    return status { () throws(AudioQueueError) in
         let descriptions = inPacketDescs.map { Array(UnsafeBufferPointer(start: $0, count: Int(inNumPacketDescs))) } ?? []
         try output.enqueue(inBuffer, trimStartFrames: Int(inTrimFramesAtStart), trimEndFrames: Int(inTrimFramesAtEnd), volume: volume,
                            packetDescriptions: descriptions)
@@ -126,7 +126,7 @@ public func AudioQueueSetOfflineRenderFormat(_ inAQ: AudioQueueRef, _ inFormat: 
                                              _ inLayout: UnsafePointer<AudioChannelLayout>?) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     guard let output = box.output else { return kAudioQueueErr_InvalidQueueType }
-    return status { () throws(AudioStatusError) in try output.setOfflineRenderFormat(inFormat?.pointee) }
+    return status { () throws(AudioQueueError) in try output.setOfflineRenderFormat(inFormat?.pointee) }
 }
 
 /// Renders up to `inNumberFrames` frames of a queue in offline mode into `ioBuffer` (its
@@ -141,5 +141,5 @@ public func AudioQueueOfflineRender(_ inAQ: AudioQueueRef, _ inTimestamp: Unsafe
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     guard let output = box.output else { return kAudioQueueErr_InvalidQueueType }
     guard inTimestamp.pointee.mFlags & kAudioTimeStampSampleTimeValid != 0 else { return kAudio_ParamError }
-    return status { () throws(AudioStatusError) in _ = try output.renderOffline(frameCount: Int(inNumberFrames), into: ioBuffer) }
+    return status { () throws(AudioQueueError) in _ = try output.renderOffline(frameCount: Int(inNumberFrames), into: ioBuffer) }
 }

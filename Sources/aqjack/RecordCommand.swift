@@ -49,7 +49,7 @@ struct RecordCommand {
         let targetFrames = options.seconds.map { Int64(($0 * format.mSampleRate).rounded()) }
         let session: any RecordingSession
         var queue: AudioInputQueue!
-        do throws(AudioStatusError) {
+        do {   // queue errors and file errors: both carry an OSStatus and a message
             // The queue's callback reaches the session through this box (the session needs the
             // encoder's priming, known once the queue exists).
             let box = SessionBox()
@@ -81,7 +81,7 @@ struct RecordCommand {
         } catch {
             queue?.dispose()
             if queue == nil { client.close() }
-            Diagnostics.error(error.message)
+            Diagnostics.error((error as? any AudioStatusCarrying)?.message ?? "\(error)")
             return ExitStatus.failure
         }
         if sources.isEmpty {
