@@ -37,7 +37,7 @@ let package = Package(
         // The JACK client wrapper: the only importer of CJack.
         .target(name: "AQJack", dependencies: ["AQCore", "CJack"]),
         // Files and resampling: the only importer of CSndFile and CSampleRate.
-        .target(name: "AQMedia", dependencies: ["CSndFile", "CSampleRate", "CAudioTypes"]),
+        .target(name: "AQMedia", dependencies: ["AQCore", "CSndFile", "CSampleRate", "CAudioTypes"]),
         // Codecs and compressed files (AAC through libavcodec, ADTS, CAF packet files, MPEG-4
         // through libavformat, magic cookies): the only importer of CFFmpeg.
         .target(name: "AQCodecs", dependencies: ["CFFmpeg", "AQMedia", "CAudioTypes"]),

@@ -16,13 +16,13 @@ public final class AACDecoder {
     ///   the decoder's frames would be read with the wrong stride (found by fuzzing: a CAF whose
     ///   'desc' said more channels than its cookie overran the decoded buffer).
     /// - Throws: 'fmt?' when the config is not one the decoder accepts, or disagrees.
-    public init(config: AudioSpecificConfig, expectedChannelCount: Int? = nil) throws(AudioStatusError) {
+    public init(config: AudioSpecificConfig, expectedChannelCount: Int? = nil) throws(AudioConverterError) {
         guard config.channelCount > 0 else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode,
                                    "AAC channel configuration \(config.channelConfiguration): expected 1 ... 7")
         }
         if let expectedChannelCount, expectedChannelCount != config.channelCount {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode,
                                    "the AAC magic cookie describes \(config.channelCount) channels but the stream description says \(expectedChannelCount)")
         }
         self.config = config
@@ -34,7 +34,7 @@ public final class AACDecoder {
     /// frame count), valid only during the call.
     ///
     /// - Throws: 'fmt?' with FFmpeg's message for a packet that does not decode.
-    public func decode(_ bytes: UnsafeRawBufferPointer, deliver: (UnsafePointer<Float>, Int) -> Void) throws(AudioStatusError) {
+    public func decode(_ bytes: UnsafeRawBufferPointer, deliver: (UnsafePointer<Float>, Int) -> Void) throws(AudioConverterError) {
         try session.decode(bytes, deliver: deliver)
     }
 

@@ -64,10 +64,10 @@ public final class AACEncoder {
     ///   - quality: Apple's `kAudioConverterQuality_*` (0 ... 0x7F). Below Medium (0x40) selects
     ///     FFmpeg's fast coder, otherwise its default two-loop search.
     /// - Throws: 'fmt?' naming the unsupported rate, channel count or bit rate.
-    public init(sampleRate: Int, channelCount: Int, bitRate: Int, quality: Int = 0x60) throws(AudioStatusError) {
-        let config = try AudioSpecificConfig(objectType: 2, sampleRate: sampleRate, channelCount: channelCount)
+    public init(sampleRate: Int, channelCount: Int, bitRate: Int, quality: Int = 0x60) throws(AudioConverterError) {
+        let config = try asConverterError { () throws(AudioFileError) in try AudioSpecificConfig(objectType: 2, sampleRate: sampleRate, channelCount: channelCount) }
         guard Self.bitRates.contains(bitRate) else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "AAC bit rate \(bitRate) b/s: expected \(Self.bitRates.lowerBound) ... \(Self.bitRates.upperBound)")
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "AAC bit rate \(bitRate) b/s: expected \(Self.bitRates.lowerBound) ... \(Self.bitRates.upperBound)")
         }
         session = try LibavEncoderSession(
             name: "AAC", codecID: AV_CODEC_ID_AAC, frameSize: Self.framesPerPacket, channelCount: channelCount, framesFromDuration: false,
@@ -101,14 +101,14 @@ public final class AACEncoder {
     }
 
     /// Encodes `frameCount` interleaved frames; hands each finished packet to `deliver` in order.
-    public func encode(_ interleaved: UnsafePointer<Float>, frameCount: Int, deliver: (EncodedPacket) -> Void) throws(AudioStatusError) {
-        guard !finished else { throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "AAC encoder already finished") }
+    public func encode(_ interleaved: UnsafePointer<Float>, frameCount: Int, deliver: (EncodedPacket) -> Void) throws(AudioConverterError) {
+        guard !finished else { throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "AAC encoder already finished") }
         try session.encode(interleaved, frameCount: frameCount, deliver: deliver)
     }
 
     /// Sends the last partial frame (padded with silence) and drains every packet left;
     /// afterwards ``remainderFrames`` is final.
-    public func finish(deliver: (EncodedPacket) -> Void) throws(AudioStatusError) {
+    public func finish(deliver: (EncodedPacket) -> Void) throws(AudioConverterError) {
         guard !finished else { return }
         try session.finish(deliver: deliver)
         finished = true

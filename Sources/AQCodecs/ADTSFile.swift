@@ -16,9 +16,9 @@ public final class ADTSFileWriter: PacketFileWriting {
     private let file: WritableFile
 
     /// - Throws: 'fmt?' unless the format is AAC at an MPEG-4 rate with 1–6 or 8 channels.
-    public init(path: String, format: AudioStreamBasicDescription, eraseExisting: Bool) throws(AudioStatusError) {
+    public init(path: String, format: AudioStreamBasicDescription, eraseExisting: Bool) throws(AudioFileError) {
         guard format.mFormatID == CompressedFormatValues.mpeg4AAC else {
-            throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
+            throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode,
                                    "an ADTS file holds AAC; the format is \(fourCharacterCode(format.mFormatID))")
         }
         let completed = try CompressedFormatValues.completedAAC(format)
@@ -32,25 +32,25 @@ public final class ADTSFileWriter: PacketFileWriting {
     /// ADTS headers carry a channel configuration (1 ... 7), not a program config element: the
     /// full-band 6- and 8-channel layouts aqjack codes (``AudioSpecificConfig/programLayout(forChannelCount:)``)
     /// cannot be named in one, and 5.1/7.1 would lose channel 4 to the LFE: refused.
-    static func requireChannelConfiguration(_ config: AudioSpecificConfig) throws(AudioStatusError) {
+    static func requireChannelConfiguration(_ config: AudioSpecificConfig) throws(AudioFileError) {
         guard config.channelConfiguration != 0 else {
-            throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
+            throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode,
                                    "ADTS (.aac) cannot carry \(config.channelCount) full-band AAC channels (its headers name only AAC's 5.1 and 7.1, whose channel 4 is a band-limited LFE): write .m4a or .caf")
         }
     }
 
     /// ADTS carries no cookie; the cookie's config must match the file's format.
-    public func setMagicCookie(_ cookie: [UInt8]) throws(AudioStatusError) {
+    public func setMagicCookie(_ cookie: [UInt8]) throws(AudioFileError) {
         let parsed = try ElementaryStreamDescriptor(parsing: cookie).audioSpecificConfig
         guard parsed.sampleRate == config.sampleRate, parsed.channelCount == config.channelCount, parsed.objectType <= 4 else {
-            throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
+            throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode,
                                    "the magic cookie describes \(parsed.sampleRate) Hz, \(parsed.channelCount) channels, object type \(parsed.objectType); the file is \(config.sampleRate) Hz, \(config.channelCount) channels")
         }
         magicCookie = cookie
     }
 
     public func writePackets(_ data: UnsafeRawPointer, byteCount: Int, descriptions: UnsafeBufferPointer<AudioStreamPacketDescription>,
-                             startPacket: Int64) throws(AudioStatusError) {
+                             startPacket: Int64) throws(AudioFileError) {
         try validatedPackets(descriptions, byteCount: byteCount, startPacket: startPacket, expected: packetCount, path: file.path)
         for description in descriptions {
             let size = Int(description.mDataByteSize)
@@ -63,7 +63,7 @@ public final class ADTSFileWriter: PacketFileWriting {
         try file.flush()
     }
 
-    public func close() throws(AudioStatusError) { try file.close() }
+    public func close() throws(AudioFileError) { try file.close() }
 }
 
 /// Reads an ADTS stream: scans the frame headers once to index the packets (raw payloads,
@@ -83,7 +83,7 @@ public final class ADTSFileReader: PacketFileReading {
 
     /// - Throws: 'dta?' when the file does not start with a valid ADTS header (an ID3 tag
     ///   before it is skipped).
-    public init(path: String) throws(AudioStatusError) {
+    public init(path: String) throws(AudioFileError) {
         file = try ReadableFile(path: path)
         var offset: Int64 = 0
         if let tag = file.read(at: 0, count: 10), tag[0] == 0x49, tag[1] == 0x44, tag[2] == 0x33 {   // "ID3"
@@ -91,7 +91,7 @@ public final class ADTSFileReader: PacketFileReading {
         }
         guard let first = file.read(at: offset, count: 9).flatMap({ bytes in bytes.withUnsafeBytes { ADTSHeader(parsing: $0) } }),
               let config = try? first.audioSpecificConfig else {
-            throw AudioStatusError(AudioStatusError.fileInvalidFileCode, "\(path) is not an ADTS AAC stream (no valid ADTS header at byte \(offset))")
+            throw AudioFileError(AudioFileError.fileInvalidFileCode, "\(path) is not an ADTS AAC stream (no valid ADTS header at byte \(offset))")
         }
         var index = PacketIndex()
         while let bytes = file.read(at: offset, count: 9) ?? file.read(at: offset, count: 7),
@@ -107,7 +107,7 @@ public final class ADTSFileReader: PacketFileReading {
     }
 
     public func readPackets(startPacket: Int64, packetCount: Int, into buffer: UnsafeMutableRawPointer, capacity: Int,
-                            descriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?) throws(AudioStatusError) -> (packets: Int, bytes: Int) {
+                            descriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?) throws(AudioFileError) -> (packets: Int, bytes: Int) {
         try copyPackets(from: file, index: index, startPacket: startPacket, packetCount: packetCount, into: buffer, capacity: capacity,
                         descriptions: descriptions)
     }

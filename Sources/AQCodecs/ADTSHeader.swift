@@ -18,16 +18,16 @@ public struct ADTSHeader: Equatable, Sendable {
     public var payloadLength: Int { frameLength - headerLength }
 
     /// A header for a payload of `payloadLength` bytes in the stream `config` describes.
-    public init(config: AudioSpecificConfig, payloadLength: Int) throws(AudioStatusError) {
+    public init(config: AudioSpecificConfig, payloadLength: Int) throws(AudioFileError) {
         guard (1 ... 4).contains(config.objectType) else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+            throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
                                    "ADTS carries AAC object types 1 ... 4; this stream is type \(config.objectType)")
         }
         guard let index = AudioSpecificConfig.sampleRates.firstIndex(of: config.sampleRate) else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "ADTS cannot carry a rate of \(config.sampleRate) Hz")
+            throw AudioFileError(AudioFileError.unsupportedDataFormatCode, "ADTS cannot carry a rate of \(config.sampleRate) Hz")
         }
         guard payloadLength + Self.byteCount < 1 << 13 else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+            throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
                                    "AAC packet of \(payloadLength) bytes is too long for an ADTS frame (8184 at most)")
         }
         objectType = config.objectType
@@ -63,7 +63,7 @@ public struct ADTSHeader: Equatable, Sendable {
 
     /// The stream's config as the header describes it.
     public var audioSpecificConfig: AudioSpecificConfig {
-        get throws(AudioStatusError) {
+        get throws(AudioFileError) {
             // The header's own configuration (5.1 stays 5.1); ADTS has no program config element here.
             try AudioSpecificConfig(objectType: objectType, sampleRate: sampleRate, channelConfiguration: channelConfiguration)
         }

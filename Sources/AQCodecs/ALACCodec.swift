@@ -19,11 +19,11 @@ public enum ALAC {
 
     /// FFmpeg's extradata (size, 'alac', version 0, then the config) from an Apple cookie, which
     /// may itself be wrapped in 'frma'/'alac' atoms.
-    static func extradata(fromAppleCookie cookie: [UInt8]) throws(AudioStatusError) -> [UInt8] {
+    static func extradata(fromAppleCookie cookie: [UInt8]) throws(AudioConverterError) -> [UInt8] {
         var config = cookie
         if let range = findAtom("alac", in: cookie), cookie.count >= range + 4 + 24 { config = Array(cookie[(range + 4) ..< (range + 28)]) }
         guard config.count >= 24 else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "ALAC magic cookie of \(cookie.count) bytes: expected a 24-byte ALACSpecificConfig")
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "ALAC magic cookie of \(cookie.count) bytes: expected a 24-byte ALACSpecificConfig")
         }
         return [0, 0, 0, 36] + Array("alac".utf8) + [0, 0, 0, 0] + Array(config.prefix(24))
     }
@@ -41,9 +41,9 @@ public enum ALAC {
 
 /// Encodes interleaved Float frames into packets (AAC, ALAC).
 public protocol PacketEncoding: AnyObject {
-    func encode(_ interleaved: UnsafePointer<Float>, frameCount: Int, deliver: (EncodedPacket) -> Void) throws(AudioStatusError)
+    func encode(_ interleaved: UnsafePointer<Float>, frameCount: Int, deliver: (EncodedPacket) -> Void) throws(AudioConverterError)
     /// Sends what is gathered and drains the encoder.
-    func finish(deliver: (EncodedPacket) -> Void) throws(AudioStatusError)
+    func finish(deliver: (EncodedPacket) -> Void) throws(AudioConverterError)
     /// Frames of encoder delay before the first input frame.
     var primingFrames: Int { get }
     var inputFrameCount: Int64 { get }
@@ -65,12 +65,12 @@ public final class ALACEncoder: PacketEncoding {
     public let magicCookie: [UInt8]
     private let session: LibavEncoderSession
 
-    public init(sampleRate: Int, channelCount: Int, bitDepth: Int) throws(AudioStatusError) {
+    public init(sampleRate: Int, channelCount: Int, bitDepth: Int) throws(AudioConverterError) {
         guard bitDepth == 16 || bitDepth == 24 else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "ALAC is written at 16 or 24 bits; asked for \(bitDepth)")
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "ALAC is written at 16 or 24 bits; asked for \(bitDepth)")
         }
         guard (1 ... 8).contains(channelCount) else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "ALAC with \(channelCount) channels: expected 1 ... 8")
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "ALAC with \(channelCount) channels: expected 1 ... 8")
         }
         let scale = Double(1 << (bitDepth - 1))
         session = try LibavEncoderSession(
@@ -98,18 +98,18 @@ public final class ALACEncoder: PacketEncoding {
         magicCookie = ALAC.appleCookie(fromExtradata: session.extradata)
     }
 
-    public func encode(_ interleaved: UnsafePointer<Float>, frameCount: Int, deliver: (EncodedPacket) -> Void) throws(AudioStatusError) {
+    public func encode(_ interleaved: UnsafePointer<Float>, frameCount: Int, deliver: (EncodedPacket) -> Void) throws(AudioConverterError) {
         try session.encode(interleaved, frameCount: frameCount, deliver: deliver)
     }
 
-    public func finish(deliver: (EncodedPacket) -> Void) throws(AudioStatusError) {
+    public func finish(deliver: (EncodedPacket) -> Void) throws(AudioConverterError) {
         try session.finish(deliver: deliver)
     }
 }
 
 /// Decodes raw packets of a stream libavcodec knows (AAC, ALAC) into interleaved Float frames.
 public protocol PacketDecoding: AnyObject {
-    func decode(_ bytes: UnsafeRawBufferPointer, deliver: (UnsafePointer<Float>, Int) -> Void) throws(AudioStatusError)
+    func decode(_ bytes: UnsafeRawBufferPointer, deliver: (UnsafePointer<Float>, Int) -> Void) throws(AudioConverterError)
     func reset()
 }
 
@@ -121,7 +121,7 @@ public final class ALACDecoder: PacketDecoding {
     public let channelCount: Int
     private let session: LibavDecoderSession
 
-    public init(cookie: [UInt8], sampleRate: Int, channelCount: Int) throws(AudioStatusError) {
+    public init(cookie: [UInt8], sampleRate: Int, channelCount: Int) throws(AudioConverterError) {
         session = try LibavDecoderSession(name: "ALAC", codecID: AV_CODEC_ID_ALAC, extradata: try ALAC.extradata(fromAppleCookie: cookie),
                                           sampleRate: sampleRate, channelCount: channelCount)
         self.channelCount = channelCount
@@ -129,7 +129,7 @@ public final class ALACDecoder: PacketDecoding {
 
     public func reset() { session.reset() }
 
-    public func decode(_ bytes: UnsafeRawBufferPointer, deliver: (UnsafePointer<Float>, Int) -> Void) throws(AudioStatusError) {
+    public func decode(_ bytes: UnsafeRawBufferPointer, deliver: (UnsafePointer<Float>, Int) -> Void) throws(AudioConverterError) {
         try session.decode(bytes, deliver: deliver)
     }
 }

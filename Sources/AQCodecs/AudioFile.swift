@@ -39,11 +39,11 @@ public final class AudioFile {
     /// How `codec` is stored in a `fileType` file.
     ///
     /// - Throws: 'fmt?' when the table says the type cannot hold the codec, naming the types that can.
-    public static func container(fileType: UInt32, codec: UInt32) throws(AudioStatusError) -> Container {
+    public static func container(fileType: UInt32, codec: UInt32) throws(AudioFileError) -> Container {
         if let entry = FileTypes.entry(fileType), !entry.codecs.contains(codec) {
             let takers = FileTypes.all.filter { $0.codecs.contains(codec) }.map { "." + $0.primaryExtension }
             let use = takers.isEmpty ? "" : "; use \(takers.joined(separator: ", "))"
-            throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
+            throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode,
                                    "\(fourCharacterCode(fileType)) files cannot hold \(FileTypes.codecName(codec))\(use)")
         }
         switch codec {
@@ -62,14 +62,14 @@ public final class AudioFile {
     ///   hold (FLAC and ALAC in CAF are written from frames only: ``LosslessFileWriter``),
     ///   'prm?' for an existing file without `eraseExisting`.
     public static func create(path: String, fileType: UInt32, format: AudioStreamBasicDescription,
-                              eraseExisting: Bool) throws(AudioStatusError) -> AudioFile {
+                              eraseExisting: Bool) throws(AudioFileError) -> AudioFile {
         switch try container(fileType: fileType, codec: format.mFormatID) {
         case .linearPCM:
             return AudioFile(.pcmWriter(try AudioFileWriter(path: path, fileType: fileType, format: format, eraseExisting: eraseExisting)))
         case .packets:
             return AudioFile(.packetWriter(try createPacketWriter(path: path, fileType: fileType, format: format, eraseExisting: eraseExisting)))
         case .encodedFromFrames:
-            throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
+            throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode,
                                    "\(FileTypes.codecName(format.mFormatID)) in \(fourCharacterCode(fileType)) files is encoded from linear PCM frames here, not written as packets; packets go to 'm4af' (.m4a) or 'mp4f' (.mp4) files")
         }
     }
@@ -77,7 +77,7 @@ public final class AudioFile {
     /// Opens a file for reading: a packet reader when it holds AAC (ADTS, CAF, MPEG-4) or ALAC in
     /// MPEG-4, libsndfile for everything else (decoded formats read as float). The contents decide;
     /// `typeHint` only helps libsndfile with headerless data.
-    public static func open(path: String, typeHint: UInt32 = 0) throws(AudioStatusError) -> AudioFile {
+    public static func open(path: String, typeHint: UInt32 = 0) throws(AudioFileError) -> AudioFile {
         if let packets = try openPacketReader(path: path) { return AudioFile(.packetReader(packets)) }
         return AudioFile(.pcmReader(try AudioFileReader(path: path, typeHint: typeHint)))
     }
@@ -171,7 +171,7 @@ public final class AudioFile {
     }
 
     /// Finishes the header (writers) and closes the file.
-    public func close() throws(AudioStatusError) {
+    public func close() throws(AudioFileError) {
         switch content {
         case .pcmWriter(let file): try file.close()
         case .packetWriter(let file): try file.close()
@@ -184,21 +184,21 @@ public final class AudioFile {
 
     /// A writer for AAC in `fileType` ('adts', 'caff', 'm4af' or 'mp4f'), or ALAC in 'm4af'/'mp4f'.
     private static func createPacketWriter(path: String, fileType: UInt32, format: AudioStreamBasicDescription,
-                                           eraseExisting: Bool) throws(AudioStatusError) -> any PacketFileWriting {
+                                           eraseExisting: Bool) throws(AudioFileError) -> any PacketFileWriting {
         switch fileType {
         case CompressedFormatValues.adtsFile: return try ADTSFileWriter(path: path, format: format, eraseExisting: eraseExisting)
         case AudioFileTypeValues.caf: return try CAFPacketFileWriter(path: path, format: format, eraseExisting: eraseExisting)
         case CompressedFormatValues.m4aFile, CompressedFormatValues.mpeg4File:
             return try MPEG4FileWriter(path: path, fileType: fileType, format: format, eraseExisting: eraseExisting)
         default:
-            throw AudioStatusError(AudioStatusError.fileUnsupportedTypeCode,
+            throw AudioFileError(AudioFileError.fileUnsupportedTypeCode,
                                    "file type \(fourCharacterCode(fileType)) cannot hold AAC; expected 'adts' (.aac), 'caff' (.caf), 'm4af' (.m4a) or 'mp4f' (.mp4)")
         }
     }
 
     /// A packet reader when the file's first bytes name a packet container holding AAC (CAF with
     /// AAC, MPEG-4, ADTS with or without an ID3 tag), else nil.
-    private static func openPacketReader(path: String) throws(AudioStatusError) -> (any PacketFileReading)? {
+    private static func openPacketReader(path: String) throws(AudioFileError) -> (any PacketFileReading)? {
         let file = try ReadableFile(path: path)
         guard let head = file.read(at: 0, count: min(12, Int(file.size))) else { return nil }
         if head.count >= 8, head[0 ..< 4].elementsEqual("caff".utf8) {

@@ -57,9 +57,9 @@ public struct AudioSpecificConfig: Equatable, Sendable {
     /// Builds the config for an object type, a rate from the table and 1–6 or 8 channels: the
     /// two-byte form for 1–5 channels, the program-config form (``programLayout(forChannelCount:)``)
     /// for 6 and 8.
-    public init(objectType: Int, sampleRate: Int, channelCount: Int) throws(AudioStatusError) {
+    public init(objectType: Int, sampleRate: Int, channelCount: Int) throws(AudioFileError) {
         guard Self.configuration(forChannelCount: channelCount) != nil else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+            throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
                                    "AAC with \(channelCount) channels: expected 1 ... 6 or 8 channels")
         }
         try self.init(objectType: objectType, sampleRate: sampleRate,
@@ -69,13 +69,13 @@ public struct AudioSpecificConfig: Equatable, Sendable {
 
     /// Builds the config with an explicit channel configuration (an ADTS header's): 1 ... 7 as
     /// it is, 0 with the program layout of `programChannelCount` channels.
-    public init(objectType: Int, sampleRate: Int, channelConfiguration configuration: Int, programChannelCount: Int? = nil) throws(AudioStatusError) {
+    public init(objectType: Int, sampleRate: Int, channelConfiguration configuration: Int, programChannelCount: Int? = nil) throws(AudioFileError) {
         guard let rateIndex = Self.sampleRates.firstIndex(of: sampleRate) else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+            throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
                                    "AAC sample rate \(sampleRate) Hz is not one of MPEG-4's: \(Self.sampleRates.map(String.init).joined(separator: ", "))")
         }
         guard (1 ... 30).contains(objectType) else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "MPEG-4 audio object type \(objectType): expected 1 ... 30")
+            throw AudioFileError(AudioFileError.unsupportedDataFormatCode, "MPEG-4 audio object type \(objectType): expected 1 ... 30")
         }
         var writer = BitWriter()
         // 5 bits object type, 4 bits rate index, 4 bits channels, 3 bits GASpecificConfig (all 0).
@@ -83,7 +83,7 @@ public struct AudioSpecificConfig: Equatable, Sendable {
         writer.write(rateIndex, 4)
         if configuration == 0 {
             guard let channels = programChannelCount, let layout = Self.programLayout(forChannelCount: channels) else {
-                throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+                throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
                                        "AAC channel configuration 0 is written for 6 or 8 channels here; asked for \(programChannelCount.map(String.init) ?? "none")")
             }
             writer.write(0, 4)
@@ -109,7 +109,7 @@ public struct AudioSpecificConfig: Equatable, Sendable {
             self.programChannelCount = channels
         } else {
             guard Self.channelCount(forConfiguration: configuration) != nil else {
-                throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "AAC channel configuration \(configuration): expected 0 ... 7")
+                throw AudioFileError(AudioFileError.unsupportedDataFormatCode, "AAC channel configuration \(configuration): expected 0 ... 7")
             }
             writer.write(configuration, 4)
             writer.write(0, 3)
@@ -122,10 +122,10 @@ public struct AudioSpecificConfig: Equatable, Sendable {
     }
 
     /// Parses a config (at least 2 bytes); extensions after the core fields are kept in `bytes`.
-    public init(parsing data: [UInt8]) throws(AudioStatusError) {
+    public init(parsing data: [UInt8]) throws(AudioFileError) {
         var reader = BitReader(data)
         guard data.count >= 2, var objectType = reader.read(5) else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+            throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
                                    "AudioSpecificConfig of \(data.count) bytes: expected at least 2")
         }
         if objectType == 31, let extended = reader.read(6) { objectType = 32 + extended }
@@ -136,14 +136,14 @@ public struct AudioSpecificConfig: Equatable, Sendable {
             rate = explicit
         } else {
             guard rateIndex < Self.sampleRates.count else {
-                throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+                throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
                                        "AudioSpecificConfig sampling-frequency index \(rateIndex): expected 0 ... 12 or 15")
             }
             rate = Self.sampleRates[rateIndex]
         }
         guard let configuration = reader.read(4) else { throw Self.truncated(data) }
         guard objectType != 0, rate > 0 else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "AudioSpecificConfig with object type 0 or rate 0")
+            throw AudioFileError(AudioFileError.unsupportedDataFormatCode, "AudioSpecificConfig with object type 0 or rate 0")
         }
         if rate == 0 { rate = 44100 }
         self.objectType = objectType
@@ -176,8 +176,8 @@ public struct AudioSpecificConfig: Equatable, Sendable {
         return channels > 0 ? channels : nil
     }
 
-    private static func truncated(_ data: [UInt8]) -> AudioStatusError {
-        AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "AudioSpecificConfig of \(data.count) bytes is truncated")
+    private static func truncated(_ data: [UInt8]) -> AudioFileError {
+        AudioFileError(AudioFileError.unsupportedDataFormatCode, "AudioSpecificConfig of \(data.count) bytes is truncated")
     }
 }
 

@@ -73,9 +73,9 @@ public final class CAFPacketFileWriter: PacketFileWriting {
     /// False once the entries outgrew the reserved region.
     private var tableInPlace = true
 
-    public init(path: String, format: AudioStreamBasicDescription, eraseExisting: Bool) throws(AudioStatusError) {
+    public init(path: String, format: AudioStreamBasicDescription, eraseExisting: Bool) throws(AudioFileError) {
         guard format.mFormatID == CompressedFormatValues.mpeg4AAC else {
-            throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
+            throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode,
                                    "compressed CAF files hold AAC here; the format is \(fourCharacterCode(format.mFormatID))")
         }
         let completed = try CompressedFormatValues.completedAAC(format)
@@ -89,7 +89,7 @@ public final class CAFPacketFileWriter: PacketFileWriting {
     /// Before the first packet: replaces the cookie. After: accepted when it has the same size
     /// (rewritten in place; seed 000 copies the cookie again after recording), else 'op??'-like
     /// `kAudioFileUnsupportedPropertyError` explaining why.
-    public func setMagicCookie(_ cookie: [UInt8]) throws(AudioStatusError) {
+    public func setMagicCookie(_ cookie: [UInt8]) throws(AudioFileError) {
         _ = try ElementaryStreamDescriptor(parsing: cookie)
         if dataChunkOffset < 0 {
             magicCookie = cookie
@@ -97,12 +97,12 @@ public final class CAFPacketFileWriter: PacketFileWriting {
             try file.overwrite(cookie, at: cookieOffset)
             magicCookie = cookie
         } else {
-            throw AudioStatusError(AudioStatusError.fileUnsupportedPropertyCode,
+            throw AudioFileError(AudioFileError.fileUnsupportedPropertyCode,
                                    "\(file.path): a magic cookie of \(cookie.count) bytes cannot replace the \(magicCookie.count)-byte one after packets were written")
         }
     }
 
-    private func writeHeader() throws(AudioStatusError) {
+    private func writeHeader() throws(AudioFileError) {
         try file.write(Array("caff".utf8) + [0, 1, 0, 0])
         try file.write(CAF.chunk("desc", size: 32) + CAF.description(dataFormat))
         try file.write(CAF.chunk("kuki", size: Int64(magicCookie.count)))
@@ -138,7 +138,7 @@ public final class CAFPacketFileWriter: PacketFileWriting {
     }
 
     public func writePackets(_ data: UnsafeRawPointer, byteCount: Int, descriptions: UnsafeBufferPointer<AudioStreamPacketDescription>,
-                             startPacket: Int64) throws(AudioStatusError) {
+                             startPacket: Int64) throws(AudioFileError) {
         try validatedPackets(descriptions, byteCount: byteCount, startPacket: startPacket, expected: packetCount, path: file.path)
         if dataChunkOffset < 0 { try writeHeader() }
         var entries: [UInt8] = []
@@ -158,7 +158,7 @@ public final class CAFPacketFileWriter: PacketFileWriting {
     /// Appends entries to the in-place 'pakt', rewrites its size and counts and the 'free'
     /// chunk after it. The packet data is written first, so at every moment the table never
     /// lists a packet whose bytes are not in the file.
-    private func updateTableInPlace(appending entries: [UInt8]) throws(AudioStatusError) {
+    private func updateTableInPlace(appending entries: [UInt8]) throws(AudioFileError) {
         guard tableInPlace, !entries.isEmpty else { return }
         let used = 12 + 24 + tableEntryBytes + entries.count
         guard used + 12 <= Self.reservedTableBytes else {
@@ -171,7 +171,7 @@ public final class CAFPacketFileWriter: PacketFileWriting {
         try file.overwrite(CAF.chunk("pakt", size: Int64(24 + tableEntryBytes)) + tableHeader(final: false), at: tableOffset)
     }
 
-    public func close() throws(AudioStatusError) {
+    public func close() throws(AudioFileError) {
         if dataChunkOffset < 0 { try writeHeader() }
         try file.overwrite(CAF.be64(UInt64(byteCount + 4)), at: dataChunkOffset + 4)
         if tableInPlace {
@@ -208,9 +208,9 @@ public final class CAFPacketFileReader: PacketFileReading {
         return CAF.parseDescription(head[20...])
     }
 
-    public init(path: String) throws(AudioStatusError) {
-        func invalid(_ why: String) -> AudioStatusError {
-            AudioStatusError(AudioStatusError.fileInvalidFileCode, "\(path) is not a valid CAF file: \(why)")
+    public init(path: String) throws(AudioFileError) {
+        func invalid(_ why: String) -> AudioFileError {
+            AudioFileError(AudioFileError.fileInvalidFileCode, "\(path) is not a valid CAF file: \(why)")
         }
         file = try ReadableFile(path: path)
         guard let head = file.read(at: 0, count: 8), head[0 ..< 4].elementsEqual("caff".utf8) else { throw invalid("no 'caff' header") }
@@ -251,7 +251,7 @@ public final class CAFPacketFileReader: PacketFileReading {
             throw invalid("'desc' has \(format.mChannelsPerFrame) channels and \(format.mFramesPerPacket) frames per packet")
         }
         guard format.mFormatID == CompressedFormatValues.mpeg4AAC else {
-            throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
+            throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode,
                                    "\(path): CAF packets of \(fourCharacterCode(format.mFormatID)) are read through libsndfile, not as AAC")
         }
         guard let data else { throw invalid("no 'data' chunk") }
@@ -292,7 +292,7 @@ public final class CAFPacketFileReader: PacketFileReading {
     }
 
     public func readPackets(startPacket: Int64, packetCount: Int, into buffer: UnsafeMutableRawPointer, capacity: Int,
-                            descriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?) throws(AudioStatusError) -> (packets: Int, bytes: Int) {
+                            descriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?) throws(AudioFileError) -> (packets: Int, bytes: Int) {
         try copyPackets(from: file, index: index, startPacket: startPacket, packetCount: packetCount, into: buffer, capacity: capacity,
                         descriptions: descriptions)
     }

@@ -8,11 +8,11 @@ import CFFmpeg
 public enum CodecLibraries {
     /// Loads the libraries once; thread-safe.
     ///
-    /// - Throws: ``AudioStatusError`` (`kAudioConverterErr_FormatNotSupported`, 'fmt?') naming
+    /// - Throws: ``AudioConverterError`` (`kAudioConverterErr_FormatNotSupported`, 'fmt?') naming
     ///   the library or symbol that could not be loaded, e.g. when libavcodec59 is not installed.
-    public static func require() throws(AudioStatusError) {
+    public static func require() throws(AudioConverterError) {
         guard cffmpeg_load() == 0 else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode,
                                    "the codec libraries are not available (" + String(cString: cffmpeg_load_error())
                                        + "); install libavcodec59 and libavformat59 (Scripts/setup.sh does)")
         }

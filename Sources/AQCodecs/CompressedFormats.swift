@@ -27,25 +27,25 @@ public enum CompressedFormatValues {
     /// converter to take from its input.
     ///
     /// - Throws: 'fmt?' naming the field that no AAC stream can have.
-    public static func completedAAC(_ format: AudioStreamBasicDescription) throws(AudioStatusError) -> AudioStreamBasicDescription {
+    public static func completedAAC(_ format: AudioStreamBasicDescription) throws(AudioFileError) -> AudioStreamBasicDescription {
         try checkRate(format.mSampleRate)
         var completed = format
         if completed.mFormatFlags == 0 { completed.mFormatFlags = aacLowComplexity }
         guard completed.mFormatFlags == aacLowComplexity else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+            throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
                                    "AAC object type \(completed.mFormatFlags) in mFormatFlags: only AAC-LC (kMPEG4Object_AAC_LC = 2) is supported")
         }
         if completed.mFramesPerPacket == 0 { completed.mFramesPerPacket = 1024 }
         guard completed.mFramesPerPacket == 1024 else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+            throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
                                    "mFramesPerPacket is \(completed.mFramesPerPacket); AAC-LC packets hold 1024 frames")
         }
         guard completed.mChannelsPerFrame == 0 || AudioSpecificConfig.configuration(forChannelCount: Int(completed.mChannelsPerFrame)) != nil else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+            throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
                                    "mChannelsPerFrame is \(completed.mChannelsPerFrame); AAC carries 1 ... 6 or 8 channels")
         }
         guard completed.mSampleRate == 0 || AudioSpecificConfig.sampleRates.contains(Int(completed.mSampleRate)) else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+            throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
                                    "mSampleRate is \(completed.mSampleRate); AAC rates are " + AudioSpecificConfig.sampleRates.map(String.init).joined(separator: ", "))
         }
         completed.mBytesPerPacket = 0
@@ -58,9 +58,9 @@ public enum CompressedFormatValues {
     /// anything converts it to an integer.
     ///
     /// - Throws: 'fmt?' naming the rate.
-    public static func checkRate(_ rate: Double) throws(AudioStatusError) {
+    public static func checkRate(_ rate: Double) throws(AudioFileError) {
         guard rate.isFinite, rate >= 0, rate <= 1_536_000 else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+            throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
                                    "mSampleRate is \(rate); expected 0 (take it from the other side) or a rate in Hz up to 1536000")
         }
     }
@@ -80,11 +80,11 @@ public enum CompressedFormatValues {
     /// - Throws: 'fmt?' beginning with `context` unless the source data is 16-bit (flag 1) or
     ///   24-bit (flag 3) and there are 1 ... 8 channels.
     public static func completedALAC(_ format: AudioStreamBasicDescription, defaultBitDepth: Int,
-                                     context: String) throws(AudioStatusError) -> AudioStreamBasicDescription {
+                                     context: String) throws(AudioFileError) -> AudioStreamBasicDescription {
         var completed = format
         if completed.mFormatFlags == 0 { completed.mFormatFlags = ALAC.formatFlag(bitDepth: defaultBitDepth) }
         guard [1, 3].contains(completed.mFormatFlags), (1 ... 8).contains(completed.mChannelsPerFrame) else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+            throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
                                    "\(context): mFormatFlags \(completed.mFormatFlags) (expected 1 = 16-bit or 3 = 24-bit) and mChannelsPerFrame \(completed.mChannelsPerFrame) (expected 1 ... 8)")
         }
         completed.mFramesPerPacket = UInt32(ALAC.framesPerPacket)

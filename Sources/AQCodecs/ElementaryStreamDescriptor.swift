@@ -41,7 +41,7 @@ public struct ElementaryStreamDescriptor: Equatable, Sendable {
     /// first) and a bare AudioSpecificConfig as FFmpeg produces, so any cookie a user has works.
     ///
     /// - Throws: `kAudioFormatUnsupportedDataFormatError` ('fmt?') naming what is missing.
-    public init(parsing data: [UInt8]) throws(AudioStatusError) {
+    public init(parsing data: [UInt8]) throws(AudioFileError) {
         var start = 0
         if data.count > 4, data[0] == 0, data[1] == 0, data[2] == 0, data[3] == 0, data.count > 4 && data[4] == 0x03 { start = 4 }
         guard data.count > start, data[start] == 0x03 else {
@@ -58,7 +58,7 @@ public struct ElementaryStreamDescriptor: Equatable, Sendable {
         guard decoderBody.count >= 13 else { throw Self.malformed("DecoderConfigDescriptor of \(decoderBody.count) bytes", data) }
         let d = decoderBody.lowerBound
         guard data[d] == 0x40 || data[d] == 0x66 || data[d] == 0x67 || data[d] == 0x68 else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+            throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
                                    "ES_Descriptor objectTypeIndication 0x\(String(data[d], radix: 16)): expected 0x40 (MPEG-4 audio) or 0x66–0x68 (MPEG-2 AAC)")
         }
         func word(_ at: Int, _ count: Int) -> UInt32 { (0 ..< count).reduce(0) { $0 << 8 | UInt32(data[at + $1]) } }
@@ -68,8 +68,8 @@ public struct ElementaryStreamDescriptor: Equatable, Sendable {
         self.init(audioSpecificConfig: config, averageBitRate: word(d + 9, 4), maximumBitRate: word(d + 5, 4), bufferSize: word(d + 2, 3))
     }
 
-    private static func malformed(_ what: String, _ data: [UInt8]) -> AudioStatusError {
-        AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+    private static func malformed(_ what: String, _ data: [UInt8]) -> AudioFileError {
+        AudioFileError(AudioFileError.unsupportedDataFormatCode,
                          "AAC magic cookie of \(data.count) bytes has no valid \(what); expected an MPEG-4 ES_Descriptor")
     }
 

@@ -56,7 +56,7 @@ public struct FileConversion {
     /// `isCancelled` is asked as often: when it answers true the conversion is abandoned with
     /// 'wht?' ("interrupted"), leaving no output.
     ///
-    /// - Throws: ``AudioStatusError`` naming the file and what was wrong (unreadable input, a
+    /// - Throws: ``AudioFileError`` naming the file and what was wrong (unreadable input, a
     ///   codec the file type cannot hold, an existing output without `eraseExisting`).
     ///
     /// The output is written to a hidden temporary file in the output's folder and renamed over
@@ -64,11 +64,11 @@ public struct FileConversion {
     /// file and an existing output untouched; an output that is the input file itself (same
     /// path, hard link or symbolic link) is refused before anything is written (issue 9,
     /// items 1 and 5).
-    public func run(progress: (Double) -> Void = { _ in }, isCancelled: () -> Bool = { false }) throws(AudioStatusError) -> Summary {
+    public func run(progress: (Double) -> Void = { _ in }, isCancelled: () -> Bool = { false }) throws(AudioFileError) -> Summary {
         let source = try FrameSource.open(request.inputPath)
         let finalPath = request.outputPath
         if OutputPath.sameFile(request.inputPath, finalPath) {
-            throw AudioStatusError(AudioStatusError.filePermissionsCode,
+            throw AudioFileError(AudioFileError.filePermissionsCode,
                                    "the output '\(finalPath)' is the input file '\(request.inputPath)': write to another file (the input was left untouched)")
         }
         try OutputPath.checkCreatable(finalPath, eraseExisting: request.eraseExisting)
@@ -78,64 +78,65 @@ public struct FileConversion {
         var staged = request
         staged.outputPath = temporary
         staged.eraseExisting = true
-        do throws(AudioStatusError) {
+        do throws(AudioFileError) {
             let summary = try FileConversion(staged).convert(source, fileExtension: ext, progress: progress, isCancelled: isCancelled)
             guard FilePath.withCString(temporary, { from in FilePath.withCString(finalPath) { rename(from, $0) } }) == 0 else {
-                throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "cannot move the converted file into place as '\(finalPath)': \(SystemError.describe(errno))")
+                throw AudioFileError(AudioFileError.fileUnspecifiedCode, "cannot move the converted file into place as '\(finalPath)': \(SystemError.describe(errno))")
             }
             return summary
         } catch {
             let started = FilePath.withCString(temporary) { unlink($0) } == 0
-            throw AudioStatusError(error.status, error.message.replacing(temporary, with: finalPath)
+            throw AudioFileError(error.status, error.message.replacing(temporary, with: finalPath)
                                    + (started ? " (the conversion was abandoned: its partial output was removed)" : ""))
         }
     }
 
     private func convert(_ source: FrameSource, fileExtension ext: String, progress: (Double) -> Void,
-                         isCancelled: () -> Bool) throws(AudioStatusError) -> Summary {
+                         isCancelled: () -> Bool) throws(AudioFileError) -> Summary {
         guard let fileType = request.fileType ?? Self.fileType(forExtension: ext) else {
-            throw AudioStatusError(AudioStatusError.fileUnsupportedTypeCode,
+            throw AudioFileError(AudioFileError.fileUnsupportedTypeCode,
                                    "cannot tell the output file type from '.\(ext)': use -f (\(FileTypes.typeIDList)) or one of \(FileTypes.extensionList(prefix: "."))")
         }
         let codec = request.codec ?? Self.defaultCodec(for: fileType)
         let rate = request.sampleRate ?? source.sampleRate
         let channels = request.channelCount ?? source.channelCount
         guard rate >= 1, (1 ... 256).contains(channels) else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "output rate \(rate) Hz and \(channels) channels: expected a rate ≥ 1 Hz and 1 ... 256 channels")
+            throw AudioFileError(AudioFileError.unsupportedDataFormatCode, "output rate \(rate) Hz and \(channels) channels: expected a rate ≥ 1 Hz and 1 ... 256 channels")
         }
         // Float at the output rate and channel count: the converter does SRC and channel mapping.
         let floatOut = CompressedFormatValues.floatPCM(sampleRate: rate, channelCount: channels)
         let sink = try FrameSink.create(request: request, fileType: fileType, codec: codec, format: floatOut,
                                         sourceBitDepth: source.bitDepth)
-        let mapper = try FormatConverter(from: CompressedFormatValues.floatPCM(sampleRate: source.sampleRate, channelCount: source.channelCount),
-                                         to: floatOut)
+        let mapper = try asFileError { () throws(AudioConverterError) in
+            try FormatConverter(from: CompressedFormatValues.floatPCM(sampleRate: source.sampleRate, channelCount: source.channelCount), to: floatOut)
+        }
         mapper.sampleRateConverterQuality = request.sampleRateConverterQuality
         let chunk = 8192
         var input = [Float](repeating: 0, count: chunk * source.channelCount)
         var output = [Float](repeating: 0, count: 4 * chunk * channels + 64 * channels)
         var inputFrames: Int64 = 0
-        func drain() throws(AudioStatusError) {
+        func drain() throws(AudioFileError) {
             while mapper.availableFrames > 0 {
                 let frames = output.withUnsafeMutableBytes { mapper.pullFrames(into: $0.baseAddress!, maximumFrames: $0.count / (4 * channels)) }
-                try output.withUnsafeBufferPointer { (floats) throws(AudioStatusError) in try sink.write(floats.baseAddress!, frameCount: frames) }
+                try output.withUnsafeBufferPointer { (floats) throws(AudioFileError) in try sink.write(floats.baseAddress!, frameCount: frames) }
             }
         }
         while true {
-            let frames = try input.withUnsafeMutableBufferPointer { (floats) throws(AudioStatusError) in
+            let frames = try input.withUnsafeMutableBufferPointer { (floats) throws(AudioFileError) in
                 try source.read(into: floats.baseAddress!, maximumFrames: chunk)
             }
             if frames == 0 { break }
             inputFrames += Int64(frames)
-            try input.withUnsafeBufferPointer { (floats) throws(AudioStatusError) in
-                try mapper.push(frames: UnsafeRawPointer(floats.baseAddress!), frameCount: frames)
+            try input.withUnsafeBufferPointer { (floats) throws(AudioFileError) in
+                try asFileError { () throws(AudioConverterError) in try mapper.push(frames: UnsafeRawPointer(floats.baseAddress!), frameCount: frames) }
             }
             try drain()
             if source.frameCount > 0 { progress(min(1, Double(inputFrames) / Double(source.frameCount))) }
             if isCancelled() {
-                throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "interrupted after \(inputFrames) of \(source.frameCount) input frames")
+                throw AudioFileError(AudioFileError.fileUnspecifiedCode, "interrupted after \(inputFrames) of \(source.frameCount) input frames")
             }
         }
-        try mapper.finish()
+        try asFileError { () throws(AudioConverterError) in try mapper.finish() }
         try drain()
         let written = try sink.finish()
         progress(1)
@@ -189,21 +190,21 @@ public final class FrameSource {
         }
     }
 
-    /// Opens `path`; throws ``AudioStatusError`` naming the file and what is wrong with it.
-    public static func open(_ path: String) throws(AudioStatusError) -> FrameSource {
+    /// Opens `path`; throws ``AudioFileError`` naming the file and what is wrong with it.
+    public static func open(_ path: String) throws(AudioFileError) -> FrameSource {
         let file = try AudioFile.open(path: path)
         if let packets = file.packetReader {
             let format = packets.dataFormat
             if format.mFormatID == CompressedFormatValues.appleLossless {
-                let decoder = try ALACDecoder(cookie: packets.magicCookie, sampleRate: Int(format.mSampleRate), channelCount: Int(format.mChannelsPerFrame))
+                let decoder = try asFileError { () throws(AudioConverterError) in try ALACDecoder(cookie: packets.magicCookie, sampleRate: Int(format.mSampleRate), channelCount: Int(format.mChannelsPerFrame)) }
                 return FrameSource(path: path, pcm: nil, packets: packets, decoder: decoder)
             }
             let config = try ElementaryStreamDescriptor(parsing: packets.magicCookie).audioSpecificConfig
-            do throws(AudioStatusError) {
-                let decoder = try AACDecoder(config: config, expectedChannelCount: Int(format.mChannelsPerFrame))
+            do throws(AudioFileError) {
+                let decoder = try asFileError { () throws(AudioConverterError) in try AACDecoder(config: config, expectedChannelCount: Int(format.mChannelsPerFrame)) }
                 return FrameSource(path: path, pcm: nil, packets: packets, decoder: decoder)
             } catch {
-                throw AudioStatusError(AudioStatusError.fileInvalidFileCode, "'\(path)' is malformed: \(error.message)")
+                throw AudioFileError(AudioFileError.fileInvalidFileCode, "'\(path)' is malformed: \(error.message)")
             }
         }
         return FrameSource(path: path, pcm: file.pcmReader, packets: nil, decoder: nil)
@@ -229,7 +230,7 @@ public final class FrameSource {
     }
 
     /// Reads up to `maximumFrames` frames; 0 at the end.
-    public func read(into destination: UnsafeMutablePointer<Float>, maximumFrames: Int) throws(AudioStatusError) -> Int {
+    public func read(into destination: UnsafeMutablePointer<Float>, maximumFrames: Int) throws(AudioFileError) -> Int {
         if let pcm {
             let frames = try pcm.readFloatFrames(startFrame: nextFrame, into: destination, maximumFrames: maximumFrames)
             nextFrame += Int64(frames)
@@ -242,14 +243,16 @@ public final class FrameSource {
             decodedRead = 0
             var buffer = [UInt8](repeating: 0, count: max(1, packets.maximumPacketSize))
             var description = AudioStreamPacketDescription()
-            let read = try buffer.withUnsafeMutableBufferPointer { (raw) throws(AudioStatusError) in
+            let read = try buffer.withUnsafeMutableBufferPointer { (raw) throws(AudioFileError) in
                 try packets.readPackets(startPacket: nextPacket, packetCount: 1, into: raw.baseAddress!, capacity: raw.count, descriptions: &description)
             }
             guard read.packets == 1 else { return 0 }
             nextPacket += 1
-            try buffer.withUnsafeBufferPointer { (raw) throws(AudioStatusError) in
-                try decoder.decode(UnsafeRawBufferPointer(start: raw.baseAddress, count: read.bytes)) { pointer, frames in
-                    decoded += UnsafeBufferPointer(start: pointer, count: frames * channelCount)
+            try buffer.withUnsafeBufferPointer { (raw) throws(AudioFileError) in
+                try asFileError { () throws(AudioConverterError) in
+                    try decoder.decode(UnsafeRawBufferPointer(start: raw.baseAddress, count: read.bytes)) { pointer, frames in
+                        decoded += UnsafeBufferPointer(start: pointer, count: frames * channelCount)
+                    }
                 }
             }
             // Drop the priming, then hand out at most the valid frames.
@@ -288,7 +291,7 @@ final class FrameSink {
     }
 
     static func create(request: FileConversion.Request, fileType: UInt32, codec: UInt32, format floatFormat: AudioStreamBasicDescription,
-                       sourceBitDepth: Int?) throws(AudioStatusError) -> FrameSink {
+                       sourceBitDepth: Int?) throws(AudioFileError) -> FrameSink {
         let path = request.outputPath
         let channels = Int(floatFormat.mChannelsPerFrame)
         // Which container serves the codec is AudioFile's decision (from FileTypes' table).
@@ -299,10 +302,10 @@ final class FrameSink {
             aacFormat.mFormatID = CompressedFormatValues.mpeg4AAC
             aacFormat.mFormatFlags = 0
             aacFormat.mFramesPerPacket = 0
-            let converter = try FormatConverter(from: floatFormat, to: aacFormat)
+            let converter = try asFileError { () throws(AudioConverterError) in try FormatConverter(from: floatFormat, to: aacFormat) }
             if let bitRate = request.bitRate { converter.bitRate = bitRate }
             if let quality = request.quality { converter.codecQuality = quality }
-            let encoder = try converter.openEncoder()
+            let encoder = try asFileError { () throws(AudioConverterError) in try converter.openEncoder() }
             let file = try AudioFile.create(path: path, fileType: fileType, format: converter.destination, eraseExisting: request.eraseExisting).packetWriter!
             try file.setMagicCookie(ElementaryStreamDescriptor(audioSpecificConfig: encoder.audioSpecificConfig, averageBitRate: UInt32(converter.bitRate),
                                                                maximumBitRate: UInt32(converter.bitRate), bufferSize: UInt32(encoder.maximumPacketSize)).bytes)
@@ -311,7 +314,7 @@ final class FrameSink {
         case (.packets, CompressedFormatValues.appleLossless):
             // ALAC in MPEG-4: libavcodec's encoder (libsndfile writes ALAC in CAF only).
             let depth = request.bitDepth ?? (sourceBitDepth == 24 || sourceBitDepth == 32 ? 24 : 16)
-            let encoder = try ALACEncoder(sampleRate: Int(floatFormat.mSampleRate), channelCount: channels, bitDepth: depth)
+            let encoder = try asFileError { () throws(AudioConverterError) in try ALACEncoder(sampleRate: Int(floatFormat.mSampleRate), channelCount: channels, bitDepth: depth) }
             let format = CompressedFormatValues.alacDescription(sampleRate: floatFormat.mSampleRate, channelCount: channels, bitDepth: depth)
             let file = try AudioFile.create(path: path, fileType: fileType, format: format, eraseExisting: request.eraseExisting).packetWriter!
             try file.setMagicCookie(encoder.magicCookie)
@@ -339,7 +342,7 @@ final class FrameSink {
             if depth == 8 && request.bitDepth == nil && waveFamily { depth = 16 }
             let bigEndian = fileType == AudioFileTypeValues.aiff || (fileType == AudioFileTypeValues.aifc && isFloat)
             guard [8, 16, 24, 32].contains(depth) else {
-                throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "-b \(depth): expected 16, 24 or 32 bits")
+                throw AudioFileError(AudioFileError.unsupportedDataFormatCode, "-b \(depth): expected 16, 24 or 32 bits")
             }
             let bytes = UInt32(depth / 8 * channels)
             let pcmFormat = AudioStreamBasicDescription(
@@ -351,18 +354,18 @@ final class FrameSink {
             let writer = try AudioFile.create(path: path, fileType: fileType, format: pcmFormat, eraseExisting: request.eraseExisting).pcmWriter!
             return FrameSink(pcm: (writer, writer.layout), lossless: nil, encoded: nil, format: pcmFormat)
         default:
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+            throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
                                    "codec \(fourCharacterCode(codec)): expected lpcm, aac, alac or flac")
         }
     }
 
-    func write(_ floats: UnsafePointer<Float>, frameCount: Int) throws(AudioStatusError) {
+    func write(_ floats: UnsafePointer<Float>, frameCount: Int) throws(AudioFileError) {
         guard frameCount > 0 else { return }
         frames += Int64(frameCount)
         if let pcm {
             let size = frameCount * pcm.layout.bytesPerFrame
             if bytes.count < size { bytes = [UInt8](repeating: 0, count: size) }
-            try bytes.withUnsafeMutableBufferPointer { (buffer) throws(AudioStatusError) in
+            try bytes.withUnsafeMutableBufferPointer { (buffer) throws(AudioFileError) in
                 let raw = UnsafeMutableRawPointer(buffer.baseAddress!)
                 pcm.layout.encode(floats, count: frameCount * pcm.layout.channelCount, to: raw, byteStride: pcm.layout.bytesPerSample)
                 _ = try pcm.writer.writePackets(raw, byteCount: size, startPacket: pcm.writer.packetCount, packetCount: frameCount)
@@ -370,12 +373,12 @@ final class FrameSink {
         } else if let lossless {
             try lossless.write(floats, frameCount: frameCount)
         } else if let encoded {
-            try encoded.encoder.encode(floats, frameCount: frameCount) { ready.append($0) }
+            try asFileError { () throws(AudioConverterError) in try encoded.encoder.encode(floats, frameCount: frameCount) { ready.append($0) } }
             try writeReadyPackets()
         }
     }
 
-    private func writeReadyPackets() throws(AudioStatusError) {
+    private func writeReadyPackets() throws(AudioFileError) {
         guard let encoded, !ready.isEmpty else { return }
         var data: [UInt8] = []
         var descriptions: [AudioStreamPacketDescription] = []
@@ -385,15 +388,15 @@ final class FrameSink {
             data += packet.bytes
         }
         guard !descriptions.isEmpty else { return }
-        try data.withUnsafeBufferPointer { (raw) throws(AudioStatusError) in
-            try descriptions.withUnsafeBufferPointer { (described) throws(AudioStatusError) in
+        try data.withUnsafeBufferPointer { (raw) throws(AudioFileError) in
+            try descriptions.withUnsafeBufferPointer { (described) throws(AudioFileError) in
                 try encoded.file.writePackets(raw.baseAddress!, byteCount: raw.count, descriptions: described, startPacket: encoded.file.packetCount)
             }
         }
     }
 
     /// Flushes the encoder, records the packet table and closes the file.
-    func finish() throws(AudioStatusError) -> (frames: Int64, format: AudioStreamBasicDescription, packets: Int64, priming: Int, remainder: Int) {
+    func finish() throws(AudioFileError) -> (frames: Int64, format: AudioStreamBasicDescription, packets: Int64, priming: Int, remainder: Int) {
         if let pcm {
             try pcm.writer.close()
             return (frames, format, frames, 0, 0)
@@ -403,7 +406,7 @@ final class FrameSink {
             return (frames, format, (frames + 4095) / 4096, 0, 0)
         }
         guard let encoded else { return (frames, format, 0, 0, 0) }
-        try encoded.encoder.finish { ready.append($0) }
+        try asFileError { () throws(AudioConverterError) in try encoded.encoder.finish { ready.append($0) } }
         try writeReadyPackets()
         let priming = encoded.encoder.primingFrames
         let packets = encoded.file.packetCount

@@ -35,10 +35,10 @@ public final class FormatConverter {
     ///
     /// - Throws: `kAudio_ParamError` (-50) unless there is one entry per output channel, each -1
     ///   or an input channel.
-    public func setChannelMap(_ map: [Int]?) throws(AudioStatusError) {
+    public func setChannelMap(_ map: [Int]?) throws(AudioConverterError) {
         if let map {
             guard map.count == destinationChannels, map.allSatisfy({ $0 >= -1 && $0 < sourceChannels }) else {
-                throw AudioStatusError(AudioStatusError.parameterCode,
+                throw AudioConverterError(AudioConverterError.parameterCode,
                                        "channel map \(map): expected \(destinationChannels) entries, each -1 or an input channel 0 ... \(sourceChannels - 1)")
             }
         }
@@ -74,55 +74,56 @@ public final class FormatConverter {
 
     /// - Throws: 'fmt?' naming the unsupported side: formats other than linear PCM, AAC-LC and
     ///   Apple Lossless, compressed to compressed, or inconsistent PCM descriptions.
-    public init(from source: AudioStreamBasicDescription, to destination: AudioStreamBasicDescription) throws(AudioStatusError) {
+    public init(from source: AudioStreamBasicDescription, to destination: AudioStreamBasicDescription) throws(AudioConverterError) {
         let aac = CompressedFormatValues.mpeg4AAC
         let alac = CompressedFormatValues.appleLossless
         let pcm = AudioFormatValues.linearPCM
         for (side, format) in [("input", source), ("output", destination)] where ![aac, alac, pcm].contains(format.mFormatID) {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode,
                                    "the converter's \(side) format is \(fourCharacterCode(format.mFormatID)); expected 'lpcm', 'aac ' or 'alac' (FLAC goes through AudioFile)")
         }
         guard source.mFormatID == pcm || destination.mFormatID == pcm else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "compressed to compressed: one side of a converter must be linear PCM")
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "compressed to compressed: one side of a converter must be linear PCM")
         }
-        try CompressedFormatValues.checkRate(source.mSampleRate)
-        try CompressedFormatValues.checkRate(destination.mSampleRate)
+        try asConverterError { () throws(AudioFileError) in try CompressedFormatValues.checkRate(source.mSampleRate) }
+        try asConverterError { () throws(AudioFileError) in try CompressedFormatValues.checkRate(destination.mSampleRate) }
         var source = source
         var destination = destination
         if source.mFormatID == alac {
             guard source.mChannelsPerFrame <= 8 else {
-                throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "Apple Lossless with \(source.mChannelsPerFrame) channels: expected 1 ... 8")
+                throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "Apple Lossless with \(source.mChannelsPerFrame) channels: expected 1 ... 8")
             }
             if source.mSampleRate == 0 { source.mSampleRate = destination.mSampleRate }
             if source.mChannelsPerFrame == 0 { source.mChannelsPerFrame = destination.mChannelsPerFrame }
             if source.mFramesPerPacket == 0 { source.mFramesPerPacket = UInt32(ALAC.framesPerPacket) }
             sourceLayout = nil
         } else if source.mFormatID == aac {
-            source = try CompressedFormatValues.completedAAC(source)
+            source = try asConverterError { () throws(AudioFileError) in try CompressedFormatValues.completedAAC(source) }
             if source.mSampleRate == 0 { source.mSampleRate = destination.mSampleRate }
             if source.mChannelsPerFrame == 0 { source.mChannelsPerFrame = destination.mChannelsPerFrame }
             sourceLayout = nil
         } else {
-            sourceLayout = try LinearPCMLayout(validating: source)
+            sourceLayout = try asConverterError { () throws(AudioFileError) in try LinearPCMLayout(validating: source) }
         }
         if destination.mFormatID == alac {
             if destination.mSampleRate == 0 { destination.mSampleRate = source.mSampleRate }
             if destination.mChannelsPerFrame == 0 { destination.mChannelsPerFrame = source.mChannelsPerFrame }
             // Without flags, the source's depth: 24 for 24/32-bit and float input, else 16.
-            destination = try CompressedFormatValues.completedALAC(destination, defaultBitDepth: source.mBitsPerChannel >= 24 ? 24 : 16,
-                                                                   context: "Apple Lossless")
+            destination = try asConverterError { () throws(AudioFileError) in
+                try CompressedFormatValues.completedALAC(destination, defaultBitDepth: source.mBitsPerChannel >= 24 ? 24 : 16, context: "Apple Lossless")
+            }
             destinationLayout = nil
         } else if destination.mFormatID == aac {
-            destination = try CompressedFormatValues.completedAAC(destination)
+            destination = try asConverterError { () throws(AudioFileError) in try CompressedFormatValues.completedAAC(destination) }
             if destination.mSampleRate == 0 { destination.mSampleRate = source.mSampleRate }
             if destination.mChannelsPerFrame == 0 { destination.mChannelsPerFrame = source.mChannelsPerFrame }
-            destination = try CompressedFormatValues.completedAAC(destination)
+            destination = try asConverterError { () throws(AudioFileError) in try CompressedFormatValues.completedAAC(destination) }
             destinationLayout = nil
         } else {
-            destinationLayout = try LinearPCMLayout(validating: destination)
+            destinationLayout = try asConverterError { () throws(AudioFileError) in try LinearPCMLayout(validating: destination) }
         }
         guard source.mSampleRate > 0, destination.mSampleRate > 0 else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "the converter needs a sample rate on at least one side; both are 0")
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "the converter needs a sample rate on at least one side; both are 0")
         }
         self.source = source
         self.destination = destination
@@ -146,15 +147,15 @@ public final class FormatConverter {
     /// fixes them at the first conversion).
     ///
     /// - Throws: 'fmt?' when the output is not AAC.
-    public func openEncoder() throws(AudioStatusError) -> AACEncoder {
+    public func openEncoder() throws(AudioConverterError) -> AACEncoder {
         guard let aac = try openPacketEncoder() as? AACEncoder else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "the converter's output is not AAC")
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "the converter's output is not AAC")
         }
         return aac
     }
 
     /// The encoder of the output format (AAC or ALAC), opened once.
-    public func openPacketEncoder() throws(AudioStatusError) -> any PacketEncoding {
+    public func openPacketEncoder() throws(AudioConverterError) -> any PacketEncoding {
         if let encoder { return encoder }
         let opened: any PacketEncoding = isLossless
             ? try ALACEncoder(sampleRate: Int(destination.mSampleRate), channelCount: destinationChannels,
@@ -195,33 +196,33 @@ public final class FormatConverter {
     // MARK: Input
 
     /// Converts `frameCount` PCM frames in the source layout.
-    public func push(frames: UnsafeRawPointer, frameCount: Int) throws(AudioStatusError) {
+    public func push(frames: UnsafeRawPointer, frameCount: Int) throws(AudioConverterError) {
         guard let sourceLayout else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "the converter's input is AAC: push packets, not frames")
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "the converter's input is AAC: push packets, not frames")
         }
         guard frameCount > 0 else { return }
         let channels = sourceChannels
         if scratch.count < frameCount * channels { scratch = [Float](repeating: 0, count: frameCount * channels) }
         scratch.withUnsafeMutableBufferPointer { sourceLayout.decode(from: frames, into: $0.baseAddress!, count: frameCount * channels) }
-        try scratch.withUnsafeBufferPointer { (floats) throws(AudioStatusError) in try accept(floats.baseAddress!, frameCount: frameCount) }
+        try scratch.withUnsafeBufferPointer { (floats) throws(AudioConverterError) in try accept(floats.baseAddress!, frameCount: frameCount) }
     }
 
     /// Decodes one raw AAC or ALAC packet.
     ///
     /// - Throws: 'fmt?' when the packet does not decode (the converter stays usable).
-    public func push(packet: UnsafeRawBufferPointer) throws(AudioStatusError) {
+    public func push(packet: UnsafeRawBufferPointer) throws(AudioConverterError) {
         guard isDecoding else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "the converter's input is linear PCM: push frames, not packets")
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "the converter's input is linear PCM: push frames, not packets")
         }
         if decoder == nil {
             if isLossless {
                 guard let decoderCookie else {
-                    throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "Apple Lossless input needs its magic cookie (kAudioConverterDecompressionMagicCookie)")
+                    throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "Apple Lossless input needs its magic cookie (kAudioConverterDecompressionMagicCookie)")
                 }
                 decoder = try ALACDecoder(cookie: decoderCookie, sampleRate: Int(source.mSampleRate), channelCount: sourceChannels)
             } else {
                 guard let decoderConfig else {
-                    throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "AAC input without a magic cookie or a complete description")
+                    throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "AAC input without a magic cookie or a complete description")
                 }
                 decoder = try AACDecoder(config: decoderConfig, expectedChannelCount: sourceChannels)
             }
@@ -232,18 +233,18 @@ public final class FormatConverter {
             decoded += UnsafeBufferPointer(start: pointer, count: count * self.sourceChannels)
             frames += count
         }
-        try decoded.withUnsafeBufferPointer { (floats) throws(AudioStatusError) in
+        try decoded.withUnsafeBufferPointer { (floats) throws(AudioConverterError) in
             if frames > 0 { try accept(floats.baseAddress!, frameCount: frames) }
         }
     }
 
     /// The input has ended: drains the resampler and the encoder.
-    public func finish() throws(AudioStatusError) {
+    public func finish() throws(AudioConverterError) {
         guard !isFinished else { return }
         if let resampler {
             var flushed: [Float] = []
             resampler.flush { pointer, count in flushed += UnsafeBufferPointer(start: pointer, count: count * self.destinationChannels) }
-            try flushed.withUnsafeBufferPointer { (floats) throws(AudioStatusError) in
+            try flushed.withUnsafeBufferPointer { (floats) throws(AudioConverterError) in
                 try deliver(floats.baseAddress!, frameCount: floats.count / destinationChannels)
             }
         }
@@ -264,7 +265,7 @@ public final class FormatConverter {
     }
 
     /// Float frames at the source rate and channel count: map channels, then resample.
-    private func accept(_ input: UnsafePointer<Float>, frameCount: Int) throws(AudioStatusError) {
+    private func accept(_ input: UnsafePointer<Float>, frameCount: Int) throws(AudioConverterError) {
         guard sourceChannels != destinationChannels || channelMap != nil else {
             try resample(input, frameCount: frameCount)
             return
@@ -276,11 +277,11 @@ public final class FormatConverter {
                 mapped[frame * destinationChannels + channel] = input[frame * sourceChannels + from]
             }
         }
-        try mapped.withUnsafeBufferPointer { (floats) throws(AudioStatusError) in try resample(floats.baseAddress!, frameCount: frameCount) }
+        try mapped.withUnsafeBufferPointer { (floats) throws(AudioConverterError) in try resample(floats.baseAddress!, frameCount: frameCount) }
     }
 
     /// Float frames at the source rate, destination channels: resample when the rates differ.
-    private func resample(_ input: UnsafePointer<Float>, frameCount: Int) throws(AudioStatusError) {
+    private func resample(_ input: UnsafePointer<Float>, frameCount: Int) throws(AudioConverterError) {
         if source.mSampleRate == destination.mSampleRate {
             try deliver(input, frameCount: frameCount)
             return
@@ -293,13 +294,13 @@ public final class FormatConverter {
         resampler!.process(input, frameCount: frameCount) { out, count in
             converted += UnsafeBufferPointer(start: out, count: count * self.destinationChannels)
         }
-        try converted.withUnsafeBufferPointer { (floats) throws(AudioStatusError) in
+        try converted.withUnsafeBufferPointer { (floats) throws(AudioConverterError) in
             if !floats.isEmpty { try deliver(floats.baseAddress!, frameCount: floats.count / destinationChannels) }
         }
     }
 
     /// Float frames at the destination rate and channel count: encode or keep for pulling.
-    private func deliver(_ input: UnsafePointer<Float>, frameCount: Int) throws(AudioStatusError) {
+    private func deliver(_ input: UnsafePointer<Float>, frameCount: Int) throws(AudioConverterError) {
         guard frameCount > 0 else { return }
         if isEncoding {
             try openPacketEncoder().encode(input, frameCount: frameCount) { packets.append($0) }

@@ -29,10 +29,10 @@ final class LibavEncoderSession {
     ///
     /// - Throws: 'fmt?' with `refusal` and FFmpeg's reason when the encoder does not open.
     init(name: String, codecID: AVCodecID, frameSize: Int, channelCount: Int, framesFromDuration: Bool, refusal: String,
-         configure: (UnsafeMutablePointer<AVCodecContext>) -> Void, store: @escaping StoreSample) throws(AudioStatusError) {
+         configure: (UnsafeMutablePointer<AVCodecContext>) -> Void, store: @escaping StoreSample) throws(AudioConverterError) {
         try CodecLibraries.require()
         guard let codec = aqff_avcodec_find_encoder(codecID), let context = aqff_avcodec_alloc_context3(codec) else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "libavcodec has no \(name) encoder")
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "libavcodec has no \(name) encoder")
         }
         self.name = name
         self.frameSize = frameSize
@@ -43,17 +43,17 @@ final class LibavEncoderSession {
         configure(context)
         let opened = aqff_avcodec_open2(context, codec, nil)
         guard opened >= 0 else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, refusal + ": " + CodecLibraries.message(for: opened))
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, refusal + ": " + CodecLibraries.message(for: opened))
         }
         frame = aqff_av_frame_alloc()
         packet = aqff_av_packet_alloc()
-        guard let frame, packet != nil else { throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "out of memory for \(name) frames") }
+        guard let frame, packet != nil else { throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "out of memory for \(name) frames") }
         frame.pointee.format = context.pointee.sample_fmt.rawValue
         frame.pointee.nb_samples = Int32(frameSize)
         frame.pointee.sample_rate = context.pointee.sample_rate
         frame.pointee.ch_layout = context.pointee.ch_layout
         guard aqff_av_frame_get_buffer(frame, 0) >= 0 else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "cannot allocate an \(name) input frame")
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "cannot allocate an \(name) input frame")
         }
     }
 
@@ -69,7 +69,7 @@ final class LibavEncoderSession {
         return Array(UnsafeBufferPointer(start: bytes, count: Int(context.pointee.extradata_size)))
     }
 
-    func encode(_ interleaved: UnsafePointer<Float>, frameCount: Int, deliver: (EncodedPacket) -> Void) throws(AudioStatusError) {
+    func encode(_ interleaved: UnsafePointer<Float>, frameCount: Int, deliver: (EncodedPacket) -> Void) throws(AudioConverterError) {
         guard let frame else { return }
         var consumed = 0
         while consumed < frameCount {
@@ -90,7 +90,7 @@ final class LibavEncoderSession {
     }
 
     /// Sends the last partial frame (the rest of it silent) and drains every packet left.
-    func finish(deliver: (EncodedPacket) -> Void) throws(AudioStatusError) {
+    func finish(deliver: (EncodedPacket) -> Void) throws(AudioConverterError) {
         if gathered > 0, let frame {
             for channel in 0 ..< channelCount {
                 let plane = UnsafeMutableRawPointer(frame.pointee.extended_data[channel]!)
@@ -102,7 +102,7 @@ final class LibavEncoderSession {
         try send(nil, frames: 0, deliver: deliver)
     }
 
-    private func send(_ frame: UnsafeMutablePointer<AVFrame>?, frames: Int, deliver: (EncodedPacket) -> Void) throws(AudioStatusError) {
+    private func send(_ frame: UnsafeMutablePointer<AVFrame>?, frames: Int, deliver: (EncodedPacket) -> Void) throws(AudioConverterError) {
         guard let context, let packet else { return }
         if let frame {
             frame.pointee.nb_samples = Int32(frames)
@@ -112,13 +112,13 @@ final class LibavEncoderSession {
         let sent = aqff_avcodec_send_frame(context, frame)
         frame?.pointee.nb_samples = Int32(frameSize)
         guard sent >= 0 || sent == cffmpeg_error_eof() else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "\(name) encoder: " + CodecLibraries.message(for: sent))
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "\(name) encoder: " + CodecLibraries.message(for: sent))
         }
         while true {
             let received = aqff_avcodec_receive_packet(context, packet)
             if received == cffmpeg_error_again() || received == cffmpeg_error_eof() { return }
             guard received >= 0 else {
-                throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "\(name) encoder: " + CodecLibraries.message(for: received))
+                throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "\(name) encoder: " + CodecLibraries.message(for: received))
             }
             let bytes = Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
             let frames = framesFromDuration && packet.pointee.duration > 0 ? Int(packet.pointee.duration) : frameSize
@@ -141,10 +141,10 @@ final class LibavDecoderSession {
     private var interleaved: [Float] = []
 
     /// - Throws: 'fmt?' with FFmpeg's reason when the decoder does not open.
-    init(name: String, codecID: AVCodecID, extradata: [UInt8], sampleRate: Int, channelCount: Int) throws(AudioStatusError) {
+    init(name: String, codecID: AVCodecID, extradata: [UInt8], sampleRate: Int, channelCount: Int) throws(AudioConverterError) {
         try CodecLibraries.require()
         guard let codec = aqff_avcodec_find_decoder(codecID), let context = aqff_avcodec_alloc_context3(codec) else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "libavcodec has no \(name) decoder")
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "libavcodec has no \(name) decoder")
         }
         self.name = name
         self.channelCount = channelCount
@@ -158,7 +158,7 @@ final class LibavDecoderSession {
         aqff_av_channel_layout_default(&context.pointee.ch_layout, Int32(channelCount))
         let opened = aqff_avcodec_open2(context, codec, nil)
         guard opened >= 0 else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "\(name) decoder: " + CodecLibraries.message(for: opened))
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "\(name) decoder: " + CodecLibraries.message(for: opened))
         }
         frame = aqff_av_frame_alloc()
         packet = aqff_av_packet_alloc()
@@ -176,30 +176,30 @@ final class LibavDecoderSession {
 
     /// Decodes one raw packet; hands the frames it yields to `deliver` (pointer, frame count),
     /// valid only during the call.
-    func decode(_ bytes: UnsafeRawBufferPointer, deliver: (UnsafePointer<Float>, Int) -> Void) throws(AudioStatusError) {
+    func decode(_ bytes: UnsafeRawBufferPointer, deliver: (UnsafePointer<Float>, Int) -> Void) throws(AudioConverterError) {
         guard let context, let packet, let frame else { return }
         guard aqff_av_new_packet(packet, Int32(bytes.count)) >= 0 else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "out of memory for an \(name) packet of \(bytes.count) bytes")
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "out of memory for an \(name) packet of \(bytes.count) bytes")
         }
         if let base = bytes.baseAddress { packet.pointee.data.update(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count) }
         let sent = aqff_avcodec_send_packet(context, packet)
         aqff_av_packet_unref(packet)
         guard sent >= 0 else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode,
                                    "\(name) packet of \(bytes.count) bytes does not decode: " + CodecLibraries.message(for: sent))
         }
         while true {
             let received = aqff_avcodec_receive_frame(context, frame)
             if received == cffmpeg_error_again() || received == cffmpeg_error_eof() { return }
             guard received >= 0 else {
-                throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "\(name) decoder: " + CodecLibraries.message(for: received))
+                throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "\(name) decoder: " + CodecLibraries.message(for: received))
             }
             let frames = Int(frame.pointee.nb_samples)
             let channels = Int(frame.pointee.ch_layout.nb_channels)
             let format = frame.pointee.format
             let planarFormats = [AV_SAMPLE_FMT_FLTP.rawValue, AV_SAMPLE_FMT_S16P.rawValue, AV_SAMPLE_FMT_S32P.rawValue]
             guard planarFormats.contains(format), channels == channelCount else {
-                throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+                throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode,
                                        "\(name) decoder produced \(channels) channels in sample format \(format); expected \(channelCount) planar channels")
             }
             if interleaved.count < frames * channels { interleaved = [Float](repeating: 0, count: frames * channels) }

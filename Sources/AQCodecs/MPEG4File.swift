@@ -43,12 +43,12 @@ public final class MPEG4FileWriter: PacketFileWriting {
 
     private let fragmented: Bool
 
-    public convenience init(path: String, fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool) throws(AudioStatusError) {
+    public convenience init(path: String, fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool) throws(AudioFileError) {
         try self.init(path: path, fileType: fileType, format: format, eraseExisting: eraseExisting, fragmented: true)
     }
 
-    init(path: String, fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool, fragmented: Bool) throws(AudioStatusError) {
-        try CodecLibraries.require()
+    init(path: String, fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool, fragmented: Bool) throws(AudioFileError) {
+        try asFileError { () throws(AudioConverterError) in try CodecLibraries.require() }
         self.fragmented = fragmented
         switch format.mFormatID {
         case CompressedFormatValues.mpeg4AAC:
@@ -62,7 +62,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
             magicCookie = ElementaryStreamDescriptor(audioSpecificConfig: config, bufferSize: UInt32(768 * config.channelCount)).bytes
         case CompressedFormatValues.appleLossless:
             guard format.mSampleRate.isFinite, format.mSampleRate >= 1, format.mSampleRate <= 1_536_000, (1 ... 8).contains(format.mChannelsPerFrame) else {
-                throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
+                throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode,
                                        "ALAC at \(format.mSampleRate) Hz with \(format.mChannelsPerFrame) channels: expected a rate and 1 ... 8 channels")
             }
             var completed = format
@@ -73,7 +73,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
             framesPerPacket = Int(completed.mFramesPerPacket)
             magicCookie = []
         default:
-            throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode,
+            throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode,
                                    "MPEG-4 files hold AAC or Apple Lossless here; the format is \(fourCharacterCode(format.mFormatID))")
         }
         sampleRate = Int(dataFormat.mSampleRate)
@@ -93,12 +93,12 @@ public final class MPEG4FileWriter: PacketFileWriting {
 
     /// Sets the stream's codec configuration from a cookie (AAC: an ES_Descriptor; ALAC: the
     /// ALACSpecificConfig); before the first packet only.
-    public func setMagicCookie(_ cookie: [UInt8]) throws(AudioStatusError) {
-        let parameters = codecID == AV_CODEC_ID_ALAC ? try ALAC.extradata(fromAppleCookie: cookie)
+    public func setMagicCookie(_ cookie: [UInt8]) throws(AudioFileError) {
+        let parameters = codecID == AV_CODEC_ID_ALAC ? try asFileError { () throws(AudioConverterError) in try ALAC.extradata(fromAppleCookie: cookie) }
                                                      : try ElementaryStreamDescriptor(parsing: cookie).audioSpecificConfig.bytes
         if headerWritten {
             guard parameters == extradata else {
-                throw AudioStatusError(AudioStatusError.fileUnsupportedPropertyCode, "\(path): the magic cookie cannot change after packets were written")
+                throw AudioFileError(AudioFileError.fileUnsupportedPropertyCode, "\(path): the magic cookie cannot change after packets were written")
             }
             return
         }
@@ -106,11 +106,11 @@ public final class MPEG4FileWriter: PacketFileWriting {
         magicCookie = cookie
     }
 
-    private func failure(_ what: String, _ code: Int32) -> AudioStatusError {
-        AudioStatusError(AudioStatusError.fileUnspecifiedCode, "\(path): \(what): " + CodecLibraries.message(for: code))
+    private func failure(_ what: String, _ code: Int32) -> AudioFileError {
+        AudioFileError(AudioFileError.fileUnspecifiedCode, "\(path): \(what): " + CodecLibraries.message(for: code))
     }
 
-    private func writeHeader() throws(AudioStatusError) {
+    private func writeHeader() throws(AudioFileError) {
         var context: UnsafeMutablePointer<AVFormatContext>?
         let muxer = fileType == CompressedFormatValues.m4aFile ? "ipod" : "mp4"
         let allocated = FilePath.withCString(path) { aqff_avformat_alloc_output_context2(&context, nil, muxer, $0) }
@@ -120,7 +120,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
         let parameters = stream.pointee.codecpar!
         parameters.pointee.codec_type = AVMEDIA_TYPE_AUDIO
         guard !extradata.isEmpty else {
-            throw AudioStatusError(AudioStatusError.fileUnsupportedPropertyCode,
+            throw AudioFileError(AudioFileError.fileUnsupportedPropertyCode,
                                    "\(path): an Apple Lossless file needs its magic cookie (kAudioFilePropertyMagicCookieData) before the first packet")
         }
         parameters.pointee.codec_id = codecID
@@ -153,10 +153,10 @@ public final class MPEG4FileWriter: PacketFileWriting {
     }
 
     public func writePackets(_ data: UnsafeRawPointer, byteCount: Int, descriptions: UnsafeBufferPointer<AudioStreamPacketDescription>,
-                             startPacket: Int64) throws(AudioStatusError) {
+                             startPacket: Int64) throws(AudioFileError) {
         try validatedPackets(descriptions, byteCount: byteCount, startPacket: startPacket, expected: packetCount, path: path)
-        guard !failed else { throw AudioStatusError(AudioStatusError.fileNotOpenCode, "\(path): writing stopped after an earlier failure") }
-        do throws(AudioStatusError) {
+        guard !failed else { throw AudioFileError(AudioFileError.fileNotOpenCode, "\(path): writing stopped after an earlier failure") }
+        do throws(AudioFileError) {
             if !headerWritten { try writeHeader() }
             for description in descriptions {
                 let size = Int(description.mDataByteSize)
@@ -175,7 +175,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
     }
 
     /// Writes the packets muxed so far as one fragment and makes sure it reached the file.
-    private func flushFragment() throws(AudioStatusError) {
+    private func flushFragment() throws(AudioFileError) {
         guard let context, let io = context.pointee.pb else { return }
         if fragmented && muxedPackets > committedPackets {
             let flushed = aqff_av_write_frame(context, nil)
@@ -210,7 +210,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
         packetTable?.primingFrames ?? (codecID == AV_CODEC_ID_AAC ? Int32(AACEncoder.defaultPrimingFrames) : 0)
     }
 
-    private func mux(_ bytes: [UInt8], duration: Int) throws(AudioStatusError) {
+    private func mux(_ bytes: [UInt8], duration: Int) throws(AudioFileError) {
         guard let context, let packet = aqff_av_packet_alloc() else { return }
         var owned: UnsafeMutablePointer<AVPacket>? = packet
         defer { aqff_av_packet_free(&owned) }
@@ -227,12 +227,12 @@ public final class MPEG4FileWriter: PacketFileWriting {
         muxedPackets += 1
     }
 
-    public func close() throws(AudioStatusError) {
+    public func close() throws(AudioFileError) {
         guard !closed else { return }
         closed = true
         // After a failure the file stays as cut back: fragmented, complete to its last fragment.
         guard !failed else { return }
-        do throws(AudioStatusError) {
+        do throws(AudioFileError) {
             if !headerWritten { try writeHeader() }
             if let last = heldBack {
                 try mux(last, duration: max(1, framesPerPacket - Int(packetTable?.remainderFrames ?? 0)))
@@ -260,11 +260,11 @@ public final class MPEG4FileWriter: PacketFileWriting {
     }
 
     /// Copies the packets into a plain MPEG-4 file beside this one, then renames it over.
-    private func rewriteUnfragmented() throws(AudioStatusError) {
+    private func rewriteUnfragmented() throws(AudioFileError) {
         let reader = try MPEG4FileReader(path: path)
         let temporary = path + ".aqjack-partial"
         let plain = try MPEG4FileWriter(path: temporary, fileType: fileType, format: dataFormat, eraseExisting: true, fragmented: false)
-        do throws(AudioStatusError) {
+        do throws(AudioFileError) {
             try plain.setMagicCookie(magicCookie)
             plain.packetTable = packetTable
             let capacity = 64 * max(768 * channelCount, Int(reader.maximumPacketSize))
@@ -284,7 +284,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
             }
             try plain.close()
             guard FilePath.withCString(temporary, { from in FilePath.withCString(path) { rename(from, $0) } }) == 0 else {
-                throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "cannot rename \(temporary) to \(path): \(SystemError.describe(errno))")
+                throw AudioFileError(AudioFileError.fileUnspecifiedCode, "cannot rename \(temporary) to \(path): \(SystemError.describe(errno))")
             }
         } catch {
             _ = FilePath.withCString(temporary) { unlink($0) }
@@ -308,13 +308,13 @@ public final class MPEG4FileReader: PacketFileReading {
     private let file: ReadableFile
     private let index: PacketIndex
 
-    public init(path: String) throws(AudioStatusError) {
-        try CodecLibraries.require()
+    public init(path: String) throws(AudioFileError) {
+        try asFileError { () throws(AudioConverterError) in try CodecLibraries.require() }
         file = try ReadableFile(path: path)
         var context: UnsafeMutablePointer<AVFormatContext>?
         let opened = FilePath.withCString(path) { aqff_avformat_open_input(&context, $0, nil, nil) }
         guard opened >= 0, let context else {
-            throw AudioStatusError(AudioStatusError.fileInvalidFileCode, "\(path) is not a readable MPEG-4 file: " + CodecLibraries.message(for: opened))
+            throw AudioFileError(AudioFileError.fileInvalidFileCode, "\(path) is not a readable MPEG-4 file: " + CodecLibraries.message(for: opened))
         }
         var owned: UnsafeMutablePointer<AVFormatContext>? = context
         defer { aqff_avformat_close_input(&owned) }
@@ -328,16 +328,16 @@ public final class MPEG4FileReader: PacketFileReading {
             }
         }
         guard track >= 0, let stream = context.pointee.streams[track] else {
-            throw AudioStatusError(AudioStatusError.fileUnsupportedDataFormatCode, "\(path) has no AAC or Apple Lossless track")
+            throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode, "\(path) has no AAC or Apple Lossless track")
         }
         let parameters = stream.pointee.codecpar.pointee
         let isALAC = parameters.codec_id == AV_CODEC_ID_ALAC
         guard let extradata = parameters.extradata, parameters.extradata_size >= (isALAC ? 24 : 2) else {
-            throw AudioStatusError(AudioStatusError.fileInvalidFileCode, "\(path): the \(isALAC ? "ALAC" : "AAC") track has no codec configuration")
+            throw AudioFileError(AudioFileError.fileInvalidFileCode, "\(path): the \(isALAC ? "ALAC" : "AAC") track has no codec configuration")
         }
         let codecBytes = Array(UnsafeBufferPointer(start: extradata, count: Int(parameters.extradata_size)))
         fileType = file.read(at: 8, count: 4).map { String(decoding: $0, as: UTF8.self) } == "M4A " ? CompressedFormatValues.m4aFile : CompressedFormatValues.mpeg4File
-        guard let packet = aqff_av_packet_alloc() else { throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "out of memory") }
+        guard let packet = aqff_av_packet_alloc() else { throw AudioFileError(AudioFileError.fileUnspecifiedCode, "out of memory") }
         var ownedPacket: UnsafeMutablePointer<AVPacket>? = packet
         defer { aqff_av_packet_free(&ownedPacket) }
         var index = PacketIndex()
@@ -348,7 +348,7 @@ public final class MPEG4FileReader: PacketFileReading {
             defer { aqff_av_packet_unref(packet) }
             guard Int(packet.pointee.stream_index) == track else { continue }
             guard packet.pointee.pos >= 0 else {
-                throw AudioStatusError(AudioStatusError.fileInvalidFileCode, "\(path): packet \(index.count) has no file position")
+                throw AudioFileError(AudioFileError.fileInvalidFileCode, "\(path): packet \(index.count) has no file position")
             }
             if first {
                 var size = 0
@@ -382,7 +382,7 @@ public final class MPEG4FileReader: PacketFileReading {
     }
 
     public func readPackets(startPacket: Int64, packetCount: Int, into buffer: UnsafeMutableRawPointer, capacity: Int,
-                            descriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?) throws(AudioStatusError) -> (packets: Int, bytes: Int) {
+                            descriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?) throws(AudioFileError) -> (packets: Int, bytes: Int) {
         try copyPackets(from: file, index: index, startPacket: startPacket, packetCount: packetCount, into: buffer, capacity: capacity,
                         descriptions: descriptions)
     }

@@ -26,12 +26,12 @@ public protocol PacketFileWriting: AnyObject {
     var maximumPacketSize: Int { get }
     var magicCookie: [UInt8] { get }
     /// Sets the cookie; before the first packet for formats that store it in the header.
-    func setMagicCookie(_ cookie: [UInt8]) throws(AudioStatusError)
+    func setMagicCookie(_ cookie: [UInt8]) throws(AudioFileError)
     var packetTable: PacketTable? { get set }
     /// Appends packets; `startPacket` must equal ``packetCount`` (files are written in order).
     func writePackets(_ data: UnsafeRawPointer, byteCount: Int, descriptions: UnsafeBufferPointer<AudioStreamPacketDescription>,
-                      startPacket: Int64) throws(AudioStatusError)
-    func close() throws(AudioStatusError)
+                      startPacket: Int64) throws(AudioFileError)
+    func close() throws(AudioFileError)
 }
 
 /// A file of variable-size packets being read.
@@ -47,7 +47,7 @@ public protocol PacketFileReading: AnyObject {
     /// fewer when they would not fit; fills `descriptions` (offsets within `buffer`).
     /// Returns packets and bytes read; (0, 0) at the end.
     func readPackets(startPacket: Int64, packetCount: Int, into buffer: UnsafeMutableRawPointer, capacity: Int,
-                     descriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?) throws(AudioStatusError) -> (packets: Int, bytes: Int)
+                     descriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?) throws(AudioFileError) -> (packets: Int, bytes: Int)
     func close()
 }
 
@@ -81,12 +81,12 @@ final class ReadableFile {
     let size: Int64
     let path: String
 
-    init(path: String) throws(AudioStatusError) {
+    init(path: String) throws(AudioFileError) {
         descriptor = FilePath.withCString(path) { open($0, O_RDONLY | O_CLOEXEC) }
         guard descriptor >= 0 else {
             let reason = errno
-            if reason == ENOENT { throw AudioStatusError(AudioStatusError.fileNotFoundCode, "no file at '\(path)'") }
-            throw AudioStatusError(AudioStatusError.filePermissionsCode, "'\(path)' cannot be read: \(String(cString: strerror(reason)))")
+            if reason == ENOENT { throw AudioFileError(AudioFileError.fileNotFoundCode, "no file at '\(path)'") }
+            throw AudioFileError(AudioFileError.filePermissionsCode, "'\(path)' cannot be read: \(String(cString: strerror(reason)))")
         }
         var info = stat()
         fstat(descriptor, &info)
@@ -116,10 +116,10 @@ final class WritableFile {
     let path: String
     private(set) var position: Int64 = 0
 
-    init(path: String, eraseExisting: Bool) throws(AudioStatusError) {
+    init(path: String, eraseExisting: Bool) throws(AudioFileError) {
         try OutputPath.checkCreatable(path, eraseExisting: eraseExisting)
         guard let stream = FilePath.withCString(path, { fopen($0, "w+b") }) else {
-            throw AudioStatusError(AudioStatusError.filePermissionsCode, "cannot create \(path): \(SystemError.describe(errno))")
+            throw AudioFileError(AudioFileError.filePermissionsCode, "cannot create \(path): \(SystemError.describe(errno))")
         }
         self.stream = stream
         self.path = path
@@ -127,57 +127,57 @@ final class WritableFile {
 
     deinit { if let stream { fclose(stream) } }
 
-    func write(_ bytes: [UInt8]) throws(AudioStatusError) {
-        try bytes.withUnsafeBufferPointer { (raw) throws(AudioStatusError) in
+    func write(_ bytes: [UInt8]) throws(AudioFileError) {
+        try bytes.withUnsafeBufferPointer { (raw) throws(AudioFileError) in
             if let base = raw.baseAddress { try write(base, count: raw.count) }
         }
     }
 
-    func write(_ pointer: UnsafeRawPointer, count: Int) throws(AudioStatusError) {
+    func write(_ pointer: UnsafeRawPointer, count: Int) throws(AudioFileError) {
         guard let stream, count > 0 else { return }
         guard fwrite(pointer, 1, count, stream) == count else {
-            throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "writing \(path) failed: \(SystemError.describe(errno))")
+            throw AudioFileError(AudioFileError.fileUnspecifiedCode, "writing \(path) failed: \(SystemError.describe(errno))")
         }
         position += Int64(count)
     }
 
     /// Overwrites bytes at `offset` and returns to the end.
-    func overwrite(_ bytes: [UInt8], at offset: Int64) throws(AudioStatusError) {
+    func overwrite(_ bytes: [UInt8], at offset: Int64) throws(AudioFileError) {
         guard let stream else { return }
         fseeko(stream, off_t(offset), SEEK_SET)
         let written = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, stream) }
         fseeko(stream, 0, SEEK_END)
         guard written == bytes.count else {
-            throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "writing \(path) failed: \(SystemError.describe(errno))")
+            throw AudioFileError(AudioFileError.fileUnspecifiedCode, "writing \(path) failed: \(SystemError.describe(errno))")
         }
     }
 
-    func flush() throws(AudioStatusError) {
+    func flush() throws(AudioFileError) {
         guard let stream else { return }
         guard fflush(stream) == 0 else {
-            throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "writing \(path) failed: \(SystemError.describe(errno))")
+            throw AudioFileError(AudioFileError.fileUnspecifiedCode, "writing \(path) failed: \(SystemError.describe(errno))")
         }
     }
 
-    func close() throws(AudioStatusError) {
+    func close() throws(AudioFileError) {
         guard let stream else { return }
         self.stream = nil
         guard fclose(stream) == 0 else {
-            throw AudioStatusError(AudioStatusError.fileUnspecifiedCode, "closing \(path) failed: \(SystemError.describe(errno))")
+            throw AudioFileError(AudioFileError.fileUnspecifiedCode, "closing \(path) failed: \(SystemError.describe(errno))")
         }
     }
 }
 
 /// Checks that packet descriptions lie within a buffer and that writes arrive in order.
 func validatedPackets(_ descriptions: UnsafeBufferPointer<AudioStreamPacketDescription>, byteCount: Int, startPacket: Int64,
-                      expected: Int64, path: String) throws(AudioStatusError) {
+                      expected: Int64, path: String) throws(AudioFileError) {
     guard startPacket == expected else {
-        throw AudioStatusError(AudioStatusError.fileInvalidPacketOffsetCode,
+        throw AudioFileError(AudioFileError.fileInvalidPacketOffsetCode,
                                "\(path): packets must be written in order; starting packet \(startPacket), expected \(expected)")
     }
     for (index, description) in descriptions.enumerated() {
         guard description.mStartOffset >= 0, description.mStartOffset + Int64(description.mDataByteSize) <= Int64(byteCount) else {
-            throw AudioStatusError(AudioStatusError.parameterCode,
+            throw AudioFileError(AudioFileError.parameterCode,
                                    "packet description \(index) (offset \(description.mStartOffset), \(description.mDataByteSize) bytes) lies outside the \(byteCount)-byte buffer")
         }
     }
@@ -185,9 +185,9 @@ func validatedPackets(_ descriptions: UnsafeBufferPointer<AudioStreamPacketDescr
 
 /// Copies packets from `index` into a caller's buffer, as AudioFileReadPacketData does.
 func copyPackets(from file: ReadableFile, index: PacketIndex, startPacket: Int64, packetCount: Int, into buffer: UnsafeMutableRawPointer,
-                 capacity: Int, descriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?) throws(AudioStatusError) -> (packets: Int, bytes: Int) {
+                 capacity: Int, descriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?) throws(AudioFileError) -> (packets: Int, bytes: Int) {
     guard startPacket >= 0 else {
-        throw AudioStatusError(AudioStatusError.fileInvalidPacketOffsetCode, "starting packet \(startPacket) is negative")
+        throw AudioFileError(AudioFileError.fileInvalidPacketOffsetCode, "starting packet \(startPacket) is negative")
     }
     var packets = 0
     var bytes = 0
@@ -196,7 +196,7 @@ func copyPackets(from file: ReadableFile, index: PacketIndex, startPacket: Int64
         let size = Int(index.sizes[packet])
         guard bytes + size <= capacity else { break }
         guard file.read(at: index.offsets[packet], count: size, into: buffer + bytes) else {
-            throw AudioStatusError(AudioStatusError.fileInvalidFileCode, "\(file.path): packet \(packet) lies past the end of the file")
+            throw AudioFileError(AudioFileError.fileInvalidFileCode, "\(file.path): packet \(packet) lies past the end of the file")
         }
         descriptions?[packets] = AudioStreamPacketDescription(mStartOffset: Int64(bytes), mVariableFramesInPacket: 0, mDataByteSize: UInt32(size))
         bytes += size

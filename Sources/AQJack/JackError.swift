@@ -1,3 +1,4 @@
+import AQCore
 import CJack
 
 /// The status bits `jack_client_open` reports (`jack_status_t`), with what each means.
@@ -43,7 +44,7 @@ public struct JackStatus: OptionSet, Sendable, CustomStringConvertible {
 }
 
 /// Errors from the JACK client wrapper. Each message names what was tried and what to do.
-public enum JackError: Error, Equatable, CustomStringConvertible {
+public enum JackError: AudioStatusCarrying, Equatable {
     /// No JACK server of that name is running (the client never starts one).
     case serverNotRunning(server: String, status: JackStatus)
     /// The server refused or failed the client for another reason.
@@ -82,4 +83,18 @@ public enum JackError: Error, Equatable, CustomStringConvertible {
             return message
         }
     }
+
+    /// The `OSStatus` Apple's queue answers for the same failure: no server or no such port is
+    /// `kAudioQueueErr_InvalidDevice` (-66680, the device is the JACK graph), a call in the wrong
+    /// state `kAudioQueueErr_InvalidRunState` (-66678), anything else JACK refused
+    /// `kAudioQueueErr_CannotStart` (-66681).
+    public var status: Int32 {
+        switch self {
+        case .serverNotRunning, .openFailed, .noSuchPort: -66680
+        case .invalidState: -66678
+        case .portRegistrationFailed, .connectionFailed, .callFailed: -66681
+        }
+    }
+
+    public var message: String { description }
 }

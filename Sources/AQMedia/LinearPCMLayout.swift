@@ -33,11 +33,11 @@ public struct LinearPCMLayout: Sendable, Equatable {
 
     /// Checks `format` as Apple's queue does for linear PCM.
     ///
-    /// - Throws: ``AudioStatusError`` with `kAudioFormatUnsupportedDataFormatError` and a message
+    /// - Throws: ``AudioFileError`` with `kAudioFormatUnsupportedDataFormatError` and a message
     ///   naming the field (`mBitsPerChannel is 20; expected 8, 16, 24 or 32 ...`).
-    public init(validating format: AudioStreamBasicDescription) throws(AudioStatusError) {
-        func reject(_ message: String) -> AudioStatusError {
-            AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "unsupported stream description: " + message)
+    public init(validating format: AudioStreamBasicDescription) throws(AudioFileError) {
+        func reject(_ message: String) -> AudioFileError {
+            AudioFileError(AudioFileError.unsupportedDataFormatCode, "unsupported stream description: " + message)
         }
         guard format.mFormatID == AudioFormatValues.linearPCM else {
             throw reject("mFormatID is \(fourCharacterCode(format.mFormatID)); expected 'lpcm' (kAudioFormatLinearPCM), or for queues and converters 'aac ' (kAudioFormatMPEG4AAC); ALAC and FLAC are read and written by AudioFile")

@@ -13,28 +13,28 @@ public enum OutputPath {
     /// - Throws: -43 when its folder does not exist; 'prm?' when it is a directory, a device or
     ///   other non-regular file, or an existing file and `eraseExisting` is false (the file is
     ///   left untouched).
-    public static func checkCreatable(_ path: String, eraseExisting: Bool) throws(AudioStatusError) {
+    public static func checkCreatable(_ path: String, eraseExisting: Bool) throws(AudioFileError) {
         var status = stat()
         if FilePath.withCString(path, { stat($0, &status) }) == 0 {
             if status.st_mode & S_IFMT == S_IFDIR {
-                throw AudioStatusError(AudioStatusError.filePermissionsCode,
+                throw AudioFileError(AudioFileError.filePermissionsCode,
                                        "'\(path)' is a directory: give a file name, e.g. '\(path.hasSuffix("/") ? path : path + "/")take1.wav'")
             }
             // A device, FIFO or socket is never replaced (convert renames its result over the
             // output: that would turn /dev/null into a file).
             if status.st_mode & S_IFMT != S_IFREG {
-                throw AudioStatusError(AudioStatusError.filePermissionsCode,
+                throw AudioFileError(AudioFileError.filePermissionsCode,
                                        "'\(path)' is not a regular file (a device, FIFO or socket): give the name of a file to write")
             }
             if !eraseExisting {
-                throw AudioStatusError(AudioStatusError.filePermissionsCode,
+                throw AudioFileError(AudioFileError.filePermissionsCode,
                                        "'\(path)' exists; it was left untouched (pass kAudioFileFlags_EraseFile, or --force, to replace it)")
             }
             return
         }
         let folder = directory(of: path)
         if FilePath.withCString(folder, { stat($0, &status) }) != 0 || status.st_mode & S_IFMT != S_IFDIR {
-            throw AudioStatusError(AudioStatusError.fileNotFoundCode, "cannot create '\(path)': the folder '\(folder)' does not exist")
+            throw AudioFileError(AudioFileError.fileNotFoundCode, "cannot create '\(path)': the folder '\(folder)' does not exist")
         }
     }
 

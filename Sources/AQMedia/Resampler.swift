@@ -38,13 +38,13 @@ public final class Resampler {
     private let state: OpaquePointer
     private var output: [Float]
 
-    public init(channelCount: Int, ratio: Double, quality: Quality) throws(AudioStatusError) {
+    public init(channelCount: Int, ratio: Double, quality: Quality) throws(AudioConverterError) {
         var error: Int32 = 0
         guard src_is_valid_ratio(ratio) != 0 else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "sample-rate ratio \(ratio) is outside what libsamplerate converts (1/256 ... 256)")
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "sample-rate ratio \(ratio) is outside what libsamplerate converts (1/256 ... 256)")
         }
         guard let state = src_new(quality.converter, Int32(channelCount), &error) else {
-            throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, "libsamplerate: \(String(cString: src_strerror(error)))")
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "libsamplerate: \(String(cString: src_strerror(error)))")
         }
         self.state = state
         self.channelCount = channelCount

@@ -122,10 +122,12 @@ public final class AudioInputQueue: @unchecked Sendable {
     public init(format: AudioStreamBasicDescription, driver: any AudioDriver, callback: @escaping Callback) throws(AudioQueueError) {
         let checked: StreamFormat
         var stage: InputPacketStage?
-        do throws(AudioStatusError) {
-            checked = try StreamFormat(format, deviceRate: Double(driver.sampleRate), purpose: .recording)
+        do throws(AudioQueueError) {
+            checked = try asQueueError { () throws(AudioFileError) in try StreamFormat(format, deviceRate: Double(driver.sampleRate), purpose: .recording) }
             // AAC or ALAC: the queue captures float frames at the format's rate and encodes them.
-            if checked.isCompressed { stage = try InputPacketStage(format: checked.description, deviceRate: Double(driver.sampleRate)) }
+            if checked.isCompressed {
+                stage = try asQueueError { () throws(AudioConverterError) in try InputPacketStage(format: checked.description, deviceRate: Double(driver.sampleRate)) }
+            }
         } catch {
             driver.close()
             throw AudioQueueError(error)
@@ -325,7 +327,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         guard let packetStage = pipeline.packetStage else {
             throw AudioQueueError(AudioQueueError.invalidPropertyCode, "only a compressed recording queue has an encoder")
         }
-        try asQueueError { () throws(AudioStatusError) in try packetStage.configure(bitRate: bitRate, quality: quality) }
+        try asQueueError { () throws(AudioConverterError) in try packetStage.configure(bitRate: bitRate, quality: quality) }
     }
 
     /// Whether the queue is recording (started and not paused or stopped).

@@ -108,7 +108,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
     /// (also when this throws).
     public init(format: AudioStreamBasicDescription, driver: any AudioDriver, callback: @escaping Callback,
                 unavailableDeviceReason: String? = nil) throws(AudioQueueError) {
-        do throws(AudioStatusError) {
+        do throws(AudioFileError) {
             streamFormat = try StreamFormat(format, deviceRate: Double(driver.sampleRate), purpose: .playback)
         } catch {
             driver.close()
@@ -220,13 +220,13 @@ public final class AudioOutputQueue: @unchecked Sendable {
     public func setMagicCookie(_ bytes: [UInt8]) throws(AudioQueueError) {
         guard isCompressed else { return }
         if format.mFormatID == CompressedFormatValues.appleLossless {
-            _ = try asQueueError { () throws(AudioStatusError) in
+            _ = try asQueueError { () throws(AudioConverterError) in
                 try ALACDecoder(cookie: bytes, sampleRate: Int(format.mSampleRate), channelCount: layout.channelCount)
             }
             lock.withLock { pipeline.cookie = bytes }
             return
         }
-        let config = try asQueueError { () throws(AudioStatusError) in try ElementaryStreamDescriptor(parsing: bytes).audioSpecificConfig }
+        let config = try asQueueError { () throws(AudioFileError) in try ElementaryStreamDescriptor(parsing: bytes).audioSpecificConfig }
         guard config.channelCount == layout.channelCount else {
             throw AudioQueueError(AudioQueueError.invalidPropertyValueCode,
                                   "the magic cookie describes \(config.channelCount) channels; the queue's format has \(layout.channelCount)")
@@ -382,7 +382,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
     public func setOfflineRenderFormat(_ format: AudioStreamBasicDescription?) throws(AudioQueueError) {
         var target: (format: AudioStreamBasicDescription, layout: LinearPCMLayout)?
         if var format {
-            let layout = try asQueueError { () throws(AudioStatusError) in try LinearPCMLayout(validating: format) }
+            let layout = try asQueueError { () throws(AudioFileError) in try LinearPCMLayout(validating: format) }
             guard layout.channelCount == self.layout.channelCount else {
                 throw AudioQueueError(AudioQueueError.unsupportedDataFormatCode,
                                       "the offline render format has \(layout.channelCount) channels; the queue plays \(self.layout.channelCount)")

@@ -1,3 +1,4 @@
+import AQCore
 import AQMedia
 
 /// An error of a queue call (the queue's domain): Apple's `OSStatus` code, and a message naming
@@ -51,15 +52,15 @@ public struct AudioQueueError: AudioStatusCarrying, Equatable {
     /// allowed to change) offline mode.
     public static let invalidOfflineModeCode: Int32 = -66626
     /// `kAudioFormatUnsupportedDataFormatError` ('fmt?'): Apple's queue answers invalid formats with this code.
-    public static let unsupportedDataFormatCode: Int32 = AudioStatusError.unsupportedDataFormatCode
+    public static let unsupportedDataFormatCode: Int32 = AudioFileError.unsupportedDataFormatCode
     /// `kAudio_ParamError` (-50).
-    public static let parameterCode: Int32 = AudioStatusError.parameterCode
+    public static let parameterCode: Int32 = AudioFileError.parameterCode
 }
 
-/// Runs `body`, which throws another domain's error, as a queue call: the error becomes an
+/// Runs `body`, which throws another domain's error (a file, format or converter error), as a queue call: the error becomes an
 /// ``AudioQueueError`` with the same code and message.
 @inlinable
-func asQueueError<Result>(_ body: () throws(AudioStatusError) -> Result) throws(AudioQueueError) -> Result {
+func asQueueError<Result, Failure: AudioStatusCarrying>(_ body: () throws(Failure) -> Result) throws(AudioQueueError) -> Result {
     do {
         return try body()
     } catch {

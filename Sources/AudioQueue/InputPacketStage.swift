@@ -28,7 +28,7 @@ final class InputPacketStage {
     private(set) var packetIndex: Int64 = 0
     var anchorDeviceFrame: Double?
 
-    init(format: AudioStreamBasicDescription, deviceRate: Double) throws(AudioStatusError) {
+    init(format: AudioStreamBasicDescription, deviceRate: Double) throws(AudioConverterError) {
         sampleRate = Int(format.mSampleRate)
         channelCount = Int(format.mChannelsPerFrame)
         self.deviceRate = deviceRate
@@ -42,14 +42,14 @@ final class InputPacketStage {
     }
 
     private static func makeEncoder(formatID: UInt32, sampleRate: Int, channelCount: Int, bitDepth: Int, bitRate: Int,
-                                    quality: Int) throws(AudioStatusError) -> any PacketEncoding {
+                                    quality: Int) throws(AudioConverterError) -> any PacketEncoding {
         if formatID == CompressedFormatValues.appleLossless {
             return try ALACEncoder(sampleRate: sampleRate, channelCount: channelCount, bitDepth: bitDepth)
         }
         return try AACEncoder(sampleRate: sampleRate, channelCount: channelCount, bitRate: bitRate, quality: quality)
     }
 
-    private func makeEncoder() throws(AudioStatusError) -> any PacketEncoding {
+    private func makeEncoder() throws(AudioConverterError) -> any PacketEncoding {
         try Self.makeEncoder(formatID: formatID, sampleRate: sampleRate, channelCount: channelCount, bitDepth: bitDepth, bitRate: bitRate, quality: quality)
     }
 
@@ -73,7 +73,7 @@ final class InputPacketStage {
     }
 
     /// Encodes frames; hands each packet and its index to `place`.
-    func encode(_ frames: UnsafePointer<Float>, frameCount: Int, place: (EncodedPacket, Int64) -> Void) throws(AudioStatusError) {
+    func encode(_ frames: UnsafePointer<Float>, frameCount: Int, place: (EncodedPacket, Int64) -> Void) throws(AudioConverterError) {
         try encoder.encode(frames, frameCount: frameCount) { packet in
             place(packet, packetIndex)
             packetIndex += 1
@@ -81,7 +81,7 @@ final class InputPacketStage {
     }
 
     /// Flushes the encoder (end of a recording) and prepares a fresh one for the next start.
-    func finish(place: (EncodedPacket, Int64) -> Void) throws(AudioStatusError) {
+    func finish(place: (EncodedPacket, Int64) -> Void) throws(AudioConverterError) {
         try encoder.finish { packet in
             place(packet, packetIndex)
             packetIndex += 1
@@ -100,7 +100,7 @@ final class InputPacketStage {
     private(set) var lastFrameCount: Int64 = 0
 
     /// Settings apply from the next encoder (the next start).
-    func configure(bitRate: Int?, quality: Int?) throws(AudioStatusError) {
+    func configure(bitRate: Int?, quality: Int?) throws(AudioConverterError) {
         if let bitRate { self.bitRate = bitRate }
         if let quality { self.quality = quality }
         if !hasStarted { encoder = try makeEncoder() }

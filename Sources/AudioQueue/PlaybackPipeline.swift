@@ -229,7 +229,7 @@ final class PlaybackPipeline {
         let data = UnsafeRawPointer(entry.buffer.pointee.mAudioData)
         for description in entry.packetDescriptions {
             let packet = UnsafeRawBufferPointer(start: data + Int(description.mStartOffset), count: Int(description.mDataByteSize))
-            do throws(AudioStatusError) {
+            do throws(AudioConverterError) {
                 try decoder.decode(packet) { pointer, frames in output += UnsafeBufferPointer(start: pointer, count: frames * self.layout.channelCount) }
             } catch {
                 decodeFailures.add(1, ordering: .relaxed)

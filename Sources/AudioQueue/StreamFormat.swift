@@ -36,7 +36,7 @@ public struct StreamFormat: Sendable {
     ///   - purpose: a recording completes an ALAC description (bit depth from its flags, 16 by
     ///     default, 4096 frames per packet); playback takes the file's as it is.
     /// - Throws: `kAudioFormatUnsupportedDataFormatError` naming the field that is wrong.
-    public init(_ format: AudioStreamBasicDescription, deviceRate: Double?, purpose: Purpose) throws(AudioStatusError) {
+    public init(_ format: AudioStreamBasicDescription, deviceRate: Double?, purpose: Purpose) throws(AudioFileError) {
         var completed = format
         // Playback completes AAC before taking the device's rate (the decoder's rate comes from
         // the cookie); a recording encodes at the resolved rate, so that is what is checked.
@@ -48,7 +48,7 @@ public struct StreamFormat: Sendable {
             if format.mFormatID == CompressedFormatValues.appleLossless && purpose == .playback {
                 guard format.mSampleRate.isFinite, format.mSampleRate > 0, format.mSampleRate <= 1_536_000,
                       (1 ... 8).contains(format.mChannelsPerFrame) else {
-                    throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode,
+                    throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
                                            "Apple Lossless playback needs the file's rate and 1 ... 8 channels; got \(format.mSampleRate) Hz, \(format.mChannelsPerFrame) channels")
                 }
                 codec = .appleLossless
@@ -61,7 +61,7 @@ public struct StreamFormat: Sendable {
                 completed = try CompressedFormatValues.completedAAC(completed)
                 if completed.mSampleRate == 0, let deviceRate { completed.mSampleRate = deviceRate }
                 guard completed.mChannelsPerFrame > 0 else {
-                    throw AudioStatusError(AudioStatusError.unsupportedDataFormatCode, purpose == .recording ? "mChannelsPerFrame is 0; an AAC recording needs 1 ... 6 or 8 channels"
+                    throw AudioFileError(AudioFileError.unsupportedDataFormatCode, purpose == .recording ? "mChannelsPerFrame is 0; an AAC recording needs 1 ... 6 or 8 channels"
                                                                                          : "mChannelsPerFrame is 0; AAC playback needs 1 ... 6 or 8 channels")
                 }
                 codec = .aac

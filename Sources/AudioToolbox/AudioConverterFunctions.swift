@@ -26,7 +26,7 @@ final class ConverterBox {
 public func AudioConverterNew(_ inSourceFormat: UnsafePointer<AudioStreamBasicDescription>,
                               _ inDestinationFormat: UnsafePointer<AudioStreamBasicDescription>,
                               _ outAudioConverter: UnsafeMutablePointer<AudioConverterRef?>) -> OSStatus {
-    status { () throws(AudioStatusError) in
+    status { () throws(AudioConverterError) in
         let converter = try FormatConverter(from: inSourceFormat.pointee, to: inDestinationFormat.pointee)
         outAudioConverter.pointee = ConverterBox.table.register(ConverterBox(converter))
     }
@@ -76,7 +76,7 @@ public func AudioConverterConvertBuffer(_ inAudioConverter: AudioConverterRef, _
     guard Int(inInputDataSize) % inputFrameSize == 0 else { return kAudioConverterErr_InvalidInputSize }
     let frames = Int(inInputDataSize) / inputFrameSize
     guard Int(ioOutputDataSize.pointee) >= frames * Int(converter.destination.mBytesPerFrame) else { return kAudioConverterErr_InvalidOutputSize }
-    return status { () throws(AudioStatusError) in
+    return status { () throws(AudioConverterError) in
         try converter.push(frames: inInputData, frameCount: frames)
         let written = converter.pullFrames(into: outOutputData, maximumFrames: frames)
         ioOutputDataSize.pointee = UInt32(written * Int(converter.destination.mBytesPerFrame))
@@ -93,7 +93,7 @@ public func AudioConverterConvertComplexBuffer(_ inAudioConverter: AudioConverte
     guard !converter.isEncoding, !converter.isDecoding else { return kAudioConverterErr_OperationNotSupported }
     guard let input = inInputData.pointee.mBuffers.mData, let output = outOutputData.pointee.mBuffers.mData else { return kAudio_ParamError }
     let capacity = Int(outOutputData.pointee.mBuffers.mDataByteSize) / Int(converter.destination.mBytesPerFrame)
-    return status { () throws(AudioStatusError) in
+    return status { () throws(AudioConverterError) in
         try converter.push(frames: input, frameCount: Int(inNumberPCMFrames))
         let written = converter.pullFrames(into: output, maximumFrames: capacity)
         outOutputData.pointee.mBuffers.mDataByteSize = UInt32(written * Int(converter.destination.mBytesPerFrame))
@@ -181,7 +181,7 @@ private func pullInput(_ box: ConverterBox, handle: AudioConverterRef, proc: Aud
     guard procStatus == noErr else { return procStatus }
     let data = buffers.mBuffers.mData
     let byteCount = Int(buffers.mBuffers.mDataByteSize)
-    return status { () throws(AudioStatusError) in
+    return status { () throws(AudioConverterError) in
         if converter.isDecoding {
             guard packets > 0, let data else {
                 try converter.finish()
@@ -191,14 +191,14 @@ private func pullInput(_ box: ConverterBox, handle: AudioConverterRef, proc: Aud
                 for index in 0 ..< Int(packets) {
                     let description = descriptions[index]
                     guard description.mStartOffset >= 0, Int(description.mStartOffset) + Int(description.mDataByteSize) <= byteCount else {
-                        throw AudioStatusError(kAudio_ParamError, "packet description \(index) (offset \(description.mStartOffset), \(description.mDataByteSize) bytes) lies outside the \(byteCount)-byte input buffer")
+                        throw AudioConverterError(kAudio_ParamError, "packet description \(index) (offset \(description.mStartOffset), \(description.mDataByteSize) bytes) lies outside the \(byteCount)-byte input buffer")
                     }
                     try converter.push(packet: UnsafeRawBufferPointer(start: data + Int(description.mStartOffset), count: Int(description.mDataByteSize)))
                 }
             } else if packets == 1 {
                 try converter.push(packet: UnsafeRawBufferPointer(start: data, count: byteCount))
             } else {
-                throw AudioStatusError(kAudioConverterErr_RequiresPacketDescriptionsError, "\(packets) packets given without packet descriptions")
+                throw AudioConverterError(kAudioConverterErr_RequiresPacketDescriptionsError, "\(packets) packets given without packet descriptions")
             }
         } else {
             let frameSize = Int(converter.source.mBytesPerFrame)

@@ -4,7 +4,7 @@ import AQMedia
 // AudioConverterGetPropertyInfo / GetProperty / SetProperty.
 
 /// The value of a converter property as bytes, or the error Apple answers for it.
-private func converterProperty(_ box: ConverterBox, _ id: AudioConverterPropertyID) -> Result<[UInt8], AudioStatusError> {
+private func converterProperty(_ box: ConverterBox, _ id: AudioConverterPropertyID) -> Result<[UInt8], AudioFileError> {
     let converter = box.converter
     func bytes<T>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value) { Array($0) } }
     func array<T>(_ values: [T]) -> [UInt8] { values.withUnsafeBytes { Array($0) } }
@@ -33,21 +33,21 @@ private func converterProperty(_ box: ConverterBox, _ id: AudioConverterProperty
     case kAudioConverterPropertyMinimumOutputBufferSize:
         return .success(bytes(UInt32(converter.isEncoding ? converter.maximumOutputPacketSize : Int(converter.destination.mBytesPerFrame))))
     case kAudioConverterCompressionMagicCookie:
-        guard let cookie = box.compressionCookie else { return .failure(AudioStatusError(kAudioConverterErr_PropertyNotSupported, "only an encoding converter has a compression cookie")) }
+        guard let cookie = box.compressionCookie else { return .failure(AudioFileError(kAudioConverterErr_PropertyNotSupported, "only an encoding converter has a compression cookie")) }
         return .success(cookie)
     case kAudioConverterDecompressionMagicCookie:
-        guard converter.isDecoding else { return .failure(AudioStatusError(kAudioConverterErr_PropertyNotSupported, "only a decoding converter has a decompression cookie")) }
+        guard converter.isDecoding else { return .failure(AudioFileError(kAudioConverterErr_PropertyNotSupported, "only a decoding converter has a decompression cookie")) }
         return .success(box.decompressionCookie)
     case kAudioConverterApplicableEncodeBitRates:
-        guard converter.isEncoding, converter.destination.mFormatID == kAudioFormatMPEG4AAC else { return .failure(AudioStatusError(kAudioConverterErr_PropertyNotSupported, "not an encoder")) }
+        guard converter.isEncoding, converter.destination.mFormatID == kAudioFormatMPEG4AAC else { return .failure(AudioFileError(kAudioConverterErr_PropertyNotSupported, "not an encoder")) }
         return .success(array(aacBitRates(channelCount: Int(converter.destination.mChannelsPerFrame))
                 .map { AudioValueRange(mMinimum: Double($0), mMaximum: Double($0)) }))
     case kAudioConverterApplicableEncodeSampleRates:
-        guard converter.isEncoding else { return .failure(AudioStatusError(kAudioConverterErr_PropertyNotSupported, "not an encoder")) }
+        guard converter.isEncoding else { return .failure(AudioFileError(kAudioConverterErr_PropertyNotSupported, "not an encoder")) }
         return .success(array(AudioSpecificConfig.sampleRates.filter { $0 >= 8000 }.reversed()
                 .map { AudioValueRange(mMinimum: Double($0), mMaximum: Double($0)) }))
     default:
-        return .failure(AudioStatusError(kAudioConverterErr_PropertyNotSupported, "property \(fourCharacterCode(id)) is not supported"))
+        return .failure(AudioFileError(kAudioConverterErr_PropertyNotSupported, "property \(fourCharacterCode(id)) is not supported"))
     }
 }
 
@@ -99,12 +99,12 @@ public func AudioConverterSetProperty(_ inAudioConverter: AudioConverterRef, _ i
     if inPropertyID == kAudioConverterDecompressionMagicCookie {
         guard converter.isDecoding else { return kAudioConverterErr_PropertyNotSupported }
         let cookie = Array(UnsafeRawBufferPointer(start: inPropertyData, count: Int(inPropertyDataSize)))
-        return status { () throws(AudioStatusError) in
+        return status { () throws(AudioConverterError) in
             if converter.source.mFormatID == kAudioFormatAppleLossless {
                 _ = try ALACDecoder(cookie: cookie, sampleRate: Int(converter.source.mSampleRate), channelCount: Int(converter.source.mChannelsPerFrame))
                 converter.decoderCookie = cookie
             } else {
-                converter.decoderConfig = try ElementaryStreamDescriptor(parsing: cookie).audioSpecificConfig
+                converter.decoderConfig = try asConverterError { () throws(AudioFileError) in try ElementaryStreamDescriptor(parsing: cookie).audioSpecificConfig }
             }
             box.decompressionCookie = cookie
         }
@@ -112,7 +112,7 @@ public func AudioConverterSetProperty(_ inAudioConverter: AudioConverterRef, _ i
     if inPropertyID == kAudioConverterChannelMap {
         let count = Int(inPropertyDataSize) / 4
         let map = (0 ..< count).map { Int(inPropertyData.loadUnaligned(fromByteOffset: 4 * $0, as: Int32.self)) }
-        return status { () throws(AudioStatusError) in try converter.setChannelMap(map) }
+        return status { () throws(AudioConverterError) in try converter.setChannelMap(map) }
     }
     guard inPropertyDataSize >= 4 else { return kAudioConverterErr_BadPropertySizeError }
     let value = inPropertyData.loadUnaligned(as: UInt32.self)

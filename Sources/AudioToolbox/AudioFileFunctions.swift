@@ -27,7 +27,7 @@ enum FileHandles {
 public func AudioFileCreateWithURL(_ inFileRef: CFURL, _ inFileType: AudioFileTypeID,
                                    _ inFormat: UnsafePointer<AudioStreamBasicDescription>, _ inFlags: AudioFileFlags,
                                    _ outAudioFile: UnsafeMutablePointer<AudioFileID?>) -> OSStatus {
-    status { () throws(AudioStatusError) in
+    status { () throws(AudioFileError) in
         let file = try AudioFile.create(path: inFileRef.path, fileType: inFileType, format: inFormat.pointee,
                                         eraseExisting: inFlags.contains(.eraseFile))
         outAudioFile.pointee = FileHandles.register(file)
@@ -50,8 +50,8 @@ public func AudioFileWritePackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool
             return kAudio_ParamError   // variable-size packets need their descriptions
         }
         let count = Int(ioNumPackets.pointee)
-        return status { () throws(AudioStatusError) in
-            do throws(AudioStatusError) {
+        return status { () throws(AudioFileError) in
+            do throws(AudioFileError) {
                 try packetWriter.writePackets(inBuffer, byteCount: Int(inNumBytes),
                                               descriptions: UnsafeBufferPointer(start: inPacketDescriptions, count: count), startPacket: inStartingPacket)
             } catch {
@@ -65,7 +65,7 @@ public func AudioFileWritePackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool
         return kAudioFilePermissionsError   // opened for reading
     }
     var written = 0
-    let result = status { () throws(AudioStatusError) in
+    let result = status { () throws(AudioFileError) in
         written = try writer.writePackets(inBuffer, byteCount: Int(inNumBytes), startPacket: inStartingPacket,
                                           packetCount: Int(ioNumPackets.pointee))
     }
@@ -76,7 +76,7 @@ public func AudioFileWritePackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool
 /// Finalizes the header and closes the file.
 public func AudioFileClose(_ inAudioFile: AudioFileID) -> OSStatus {
     guard let file = FileHandles.remove(inAudioFile) else { return kAudioFileNotOpenError }
-    return status { () throws(AudioStatusError) in try file.close() }
+    return status { () throws(AudioFileError) in try file.close() }
 }
 
 public func AudioFileGetPropertyInfo(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID,
@@ -134,7 +134,7 @@ public func AudioFileSetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: Aud
     case kAudioFilePropertyMagicCookieData:
         guard let packetWriter = file.packetWriter else { return file.isWritable ? noErr : kAudioFilePermissionsError }
         let cookie = Array(UnsafeRawBufferPointer(start: inPropertyData, count: Int(inDataSize)))
-        return status { () throws(AudioStatusError) in try packetWriter.setMagicCookie(cookie) }
+        return status { () throws(AudioFileError) in try packetWriter.setMagicCookie(cookie) }
     case kAudioFilePropertyPacketTableInfo:
         guard let packetWriter = file.packetWriter else { return file.isWritable ? kAudioFileUnsupportedPropertyError : kAudioFilePermissionsError }
         guard Int(inDataSize) >= MemoryLayout<AudioFilePacketTableInfo>.size else { return kAudioFileBadPropertySizeError }
@@ -161,7 +161,7 @@ public let kAudioFileReadWritePermission = AudioFilePermissions.readWritePermiss
 public func AudioFileOpenURL(_ inFileRef: CFURL, _ inPermissions: AudioFilePermissions, _ inFileTypeHint: AudioFileTypeID,
                              _ outAudioFile: UnsafeMutablePointer<AudioFileID?>) -> OSStatus {
     guard inPermissions == .readPermission else { return kAudioFilePermissionsError }
-    return status { () throws(AudioStatusError) in
+    return status { () throws(AudioFileError) in
         outAudioFile.pointee = FileHandles.register(try AudioFile.open(path: inFileRef.path, typeHint: inFileTypeHint))
     }
 }
@@ -179,7 +179,7 @@ public func AudioFileReadPacketData(_ inAudioFile: AudioFileID, _ inUseCache: Bo
         // Variable-size packets: fewer when they would not fit; descriptions are required.
         guard let outPacketDescriptions else { return kAudio_ParamError }
         var read = (packets: 0, bytes: 0)
-        let result = status { () throws(AudioStatusError) in
+        let result = status { () throws(AudioFileError) in
             read = try packetReader.readPackets(startPacket: inStartingPacket, packetCount: Int(ioNumPackets.pointee), into: outBuffer,
                                                 capacity: Int(ioNumBytes.pointee), descriptions: outPacketDescriptions)
         }
@@ -189,7 +189,7 @@ public func AudioFileReadPacketData(_ inAudioFile: AudioFileID, _ inUseCache: Bo
     }
     guard let reader = box.pcmReader else { return kAudioFilePermissionsError }
     var packets = 0
-    let result = status { () throws(AudioStatusError) in
+    let result = status { () throws(AudioFileError) in
         packets = try reader.readPackets(startPacket: inStartingPacket, packetCount: Int(ioNumPackets.pointee),
                                          into: outBuffer, byteCapacity: Int(ioNumBytes.pointee))
     }

@@ -37,16 +37,16 @@ private func codecs(_ component: UInt32, for format: AudioFormatID) -> [AudioCla
 }
 
 /// The value of a format property, or its error.
-private func formatProperty(_ id: AudioFormatPropertyID, specifier: [UInt8], input: AudioStreamBasicDescription?) -> Result<[UInt8], AudioStatusError> {
+private func formatProperty(_ id: AudioFormatPropertyID, specifier: [UInt8], input: AudioStreamBasicDescription?) -> Result<[UInt8], AudioFileError> {
     func bytes<T>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value) { Array($0) } }
     func array<T>(_ values: [T]) -> [UInt8] { values.withUnsafeBytes { Array($0) } }
     func formatID() -> AudioFormatID? {
         specifier.count >= 4 ? specifier.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) } : nil
     }
-    do throws(AudioStatusError) {
+    do throws(AudioFileError) {
         switch id {
         case kAudioFormatProperty_FormatInfo:
-            guard var format = input else { return .failure(AudioStatusError(kAudioFormatBadPropertySizeError, "FormatInfo needs an ASBD")) }
+            guard var format = input else { return .failure(AudioFileError(kAudioFormatBadPropertySizeError, "FormatInfo needs an ASBD")) }
             if !specifier.isEmpty, format.mFormatID == kAudioFormatMPEG4AAC || format.mFormatID == 0 {
                 // The specifier is a magic cookie: it decides the stream.
                 return .success(bytes(CompressedFormatValues.aacDescription(try ElementaryStreamDescriptor(parsing: specifier).audioSpecificConfig)))
@@ -69,20 +69,20 @@ private func formatProperty(_ id: AudioFormatPropertyID, specifier: [UInt8], inp
                 format.mBytesPerFrame = 0
                 return .success(bytes(format))
             default:
-                return .failure(AudioStatusError(kAudioFormatUnsupportedDataFormatError, "format \(fourCharacterCode(format.mFormatID)) is not supported"))
+                return .failure(AudioFileError(kAudioFormatUnsupportedDataFormatError, "format \(fourCharacterCode(format.mFormatID)) is not supported"))
             }
         case kAudioFormatProperty_FormatIsVBR:
-            guard let format = input else { return .failure(AudioStatusError(kAudioFormatBadSpecifierSizeError, "FormatIsVBR needs an ASBD specifier")) }
+            guard let format = input else { return .failure(AudioFileError(kAudioFormatBadSpecifierSizeError, "FormatIsVBR needs an ASBD specifier")) }
             return .success(bytes(UInt32(format.mFormatID == kAudioFormatLinearPCM || format.mBytesPerPacket > 0 ? 0 : 1)))
         case kAudioFormatProperty_Encoders, kAudioFormatProperty_Decoders:
-            guard let format = formatID() else { return .failure(AudioStatusError(kAudioFormatBadSpecifierSizeError, "specifier must be a 4-byte format ID")) }
+            guard let format = formatID() else { return .failure(AudioFileError(kAudioFormatBadSpecifierSizeError, "specifier must be a 4-byte format ID")) }
             return .success(array(codecs(id == kAudioFormatProperty_Encoders ? kAudioEncoderComponentType : kAudioDecoderComponentType, for: format)))
         case kAudioFormatProperty_EncodeFormatIDs, kAudioFormatProperty_DecodeFormatIDs:
             return .success(array([kAudioFormatLinearPCM, kAudioFormatMPEG4AAC, kAudioFormatAppleLossless]))
         case kAudioFormatProperty_ASBDFromESDS:
             return .success(bytes(CompressedFormatValues.aacDescription(try ElementaryStreamDescriptor(parsing: specifier).audioSpecificConfig)))
         default:
-            return .failure(AudioStatusError(kAudioFormatUnsupportedPropertyError, "property \(fourCharacterCode(id)) is not supported"))
+            return .failure(AudioFileError(kAudioFormatUnsupportedPropertyError, "property \(fourCharacterCode(id)) is not supported"))
         }
     } catch {
         return .failure(error)

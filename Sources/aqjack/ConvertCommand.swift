@@ -90,7 +90,7 @@ struct ConvertCommand {
         let showProgress = isatty(STDERR_FILENO) == 1 && !json
         var lastShown = -1
         let started = Date()
-        do throws(AudioStatusError) {
+        do throws(AudioFileError) {
             // Ctrl-C or SIGTERM abandons the conversion: the temporary output is removed, exit 1.
             let signals = SignalWatcher()
             let summary = try FileConversion(request).run(progress: { fraction in

@@ -43,7 +43,7 @@ struct DemoCommand {
 
     func run(globals: GlobalOptions) throws(JackError) -> Int32 {
         // The output first: a file that cannot be written is refused before any server starts.
-        do throws(AudioStatusError) {
+        do throws(AudioFileError) {
             try OutputPath.checkCreatable(path, eraseExisting: force || !pathGiven)
         } catch {
             Diagnostics.error(error.message)

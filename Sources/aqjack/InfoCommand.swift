@@ -69,7 +69,7 @@ struct InfoCommand {
         return config.channelConfiguration == 0
     }
 
-    static func describe(_ path: String) throws(AudioStatusError) -> FileInfo {
+    static func describe(_ path: String) throws(AudioFileError) -> FileInfo {
         let file = try AudioFile.open(path: path)
         defer { try? file.close() }
         if let packets = file.packetReader {
@@ -111,7 +111,7 @@ struct InfoCommand {
         var files: [FileInfo] = []
         var failed = false
         for path in paths {
-            do throws(AudioStatusError) {
+            do throws(AudioFileError) {
                 files.append(try Self.describe(path))
             } catch {
                 Diagnostics.error(error.message)

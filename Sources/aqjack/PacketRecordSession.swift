@@ -68,7 +68,7 @@ final class PacketRecordSession: @unchecked Sendable, RecordingSession {
             // The first packet starts `priming` frames before the first recorded frame.
             startFrame = UInt64(max(0, (startTime.mSampleTime + Double(priming) * deviceFramesPerFileFrame).rounded()))
         }
-        do throws(AudioStatusError) {
+        do throws(AudioFileError) {
             try writer.writePackets(buffer.pointee.mAudioData, byteCount: Int(buffer.pointee.mAudioDataByteSize),
                                     descriptions: UnsafeBufferPointer(start: descriptions, count: count), startPacket: writer.packetCount)
         } catch {
@@ -98,7 +98,7 @@ final class PacketRecordSession: @unchecked Sendable, RecordingSession {
         writer.packetTable = PacketTable(validFrameCount: valid, primingFrames: Int32(priming),
                                          remainderFrames: Int32(clamping: total - Int64(priming) - valid))
         finalFrames = valid
-        do throws(AudioStatusError) { try writer.close() } catch { failure = failure ?? error.message }
+        do throws(AudioFileError) { try writer.close() } catch { failure = failure ?? error.message }
         return failure
     }
 }

@@ -56,7 +56,7 @@ struct PlayCommand {
         // Every file first: a bad one is reported before anything plays.
         var readers: [FrameSource] = []
         for path in paths {
-            do throws(AudioStatusError) {
+            do throws(AudioFileError) {
                 readers.append(try FrameSource.open(path))
             } catch {
                 Diagnostics.error(error.message)
@@ -98,7 +98,7 @@ struct PlayCommand {
                                                  mBytesPerFrame: UInt32(4 * channels), mChannelsPerFrame: UInt32(channels),
                                                  mBitsPerChannel: 32, mReserved: 0)
         let source: PlaySource
-        do throws(AudioStatusError) {
+        do throws(AudioFileError) {
             source = try PlaySource(readers: readers, loops: loops, channelCount: channels, sampleRate: rate)
         } catch {
             client.close()
@@ -198,7 +198,7 @@ final class PlaySource: @unchecked Sendable {
     private var framesFromFile: Int64 = 0
     private var readFailure: String?
 
-    init(readers: [FrameSource], loops: Int?, channelCount: Int, sampleRate: Double) throws(AudioStatusError) {
+    init(readers: [FrameSource], loops: Int?, channelCount: Int, sampleRate: Double) throws(AudioFileError) {
         self.readers = readers
         self.channelCount = channelCount
         self.sampleRate = sampleRate
@@ -207,8 +207,10 @@ final class PlaySource: @unchecked Sendable {
             if reader.channelCount == channelCount && reader.sampleRate == sampleRate {
                 converters.append(nil)
             } else {
-                let converter = try FormatConverter(from: CompressedFormatValues.floatPCM(sampleRate: reader.sampleRate, channelCount: reader.channelCount),
-                                                    to: CompressedFormatValues.floatPCM(sampleRate: sampleRate, channelCount: channelCount))
+                let converter = try asFileError { () throws(AudioConverterError) in
+                    try FormatConverter(from: CompressedFormatValues.floatPCM(sampleRate: reader.sampleRate, channelCount: reader.channelCount),
+                                        to: CompressedFormatValues.floatPCM(sampleRate: sampleRate, channelCount: channelCount))
+                }
                 converter.sampleRateConverterQuality = 0x7F
                 converters.append(converter)
             }
@@ -232,7 +234,7 @@ final class PlaySource: @unchecked Sendable {
     private func readFile(_ index: Int, into output: UnsafeMutablePointer<Float>, maximumFrames: Int) -> Int {
         let reader = readers[index]
         let got: Int
-        do throws(AudioStatusError) {
+        do throws(AudioFileError) {
             got = try reader.read(into: output, maximumFrames: maximumFrames)
         } catch {
             readFailure = "reading \(reader.path) failed after \(framesFromFile) of its \(reader.frameCount) frames: \(error.message)"
@@ -262,7 +264,7 @@ final class PlaySource: @unchecked Sendable {
                 try? converter.finish()
                 converterFinished = true
             } else {
-                try? scratch.withUnsafeBufferPointer { (floats) throws(AudioStatusError) in
+                try? scratch.withUnsafeBufferPointer { (floats) throws(AudioConverterError) in
                     try converter.push(frames: UnsafeRawPointer(floats.baseAddress!), frameCount: got)
                 }
             }

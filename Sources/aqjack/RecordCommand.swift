@@ -1,4 +1,5 @@
 import AQCodecs
+import AQCore
 import AQJack
 import AQMedia
 import AudioQueue

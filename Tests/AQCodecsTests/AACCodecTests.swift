@@ -69,7 +69,7 @@ struct AACCodecTests {
         // Every truncation is an error, never a crash.
         for length in 0 ..< bytes.count - 1 {
             let cut = Array(bytes[..<length])
-            #expect(throws: AudioStatusError.self) { try ElementaryStreamDescriptor(parsing: cut) }
+            #expect(throws: AudioFileError.self) { try ElementaryStreamDescriptor(parsing: cut) }
         }
     }
 
@@ -86,8 +86,8 @@ struct AACCodecTests {
         var broken = bytes
         broken[1] = 0xE1
         #expect(broken.withUnsafeBytes { ADTSHeader(parsing: $0) } == nil)
-        #expect(throws: AudioStatusError.self) { try AudioSpecificConfig(objectType: 2, sampleRate: 44000, channelCount: 2) }
-        #expect(throws: AudioStatusError.self) { try AudioSpecificConfig(objectType: 2, sampleRate: 44100, channelCount: 7) }
+        #expect(throws: AudioFileError.self) { try AudioSpecificConfig(objectType: 2, sampleRate: 44000, channelCount: 2) }
+        #expect(throws: AudioFileError.self) { try AudioSpecificConfig(objectType: 2, sampleRate: 44100, channelCount: 7) }
     }
 
     @Test("Every channel count AAC carries (1 ... 6, 8) encodes and decodes to as many channels: 1 ... 5 with a plain channel configuration, 6 and 8 with a program config element (full-band, no LFE)",

@@ -1,4 +1,5 @@
 import AQCodecs
+import AQCore
 import AQMedia
 import AQTestSupport
 import CAudioTypes
@@ -122,7 +123,7 @@ struct PacketFileTests {
                 let decoder = try AACDecoder(config: try ElementaryStreamDescriptor(parsing: reader.magicCookie).audioSpecificConfig)
                 for packet in packets { try? packet.withUnsafeBytes { try decoder.decode($0) { _, _ in } } }
                 opened += 1
-            } catch let error as AudioStatusError {
+            } catch let error as any AudioStatusCarrying {   // a file error, or the decoder's
                 #expect(!error.message.isEmpty)
                 refused += 1
             }
@@ -143,11 +144,11 @@ struct PacketFileTests {
             let pattern = rate.bitPattern
             for index in 0 ..< 8 { bytes[20 + index] = UInt8(truncatingIfNeeded: pattern >> (56 - 8 * UInt64(index))) }
             _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
-            #expect(throws: AudioStatusError.self) { _ = try AudioFile.open(path: path).packetReader }
+            #expect(throws: AudioFileError.self) { _ = try AudioFile.open(path: path).packetReader }
         }
         var nanFormat = CompressedFormatValues.aacDescription(Self.encoded.config)
         nanFormat.mSampleRate = .nan
-        #expect(throws: AudioStatusError.self) { _ = try FormatConverter(from: CompressedFormatValues.floatPCM(sampleRate: 48000, channelCount: 2), to: nanFormat) }
+        #expect(throws: AudioConverterError.self) { _ = try FormatConverter(from: CompressedFormatValues.floatPCM(sampleRate: 48000, channelCount: 2), to: nanFormat) }
     }
 
     @Test("fuzzFindingChannelMismatch: a CAF whose 'desc' and cookie disagree on channels is refused at open, not decoded past its buffer (issue 9, item 17)")
@@ -165,7 +166,7 @@ struct PacketFileTests {
                 _ = try FrameSource.open(path)
                 Issue.record("a \(channels)-channel 'desc' over a stereo cookie was accepted")
             } catch {
-                #expect(error.status == AudioStatusError.fileInvalidFileCode)
+                #expect(error.status == AudioFileError.fileInvalidFileCode)
                 #expect(error.message.contains("the AAC magic cookie describes 2 channels but the stream description says \(channels)"), "\(error.message)")
             }
         }

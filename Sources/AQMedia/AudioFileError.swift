@@ -1,17 +1,10 @@
-/// What every aqjack error carries whatever its domain (``AudioStatusError`` for files, formats
-/// and codecs; `AudioQueueError` for queues; `JackError` for the JACK client): Apple's
-/// `OSStatus` and a message naming what was wrong and what was expected.
-public protocol AudioStatusCarrying: Error, CustomStringConvertible, Sendable {
-    /// The Apple `OSStatus` the error corresponds to.
-    var status: Int32 { get }
-    /// What was wrong and what was expected.
-    var message: String { get }
-}
+import AQCore
 
-/// An error of a file, a format or a codec: Apple's `OSStatus` code (AudioFile.h, AudioFormat.h,
-/// AudioConverter.h values), and a message naming what was wrong and what was expected.
-/// `AudioFileError` is its name in the file domain.
-public struct AudioStatusError: AudioStatusCarrying, Equatable {
+/// An error of a file or a format (the file domain: reading and writing files, checking stream
+/// descriptions and magic cookies): Apple's `OSStatus` code (AudioFile.h and AudioFormat.h
+/// values), and a message naming what was wrong and what was expected. Converters and codecs
+/// throw ``AudioConverterError``, queues `AudioQueueError`, the JACK client `JackError`.
+public struct AudioFileError: AudioStatusCarrying, Equatable {
     /// The Apple `OSStatus` this error corresponds to.
     public let status: Int32
     public let message: String
@@ -51,6 +44,3 @@ public struct AudioStatusError: AudioStatusCarrying, Equatable {
     /// `kAudioFileFileNotFoundError` (-43).
     public static let fileNotFoundCode: Int32 = -43
 }
-
-/// Errors of AudioFile calls.
-public typealias AudioFileError = AudioStatusError
