@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "AQMedia", dependencies: ["AQCore", "CSndFile", "CSampleRate", "CAudioTypes"]),
         // Codecs and compressed files (AAC through libavcodec, ADTS, CAF packet files, MPEG-4
         // through libavformat, magic cookies): the only importer of CFFmpeg.
-        .target(name: "AQCodecs", dependencies: ["CFFmpeg", "AQMedia", "CAudioTypes"]),
+        .target(name: "AQCodecs", dependencies: ["CFFmpeg", "AQCore", "AQMedia", "CAudioTypes"]),
         // Core Audio structs and callback typedefs with Apple's layouts (C, for @convention(c)).
         .target(name: "CAudioTypes"),
         // The Swift-native queue engine over JACK.

@@ -1,3 +1,4 @@
+import AQCore
 import AQMedia
 import CFFmpeg
 
@@ -65,7 +66,7 @@ public final class AACEncoder {
     ///     FFmpeg's fast coder, otherwise its default two-loop search.
     /// - Throws: 'fmt?' naming the unsupported rate, channel count or bit rate.
     public init(sampleRate: Int, channelCount: Int, bitRate: Int, quality: Int = 0x60) throws(AudioConverterError) {
-        let config = try asConverterError { () throws(AudioFileError) in try AudioSpecificConfig(objectType: 2, sampleRate: sampleRate, channelCount: channelCount) }
+        let config = try inDomain(AudioConverterError.self) { () throws(AudioFileError) in try AudioSpecificConfig(objectType: 2, sampleRate: sampleRate, channelCount: channelCount) }
         guard Self.bitRates.contains(bitRate) else {
             throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "AAC bit rate \(bitRate) b/s: expected \(Self.bitRates.lowerBound) ... \(Self.bitRates.upperBound)")
         }

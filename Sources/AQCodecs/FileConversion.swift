@@ -1,3 +1,4 @@
+import AQCore
 import AQMedia
 import CAudioTypes
 import Glibc
@@ -107,7 +108,7 @@ public struct FileConversion {
         let floatOut = CompressedFormatValues.floatPCM(sampleRate: rate, channelCount: channels)
         let sink = try FrameSink.create(request: request, fileType: fileType, codec: codec, format: floatOut,
                                         sourceBitDepth: source.bitDepth)
-        let mapper = try asFileError { () throws(AudioConverterError) in
+        let mapper = try inDomain(AudioFileError.self) { () throws(AudioConverterError) in
             try FormatConverter(from: CompressedFormatValues.floatPCM(sampleRate: source.sampleRate, channelCount: source.channelCount), to: floatOut)
         }
         mapper.sampleRateConverterQuality = request.sampleRateConverterQuality
@@ -128,7 +129,7 @@ public struct FileConversion {
             if frames == 0 { break }
             inputFrames += Int64(frames)
             try input.withUnsafeBufferPointer { (floats) throws(AudioFileError) in
-                try asFileError { () throws(AudioConverterError) in try mapper.push(frames: UnsafeRawPointer(floats.baseAddress!), frameCount: frames) }
+                try inDomain(AudioFileError.self) { () throws(AudioConverterError) in try mapper.push(frames: UnsafeRawPointer(floats.baseAddress!), frameCount: frames) }
             }
             try drain()
             if source.frameCount > 0 { progress(min(1, Double(inputFrames) / Double(source.frameCount))) }
@@ -136,7 +137,7 @@ public struct FileConversion {
                 throw AudioFileError(AudioFileError.fileUnspecifiedCode, "interrupted after \(inputFrames) of \(source.frameCount) input frames")
             }
         }
-        try asFileError { () throws(AudioConverterError) in try mapper.finish() }
+        try inDomain(AudioFileError.self) { () throws(AudioConverterError) in try mapper.finish() }
         try drain()
         let written = try sink.finish()
         progress(1)
@@ -196,12 +197,12 @@ public final class FrameSource {
         if let packets = file.packetReader {
             let format = packets.dataFormat
             if format.mFormatID == CompressedFormatValues.appleLossless {
-                let decoder = try asFileError { () throws(AudioConverterError) in try ALACDecoder(cookie: packets.magicCookie, sampleRate: Int(format.mSampleRate), channelCount: Int(format.mChannelsPerFrame)) }
+                let decoder = try inDomain(AudioFileError.self) { () throws(AudioConverterError) in try ALACDecoder(cookie: packets.magicCookie, sampleRate: Int(format.mSampleRate), channelCount: Int(format.mChannelsPerFrame)) }
                 return FrameSource(path: path, pcm: nil, packets: packets, decoder: decoder)
             }
             let config = try ElementaryStreamDescriptor(parsing: packets.magicCookie).audioSpecificConfig
             do throws(AudioFileError) {
-                let decoder = try asFileError { () throws(AudioConverterError) in try AACDecoder(config: config, expectedChannelCount: Int(format.mChannelsPerFrame)) }
+                let decoder = try inDomain(AudioFileError.self) { () throws(AudioConverterError) in try AACDecoder(config: config, expectedChannelCount: Int(format.mChannelsPerFrame)) }
                 return FrameSource(path: path, pcm: nil, packets: packets, decoder: decoder)
             } catch {
                 throw AudioFileError(AudioFileError.fileInvalidFileCode, "'\(path)' is malformed: \(error.message)")
@@ -249,7 +250,7 @@ public final class FrameSource {
             guard read.packets == 1 else { return 0 }
             nextPacket += 1
             try buffer.withUnsafeBufferPointer { (raw) throws(AudioFileError) in
-                try asFileError { () throws(AudioConverterError) in
+                try inDomain(AudioFileError.self) { () throws(AudioConverterError) in
                     try decoder.decode(UnsafeRawBufferPointer(start: raw.baseAddress, count: read.bytes)) { pointer, frames in
                         decoded += UnsafeBufferPointer(start: pointer, count: frames * channelCount)
                     }
@@ -302,10 +303,10 @@ final class FrameSink {
             aacFormat.mFormatID = CompressedFormatValues.mpeg4AAC
             aacFormat.mFormatFlags = 0
             aacFormat.mFramesPerPacket = 0
-            let converter = try asFileError { () throws(AudioConverterError) in try FormatConverter(from: floatFormat, to: aacFormat) }
+            let converter = try inDomain(AudioFileError.self) { () throws(AudioConverterError) in try FormatConverter(from: floatFormat, to: aacFormat) }
             if let bitRate = request.bitRate { converter.bitRate = bitRate }
             if let quality = request.quality { converter.codecQuality = quality }
-            let encoder = try asFileError { () throws(AudioConverterError) in try converter.openEncoder() }
+            let encoder = try inDomain(AudioFileError.self) { () throws(AudioConverterError) in try converter.openEncoder() }
             let file = try AudioFile.create(path: path, fileType: fileType, format: converter.destination, eraseExisting: request.eraseExisting).packetWriter!
             try file.setMagicCookie(ElementaryStreamDescriptor(audioSpecificConfig: encoder.audioSpecificConfig, averageBitRate: UInt32(converter.bitRate),
                                                                maximumBitRate: UInt32(converter.bitRate), bufferSize: UInt32(encoder.maximumPacketSize)).bytes)
@@ -314,7 +315,7 @@ final class FrameSink {
         case (.packets, CompressedFormatValues.appleLossless):
             // ALAC in MPEG-4: libavcodec's encoder (libsndfile writes ALAC in CAF only).
             let depth = request.bitDepth ?? (sourceBitDepth == 24 || sourceBitDepth == 32 ? 24 : 16)
-            let encoder = try asFileError { () throws(AudioConverterError) in try ALACEncoder(sampleRate: Int(floatFormat.mSampleRate), channelCount: channels, bitDepth: depth) }
+            let encoder = try inDomain(AudioFileError.self) { () throws(AudioConverterError) in try ALACEncoder(sampleRate: Int(floatFormat.mSampleRate), channelCount: channels, bitDepth: depth) }
             let format = CompressedFormatValues.alacDescription(sampleRate: floatFormat.mSampleRate, channelCount: channels, bitDepth: depth)
             let file = try AudioFile.create(path: path, fileType: fileType, format: format, eraseExisting: request.eraseExisting).packetWriter!
             try file.setMagicCookie(encoder.magicCookie)
@@ -373,7 +374,7 @@ final class FrameSink {
         } else if let lossless {
             try lossless.write(floats, frameCount: frameCount)
         } else if let encoded {
-            try asFileError { () throws(AudioConverterError) in try encoded.encoder.encode(floats, frameCount: frameCount) { ready.append($0) } }
+            try inDomain(AudioFileError.self) { () throws(AudioConverterError) in try encoded.encoder.encode(floats, frameCount: frameCount) { ready.append($0) } }
             try writeReadyPackets()
         }
     }
@@ -406,7 +407,7 @@ final class FrameSink {
             return (frames, format, (frames + 4095) / 4096, 0, 0)
         }
         guard let encoded else { return (frames, format, 0, 0, 0) }
-        try asFileError { () throws(AudioConverterError) in try encoded.encoder.finish { ready.append($0) } }
+        try inDomain(AudioFileError.self) { () throws(AudioConverterError) in try encoded.encoder.finish { ready.append($0) } }
         try writeReadyPackets()
         let priming = encoded.encoder.primingFrames
         let packets = encoded.file.packetCount

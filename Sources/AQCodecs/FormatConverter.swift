@@ -1,3 +1,4 @@
+import AQCore
 import AQMedia
 import CAudioTypes
 
@@ -85,8 +86,8 @@ public final class FormatConverter {
         guard source.mFormatID == pcm || destination.mFormatID == pcm else {
             throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "compressed to compressed: one side of a converter must be linear PCM")
         }
-        try asConverterError { () throws(AudioFileError) in try CompressedFormatValues.checkRate(source.mSampleRate) }
-        try asConverterError { () throws(AudioFileError) in try CompressedFormatValues.checkRate(destination.mSampleRate) }
+        try inDomain(AudioConverterError.self) { () throws(AudioFileError) in try CompressedFormatValues.checkRate(source.mSampleRate) }
+        try inDomain(AudioConverterError.self) { () throws(AudioFileError) in try CompressedFormatValues.checkRate(destination.mSampleRate) }
         var source = source
         var destination = destination
         if source.mFormatID == alac {
@@ -98,29 +99,29 @@ public final class FormatConverter {
             if source.mFramesPerPacket == 0 { source.mFramesPerPacket = UInt32(ALAC.framesPerPacket) }
             sourceLayout = nil
         } else if source.mFormatID == aac {
-            source = try asConverterError { () throws(AudioFileError) in try CompressedFormatValues.completedAAC(source) }
+            source = try inDomain(AudioConverterError.self) { () throws(AudioFileError) in try CompressedFormatValues.completedAAC(source) }
             if source.mSampleRate == 0 { source.mSampleRate = destination.mSampleRate }
             if source.mChannelsPerFrame == 0 { source.mChannelsPerFrame = destination.mChannelsPerFrame }
             sourceLayout = nil
         } else {
-            sourceLayout = try asConverterError { () throws(AudioFileError) in try LinearPCMLayout(validating: source) }
+            sourceLayout = try inDomain(AudioConverterError.self) { () throws(AudioFileError) in try LinearPCMLayout(validating: source) }
         }
         if destination.mFormatID == alac {
             if destination.mSampleRate == 0 { destination.mSampleRate = source.mSampleRate }
             if destination.mChannelsPerFrame == 0 { destination.mChannelsPerFrame = source.mChannelsPerFrame }
             // Without flags, the source's depth: 24 for 24/32-bit and float input, else 16.
-            destination = try asConverterError { () throws(AudioFileError) in
+            destination = try inDomain(AudioConverterError.self) { () throws(AudioFileError) in
                 try CompressedFormatValues.completedALAC(destination, defaultBitDepth: source.mBitsPerChannel >= 24 ? 24 : 16, context: "Apple Lossless")
             }
             destinationLayout = nil
         } else if destination.mFormatID == aac {
-            destination = try asConverterError { () throws(AudioFileError) in try CompressedFormatValues.completedAAC(destination) }
+            destination = try inDomain(AudioConverterError.self) { () throws(AudioFileError) in try CompressedFormatValues.completedAAC(destination) }
             if destination.mSampleRate == 0 { destination.mSampleRate = source.mSampleRate }
             if destination.mChannelsPerFrame == 0 { destination.mChannelsPerFrame = source.mChannelsPerFrame }
-            destination = try asConverterError { () throws(AudioFileError) in try CompressedFormatValues.completedAAC(destination) }
+            destination = try inDomain(AudioConverterError.self) { () throws(AudioFileError) in try CompressedFormatValues.completedAAC(destination) }
             destinationLayout = nil
         } else {
-            destinationLayout = try asConverterError { () throws(AudioFileError) in try LinearPCMLayout(validating: destination) }
+            destinationLayout = try inDomain(AudioConverterError.self) { () throws(AudioFileError) in try LinearPCMLayout(validating: destination) }
         }
         guard source.mSampleRate > 0, destination.mSampleRate > 0 else {
             throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "the converter needs a sample rate on at least one side; both are 0")

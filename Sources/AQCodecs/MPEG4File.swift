@@ -1,3 +1,4 @@
+import AQCore
 import AQMedia
 import CAudioTypes
 import CFFmpeg
@@ -48,7 +49,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
     }
 
     init(path: String, fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool, fragmented: Bool) throws(AudioFileError) {
-        try asFileError { () throws(AudioConverterError) in try CodecLibraries.require() }
+        try inDomain(AudioFileError.self) { () throws(AudioConverterError) in try CodecLibraries.require() }
         self.fragmented = fragmented
         switch format.mFormatID {
         case CompressedFormatValues.mpeg4AAC:
@@ -94,7 +95,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
     /// Sets the stream's codec configuration from a cookie (AAC: an ES_Descriptor; ALAC: the
     /// ALACSpecificConfig); before the first packet only.
     public func setMagicCookie(_ cookie: [UInt8]) throws(AudioFileError) {
-        let parameters = codecID == AV_CODEC_ID_ALAC ? try asFileError { () throws(AudioConverterError) in try ALAC.extradata(fromAppleCookie: cookie) }
+        let parameters = codecID == AV_CODEC_ID_ALAC ? try inDomain(AudioFileError.self) { () throws(AudioConverterError) in try ALAC.extradata(fromAppleCookie: cookie) }
                                                      : try ElementaryStreamDescriptor(parsing: cookie).audioSpecificConfig.bytes
         if headerWritten {
             guard parameters == extradata else {
@@ -309,7 +310,7 @@ public final class MPEG4FileReader: PacketFileReading {
     private let index: PacketIndex
 
     public init(path: String) throws(AudioFileError) {
-        try asFileError { () throws(AudioConverterError) in try CodecLibraries.require() }
+        try inDomain(AudioFileError.self) { () throws(AudioConverterError) in try CodecLibraries.require() }
         file = try ReadableFile(path: path)
         var context: UnsafeMutablePointer<AVFormatContext>?
         let opened = FilePath.withCString(path) { aqff_avformat_open_input(&context, $0, nil, nil) }

@@ -123,10 +123,10 @@ public final class AudioInputQueue: @unchecked Sendable {
         let checked: StreamFormat
         var stage: InputPacketStage?
         do throws(AudioQueueError) {
-            checked = try asQueueError { () throws(AudioFileError) in try StreamFormat(format, deviceRate: Double(driver.sampleRate), purpose: .recording) }
+            checked = try inDomain(AudioQueueError.self) { () throws(AudioFileError) in try StreamFormat(format, deviceRate: Double(driver.sampleRate), purpose: .recording) }
             // AAC or ALAC: the queue captures float frames at the format's rate and encodes them.
             if checked.isCompressed {
-                stage = try asQueueError { () throws(AudioConverterError) in try InputPacketStage(format: checked.description, deviceRate: Double(driver.sampleRate)) }
+                stage = try inDomain(AudioQueueError.self) { () throws(AudioConverterError) in try InputPacketStage(format: checked.description, deviceRate: Double(driver.sampleRate)) }
             }
         } catch {
             driver.close()
@@ -327,7 +327,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         guard let packetStage = pipeline.packetStage else {
             throw AudioQueueError(AudioQueueError.invalidPropertyCode, "only a compressed recording queue has an encoder")
         }
-        try asQueueError { () throws(AudioConverterError) in try packetStage.configure(bitRate: bitRate, quality: quality) }
+        try inDomain(AudioQueueError.self) { () throws(AudioConverterError) in try packetStage.configure(bitRate: bitRate, quality: quality) }
     }
 
     /// Whether the queue is recording (started and not paused or stopped).
@@ -419,24 +419,13 @@ public final class AudioInputQueue: @unchecked Sendable {
 
     // MARK: Processing
 
-    /// Adds a processing stage at the end of the queue's chain (after resampling, before
-    /// encoding and buffer filling: ``QueueProcessingStage``). Only while the queue is stopped.
-    public func appendProcessingStage(_ stage: any QueueProcessingStage) throws(AudioQueueError) {
+    /// Sets the queue's processing stages, applied in order (after resampling, before encoding and buffer filling:
+    /// ``QueueProcessingStage``); an empty list removes them. Only while the queue is stopped.
+    ///
+    /// - Throws: `kAudioQueueErr_InvalidRunState` while it runs or is paused.
+    public func setProcessingStages(_ stages: [any QueueProcessingStage]) throws(AudioQueueError) {
         lock.lock()
         defer { lock.unlock() }
-        guard runState == .stopped else {
-            throw AudioQueueError(AudioQueueError.invalidRunStateCode, "processing stages are added to a stopped queue")
-        }
-        pipeline.processing.append(stage)
-    }
-
-    /// Removes every processing stage. Only while the queue is stopped.
-    public func removeProcessingStages() throws(AudioQueueError) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard runState == .stopped else {
-            throw AudioQueueError(AudioQueueError.invalidRunStateCode, "processing stages are removed from a stopped queue")
-        }
-        pipeline.processing.removeAll()
+        try pipeline.processing.replace(with: stages, queueIsStopped: runState == .stopped)
     }
 }

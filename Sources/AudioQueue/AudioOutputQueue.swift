@@ -220,13 +220,13 @@ public final class AudioOutputQueue: @unchecked Sendable {
     public func setMagicCookie(_ bytes: [UInt8]) throws(AudioQueueError) {
         guard isCompressed else { return }
         if format.mFormatID == CompressedFormatValues.appleLossless {
-            _ = try asQueueError { () throws(AudioConverterError) in
+            _ = try inDomain(AudioQueueError.self) { () throws(AudioConverterError) in
                 try ALACDecoder(cookie: bytes, sampleRate: Int(format.mSampleRate), channelCount: layout.channelCount)
             }
             lock.withLock { pipeline.cookie = bytes }
             return
         }
-        let config = try asQueueError { () throws(AudioFileError) in try ElementaryStreamDescriptor(parsing: bytes).audioSpecificConfig }
+        let config = try inDomain(AudioQueueError.self) { () throws(AudioFileError) in try ElementaryStreamDescriptor(parsing: bytes).audioSpecificConfig }
         guard config.channelCount == layout.channelCount else {
             throw AudioQueueError(AudioQueueError.invalidPropertyValueCode,
                                   "the magic cookie describes \(config.channelCount) channels; the queue's format has \(layout.channelCount)")
@@ -382,7 +382,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
     public func setOfflineRenderFormat(_ format: AudioStreamBasicDescription?) throws(AudioQueueError) {
         var target: (format: AudioStreamBasicDescription, layout: LinearPCMLayout)?
         if var format {
-            let layout = try asQueueError { () throws(AudioFileError) in try LinearPCMLayout(validating: format) }
+            let layout = try inDomain(AudioQueueError.self) { () throws(AudioFileError) in try LinearPCMLayout(validating: format) }
             guard layout.channelCount == self.layout.channelCount else {
                 throw AudioQueueError(AudioQueueError.unsupportedDataFormatCode,
                                       "the offline render format has \(layout.channelCount) channels; the queue plays \(self.layout.channelCount)")
@@ -655,25 +655,14 @@ public final class AudioOutputQueue: @unchecked Sendable {
 extension AudioOutputQueue {
     // MARK: Processing
 
-    /// Adds a processing stage at the end of the queue's chain (after decoding, before
-    /// resampling to the device: ``QueueProcessingStage``). Only while the queue is stopped.
-    public func appendProcessingStage(_ stage: any QueueProcessingStage) throws(AudioQueueError) {
+    /// Sets the queue's processing stages, applied in order (after decoding, before resampling to the device:
+    /// ``QueueProcessingStage``); an empty list removes them. Only while the queue is stopped.
+    ///
+    /// - Throws: `kAudioQueueErr_InvalidRunState` while it runs or is paused.
+    public func setProcessingStages(_ stages: [any QueueProcessingStage]) throws(AudioQueueError) {
         lock.lock()
         defer { lock.unlock() }
-        guard runState == .stopped else {
-            throw AudioQueueError(AudioQueueError.invalidRunStateCode, "processing stages are added to a stopped queue")
-        }
-        pipeline.processing.append(stage)
-    }
-
-    /// Removes every processing stage. Only while the queue is stopped.
-    public func removeProcessingStages() throws(AudioQueueError) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard runState == .stopped else {
-            throw AudioQueueError(AudioQueueError.invalidRunStateCode, "processing stages are removed from a stopped queue")
-        }
-        pipeline.processing.removeAll()
+        try pipeline.processing.replace(with: stages, queueIsStopped: runState == .stopped)
     }
 }
 

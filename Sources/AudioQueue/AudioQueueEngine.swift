@@ -94,7 +94,7 @@ enum QueueDevice {
         // Check the format before touching the server (its rate may still be 0, the server's).
         // Apple Lossless is checked once the device's rate is known.
         if format.mFormatID != CompressedFormatValues.appleLossless {
-            _ = try asQueueError { () throws(AudioFileError) in try StreamFormat(format, deviceRate: nil, purpose: purpose) }
+            _ = try inDomain(AudioQueueError.self) { () throws(AudioFileError) in try StreamFormat(format, deviceRate: nil, purpose: purpose) }
         }
         do {
             return try JackDriver(name: clientName, server: server)

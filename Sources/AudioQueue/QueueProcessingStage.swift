@@ -25,8 +25,13 @@ struct ProcessingChain {
 
     var isEmpty: Bool { stages.isEmpty }
 
-    mutating func append(_ stage: any QueueProcessingStage) { stages.append(stage) }
-    mutating func removeAll() { stages.removeAll() }
+    /// Replaces the stages; a queue that is not stopped keeps its own.
+    mutating func replace(with stages: [any QueueProcessingStage], queueIsStopped: Bool) throws(AudioQueueError) {
+        guard queueIsStopped else {
+            throw AudioQueueError(AudioQueueError.invalidRunStateCode, "processing stages are set on a stopped queue")
+        }
+        self.stages = stages
+    }
 
     func process(_ frames: UnsafeMutablePointer<Float>, frameCount: Int, channelCount: Int) {
         for stage in stages { stage.process(frames, frameCount: frameCount, channelCount: channelCount) }

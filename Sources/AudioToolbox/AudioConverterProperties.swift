@@ -1,4 +1,5 @@
 import AQCodecs
+import AQCore
 import AQMedia
 
 // AudioConverterGetPropertyInfo / GetProperty / SetProperty.
@@ -104,7 +105,7 @@ public func AudioConverterSetProperty(_ inAudioConverter: AudioConverterRef, _ i
                 _ = try ALACDecoder(cookie: cookie, sampleRate: Int(converter.source.mSampleRate), channelCount: Int(converter.source.mChannelsPerFrame))
                 converter.decoderCookie = cookie
             } else {
-                converter.decoderConfig = try asConverterError { () throws(AudioFileError) in try ElementaryStreamDescriptor(parsing: cookie).audioSpecificConfig }
+                converter.decoderConfig = try inDomain(AudioConverterError.self) { () throws(AudioFileError) in try ElementaryStreamDescriptor(parsing: cookie).audioSpecificConfig }
             }
             box.decompressionCookie = cookie
         }

@@ -1,4 +1,5 @@
 import AQCodecs
+import AQCore
 import AQJack
 import AQMedia
 import AudioQueue
@@ -207,7 +208,7 @@ final class PlaySource: @unchecked Sendable {
             if reader.channelCount == channelCount && reader.sampleRate == sampleRate {
                 converters.append(nil)
             } else {
-                let converter = try asFileError { () throws(AudioConverterError) in
+                let converter = try inDomain(AudioFileError.self) { () throws(AudioConverterError) in
                     try FormatConverter(from: CompressedFormatValues.floatPCM(sampleRate: reader.sampleRate, channelCount: reader.channelCount),
                                         to: CompressedFormatValues.floatPCM(sampleRate: sampleRate, channelCount: channelCount))
                 }

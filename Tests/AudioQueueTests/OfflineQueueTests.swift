@@ -35,7 +35,7 @@ struct OfflineQueueTests {
             log.append(.init(startTime: startTime, samples: samples))
             try? queue.enqueue(buffer)
         }
-        for stage in stages { try queue.appendProcessingStage(stage) }
+        try queue.setProcessingStages(stages)
         for _ in 0 ..< 3 { try queue.enqueue(queue.allocateBuffer(byteCapacity: 1000 * layout.bytesPerFrame)) }
         try queue.start()
         return (queue, log)
@@ -189,7 +189,7 @@ struct OfflineQueueTests {
         let first = GainStage(gain: 0.5), second = GainStage(gain: 0.25)
         let (queue, log) = try Self.startedRecorder(on: driver, bits: 32, float: true, stages: [first, second])
         defer { queue.dispose() }
-        #expect(throws: AudioQueueError.self) { try queue.appendProcessingStage(GainStage(gain: 2)) }
+        #expect(throws: AudioQueueError.self) { try queue.setProcessingStages([GainStage(gain: 2)]) }
         driver.run(frames: 4096, input: Self.integerSignal)
         queue.stop()
         #expect(first.frames == 4096 && second.frames == 4096)
@@ -212,7 +212,7 @@ struct OfflineQueueTests {
         let driver = OfflineDriver(name: "offline-play-stage", sampleRate: deviceRate, bufferSize: 256)
         let queue = try AudioOutputQueue(format: pcmFormat(rate: 48000, channels: 2, bits: 16), driver: driver) { _, _ in }
         defer { queue.dispose() }
-        if let stage { try queue.appendProcessingStage(stage) }
+        if let stage { try queue.setProcessingStages([stage]) }
         let frames = 4800
         let buffer = try queue.allocateBuffer(byteCapacity: frames * 4)
         let samples = buffer.pointee.mAudioData.assumingMemoryBound(to: Int16.self)
@@ -225,7 +225,7 @@ struct OfflineQueueTests {
         try queue.enqueue(buffer)
         queue.prime()
         try queue.start(atFrame: 0)
-        #expect(throws: AudioQueueError.self) { try queue.appendProcessingStage(GainStage(gain: 2)) }
+        #expect(throws: AudioQueueError.self) { try queue.setProcessingStages([GainStage(gain: 2)]) }
         var played = [[Float]](repeating: [], count: 2)
         driver.run(frames: frames * deviceRate / 48000 + 512, output: { channel, _, samples in played[channel] += samples })
         queue.flush()
