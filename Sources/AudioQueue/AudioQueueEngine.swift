@@ -27,6 +27,8 @@ public protocol AudioQueueEngine: AnyObject, Sendable {
     var latestCycleEndFrame: UInt64 { get }
     /// Sets the JACK port each channel is connected to (`ChannelAssignments`).
     func assignChannels(to ports: [String])
+    /// Which way the queue's own channels go: `.input` for a recording queue, `.output` for playback.
+    var channelDirection: AudioChannelDirection { get }
 
     func allocateBuffer(byteCapacity: Int, packetDescriptionCapacity: Int) throws(AudioQueueError) -> AudioQueueBufferRef
     func freeBuffer(_ buffer: AudioQueueBufferRef) throws(AudioQueueError)
@@ -66,12 +68,37 @@ extension AudioQueueEngine {
     /// The earliest device frame a start can be scheduled at: the cycle after next
     /// (`AudioQueueDeviceGetNearestStartTime`).
     public func nearestStartFrame() -> UInt64 { latestCycleEndFrame + UInt64(driver.bufferSize) }
+
+    /// Sets each channel's peer from a device and a channel number
+    /// (`kAudioQueueProperty_ChannelAssignments`): `device` is a full JACK port name, or a JACK
+    /// client whose `channel`-th audio port (1-based, in the server's order) facing the queue
+    /// (its outputs for a recording queue, its inputs for playback) is the peer.
+    ///
+    /// - Throws: `kAudioQueueErr_InvalidPropertyValue` naming an assignment no port answers.
+    public func assignChannels(_ assignments: [(device: String, channel: Int)]) throws(AudioQueueError) {
+        let peers = (driver as? any AudioRouting)?.audioPortNames(direction: channelDirection == .input ? .output : .input) ?? []
+        var ports: [String] = []
+        for (device, channel) in assignments {
+            if peers.contains(device) {
+                ports.append(device)
+                continue
+            }
+            let devicePorts = peers.filter { $0.hasPrefix(device + ":") }
+            guard channel >= 1, channel <= devicePorts.count else {
+                throw AudioQueueError(AudioQueueError.invalidPropertyValueCode,
+                                      "channel \(channel) of '\(device)': it has \(devicePorts.count) audio ports facing the queue")
+            }
+            ports.append(devicePorts[channel - 1])
+        }
+        assignChannels(to: ports)
+    }
 }
 
 extension AudioInputQueue: AudioQueueEngine {
     public var latestCycleEndFrame: UInt64 { processor.nextCycleFrameTime }
     public var discontinuityTotal: Int { discontinuityCount }
     public func assignChannels(to ports: [String]) { channelSources = ports }
+    public var channelDirection: AudioChannelDirection { .input }
     public var currentSampleTime: Double {
         guard let start = recordingStartFrame, isRunning else { return 0 }
         return max(0, (deviceCurrentTime().frame - start) * format.mSampleRate / Double(driver.sampleRate))
@@ -82,6 +109,7 @@ extension AudioOutputQueue: AudioQueueEngine {
     public var latestCycleEndFrame: UInt64 { processor.nextCycleFrame.load(ordering: .relaxed) }
     public var discontinuityTotal: Int { underrunEventCount }
     public func assignChannels(to ports: [String]) { channelDestinations = ports }
+    public var channelDirection: AudioChannelDirection { .output }
 }
 
 /// The set-up both queue directions share: opening the JACK driver (the format checked first),

@@ -46,31 +46,12 @@ private func formatProperty(_ id: AudioFormatPropertyID, specifier: [UInt8], inp
     do throws(AudioFileError) {
         switch id {
         case kAudioFormatProperty_FormatInfo:
-            guard var format = input else { return .failure(AudioFileError(kAudioFormatBadPropertySizeError, "FormatInfo needs an ASBD")) }
+            guard let format = input else { return .failure(AudioFileError(kAudioFormatBadPropertySizeError, "FormatInfo needs an ASBD")) }
             if !specifier.isEmpty, format.mFormatID == kAudioFormatMPEG4AAC || format.mFormatID == 0 {
                 // The specifier is a magic cookie: it decides the stream.
                 return .success(bytes(CompressedFormatValues.aacDescription(try ElementaryStreamDescriptor(parsing: specifier).audioSpecificConfig)))
             }
-            switch format.mFormatID {
-            case kAudioFormatLinearPCM:
-                if format.mFramesPerPacket == 0 { format.mFramesPerPacket = 1 }
-                if format.mBytesPerFrame == 0 { format.mBytesPerFrame = format.mChannelsPerFrame * format.mBitsPerChannel / 8 }
-                if format.mBytesPerPacket == 0 { format.mBytesPerPacket = format.mBytesPerFrame * format.mFramesPerPacket }
-                if format.mFormatFlags & (kAudioFormatFlagIsFloat | kAudioFormatFlagIsSignedInteger) == 0 { format.mFormatFlags |= kAudioFormatFlagIsSignedInteger }
-                format.mFormatFlags |= kAudioFormatFlagIsPacked
-                _ = try LinearPCMLayout(validating: format)
-                return .success(bytes(format))
-            case kAudioFormatMPEG4AAC:
-                return .success(bytes(try CompressedFormatValues.completedAAC(format)))
-            case kAudioFormatAppleLossless, kAudioFormatFLAC:
-                // Frames per packet as Apple's encoders use them: ALAC 4096, FLAC 4096 (libsndfile's block size).
-                if format.mFramesPerPacket == 0 { format.mFramesPerPacket = 4096 }
-                format.mBytesPerPacket = 0
-                format.mBytesPerFrame = 0
-                return .success(bytes(format))
-            default:
-                return .failure(AudioFileError(kAudioFormatUnsupportedDataFormatError, "format \(fourCharacterCode(format.mFormatID)) is not supported"))
-            }
+            return .success(bytes(try FormatInfo.completed(format)))
         case kAudioFormatProperty_FormatIsVBR:
             guard let format = input else { return .failure(AudioFileError(kAudioFormatBadSpecifierSizeError, "FormatIsVBR needs an ASBD specifier")) }
             return .success(bytes(UInt32(format.mFormatID == kAudioFormatLinearPCM || format.mBytesPerPacket > 0 ? 0 : 1)))

@@ -315,21 +315,9 @@ public func AudioQueueSetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
         let count = Int(inDataSize) / stride
         guard count == queue.layout.channelCount, Int(inDataSize) % stride == 0 else { return kAudioQueueErr_InvalidPropertySize }
         let assignments = UnsafeBufferPointer(start: inData.assumingMemoryBound(to: AudioQueueChannelAssignment.self), count: count)
-        // A recording queue takes other clients' outputs, a playback queue feeds their inputs.
-        let outputs = (queue.driver as? any AudioRouting)?.audioPortNames(direction: box.output == nil ? .output : .input) ?? []
-        var sources: [String] = []
-        for assignment in assignments {
-            if outputs.contains(assignment.mDeviceUID) {
-                sources.append(assignment.mDeviceUID)
-                continue
-            }
-            let ports = outputs.filter { $0.hasPrefix(assignment.mDeviceUID + ":") }
-            let index = Int(assignment.mChannelNumber) - 1
-            guard index >= 0, index < ports.count else { return kAudioQueueErr_InvalidPropertyValue }
-            sources.append(ports[index])
+        return status { () throws(AudioQueueError) in
+            try queue.assignChannels(assignments.map { ($0.mDeviceUID, Int($0.mChannelNumber)) })
         }
-        queue.assignChannels(to: sources)
-        return noErr
     case kAudioQueueProperty_StreamDescription, kAudioQueueProperty_IsRunning, kAudioQueueDeviceProperty_SampleRate,
          kAudioQueueDeviceProperty_NumberChannels, kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB,
          kAudioQueueProperty_MaximumOutputPacketSize:
