@@ -23,6 +23,7 @@ let package = Package(
         .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+        .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
         // FFmpeg's headers, with its libraries loaded by dlopen on first use (see CFFmpeg.h: linking
         // them tripled the start-up time of every aqjack command).
         .target(name: "CFFmpeg", linkerSettings: [.linkedLibrary("dl")]),
@@ -36,8 +37,8 @@ let package = Package(
         .target(name: "AQCore", swiftSettings: [.define("AQ_RT_CHECKS", .when(configuration: .release))]),
         // The JACK client wrapper: the only importer of CJack.
         .target(name: "AQJack", dependencies: ["AQCore", "CJack"]),
-        // Files and resampling: the only importer of CSndFile and CSampleRate.
-        .target(name: "AQMedia", dependencies: ["AQCore", "CSndFile", "CSampleRate", "CAudioTypes"]),
+        // Files and resampling: the only importer of CSndFile, CSampleRate and CSoxr.
+        .target(name: "AQMedia", dependencies: ["AQCore", "CSndFile", "CSampleRate", "CSoxr", "CAudioTypes"]),
         // Codecs and compressed files (AAC through libavcodec, ADTS, CAF packet files, MPEG-4
         // through libavformat, magic cookies): the only importer of CFFmpeg.
         .target(name: "AQCodecs", dependencies: ["CFFmpeg", "AQCore", "AQMedia", "CAudioTypes"]),

@@ -12,7 +12,7 @@ export SWIFT_BACKTRACE=enable=no   # the backtracer hangs under ASan (NOTES.md)
 
 echo "== ThreadSanitizer: AQCoreTests and the pure verifier tests" >&2
 swift test --scratch-path .build/tsan --sanitize=thread --no-parallel \
-  --filter 'AQCoreTests|TestSignalVerifierTests'
+  --filter 'AQCoreTests|TestSignalTests|TestSignalVerifierTests'
 
 echo "== AddressSanitizer: all tests, private JACK server" >&2
 ASAN_OPTIONS=detect_leaks=0 Scripts/with-dummy-jack.sh -- \

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Build: the C libraries' headers. Run: jackd (server and example clients). Tests: sox, ffprobe.
-packages=(pkg-config libjack-jackd2-dev jackd2 libsndfile1-dev libsamplerate0-dev
+packages=(pkg-config libjack-jackd2-dev jackd2 libsndfile1-dev libsamplerate0-dev libsoxr-dev
           libavcodec-dev libavformat-dev libavutil-dev libswresample-dev sox ffmpeg)
 
 missing=()

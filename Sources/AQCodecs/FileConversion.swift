@@ -23,9 +23,11 @@ public struct FileConversion {
         public var sampleRate: Double?
         public var channelCount: Int?
         public var bitDepth: Int?
-        /// Apple's 0 ... 0x7F sample-rate converter quality (libsamplerate: ≥ 0x60 best sinc,
-        /// 0x40 medium, 0x20 fastest, below linear).
+        /// Apple's 0 ... 0x7F sample-rate converter quality (≥ 0x60 best, 0x40 medium, 0x20
+        /// fastest, below linear: ``Resampler/Quality`` says what each is in each engine).
         public var sampleRateConverterQuality: UInt32 = 0x7F
+        /// The library that converts rates.
+        public var resampler = Resampler.Engine.soxr
         public var eraseExisting = false
         public init(inputPath: String, outputPath: String) {
             self.inputPath = inputPath
@@ -112,6 +114,7 @@ public struct FileConversion {
             try FormatConverter(from: CompressedFormatValues.floatPCM(sampleRate: source.sampleRate, channelCount: source.channelCount), to: floatOut)
         }
         mapper.sampleRateConverterQuality = request.sampleRateConverterQuality
+        mapper.resamplerEngine = request.resampler
         let chunk = 8192
         var input = [Float](repeating: 0, count: chunk * source.channelCount)
         var output = [Float](repeating: 0, count: 4 * chunk * channels + 64 * channels)

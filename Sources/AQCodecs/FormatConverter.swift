@@ -28,6 +28,9 @@ public final class FormatConverter {
     public var codecQuality: Int = 0x60
     /// Apple's 0 ... 0x7F sample-rate converter quality (`kAudioConverterSampleRateConverterQuality`).
     public var sampleRateConverterQuality: UInt32 = 0x60
+    /// The library that converts rates (libsoxr unless libsamplerate is asked for). Set before
+    /// the first frames.
+    public var resamplerEngine = Resampler.Engine.soxr
     /// For each output channel, the input channel it takes (0-based), or -1 for silence
     /// (`kAudioConverterChannelMap`); nil for the default mapping.
     public private(set) var channelMap: [Int]?
@@ -289,7 +292,7 @@ public final class FormatConverter {
         }
         if resampler == nil {
             resampler = try Resampler(channelCount: destinationChannels, ratio: destination.mSampleRate / source.mSampleRate,
-                                      quality: .init(appleQuality: sampleRateConverterQuality))
+                                      quality: .init(appleQuality: sampleRateConverterQuality), engine: resamplerEngine)
         }
         var converted: [Float] = []
         resampler!.process(input, frameCount: frameCount) { out, count in

@@ -358,6 +358,13 @@ public final class AudioInputQueue: @unchecked Sendable {
         set { lock.withLock { pipeline.converterQuality = newValue } }
     }
 
+    /// The library that converts the rate (libsoxr by default, or libsamplerate). Set before
+    /// the first frames are converted.
+    public var resamplerEngine: Resampler.Engine {
+        get { lock.withLock { pipeline.resamplerEngine } }
+        set { lock.withLock { pipeline.resamplerEngine = newValue } }
+    }
+
     /// Whether frames are resampled from the server's rate to the format's.
     public var isResampling: Bool { pipeline.isResampling }
 

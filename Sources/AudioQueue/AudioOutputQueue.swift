@@ -540,6 +540,13 @@ public final class AudioOutputQueue: @unchecked Sendable {
         set { lock.withLock { pipeline.converterQuality = newValue } }
     }
 
+    /// The library that converts the rate (libsoxr by default, or libsamplerate). Set before
+    /// the first frames are converted.
+    public var resamplerEngine: Resampler.Engine {
+        get { lock.withLock { pipeline.resamplerEngine } }
+        set { lock.withLock { pipeline.resamplerEngine = newValue } }
+    }
+
     /// Called on the queue thread when the first frame has really been played after a start
     /// (`true`) and when playing has stopped, after a drain once the last frame has left (`false`).
     public var onRunningChange: (@Sendable (Bool) -> Void)? {

@@ -52,6 +52,7 @@ final class PlaybackPipeline {
     /// The rate frames are played at: the device's, or the offline render format's.
     private(set) var deviceRate: Int
     var converterQuality = Resampler.Quality.best
+    var resamplerEngine = Resampler.Engine.soxr
     /// 2: the stream's magic cookie (compressed); setting it makes a new decoder at the next buffer.
     var cookie: [UInt8] = [] {
         didSet { decoder = nil }
@@ -197,7 +198,7 @@ final class PlaybackPipeline {
             return .some(nil)
         }
         if resampler == nil {
-            resampler = try? Resampler(channelCount: channels, ratio: Double(deviceRate) / format.sampleRate, quality: converterQuality)
+            resampler = try? Resampler(channelCount: channels, ratio: Double(deviceRate) / format.sampleRate, quality: converterQuality, engine: resamplerEngine)
         }
         piece.withUnsafeBufferPointer { input in
             resampler?.process(input.baseAddress!, frameCount: count) { output, produced in

@@ -48,6 +48,7 @@ final class RecordingPipeline {
     /// RMS and peak of each channel over the latest delivered buffer.
     private(set) var levels: [AudioQueueLevelMeterState]
     var converterQuality = Resampler.Quality.best
+    var resamplerEngine = Resampler.Engine.soxr
     /// Whether the device has delivered a cycle since the latest start.
     var deviceIsRunning = false
     /// The device frame of the first frame recorded since the latest start, once known.
@@ -225,7 +226,7 @@ final class RecordingPipeline {
             return
         }
         if resampler == nil {
-            resampler = try? Resampler(channelCount: layout.channelCount, ratio: format.sampleRate / Double(deviceRate), quality: converterQuality)
+            resampler = try? Resampler(channelCount: layout.channelCount, ratio: format.sampleRate / Double(deviceRate), quality: converterQuality, engine: resamplerEngine)
         }
         if resampleAnchor == nil && packetStage == nil {
             resampleAnchor = Double(record.frameTime)

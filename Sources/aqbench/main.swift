@@ -1,7 +1,9 @@
 // aqbench: the figures Scripts/bench.sh prints. Each figure is a ratio against a reference
 // measured in the same run. Benchmarks report; they never fail.
 import AQCore
+import AQCodecs
 import AQJack
+import AQMedia
 import AQTestSupport
 import Foundation
 
@@ -41,6 +43,25 @@ case "multisine":
     let rate = Double(arguments[3])!
     let samples = MultiSine.interleaved(frameCount: Int(Double(arguments[2])! * rate), channelCount: Int(arguments[4])!, sampleRate: rate)
     samples.withUnsafeBytes { FileHandle.standardOutput.write(Data($0)) }
+    exit(0)
+case "float-wav":
+    // aqbench float-wav IN.f32 RATE CHANNELS OUT.wav: raw f32 into a float WAV, bit for bit
+    // (libsndfile), so an SNR measures the converter and not a tool's own conversion (sox's
+    // internal 32-bit integers alone cost a float signal 138 dB: measured).
+    let samples = FileManager.default.contents(atPath: arguments[2])!.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    let channels = UInt32(arguments[4])!
+    let format = CompressedFormatValues.floatPCM(sampleRate: Double(arguments[3])!, channelCount: Int(channels))
+    let file = try AudioFile.create(path: arguments[5], fileType: AudioFileTypeValues.wave, format: format, eraseExisting: true)
+    _ = try samples.withUnsafeBytes { try file.pcmWriter!.writePackets($0.baseAddress!, byteCount: $0.count, startPacket: 0, packetCount: samples.count / Int(channels)) }
+    try file.close()
+    exit(0)
+case "wav-f32":
+    // aqbench wav-f32 IN OUT.f32: any file libsndfile reads, as raw interleaved f32.
+    let reader = try AudioFileReader(path: arguments[2])
+    var samples = [Float](repeating: 0, count: Int(reader.packetCount) * reader.layout.channelCount)
+    let frames = try samples.withUnsafeMutableBufferPointer { try reader.readFloatFrames(startFrame: 0, into: $0.baseAddress!, maximumFrames: Int(reader.packetCount)) }
+    samples.removeLast(samples.count - frames * reader.layout.channelCount)
+    _ = samples.withUnsafeBytes { FileManager.default.createFile(atPath: arguments[3], contents: Data($0)) }
     exit(0)
 case "snr":
     // aqbench snr REFERENCE.f32 TEST.f32 CHANNELS LAGS EDGE: the best SNR (dB) of TEST against

@@ -1,3 +1,5 @@
+import AQMedia
+
 /// A usage error: which argument was wrong and what was expected. Exit status 2.
 struct UsageError: Error {
     let message: String
@@ -34,6 +36,15 @@ struct ArgumentCursor {
     func peek() -> String? { remaining.first }
 
     /// The value of `option`, which must follow it.
+    /// `--resampler soxr|libsamplerate`.
+    mutating func resampler(for option: String) throws(UsageError) -> Resampler.Engine {
+        let text = try value(for: option, expected: Resampler.Engine.names)
+        guard let engine = Resampler.Engine(rawValue: text) else {
+            throw UsageError(message: "\(option) '\(text)' is not a resampler: expected \(Resampler.Engine.names)")
+        }
+        return engine
+    }
+
     mutating func value(for option: String, expected: String) throws(UsageError) -> String {
         guard let word = remaining.popFirst() else {
             throw UsageError(message: "\(option) needs a value: \(expected)")

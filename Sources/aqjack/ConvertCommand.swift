@@ -44,11 +44,12 @@ struct ConvertCommand {
                     throw UsageError(message: "--src-quality '\(text)' is not a quality: expected best, medium or fastest")
                 }
                 request.sampleRateConverterQuality = quality
+            case .option("--resampler"): request.resampler = try cursor.resampler(for: "--resampler")
             case .option("--force"): request.eraseExisting = true
             case .option("--json"): json = true
             case let .option(option):
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for convert: expected -f, --codec, --bitrate, -q, -r, -c, -b, --src-quality, --force or --json")
+                throw UsageError(message: "unknown option '\(option)' for convert: expected -f, --codec, --bitrate, -q, -r, -c, -b, --src-quality, --resampler, --force or --json")
             case let .operand(path): paths.append(path)
             }
         }

@@ -15,13 +15,13 @@ enum Help {
       aqjack [--server NAME] [--name CLIENT] record [-p PORT_OR_GLOB]... [-c CHANNELS]
              [-f wav|w64|rf64|aiff|aifc|caf|aac|m4a|mp4] [-b 16|24|32|float|double]
              [--codec lpcm|aac|alac] [--bitrate BPS] [-q QUALITY] [-r RATE]
-             [--src-quality best|medium|fastest] [-d SECONDS] [--start-at FRAME]
+             [--src-quality best|medium|fastest] [--resampler soxr|libsamplerate] [-d SECONDS] [--start-at FRAME]
              [--force] [--meter|--no-meter] [--json] FILE
       aqjack [--server NAME] [--name CLIENT] play [-p DEST_PORT_OR_GLOB]... [--no-connect]
-             [--volume 0..1] [--loop N|inf] [--start-at FRAME] [--json] FILE...
+             [--volume 0..1] [--loop N|inf] [--start-at FRAME] [--resampler soxr|libsamplerate] [--json] FILE...
       aqjack convert IN OUT [-f FILE_TYPE] [--codec lpcm|aac|alac|flac] [--bitrate BPS]
              [-q 0..127] [-r RATE] [-c CHANNELS] [-b 16|24|32] [--src-quality best|medium|fastest]
-             [--force] [--json]
+             [--resampler soxr|libsamplerate] [--force] [--json]
       aqjack info FILE... [--json]
       aqjack --help | -h        this text
       aqjack --version | -V     version and library versions

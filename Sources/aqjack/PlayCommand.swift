@@ -16,6 +16,7 @@ struct PlayCommand {
     var loops: Int? = 1   // nil: forever
     var startFrame: UInt64?
     var json = false
+    var resampler = Resampler.Engine.soxr
     var paths: [String] = []
     /// The largest `--loop` count (more is `inf`): keeps loops × frames inside Int64.
     static let mostLoops = 1_000_000
@@ -40,9 +41,10 @@ struct PlayCommand {
             case .option("--start-at"):
                 startFrame = try cursor.integer(for: "--start-at", in: 0 ... latestStartFrame, meaning: "a JACK frame time")
             case .option("--json"): json = true
+            case .option("--resampler"): resampler = try cursor.resampler(for: "--resampler")
             case let .option(option):
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for play: expected -p, --no-connect, --volume, --loop, --start-at, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for play: expected -p, --no-connect, --volume, --loop, --start-at, --resampler, --json, --server or --name")
             case let .operand(path):
                 paths.append(path)
             }
@@ -100,7 +102,7 @@ struct PlayCommand {
                                                  mBitsPerChannel: 32, mReserved: 0)
         let source: PlaySource
         do throws(AudioFileError) {
-            source = try PlaySource(readers: readers, loops: loops, channelCount: channels, sampleRate: rate)
+            source = try PlaySource(readers: readers, loops: loops, channelCount: channels, sampleRate: rate, resampler: resampler)
         } catch {
             client.close()
             Diagnostics.error(error.message)
@@ -199,7 +201,7 @@ final class PlaySource: @unchecked Sendable {
     private var framesFromFile: Int64 = 0
     private var readFailure: String?
 
-    init(readers: [FrameSource], loops: Int?, channelCount: Int, sampleRate: Double) throws(AudioFileError) {
+    init(readers: [FrameSource], loops: Int?, channelCount: Int, sampleRate: Double, resampler: Resampler.Engine) throws(AudioFileError) {
         self.readers = readers
         self.channelCount = channelCount
         self.sampleRate = sampleRate
@@ -213,6 +215,7 @@ final class PlaySource: @unchecked Sendable {
                                         to: CompressedFormatValues.floatPCM(sampleRate: sampleRate, channelCount: channelCount))
                 }
                 converter.sampleRateConverterQuality = 0x7F
+                converter.resamplerEngine = resampler
                 converters.append(converter)
             }
         }

@@ -73,6 +73,7 @@ struct RecordCommand {
             box.session = session
             queue.channelSources = sources
             queue.isLevelMeteringEnabled = true
+            queue.resamplerEngine = options.resampler
             queue.sampleRateConverterQuality = options.sourceQuality == "best" ? .best : options.sourceQuality == "medium" ? .medium : .fastest
             // Four buffers of 0.1 s (compressed: room for 0.1 s of the largest packets, at least two).
             let bufferBytes = options.isCompressed ? queue.maximumOutputPacketSize * max(2, Int(format.mSampleRate / 10) / Int(queue.format.mFramesPerPacket) + 1)

@@ -11,6 +11,7 @@ struct RecordOptions {
     var depth: String?
     var rate: Int?
     var sourceQuality = "best"
+    var resampler = Resampler.Engine.soxr
     var seconds: Double?
     var startFrame: UInt64?
     var force = false
@@ -80,13 +81,14 @@ struct RecordOptions {
                                           meaning: "a duration in seconds (at most a year)")
             case .option("--start-at"):
                 startFrame = try cursor.integer(for: "--start-at", in: 0 ... latestStartFrame, meaning: "a JACK frame time")
+            case .option("--resampler"): resampler = try cursor.resampler(for: "--resampler")
             case .option("--force"): force = true
             case .option("--meter"): meter = true
             case .option("--no-meter"): meter = false
             case .option("--json"): json = true
             case let .option(option):
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, -d, --start-at, --force, --meter, --no-meter, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --start-at, --force, --meter, --no-meter, --json, --server or --name")
             case let .operand(word):
                 paths.append(word)
             }
