@@ -68,8 +68,19 @@ public final class JackClient: @unchecked Sendable {
     deinit {
         close()
         bridge.pointee.releaseTables()
+        bridge.pointee.timing.deinitialize(count: 1)
+        bridge.pointee.timing.deallocate()
         bridge.deinitialize(count: 1)
         bridge.deallocate()
+    }
+
+    /// How the process callback has kept time since the client opened. Any thread.
+    public var processTiming: ProcessTiming {
+        let timing = bridge.pointee.timing
+        return ProcessTiming(cycles: timing.pointee.cycles.load(ordering: .relaxed),
+                             lateCycles: timing.pointee.lateCycles.load(ordering: .relaxed),
+                             maximumLatenessMicros: timing.pointee.maximumLatenessMicros.load(ordering: .relaxed),
+                             maximumDurationMicros: timing.pointee.maximumDurationMicros.load(ordering: .relaxed))
     }
 
     /// Deactivates (if needed) and closes the client; later calls do nothing. Safe after the

@@ -1,5 +1,32 @@
 import AQCore
 import CJack
+import Synchronization
+
+/// How the process callback kept time, cycle by cycle: written by the process thread only
+/// (plain stores of its own maxima), read by any thread. Microseconds on JACK's clock.
+///
+/// *Lateness* is how long after the cycle's start (`jack_get_cycle_times`) the callback began:
+/// the time the thread waited to be scheduled. *Duration* is how long the callback itself ran.
+/// A cycle whose callback ends more than a period after the cycle's start is *late*: JACK
+/// reports it as this client "not finished".
+/// What ``JackClient/processTiming`` reports of the counters below.
+public struct ProcessTiming: Sendable, Equatable, Encodable {
+    /// Process callbacks so far.
+    public let cycles: UInt64
+    /// Callbacks that ended after the next cycle's start: JACK's "client was not finished".
+    public let lateCycles: UInt64
+    /// The longest a callback began after its cycle's start (waiting to be scheduled), µs.
+    public let maximumLatenessMicros: UInt64
+    /// The longest a callback ran, µs.
+    public let maximumDurationMicros: UInt64
+}
+
+struct ProcessTimingCounters: ~Copyable {
+    let cycles = Atomic<UInt64>(0)
+    let lateCycles = Atomic<UInt64>(0)
+    let maximumLatenessMicros = Atomic<UInt64>(0)
+    let maximumDurationMicros = Atomic<UInt64>(0)
+}
 
 /// What the process thunk reads each cycle: the client, the bound ports, scratch arrays for their
 /// buffers, and the processor's entry point.
@@ -17,8 +44,14 @@ struct ProcessBridgeState {
     var outputCount = 0
     var entry: RealtimeEntry? = nil
     var processor: UnsafeMutableRawPointer? = nil
+    /// Timing of every cycle, for as long as the client lives.
+    let timing: UnsafeMutablePointer<ProcessTimingCounters>
 
-    init(client: OpaquePointer) { self.client = client }
+    init(client: OpaquePointer) {
+        self.client = client
+        timing = .allocate(capacity: 1)
+        timing.initialize(to: ProcessTimingCounters())
+    }
 
     /// Frees the port tables. Only while inactive.
     mutating func releaseTables() {
@@ -42,6 +75,9 @@ struct ProcessBridgeState {
 ///   the annotations cannot see into C functions; the processors it calls are.
 let jackProcessThunk: @convention(c) (jack_nframes_t, UnsafeMutableRawPointer?) -> Int32 = { frameCount, argument in
     let state = argument.unsafelyUnwrapped.assumingMemoryBound(to: ProcessBridgeState.self).pointee
+    // jack_get_time reads CLOCK_MONOTONIC through the vDSO: no system call.
+    let entered = jack_get_time()
+    defer { recordTiming(state, entered: entered) }
     for index in 0 ..< state.inputCount {
         let buffer = jack_port_get_buffer(state.inputPorts.unsafelyUnwrapped[index], frameCount)
         state.inputBuffers.unsafelyUnwrapped[index] = UnsafePointer(buffer.unsafelyUnwrapped.assumingMemoryBound(to: Float.self))
@@ -72,4 +108,29 @@ let jackProcessThunk: @convention(c) (jack_nframes_t, UnsafeMutableRawPointer?) 
         outputs: UnsafeBufferPointer(start: state.outputBuffers, count: state.outputCount))
     withUnsafePointer(to: &cycle) { entry(processor, UnsafeRawPointer($0)) }
     return 0
+}
+
+/// Adds one cycle to the client's timing counters. Process thread only (the single writer).
+@inline(__always)
+private func recordTiming(_ state: ProcessBridgeState, entered: jack_time_t) {
+    let left = jack_get_time()
+    var cycleFrame: jack_nframes_t = 0
+    var cycleStart: jack_time_t = 0
+    var nextCycleStart: jack_time_t = 0
+    var periodMicros: Float = 0
+    let timing = state.timing
+    timing.pointee.cycles.store(timing.pointee.cycles.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+    let duration = left &- entered
+    if duration > timing.pointee.maximumDurationMicros.load(ordering: .relaxed) {
+        timing.pointee.maximumDurationMicros.store(duration, ordering: .relaxed)
+    }
+    guard jack_get_cycle_times(state.client, &cycleFrame, &cycleStart, &nextCycleStart, &periodMicros) == 0,
+          cycleStart > 0, entered >= cycleStart else { return }
+    let lateness = entered - cycleStart
+    if lateness > timing.pointee.maximumLatenessMicros.load(ordering: .relaxed) {
+        timing.pointee.maximumLatenessMicros.store(lateness, ordering: .relaxed)
+    }
+    if left > nextCycleStart {
+        timing.pointee.lateCycles.store(timing.pointee.lateCycles.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+    }
 }

@@ -103,6 +103,7 @@ struct RecordCommand {
         meter.finish()
         queue.stop(immediate: true)
         let xruns = client.notifications.xrunCount.load(ordering: .relaxed)
+        let timing = client.processTiming
         let overruns = queue.overrunFrameCount
         let underruns = queue.underrunFrameCount
         let failure = session.finish(queue: queue)
@@ -112,10 +113,11 @@ struct RecordCommand {
             Diagnostics.error("the JACK server '\(client.serverName)' shut down (\(client.notifications.shutdownReason.withLock { $0 } ?? "no reason given")); the file holds everything recorded until then")
         }
         let summary = session.summary
-        let report = RecordReport(file: options.path, fileType: fourCharacterCode(options.fileType!), format: queue.format,
+        var report = RecordReport(file: options.path, fileType: fourCharacterCode(options.fileType!), format: queue.format,
                                   frames: summary.frames, startFrame: summary.start, lostFrames: summary.lost,
                                   overrunFrames: overruns, underrunFrames: underruns, xruns: xruns,
                                   ports: sources, exitReason: reason.rawValue)
+        report.processTiming = timing
         report.print(json: options.json)
         return reason == .serverShutdown || reason == .error ? ExitStatus.failure : ExitStatus.success
     }
@@ -138,6 +140,8 @@ struct RecordReport: Encodable {
     let xruns: Int
     let ports: [String]
     let exitReason: String
+    /// How the process callback kept time (lateness, duration, late cycles).
+    var processTiming: ProcessTiming?
 
     init(file: String, fileType: String, format: AudioStreamBasicDescription, frames: Int64, startFrame: UInt64?,
          lostFrames: Int64, overrunFrames: Int, underrunFrames: Int, xruns: Int, ports: [String], exitReason: String) {
