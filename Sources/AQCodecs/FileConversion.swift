@@ -103,8 +103,8 @@ public struct FileConversion {
         let codec = request.codec ?? Self.defaultCodec(for: fileType)
         let rate = request.sampleRate ?? source.sampleRate
         let channels = request.channelCount ?? source.channelCount
-        guard rate >= 1, (1 ... 256).contains(channels) else {
-            throw AudioFileError(AudioFileError.unsupportedDataFormatCode, "output rate \(rate) Hz and \(channels) channels: expected a rate ≥ 1 Hz and 1 ... 256 channels")
+        guard rate >= 1, (1 ... 1024).contains(channels) else {
+            throw AudioFileError(AudioFileError.unsupportedDataFormatCode, "output rate \(rate) Hz and \(channels) channels: expected a rate ≥ 1 Hz and 1 ... 1024 channels")
         }
         // Float at the output rate and channel count: the converter does SRC and channel mapping.
         let floatOut = CompressedFormatValues.floatPCM(sampleRate: rate, channelCount: channels)

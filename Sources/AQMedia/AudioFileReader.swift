@@ -63,7 +63,7 @@ public final class AudioFileReader {
             sf_close(handle)
             return AudioFileError(AudioFileError.fileInvalidFileCode, "'\(path)' is malformed: \(message)")
         }
-        guard info.channels >= 1, info.channels <= 256 else { throw reject("\(info.channels) channels; expected 1 ... 256") }
+        guard info.channels >= 1, info.channels <= 1024 else { throw reject("\(info.channels) channels; expected 1 ... 1024 (libsndfile's limit)") }
         guard info.samplerate >= 1, info.samplerate <= 768_000 else { throw reject("sample rate \(info.samplerate) Hz; expected 1 ... 768000") }
         guard info.frames >= 0 else { throw reject("negative frame count \(info.frames)") }
 

@@ -45,8 +45,9 @@ public struct LinearPCMLayout: Sendable, Equatable {
         guard format.mSampleRate.isFinite, format.mSampleRate >= 0, format.mSampleRate <= 1_536_000 else {
             throw reject("mSampleRate is \(format.mSampleRate); expected 0 (the device's rate) or a rate in Hz up to 1536000")
         }
-        guard format.mChannelsPerFrame >= 1, format.mChannelsPerFrame <= 256 else {
-            throw reject("mChannelsPerFrame is \(format.mChannelsPerFrame); expected 1 ... 256")
+        // 4096: JACK2's port maximum (a client gets 2045 of them beside another as wide).
+        guard format.mChannelsPerFrame >= 1, format.mChannelsPerFrame <= 4096 else {
+            throw reject("mChannelsPerFrame is \(format.mChannelsPerFrame); expected 1 ... 4096")
         }
         let flags = format.mFormatFlags
         guard flags & AudioFormatValues.isNonInterleaved == 0 else {

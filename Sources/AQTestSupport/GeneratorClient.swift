@@ -15,7 +15,7 @@ public final class GeneratorClient {
     public init(name: String, channelCount: Int, server: String? = nil, integerBits: Int = 0, wavePeriod: [Float]? = nil,
                 threadInit: (@convention(c) (UnsafeMutableRawPointer?) -> Void)? = nil) throws(JackError) {
         processor = wavePeriod.map { SignalGeneratorProcessor(period: $0) } ?? SignalGeneratorProcessor(integerBits: integerBits)
-        precondition(channelCount <= TestSignal.maximumChannelCount, "the test signal tells apart at most 256 channels")
+        precondition(channelCount <= TestSignal.maximumChannelCount, "the test signal tells apart at most \(TestSignal.maximumChannelCount) channels")
         client = try JackClient(name: name, server: server, exactName: true)
         ports = try client.registerPorts(prefix: "out_", count: channelCount, direction: .output)
         if let threadInit { try client.setThreadInitCallback(threadInit) }

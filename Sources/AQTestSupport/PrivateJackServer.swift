@@ -2,15 +2,15 @@ import AQJack
 import Glibc
 
 /// A jackd of the test's own (dummy backend, unique name), for tests that change the server
-/// (buffer size) or kill it (shutdown): ``DummyJackServer`` without real-time scheduling (these
-/// tests are about notifications, not timing). Tests start one at a time (at most 8 servers run
-/// per /dev/shm).
+/// (buffer size), kill it (shutdown) or need more ports than the suite's server has:
+/// ``DummyJackServer``, without real-time scheduling unless asked (the notification tests are
+/// not about timing). Tests start one at a time (at most 8 servers run per /dev/shm).
 public final class PrivateJackServer {
     private let server: DummyJackServer
 
-    public init(rate: Int = 48000, period: Int = 128) throws {
+    public init(rate: Int = 48000, period: Int = 128, portMaximum: Int = 64, realtime: Bool = false) throws {
         server = try DummyJackServer(name: "aqjack-private-\(getpid())-\(Int.random(in: 0 ..< 1_000_000))", rate: rate, period: period,
-                                     portMaximum: 64, realtime: false)
+                                     portMaximum: portMaximum, realtime: realtime)
     }
 
     public var name: String { server.name }

@@ -3,22 +3,25 @@ import AQCore
 /// A deterministic signal in which every sample says which channel and which JACK frame it
 /// belongs to, so a recording can be checked bit for bit.
 ///
-/// The sample for channel `c` (`0 ..< 256`) at JACK frame `t` is the Float32 whose bit pattern
-/// encodes `key = (t mod 2^22) << 8 | c` (30 bits): bits 0-22 of the key are the mantissa,
-/// bits 23-28 select one of 64 exponents (2^-63 ... 2^0) and bit 29 is the sign. Every sample is
-/// therefore a finite, normal number with magnitude below 2, and the pattern repeats only every
-/// 2^22 frames (87 s at 48 kHz). Any arithmetic on the samples (gain, mixing, dither) breaks the
+/// The sample for channel `c` (`0 ..< 2048`, JACK's per-client port limit and more) at JACK
+/// frame `t` is the Float32 whose bit pattern encodes `key = (t mod 2^19) << 11 | c` (30 bits):
+/// bits 0-22 of the key are the mantissa, bits 23-28 select one of 64 exponents (2^-63 ... 2^0)
+/// and bit 29 is the sign. Every sample is therefore a finite, normal number with magnitude
+/// below 2, and the pattern repeats every 2^19 frames (10.9 s at 48 kHz): verifiers compare
+/// frames modulo that, so a loss of exactly a multiple of 2^19 frames would pass unseen. Any arithmetic on the samples (gain, mixing, dither) breaks the
 /// pattern, which is the point.
 public enum TestSignal {
     /// Channels the encoding can tell apart.
-    public static var maximumChannelCount: Int { 256 }
+    public static var maximumChannelCount: Int { 1 << channelBits }
     /// Frames after which the pattern repeats.
-    public static var framePeriod: UInt32 { 1 << 22 }
+    public static var framePeriod: UInt32 { 1 << (30 - UInt32(channelBits)) }
+    /// Bits of the key that name the channel.
+    @usableFromInline static var channelBits: Int { 11 }
 
     /// The sample for `channel` at JACK frame `frame`. Real-time safe.
     @_transparent
     public static func sample(channel: Int, frame: UInt32) -> Float {
-        let key = (frame & (framePeriod - 1)) << 8 | UInt32(truncatingIfNeeded: channel) & 0xFF
+        let key = (frame & (framePeriod - 1)) << UInt32(channelBits) | UInt32(truncatingIfNeeded: channel) & UInt32(maximumChannelCount - 1)
         let mantissa = key & 0x7F_FFFF
         let exponent = 64 + (key >> 23) & 0x3F
         let sign = (key >> 29) & 1
@@ -43,7 +46,7 @@ public enum TestSignal {
         let exponent = (bits >> 23) & 0xFF
         guard exponent >= 64, exponent < 128, (bits >> 30) & 1 == 0 else { return nil }
         let key = (bits >> 31) << 29 | (exponent - 64) << 23 | bits & 0x7F_FFFF
-        return (Int(key & 0xFF), key >> 8)
+        return (Int(key & UInt32(maximumChannelCount - 1)), key >> UInt32(channelBits))
     }
 }
 

@@ -141,8 +141,8 @@ public final class AudioInputQueue: @unchecked Sendable {
         }
         self.driver = driver
         self.callback = callback
-        // Two seconds of ring: the queue thread may stall that long (a slow disk) without loss.
-        (processor, reader) = CaptureProcessor.make(channelCount: checked.channelCount, capacityFrames: 2 * driver.sampleRate)
+        (processor, reader) = CaptureProcessor.make(channelCount: checked.channelCount,
+                                                    capacityFrames: Self.ringFrames(channelCount: checked.channelCount, sampleRate: driver.sampleRate))
         processor.arm(fromFrame: nil)
         pipeline = RecordingPipeline(format: checked, deviceRate: driver.sampleRate, packetStage: stage, reader: reader, lock: lock,
                                      onFirstCycle: { [unowned self] in reportRunning(true) },
@@ -156,6 +156,13 @@ public final class AudioInputQueue: @unchecked Sendable {
 
     deinit {
         dispose()
+    }
+
+    /// Frames of capture ring: two seconds (the queue thread may stall that long, a slow disk,
+    /// without loss), but at most 256 MiB of samples, so that wide recordings fit in memory:
+    /// 1024 channels at 48 kHz get 1.36 s, 2040 channels 0.68 s.
+    static func ringFrames(channelCount: Int, sampleRate: Int) -> Int {
+        min(2 * sampleRate, (256 << 20) / (4 * max(channelCount, 1)))
     }
 
     // MARK: Buffers

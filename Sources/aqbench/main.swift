@@ -44,6 +44,32 @@ case "multisine":
     let samples = MultiSine.interleaved(frameCount: Int(Double(arguments[2])! * rate), channelCount: Int(arguments[4])!, sampleRate: rate)
     samples.withUnsafeBytes { FileHandle.standardOutput.write(Data($0)) }
     exit(0)
+case "verify":
+    // aqbench verify FILE CHANNELS START_FRAME: streams a float recording of the test signal
+    // through libsndfile and compares every sample bit for bit with TestSignal at JACK frame
+    // START_FRAME + i; prints "frames N wrong W" (W: samples that differ).
+    let reader = try AudioFileReader(path: arguments[2])
+    let channels = Int(arguments[3])!
+    let start = UInt64(arguments[4])!
+    let chunk = 4800
+    var buffer = [Float](repeating: 0, count: chunk * channels)
+    var frame = 0
+    var wrong = 0
+    while true {
+        let read = try buffer.withUnsafeMutableBufferPointer { try reader.readFloatFrames(startFrame: Int64(frame), into: $0.baseAddress!, maximumFrames: chunk) }
+        guard read > 0 else { break }
+        buffer.withUnsafeBufferPointer { samples in
+            for offset in 0 ..< read {
+                let jackFrame = UInt32(truncatingIfNeeded: start + UInt64(frame + offset))
+                for channel in 0 ..< channels where samples[offset * channels + channel].bitPattern != TestSignal.sample(channel: channel, frame: jackFrame).bitPattern {
+                    wrong += 1
+                }
+            }
+        }
+        frame += read
+    }
+    print("frames \(frame) wrong \(wrong)")
+    exit(0)
 case "float-wav":
     // aqbench float-wav IN.f32 RATE CHANNELS OUT.wav: raw f32 into a float WAV, bit for bit
     // (libsndfile), so an SNR measures the converter and not a tool's own conversion (sox's

@@ -33,7 +33,7 @@ struct ConvertCommand {
             case .option("-r"), .option("--rate"):
                 request.sampleRate = Double(try cursor.integer(for: "-r", in: 1000 ... 768_000, meaning: "a sample rate in Hz"))
             case .option("-c"), .option("--channels"):
-                request.channelCount = try cursor.integer(for: "-c", in: 1 ... 256, meaning: "a channel count")
+                request.channelCount = try cursor.integer(for: "-c", in: 1 ... 1024, meaning: "a channel count (libsndfile writes at most 1024 per file)")
             case .option("-b"), .option("--bit-depth"):
                 let depth = try cursor.integer(for: "-b", in: 8 ... 32, meaning: "a bit depth: 8, 16, 24 or 32")
                 guard [8, 16, 24, 32].contains(depth) else { throw UsageError(message: "-b \(depth): expected 8, 16, 24 or 32 (bits per sample)") }

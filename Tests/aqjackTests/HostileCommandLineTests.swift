@@ -49,7 +49,7 @@ struct HostileCommandLineTests {
 
     /// (subcommand words before the option, option, values it must refuse, words after).
     static let numericOptions: [([String], String, [String], [String])] = [
-        (["record"], "-c", ["0", "-1", "NaN", "1e300", "257", "2.5"], ["x.wav"]),
+        (["record"], "-c", ["0", "-1", "NaN", "1e300", "1025", "2.5"], ["x.wav"]),
         (["record"], "-r", ["0", "-1", "NaN", "1e300", "999", "768001"], ["x.wav"]),
         (["record"], "-d", ["0", "-1", "NaN", "1e300", "1e15", "inf", "31536001"], ["x.wav"]),
         (["record"], "--bitrate", ["0", "-1", "NaN", "1e300", "7999", "512001"], ["x.m4a"]),
@@ -60,7 +60,7 @@ struct HostileCommandLineTests {
         (["play"], "--start-at", ["-1", "NaN", "1e300"], ["x.wav"]),
         (["demo"], "-d", ["0", "-1", "NaN", "1e300", "601"], []),
         (["convert", "in.wav", "out.wav"], "-r", ["0", "-1", "NaN", "1e300", "999"], []),
-        (["convert", "in.wav", "out.wav"], "-c", ["0", "-1", "NaN", "1e300", "257"], []),
+        (["convert", "in.wav", "out.wav"], "-c", ["0", "-1", "NaN", "1e300", "1025"], []),
         (["convert", "in.wav", "out.wav"], "-b", ["0", "-1", "NaN", "1e300", "12"], []),
         (["convert", "in.wav", "out.m4a"], "--bitrate", ["0", "-1", "NaN", "1e300"], []),
         (["convert", "in.wav", "out.m4a"], "-q", ["-1", "NaN", "1e300", "128"], []),
