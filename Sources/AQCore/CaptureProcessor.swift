@@ -150,6 +150,8 @@ public final class CaptureReader: @unchecked Sendable {
 
     /// Samples the ring holds when full.
     public var sampleCapacity: Int { samples.capacity }
+    /// Whether the sample ring is locked in memory (see ``SPSCRing``).
+    public var isMemoryLocked: Bool { samples.isMemoryLocked }
 
     /// Waits up to `milliseconds` for the process thread to record a cycle.
     /// - Returns: `true` when a cycle is pending.

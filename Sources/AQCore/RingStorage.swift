@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 
 /// The memory one ring owns: two free-running indices, a count of live ends, and the elements.
@@ -18,9 +19,13 @@ struct _RingStorage<Element: BitwiseCopyable> {
     @usableFromInline let elements: UnsafeMutablePointer<Element>
     /// Element count, a power of two.
     @usableFromInline let capacity: Int
+    /// Whether the elements are locked in memory (`mlock`), so the process thread never waits
+    /// on a page the system moved out. False when the memory-lock limit refused them.
+    @usableFromInline let isLocked: Bool
 
     /// Allocates a ring of exactly `capacity` elements (a power of two), with both indices at
-    /// `startIndex` and every element zeroed, so the pages are touched before real-time use.
+    /// `startIndex` and every element zeroed, so the pages are touched before real-time use, and
+    /// locked in memory where the limit allows (``isLocked``).
     @usableFromInline
     init(capacity: Int, startIndex: Int) {
         precondition(capacity > 0 && capacity & (capacity - 1) == 0,
@@ -32,6 +37,7 @@ struct _RingStorage<Element: BitwiseCopyable> {
         elements = UnsafeMutablePointer<Element>.allocate(capacity: capacity)
         UnsafeMutableRawPointer(elements).initializeMemory(as: UInt8.self, repeating: 0,
                                                            count: capacity * MemoryLayout<Element>.stride)
+        isLocked = mlock(elements, capacity * MemoryLayout<Element>.stride) == 0
         self.capacity = capacity
     }
 
@@ -71,6 +77,7 @@ struct _RingStorage<Element: BitwiseCopyable> {
             writeIndex.deinitialize(count: 1)
             liveEnds.deinitialize(count: 1)
             header.deallocate()
+            if isLocked { munlock(elements, capacity * MemoryLayout<Element>.stride) }
             elements.deallocate()
         }
     }

@@ -60,6 +60,8 @@ public struct RingProducer<Element: BitwiseCopyable>: ~Copyable, @unchecked Send
     /// Elements the ring holds when full, a power of two.
     @inlinable
     public var capacity: Int { storage.capacity }
+    /// Whether the ring's elements are locked in memory (`mlock`; refused above the memory-lock limit).
+    public var isMemoryLocked: Bool { storage.isLocked }
 
     /// Elements that can be written now without overwriting unread data.
     @inlinable
@@ -124,6 +126,8 @@ public struct RingConsumer<Element: BitwiseCopyable>: ~Copyable, @unchecked Send
     /// Elements the ring holds when full, a power of two.
     @inlinable
     public var capacity: Int { storage.capacity }
+    /// Whether the ring's elements are locked in memory (`mlock`; refused above the memory-lock limit).
+    public var isMemoryLocked: Bool { storage.isLocked }
 
     /// Elements written and not yet read.
     @inlinable

@@ -379,6 +379,12 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// capacity: how close the process thread is to dropping cycles.
     public var ringFill: Double { Double(reader.pendingSampleCount) / Double(reader.sampleCapacity) }
 
+    /// Whether the capture ring is locked in memory (`mlock`): false when the memory-lock limit
+    /// (`ulimit -l`) refused it, and then the process thread may wait on a page fault.
+    public var isRingLocked: Bool { reader.isMemoryLocked }
+    /// Bytes of capture ring.
+    public var ringBytes: Int { reader.sampleCapacity * 4 }
+
     /// Cycles the process thread dropped because the ring was full, in frames.
     public var overrunFrameCount: Int { processor.overrunFrameCount.load(ordering: .relaxed) }
 

@@ -47,7 +47,7 @@ case "multisine":
 case "verify":
     // aqbench verify FILE CHANNELS START_FRAME: streams a float recording of the test signal
     // through libsndfile and compares every sample bit for bit with TestSignal at JACK frame
-    // START_FRAME + i; prints "frames N wrong W" (W: samples that differ).
+    // START_FRAME + i; prints "frames N wrong W wrongFrames F" (W samples that differ, in F frames).
     let reader = try AudioFileReader(path: arguments[2])
     let channels = Int(arguments[3])!
     let start = UInt64(arguments[4])!
@@ -55,20 +55,23 @@ case "verify":
     var buffer = [Float](repeating: 0, count: chunk * channels)
     var frame = 0
     var wrong = 0
+    var wrongFrames = 0
     while true {
         let read = try buffer.withUnsafeMutableBufferPointer { try reader.readFloatFrames(startFrame: Int64(frame), into: $0.baseAddress!, maximumFrames: chunk) }
         guard read > 0 else { break }
         buffer.withUnsafeBufferPointer { samples in
             for offset in 0 ..< read {
                 let jackFrame = UInt32(truncatingIfNeeded: start + UInt64(frame + offset))
+                let before = wrong
                 for channel in 0 ..< channels where samples[offset * channels + channel].bitPattern != TestSignal.sample(channel: channel, frame: jackFrame).bitPattern {
                     wrong += 1
                 }
+                if wrong != before { wrongFrames += 1 }
             }
         }
         frame += read
     }
-    print("frames \(frame) wrong \(wrong)")
+    print("frames \(frame) wrong \(wrong) wrongFrames \(wrongFrames)")
     exit(0)
 case "float-wav":
     // aqbench float-wav IN.f32 RATE CHANNELS OUT.wav: raw f32 into a float WAV, bit for bit

@@ -86,6 +86,9 @@ struct RecordCommand {
             Diagnostics.error((error as? any AudioStatusCarrying)?.message ?? "\(error)")
             return ExitStatus.failure
         }
+        if !queue.isRingLocked {
+            Diagnostics.note("the \(queue.ringBytes >> 20) MiB capture ring could not be locked in memory (mlock refused: raise the limit with `ulimit -l`, or grant CAP_IPC_LOCK); if the system pages it out, the process thread waits for it")
+        }
         if sources.isEmpty {
             Diagnostics.note("recording \(channelCount) unconnected channel(s): connect them to \(client.name):in_1 ... with a patchbay or jack_connect")
         }

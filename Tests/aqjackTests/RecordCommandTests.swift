@@ -242,7 +242,7 @@ extension JackServerSuite {
             #expect(soxFrames(path) == file.frames)
         }
 
-        @Test("1024 channels for 10 s in real time to a file on disk (not /dev/shm), on a real-time server with room for 4096 ports: every sample bit-exact from one start frame, 0 frames lost, no cycle of aqjack's late")
+        @Test("1024 channels for 10 s in real time to a file on disk (not /dev/shm), on a real-time server with room for 4096 ports: every sample bit-exact from one start frame (but whole cycles of a server xrun), 0 frames lost, no cycle of aqjack's late")
         func wideRecordingToDisk() throws {
             let server = try PrivateJackServer(period: 128, portMaximum: 4096, realtime: true)
             defer { server.stop() }
@@ -297,8 +297,19 @@ extension JackServerSuite {
             try verify.run()
             let words = String(decoding: verdict.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: " ")
             verify.waitUntilExit()
-            #expect(words.count == 4 && words[1] == "480000" && words[3].trimmingCharacters(in: .whitespacesAndNewlines) == "0",
-                    "aqbench verify: \(words.joined(separator: " "))")
+            let figures = words.compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            try #require(figures.count == 3, "aqbench verify: \(words.joined(separator: " "))")
+            #expect(figures[0] == 480_000)
+            // A cycle the generator did not finish in time (a server xrun, not aqjack's: its
+            // callbacks were never late, checked above) reaches the recorder with stale samples;
+            // only such cycles may differ, whole, at most one per reported xrun. Without xruns
+            // every sample is the signal's.
+            if summary.xruns == 0 {
+                #expect(figures[1] == 0, "aqbench verify: \(words.joined(separator: " "))")
+            } else {
+                #expect(figures[2] <= summary.xruns * 128 && figures[1] == figures[2] * channels,
+                        "\(summary.xruns) server xruns; aqbench verify: \(words.joined(separator: " "))")
+            }
         }
     }
 }
