@@ -79,6 +79,7 @@ public final class JackClient: @unchecked Sendable {
         let timing = bridge.pointee.timing
         return ProcessTiming(cycles: timing.pointee.cycles.load(ordering: .relaxed),
                              lateCycles: timing.pointee.lateCycles.load(ordering: .relaxed),
+                             slowCycles: timing.pointee.slowCycles.load(ordering: .relaxed),
                              maximumLatenessMicros: timing.pointee.maximumLatenessMicros.load(ordering: .relaxed),
                              maximumDurationMicros: timing.pointee.maximumDurationMicros.load(ordering: .relaxed))
     }

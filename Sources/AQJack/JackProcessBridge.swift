@@ -13,8 +13,11 @@ import Synchronization
 public struct ProcessTiming: Sendable, Equatable, Encodable {
     /// Process callbacks so far.
     public let cycles: UInt64
-    /// Callbacks that ended after the next cycle's start: JACK's "client was not finished".
+    /// Callbacks that ended after the next cycle's start: JACK's "client was not finished",
+    /// whether this client was slow or began late (a client before it in the graph, the system).
     public let lateCycles: UInt64
+    /// Callbacks that alone ran longer than their cycle: the xruns this client itself caused.
+    public let slowCycles: UInt64
     /// The longest a callback began after its cycle's start (waiting to be scheduled), µs.
     public let maximumLatenessMicros: UInt64
     /// The longest a callback ran, µs.
@@ -24,6 +27,7 @@ public struct ProcessTiming: Sendable, Equatable, Encodable {
 struct ProcessTimingCounters: ~Copyable {
     let cycles = Atomic<UInt64>(0)
     let lateCycles = Atomic<UInt64>(0)
+    let slowCycles = Atomic<UInt64>(0)
     let maximumLatenessMicros = Atomic<UInt64>(0)
     let maximumDurationMicros = Atomic<UInt64>(0)
 }
@@ -129,6 +133,9 @@ private func recordTiming(_ state: ProcessBridgeState, entered: jack_time_t) {
     let lateness = entered - cycleStart
     if lateness > timing.pointee.maximumLatenessMicros.load(ordering: .relaxed) {
         timing.pointee.maximumLatenessMicros.store(lateness, ordering: .relaxed)
+    }
+    if nextCycleStart > cycleStart && duration > nextCycleStart - cycleStart {
+        timing.pointee.slowCycles.store(timing.pointee.slowCycles.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
     }
     if left > nextCycleStart {
         timing.pointee.lateCycles.store(timing.pointee.lateCycles.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
