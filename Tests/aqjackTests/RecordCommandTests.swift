@@ -249,9 +249,10 @@ extension JackServerSuite {
             let channels = 1024
             // Release builds, as a studio runs them: in a debug build the generator's process
             // callback alone takes most of a period at 1024 channels, and aqjack's queue thread
-            // cannot copy 196 MB/s (measured: 131,584 frames overrun). Scripts/test.sh builds
-            // release before the tests.
-            let release = AQJackCommand.executable.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("release")
+            // cannot copy 196 MB/s (measured: 131,584 frames overrun). Scripts/test.sh and
+            // Scripts/sanitize.sh build release (in the package's .build) before the tests.
+            let packageRoot = URL(fileURLWithPath: #filePath.components(separatedBy: "/Tests/")[0])
+            let release = packageRoot.appendingPathComponent(".build/release")
             let aqjack = release.appendingPathComponent("aqjack"), aqbench = release.appendingPathComponent("aqbench")
             try #require(FileManager.default.isExecutableFile(atPath: aqjack.path) && FileManager.default.isExecutableFile(atPath: aqbench.path),
                          "no release build at \(release.path): run Scripts/test.sh, which builds it first")
