@@ -81,15 +81,6 @@ let jackProcessThunk: @convention(c) (jack_nframes_t, UnsafeMutableRawPointer?) 
     let state = argument.unsafelyUnwrapped.assumingMemoryBound(to: ProcessBridgeState.self).pointee
     // jack_get_time reads CLOCK_MONOTONIC through the vDSO: no system call.
     let entered = jack_get_time()
-    defer { recordTiming(state, entered: entered) }
-    for index in 0 ..< state.inputCount {
-        let buffer = jack_port_get_buffer(state.inputPorts.unsafelyUnwrapped[index], frameCount)
-        state.inputBuffers.unsafelyUnwrapped[index] = UnsafePointer(buffer.unsafelyUnwrapped.assumingMemoryBound(to: Float.self))
-    }
-    for index in 0 ..< state.outputCount {
-        let buffer = jack_port_get_buffer(state.outputPorts.unsafelyUnwrapped[index], frameCount)
-        state.outputBuffers.unsafelyUnwrapped[index] = buffer.unsafelyUnwrapped.assumingMemoryBound(to: Float.self)
-    }
     var cycleFrame: jack_nframes_t = 0
     var cycleStart: jack_time_t = 0
     var nextCycleStart: jack_time_t = 0
@@ -98,6 +89,16 @@ let jackProcessThunk: @convention(c) (jack_nframes_t, UnsafeMutableRawPointer?) 
         cycleFrame = jack_last_frame_time(state.client)
         cycleStart = 0
         nextCycleStart = 0
+    }
+    // Read once, here, for the processor and for the timing both.
+    defer { recordTiming(state, entered: entered, cycleStart: cycleStart, nextCycleStart: nextCycleStart) }
+    for index in 0 ..< state.inputCount {
+        let buffer = jack_port_get_buffer(state.inputPorts.unsafelyUnwrapped[index], frameCount)
+        state.inputBuffers.unsafelyUnwrapped[index] = UnsafePointer(buffer.unsafelyUnwrapped.assumingMemoryBound(to: Float.self))
+    }
+    for index in 0 ..< state.outputCount {
+        let buffer = jack_port_get_buffer(state.outputPorts.unsafelyUnwrapped[index], frameCount)
+        state.outputBuffers.unsafelyUnwrapped[index] = buffer.unsafelyUnwrapped.assumingMemoryBound(to: Float.self)
     }
     guard let entry = state.entry, let processor = state.processor else {
         for index in 0 ..< state.outputCount {
@@ -116,20 +117,16 @@ let jackProcessThunk: @convention(c) (jack_nframes_t, UnsafeMutableRawPointer?) 
 
 /// Adds one cycle to the client's timing counters. Process thread only (the single writer).
 @inline(__always)
-private func recordTiming(_ state: ProcessBridgeState, entered: jack_time_t) {
+private func recordTiming(_ state: ProcessBridgeState, entered: jack_time_t, cycleStart: jack_time_t, nextCycleStart: jack_time_t) {
     let left = jack_get_time()
-    var cycleFrame: jack_nframes_t = 0
-    var cycleStart: jack_time_t = 0
-    var nextCycleStart: jack_time_t = 0
-    var periodMicros: Float = 0
     let timing = state.timing
     timing.pointee.cycles.store(timing.pointee.cycles.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
     let duration = left &- entered
     if duration > timing.pointee.maximumDurationMicros.load(ordering: .relaxed) {
         timing.pointee.maximumDurationMicros.store(duration, ordering: .relaxed)
     }
-    guard jack_get_cycle_times(state.client, &cycleFrame, &cycleStart, &nextCycleStart, &periodMicros) == 0,
-          cycleStart > 0, entered >= cycleStart else { return }
+    // Cycle times 0: jack_get_cycle_times failed for this cycle.
+    guard cycleStart > 0, entered >= cycleStart else { return }
     let lateness = entered - cycleStart
     if lateness > timing.pointee.maximumLatenessMicros.load(ordering: .relaxed) {
         timing.pointee.maximumLatenessMicros.store(lateness, ordering: .relaxed)
