@@ -66,6 +66,8 @@ public protocol AudioRouting: AnyObject, Sendable {
     func audioPortNames(direction: AudioChannelDirection) -> [String]
     /// The full names of the ports `port` is connected to.
     func connections(of port: String) -> [String]
-    /// Connects an output port to an input port (full names).
-    func connect(_ source: String, to destination: String) throws(AudioDriverError)
+    /// Connects an output port to an input port (full names); an existing connection counts as
+    /// success. Returns whether the connection is new.
+    @discardableResult
+    func connect(_ source: String, to destination: String) throws(AudioDriverError) -> Bool
 }

@@ -45,6 +45,8 @@ public struct AudioDomainError<Domain: AudioErrorDomain>: AudioCodedError, Equat
     public static var unsupportedDataFormatCode: Int32 { 0x666D_743F }
     /// `kAudio_ParamError` (-50).
     public static var parameterCode: Int32 { -50 }
+    /// `kAudio_MemFullError` (-108): the memory asked for could not be had.
+    public static var memoryFullCode: Int32 { -108 }
 }
 
 /// Runs `body`, which throws one domain's error, as work of another (`domain`): the error keeps

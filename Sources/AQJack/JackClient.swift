@@ -125,12 +125,16 @@ public final class JackClient: @unchecked Sendable {
 
     // MARK: Ports
 
-    /// Registers an audio port named `client:shortName`.
+    /// Registers an audio port named `client:shortName`. `isPhysical` marks it as hardware
+    /// (`JackPortIsPhysical`), for a stand-in device: players that connect to the physical
+    /// ports by default find it.
     ///
     /// The corresponding JACK function is `jack_port_register`.
-    public func registerPort(_ shortName: String, direction: JackPortDirection, isTerminal: Bool = false) throws(JackError) -> JackPort {
+    public func registerPort(_ shortName: String, direction: JackPortDirection, isTerminal: Bool = false,
+                             isPhysical: Bool = false) throws(JackError) -> JackPort {
         var flags = direction == .input ? JackPortIsInput.rawValue : JackPortIsOutput.rawValue
         if isTerminal { flags |= JackPortIsTerminal.rawValue }
+        if isPhysical { flags |= JackPortIsPhysical.rawValue | JackPortIsTerminal.rawValue }
         guard let port = jack_port_register(rawValue, shortName, cjack_default_audio_type(), UInt(flags), 0) else {
             throw .portRegistrationFailed(port: "\(name):\(shortName)")
         }
@@ -264,14 +268,18 @@ public final class JackClient: @unchecked Sendable {
     /// Connects output port `source` to input port `destination` (full names). An existing
     /// connection counts as success.
     ///
+    /// - Returns: whether the connection is new (`false`: it existed already).
+    ///
     /// The corresponding JACK function is `jack_connect`.
-    public func connect(_ source: String, to destination: String) throws(JackError) {
+    @discardableResult
+    public func connect(_ source: String, to destination: String) throws(JackError) -> Bool {
         let code = jack_connect(rawValue, source, destination)
         if code != 0 && code != EEXIST_CODE {
             if jack_port_by_name(rawValue, source) == nil { throw .noSuchPort(source) }
             if jack_port_by_name(rawValue, destination) == nil { throw .noSuchPort(destination) }
             throw .connectionFailed(source: source, destination: destination, connect: true, code: code)
         }
+        return code == 0
     }
 
     /// Disconnects output port `source` from input port `destination`.

@@ -73,9 +73,10 @@ public final class JackDriver: AudioDriver, AudioRouting, @unchecked Sendable {
         return JackPort(rawValue: handle, direction: .input).connections
     }
 
-    public func connect(_ source: String, to destination: String) throws(AudioDriverError) {
+    @discardableResult
+    public func connect(_ source: String, to destination: String) throws(AudioDriverError) -> Bool {
         do {
-            try client.connect(source, to: destination)
+            return try client.connect(source, to: destination)
         } catch {
             throw AudioDriverError("\(error)")
         }

@@ -11,9 +11,14 @@ public final class CaptureClient {
 
     /// Opens the client, registers `channelCount` inputs and allocates rings of
     /// `capacityFrames` frames. Does not activate (so a test can install hooks first).
-    public init(name: String, channelCount: Int, capacityFrames: Int, server: String? = nil) throws(JackError) {
-        client = try JackClient(name: name, server: server, exactName: true)
-        ports = try client.registerPorts(prefix: "in_", count: channelCount, direction: .input)
+    /// `physical` marks the ports as hardware (`playback_1 ...`): a stand-in sound card that
+    /// players connect to by default.
+    public init(name: String, channelCount: Int, capacityFrames: Int, server: String? = nil, physical: Bool = false) throws(JackError) {
+        let client = try JackClient(name: name, server: server, exactName: true)
+        self.client = client
+        ports = try (1 ... max(channelCount, 1)).map { (index) throws(JackError) in
+            try client.registerPort(physical ? "playback_\(index)" : "in_\(index)", direction: .input, isPhysical: physical)
+        }
         (processor, reader) = CaptureProcessor.make(channelCount: channelCount, capacityFrames: capacityFrames)
     }
 

@@ -133,16 +133,20 @@ public final class AudioInputQueue: @unchecked Sendable {
             throw AudioQueueError(error)
         }
         streamFormat = checked
+        // The ring is made while JACK registers the ports: both take long for wide recordings.
+        let ring = BackgroundValue { [channelCount = checked.channelCount, ringFrames = Self.ringFrames(channelCount: checked.channelCount, sampleRate: driver.sampleRate)] in
+            CaptureProcessor.make(channelCount: channelCount, capacityFrames: ringFrames)
+        }
         do {
             channelNames = try driver.makeChannels(prefix: "in_", count: checked.channelCount, direction: .input)
         } catch {
+            _ = ring.take()
             driver.close()
             throw AudioQueueError(AudioQueueError.invalidDeviceCode, "\(error)")
         }
         self.driver = driver
         self.callback = callback
-        (processor, reader) = CaptureProcessor.make(channelCount: checked.channelCount,
-                                                    capacityFrames: Self.ringFrames(channelCount: checked.channelCount, sampleRate: driver.sampleRate))
+        (processor, reader) = ring.take()
         processor.arm(fromFrame: nil)
         pipeline = RecordingPipeline(format: checked, deviceRate: driver.sampleRate, packetStage: stage, reader: reader, lock: lock,
                                      onFirstCycle: { [unowned self] in reportRunning(true) },
@@ -229,8 +233,12 @@ public final class AudioInputQueue: @unchecked Sendable {
         if let startFrame {
             processor.arm(fromFrame: startFrame)
         } else if made {
-            // New connections take effect in the graph within a cycle: start after that.
-            processor.arm(fromFrame: processor.nextCycleFrameTime + UInt64(2 * driver.bufferSize))
+            // The server takes new connections at the start of the first cycle after they are
+            // made. `nextCycleFrameTime` is the start of the cycle after the latest one this
+            // queue processed; when a cycle has begun without the queue having run in it yet,
+            // that is the begun one, which may still have the old graph: one period later is
+            // the first cycle sure to carry every new connection, so all channels start there.
+            processor.arm(fromFrame: processor.nextCycleFrameTime + UInt64(driver.bufferSize))
         } else {
             processor.arm(fromFrame: 0)
         }

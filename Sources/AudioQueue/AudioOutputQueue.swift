@@ -114,18 +114,22 @@ public final class AudioOutputQueue: @unchecked Sendable {
             driver.close()
             throw AudioQueueError(error)
         }
+        // A quarter second of ring, at least 8 periods: the latency between enqueue and sound.
+        // Made while JACK registers the ports.
+        let ring = BackgroundValue { [channelCount = streamFormat.channelCount, frames = max(8 * driver.bufferSize, driver.sampleRate / 4)] in
+            PlaybackProcessor.make(channelCount: channelCount, capacityFrames: frames)
+        }
         do {
             channelNames = try driver.makeChannels(prefix: "out_", count: streamFormat.channelCount, direction: .output)
         } catch {
+            _ = ring.take()
             driver.close()
             throw AudioQueueError(AudioQueueError.invalidDeviceCode, "\(error)")
         }
         self.unavailableDeviceReason = unavailableDeviceReason
         self.driver = driver
         self.callback = callback
-        // A quarter second of ring, at least 8 periods: the latency between enqueue and sound.
-        (processor, feeder) = PlaybackProcessor.make(channelCount: streamFormat.channelCount,
-                                                     capacityFrames: max(8 * driver.bufferSize, driver.sampleRate / 4))
+        (processor, feeder) = ring.take()
         pipeline = PlaybackPipeline(format: streamFormat, deviceRate: driver.sampleRate, feeder: feeder, processor: processor, lock: lock,
                                     bufferVolume: { [unowned self] gain in
                                         // A buffer enqueued with a volume starts: the lock is held.
@@ -257,8 +261,9 @@ public final class AudioOutputQueue: @unchecked Sendable {
         return feeder.queuedFrameCount
     }
 
-    /// Starts (or resumes) playing: at JACK frame `startFrame` exactly, or at the second cycle
-    /// from now. Connects the device's ports first.
+    /// Starts (or resumes) playing: at JACK frame `startFrame` exactly, or at the first cycle
+    /// that carries the device's connections (within two periods from now). Connects the
+    /// device's ports first.
     ///
     /// The corresponding Apple function is `AudioQueueStart`.
     public func start(atFrame startFrame: UInt64? = nil) throws(AudioQueueError) {
@@ -277,10 +282,13 @@ public final class AudioOutputQueue: @unchecked Sendable {
         } else {
             processor.cancelDrain()
             applyVolume(rampFrames: 0)
-            // On a device, from the second cycle on (the connections take a cycle); offline
-            // rendering starts with the first frame rendered.
+            // On a device, from the first cycle sure to carry new connections: the server takes
+            // them at the start of the first cycle after they are made, and `nextCycleFrame` may
+            // be the start of a cycle that has begun without this queue having run in it yet, so
+            // one period after it (AudioInputQueue.start reasons the same). Offline rendering
+            // starts with the first frame rendered.
             let first = renderer.map(\.currentFrame)
-                ?? processor.nextCycleFrame.load(ordering: .relaxed) + UInt64(2 * driver.bufferSize)
+                ?? processor.nextCycleFrame.load(ordering: .relaxed) + UInt64(driver.bufferSize)
             processor.play(fromFrame: startFrame ?? first)
         }
         lock.withLock {

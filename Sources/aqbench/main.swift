@@ -20,6 +20,37 @@ case "generate":
     fflush(nil)
     Thread.sleep(forTimeInterval: Double(arguments[3])!)
     exit(0)
+case "sink":
+    // aqbench sink CHANNELS SECONDS: a stand-in sound card `bench-sink` with CHANNELS physical
+    // inputs; prints "ready", then, once every channel has carried a non-zero sample, the JACK
+    // frame (mod the test signal's period) of the first frame in which all of them did and the
+    // frames between the first channel's start and the last's, and exits (or after SECONDS).
+    let channels = Int(arguments[2])!
+    let sink = try CaptureClient(name: "bench-sink", channelCount: channels, capacityFrames: 1 << 16, physical: true)
+    try sink.activate()
+    print("ready")
+    fflush(nil)
+    var started = [Bool](repeating: false, count: channels)
+    var startedCount = 0
+    var firstAny: UInt64?
+    let deadline = Date().addingTimeInterval(Double(arguments[3])!)
+    while startedCount < channels && Date() < deadline {
+        guard sink.reader.waitForCycle(milliseconds: 100) else { continue }
+        while startedCount < channels, let _ = sink.reader.readCycle({ cycle, samples in
+            for frame in 0 ..< cycle.frameCount where startedCount < channels {
+                for channel in 0 ..< channels where !started[channel] && samples[frame * channels + channel] != 0 {
+                    started[channel] = true
+                    startedCount += 1
+                    firstAny = firstAny ?? cycle.frameTime + UInt64(frame)
+                    if startedCount == channels {
+                        print("complete \((cycle.frameTime + UInt64(frame)) & UInt64(TestSignal.framePeriod - 1)) apart \(cycle.frameTime + UInt64(frame) - firstAny!)")
+                    }
+                }
+            }
+        }) {}
+    }
+    if startedCount < channels { print("incomplete \(startedCount)") }
+    exit(0)
 case "offline-render":
     // aqbench offline-render FILE: AudioOutputQueue offline rendering speed (no server).
     print(try offlineRenderBenchmark(path: arguments[2]))

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Start-up comparison, run by Scripts/bench.sh inside a private dummy server (period 128):
+#   record CHANNELS RUNS: exec -> first frame in which every channel has signal, for
+#     `aqjack record` and jack_capture (each recording 1 s of a CHANNELS-port test-signal
+#     generator, alternately), and the frames by which the channels started apart;
+#   play CHANNELS RUNS: exec -> first frame in which every channel of a CHANNELS-channel float
+#     WAV (no zero sample) has reached a stand-in sound card (`aqbench sink`, physical ports),
+#     for `aqjack play` and sndfile-jackplay, alternately.
+# Prints each run and the medians, and the ratio of the medians (aqjack / reference).
+set -uo pipefail
+mode=$1; channels=$2; runs=$3
+work=$(mktemp -d)
+helper=
+trap '[ -n "$helper" ] && kill "$helper" 2>/dev/null; rm -rf "$work"' EXIT
+rate=48000
+period=$((1 << 19))   # TestSignal.framePeriod: frame times are compared mod this
+
+wait_ready() { for _ in $(seq 1 200); do grep -q ready "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+
+# One recorder run: prints "SECONDS APART" (or "- -" when the file shows no complete frame).
+record_run() {  # command...
+  rm -f "$work/rec.wav"
+  local exec_frame; exec_frame=$(.build/release/aqbench frame)
+  "$@" > "$work/rec.log" 2>&1
+  local analysis; analysis=$(.build/release/aqbench analyze "$work/rec.wav" "$channels" "$exec_frame" "$rate" 2>/dev/null)
+  set -- $analysis ""
+  [ "${8:-}" != "" ] && [ "${8}" != -1.000 ] && echo "${8} $4" || echo "- -"
+}
+
+# One player run: starts a fresh sink, plays, prints "SECONDS APART".
+play_run() {  # command...
+  .build/release/aqbench sink "$channels" 20 > "$work/sink.out" 2>&1 &
+  local sink=$!
+  wait_ready "$work/sink.out" || { kill "$sink"; echo "- -"; return; }
+  local exec_frame; exec_frame=$(.build/release/aqbench frame)
+  "$@" > "$work/play.log" 2>&1 &
+  local player=$!
+  wait "$sink"
+  wait "$player"
+  set -- $(grep -E '^(complete|incomplete)' "$work/sink.out") "" ""
+  [ "$1" = complete ] && awk -v f="$2" -v e="$exec_frame" -v p="$period" -v r="$rate" -v a="$4" 'BEGIN { d = f - e; if (d < 0) d += p; printf "%.3f %d\n", d / r, a }' || echo "- -"
+}
+
+ours=(); theirs=(); ours_apart=0; theirs_apart=0
+case "$mode" in
+  record)
+    .build/release/aqbench generate "$channels" $((runs * 8 + 30)) > "$work/gen.out" &
+    helper=$!
+    wait_ready "$work/gen.out" || { echo "  (the generator did not start)"; exit 0; }
+    reference=jack_capture
+    for _ in $(seq 1 "$runs"); do
+      read -r s a < <(record_run .build/release/aqjack record --name bench-rec -p 'bench-gen:out_*' -d 1 --no-meter "$work/rec.wav")
+      ours+=("$s"); [ "$a" != - ] && [ "$a" -gt "$ours_apart" ] && ours_apart=$a
+      read -r s a < <(record_run jack_capture --daemon -c "$channels" -p 'bench-gen:out_*' -d 1 -fn "$work/rec.wav")
+      theirs+=("$s"); [ "$a" != - ] && [ "$a" -gt "$theirs_apart" ] && theirs_apart=$a
+    done ;;
+  play)
+    sox -V1 -n -r "$rate" -c "$channels" -e floating-point -b 32 "$work/in.wav" synth 2 sine 440 gain -12 dcshift 0.5 \
+      || { echo "  (sox could not make the test file)"; exit 0; }
+    reference=sndfile-jackplay
+    for _ in $(seq 1 "$runs"); do
+      read -r s a < <(play_run .build/release/aqjack play --name bench-play -p 'bench-sink:playback_*' "$work/in.wav")
+      ours+=("$s"); [ "$a" != - ] && [ "$a" -gt "$ours_apart" ] && ours_apart=$a
+      read -r s a < <(play_run sndfile-jackplay --autoconnect='bench-sink:playback_%d' "$work/in.wav")
+      theirs+=("$s"); [ "$a" != - ] && [ "$a" -gt "$theirs_apart" ] && theirs_apart=$a
+    done ;;
+  *) echo "bench-start.sh: expected record or play, got '$mode'" >&2; exit 2 ;;
+esac
+a=$(median "${ours[@]}"); b=$(median "${theirs[@]}")
+printf '  %s, %s channels, exec -> first complete frame, %s runs each (s):\n' "$mode" "$channels" "$runs"
+printf '    aqjack %-9s %s  median %s, channels apart at most %s frames\n' "$mode:" "${ours[*]}" "$a" "$ours_apart"
+printf '    %-16s %s  median %s, channels apart at most %s frames\n' "$reference:" "${theirs[*]}" "$b" "$theirs_apart"
+awk -v a="$a" -v b="$b" -v r="$reference" 'BEGIN { printf "    ratio of medians aqjack/%s: %.2f\n", r, (b > 0 ? a / b : 0) }'
