@@ -56,6 +56,9 @@ let package = Package(
         // The test signal's generator runs on JACK's process thread: the same real-time checks as AQCore.
         .target(name: "AQTestSupport", dependencies: ["AQCore", "AQJack", "CSndFile", "CAudioTypes"],
                 swiftSettings: [.define("AQ_RT_CHECKS", .when(configuration: .release))]),
+        // The serialized suite every JACK test joins; apart from AQTestSupport because it needs
+        // Swift Testing, which the statically linked release tools (aqbench) cannot link.
+        .target(name: "AQServerSuite"),
         // Counts malloc/free/mutex calls on marked threads; linked only into test binaries.
         .target(name: "CRTProbe"),
         // libFuzzer target for the ADTS, cookie and packet-file parsers (Scripts/fuzz.sh).
@@ -66,8 +69,8 @@ let package = Package(
         .testTarget(name: "AQCoreTests", dependencies: ["AQCore"]),
         .testTarget(name: "AQCodecsTests", dependencies: ["AQCodecs", "AQMedia", "AQTestSupport", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs", "CSndFile", "CAudioTypes"]),
-        .testTarget(name: "AQJackTests", dependencies: ["AQCore", "AQJack", "AQTestSupport", "CRTProbe"]),
-        .testTarget(name: "AudioQueueTests", dependencies: ["AudioQueue", "AudioToolbox", "AQCodecs", "AQTestSupport", "CSndFile", "CAudioTypes"]),
-        .testTarget(name: "aqjackTests", dependencies: ["aqjack", "AQJack", "AQTestSupport", "AudioQueue", "AQCodecs", "AQMedia", "CSndFile"]),
+        .testTarget(name: "AQJackTests", dependencies: ["AQServerSuite", "AQCore", "AQJack", "AQTestSupport", "CRTProbe"]),
+        .testTarget(name: "AudioQueueTests", dependencies: ["AQServerSuite", "AudioQueue", "AudioToolbox", "AQCodecs", "AQTestSupport", "CSndFile", "CAudioTypes"]),
+        .testTarget(name: "aqjackTests", dependencies: ["AQServerSuite", "aqjack", "AQJack", "AQTestSupport", "AudioQueue", "AQCodecs", "AQMedia", "CSndFile"]),
     ]
 )

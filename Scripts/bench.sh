@@ -16,7 +16,7 @@ Scripts/setup.sh --deps >/dev/null
 if ! command -v jack_capture >/dev/null || ! command -v sndfile-jackplay >/dev/null || [ ! -x /usr/bin/time ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends jack-capture sndfile-tools time >/dev/null 2>&1 || true
 fi
-swift build -c release --product aqjack >/dev/null && swift build -c release --product aqbench >/dev/null || exit 0
+Scripts/build-release.sh >/dev/null || exit 0
 Scripts/with-dummy-jack.sh --period 128 -- .build/release/aqbench .build/release/aqjack || true
 seconds=${BENCH_RECORD_SECONDS:-60}
 echo "== recording ${seconds} s with aqjack record and jack_capture (same server, one after the other)"

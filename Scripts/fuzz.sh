@@ -30,7 +30,7 @@ binary=.build/fuzzer/debug/FuzzParsers
 corpus=.build/fuzz-corpus-2
 if [ ! -d "$corpus" ]; then
   # Made in a scratch folder and moved into place, so a failure leaves no empty corpus behind.
-  swift build -c release --product aqjack
+  Scripts/build-release.sh
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
   seeds="$work/seeds"

@@ -16,7 +16,7 @@ swift test --scratch-path .build/tsan --sanitize=thread --no-parallel \
 
 # The 1024-channel recording test runs the release aqjack and generator (a sanitized build is
 # far too slow for 1024 channels in real time): build them first.
-swift build -c release
+Scripts/build-release.sh
 echo "== AddressSanitizer: all tests, private JACK server" >&2
 ASAN_OPTIONS=detect_leaks=0 Scripts/with-dummy-jack.sh -- \
   swift test --scratch-path .build/asan --sanitize=address --no-parallel

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what aqjack needs from Debian (idempotent; as root, or with sudo) and builds release.
 #
-#   Scripts/setup.sh            install missing packages, then `swift build -c release`
+#   Scripts/setup.sh            install missing packages, then Scripts/build-release.sh
 #   Scripts/setup.sh --deps     install missing packages only
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,5 +27,5 @@ fi
 command -v swift >/dev/null || { echo "setup.sh: swift not found on PATH (Swift 6.1 or later is needed)" >&2; exit 1; }
 
 [ "${1:-}" = "--deps" ] && exit 0
-swift build -c release
+Scripts/build-release.sh
 echo "setup.sh: built $(pwd)/.build/release/aqjack" >&2

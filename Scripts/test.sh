@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 Scripts/setup.sh --deps
 # Release build: AQ_RT_CHECKS is on, so any allocation, lock or reference count on the process
 # thread path fails the build here.
-swift build -c release
+Scripts/build-release.sh
 # Tests run one at a time: the freewheel and real-time tests need the server and the two cores
 # to themselves. First every test outside the JACK server suite with no server at all (a server
 # name nobody runs, AQJACK_NO_SERVER=1 so the offline tests also check that a device start

@@ -1,4 +1,5 @@
 import AQCodecs
+import AQServerSuite
 import AQTestSupport
 import AudioQueue
 import CAudioTypes

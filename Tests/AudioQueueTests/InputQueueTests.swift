@@ -1,5 +1,6 @@
 import AQCore
 import AQMedia
+import AQServerSuite
 import AQTestSupport
 import AudioQueue
 import CAudioTypes

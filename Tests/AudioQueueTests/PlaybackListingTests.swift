@@ -1,6 +1,7 @@
 import AQCodecs
 import AQCore
 import AQMedia
+import AQServerSuite
 import AQTestSupport
 import AudioQueue
 import AudioToolbox

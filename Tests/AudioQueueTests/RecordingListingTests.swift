@@ -1,4 +1,5 @@
 import AQCore
+import AQServerSuite
 import AQTestSupport
 import AudioToolbox
 import CSndFile

@@ -1,3 +1,4 @@
+import AQServerSuite
 import AQTestSupport
 import AudioToolbox
 import CSndFile

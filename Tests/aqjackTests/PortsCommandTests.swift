@@ -1,5 +1,6 @@
 import AQCore
 import AQJack
+import AQServerSuite
 import AQTestSupport
 import Foundation
 import Testing
