@@ -1,18 +1,44 @@
 #!/usr/bin/env bash
 # Recorder comparison, run by Scripts/bench.sh inside a private dummy server: aqjack record and
-# jack_capture each record CHANNELS generator channels to float WAV for SECONDS, side by side in
-# one run. Prints CPU % and peak RSS of each process (GNU time), the time from exec to the first
-# frame in which every channel has signal, frames lost, and the ratios aqjack/jack_capture.
+# jack_capture each record CHANNELS generator channels to float WAV for SECONDS, one after the
+# other on the same server. Prints CPU % and peak RSS of each process (GNU time), the time from
+# exec to the first frame in which every channel has signal, frames lost and repeated, the xruns
+# each counted (aqjack's --json summary; jack_capture's close hook), and the ratios
+# aqjack/jack_capture. Above 1024 channels (jack_capture's and libsndfile's limit) aqjack runs
+# alone: its files of 1024 channels are each checked bit for bit against the test signal.
 set -uo pipefail
 channels=$1
 seconds=$2
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+generator=
+trap '[ -n "$generator" ] && kill "$generator" 2>/dev/null; rm -rf "$work"' EXIT
 rate=48000
 
-.build/release/aqbench generate "$channels" $((seconds * 2 + 20)) > "$work/gen.out" &
+.build/release/aqbench generate "$channels" $((seconds * 2 + 40)) > "$work/gen.out" &
 generator=$!
-for _ in $(seq 1 100); do grep -q ready "$work/gen.out" 2>/dev/null && break; sleep 0.05; done
+for _ in $(seq 1 200); do grep -q ready "$work/gen.out" 2>/dev/null && break; sleep 0.05; done
+
+json_field() { grep -o "\"$1\":[^,}]*" "$2" | head -1 | cut -d: -f2 | tr -d '"'; }
+
+if [ "$channels" -gt 1024 ]; then
+  /usr/bin/time -f "%P %M" -o "$work/a.time" .build/release/aqjack record --json --name bench-rec -p 'bench-gen:out_*' \
+    -d "$seconds" --no-meter "$work/aqjack.wav" > "$work/a.json" 2> "$work/a.err"
+  status=$?
+  read -r cpu rss < "$work/a.time"
+  start=$(json_field startFrameTime "$work/a.json")
+  wrong=0; checked=""
+  for part in $(grep -o '"files":\[[^]]*\]' "$work/a.json" | grep -o '/[^"]*'); do
+    range=${part##*.ch}; range=${range%.wav}
+    first=${range%-*}; last=${range#*-}
+    set -- $(.build/release/aqbench verify "$part" $((last - first + 1)) "$start" $((first - 1)))
+    wrong=$((wrong + $4)); checked="$checked ${part##*/}: $2 frames, $4 samples wrong in $6 frames;"
+  done
+  printf '  %s channels, %s s, float WAV (aqjack alone: over 1024 channels, split into files of 1024), exit %s:\n' "$channels" "$seconds" "$status"
+  printf '    aqjack record: CPU %s, peak RSS %s KiB, lost %s, ring overrun %s, xruns %s, slow cycles (callbacks longer than their cycle) %s;%s samples wrong in all %s\n' \
+    "$cpu" "$rss" "$(json_field lostFrames "$work/a.json")" "$(json_field overrunFrames "$work/a.json")" "$(json_field xruns "$work/a.json")" \
+    "$(json_field slowCycles "$work/a.json")" "$checked" "$wrong"
+  exit 0
+fi
 
 measure() {  # name, command...
   local name=$1; shift
@@ -26,14 +52,15 @@ measure() {  # name, command...
   echo "$name ${cpu%\%} $rss $analysis"
 }
 
-a=$(measure aqjack .build/release/aqjack record --name bench-rec -p 'bench-gen:out_*' -d "$seconds" --no-meter "$work/aqjack.wav")
-j=$(measure jack_capture jack_capture --daemon -c "$channels" -p 'bench-gen:out_*' -d "$seconds" -fn "$work/jack_capture.wav")
-kill "$generator" 2>/dev/null; wait "$generator" 2>/dev/null
+a=$(measure aqjack .build/release/aqjack record --json --name bench-rec -p 'bench-gen:out_*' -d "$seconds" --no-meter "$work/aqjack.wav")
+a_xruns=$(json_field xruns "$work/aqjack.log")
+j=$(measure jack_capture jack_capture --daemon -c "$channels" -p 'bench-gen:out_*' -d "$seconds" --hook-close "echo closed" -fn "$work/jack_capture.wav")
+j_xruns=$(grep -o 'closed [^ ]* [0-9]*' "$work/jack_capture.log" | awk '{ print $3 }')
 
 read -r _ a_cpu a_rss _ a_frames _ a_partial _ a_lost _ a_start _ a_repeated <<<"$a"
 read -r _ j_cpu j_rss _ j_frames _ j_partial _ j_lost _ j_start _ j_repeated <<<"$j"
 printf '  %s channels, %s s, float WAV:\n' "$channels" "$seconds"
-printf '    aqjack record: CPU %s %%, peak RSS %s KiB, exec->first complete frame %s s, channels apart %s frames, lost %s, repeated %s, frames %s\n' "$a_cpu" "$a_rss" "$a_start" "$a_partial" "$a_lost" "$a_repeated" "$a_frames"
-printf '    jack_capture:  CPU %s %%, peak RSS %s KiB, exec->first complete frame %s s, channels apart %s frames, lost %s, repeated %s, frames %s\n' "$j_cpu" "$j_rss" "$j_start" "$j_partial" "$j_lost" "$j_repeated" "$j_frames"
+printf '    aqjack record: CPU %s %%, peak RSS %s KiB, exec->first complete frame %s s, channels apart %s frames, lost %s, repeated %s, xruns %s, frames %s\n' "$a_cpu" "$a_rss" "$a_start" "$a_partial" "$a_lost" "$a_repeated" "${a_xruns:-?}" "$a_frames"
+printf '    jack_capture:  CPU %s %%, peak RSS %s KiB, exec->first complete frame %s s, channels apart %s frames, lost %s, repeated %s, xruns %s, frames %s\n' "$j_cpu" "$j_rss" "$j_start" "$j_partial" "$j_lost" "$j_repeated" "${j_xruns:-?}" "$j_frames"
 awk -v ac="$a_cpu" -v jc="$j_cpu" -v ar="$a_rss" -v jr="$j_rss" -v as="$a_start" -v js="$j_start" 'BEGIN {
-  printf "    ratios aqjack/jack_capture: CPU %.2f, RSS %.2f, start %.2f\n", (jc > 0 ? ac / jc : 0), (jr > 0 ? ar / jr : 0), (js > 0 ? as / js : 0) }'
+  printf "    ratios aqjack/jack_capture: CPU %.2f, RSS %.2f, start %.2f (one run; the start medians are under \"start\")\n", (jc > 0 ? ac / jc : 0), (jr > 0 ? ar / jr : 0), (js > 0 ? as / js : 0) }'

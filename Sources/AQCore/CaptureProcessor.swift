@@ -5,13 +5,16 @@ import Synchronization
 /// record per cycle, on the process thread; a ``CaptureReader`` takes them off on another thread.
 ///
 /// When the ring cannot take a whole cycle, the cycle is dropped whole and counted
-/// (``overrunFrameCount`` and the next record's `droppedFramesBefore`); nothing waits.
+/// (``overrunFrameCount`` and the next record's `droppedFramesBefore`); nothing waits, except
+/// while the server freewheels (``setWaitsWhenFull(_:)``).
 public final class CaptureProcessor: RealtimeProcessor, @unchecked Sendable {
     /// Channels interleaved per frame: one per input port.
     public let channelCount: Int
     @usableFromInline let samples: RingProducer<Float>
     @usableFromInline let cycles: RingProducer<CaptureCycle>
     @usableFromInline let wakeup: RealtimeWakeup
+    /// Posted by the reader after each cycle it takes while it waits for space in freewheel.
+    @usableFromInline let spaceWakeup: RealtimeWakeup
     @usableFromInline var frameTimes = FrameTimeExtender()
     @usableFromInline var droppedSinceLastRecord = 0
     /// Frames dropped so far because the ring was full (all channels count once). Any thread.
@@ -22,13 +25,32 @@ public final class CaptureProcessor: RealtimeProcessor, @unchecked Sendable {
     let armedFromFrame = Atomic<UInt64>(0)
     /// Frame time at which the next cycle starts, published every cycle.
     let latestFrameTime = Atomic<UInt64>(0)
+    /// Whether a full ring makes the process thread wait for the reader instead of dropping the
+    /// cycle (``setWaitsWhenFull(_:)``). Shared with the reader, which frees it with the
+    /// semaphores.
+    @usableFromInline let waitsWhenFull: UnsafeMutablePointer<Atomic<Bool>>
+    /// The longest a freewheeling cycle waits for ring space before it is dropped as in real
+    /// time (a reader that stopped reading must not hang the server), milliseconds.
+    public static let freewheelWaitLimitMilliseconds = 2000
 
     init(channelCount: Int, samples: consuming RingProducer<Float>,
-         cycles: consuming RingProducer<CaptureCycle>, wakeup: RealtimeWakeup) {
+         cycles: consuming RingProducer<CaptureCycle>, wakeup: RealtimeWakeup, spaceWakeup: RealtimeWakeup,
+         waitsWhenFull: UnsafeMutablePointer<Atomic<Bool>>) {
         self.channelCount = channelCount
         self.samples = samples
         self.cycles = cycles
         self.wakeup = wakeup
+        self.spaceWakeup = spaceWakeup
+        self.waitsWhenFull = waitsWhenFull
+    }
+
+    /// Makes a full ring wait for the reader instead of dropping the cycle, or not: on while the
+    /// server freewheels, when cycles have no deadline (the next starts once every client has
+    /// returned, as fast as the disk takes the frames), so a recording in freewheel loses
+    /// nothing; off (the default) in real time, where nothing may wait. Any thread.
+    public func setWaitsWhenFull(_ waits: Bool) {
+        waitsWhenFull.pointee.store(waits, ordering: .relaxed)
+        if !waits { spaceWakeup.signal() }
     }
 
     /// Creates a processor and its reader sharing rings of at least `capacityFrames` frames.
@@ -38,11 +60,15 @@ public final class CaptureProcessor: RealtimeProcessor, @unchecked Sendable {
         let sampleRing = SPSCRing<Float>(minimumCapacity: channelCount * capacityFrames)
         // A record per cycle; periods shorter than 16 frames are not expected from JACK.
         let cycleRing = SPSCRing<CaptureCycle>(minimumCapacity: max(64, capacityFrames / 16))
-        let wakeup = RealtimeWakeup()
+        let wakeup = RealtimeWakeup(), spaceWakeup = RealtimeWakeup()
+        let waitsWhenFull = UnsafeMutablePointer<Atomic<Bool>>.allocate(capacity: 1)
+        waitsWhenFull.initialize(to: Atomic(false))
         let processor = CaptureProcessor(channelCount: channelCount, samples: sampleRing.producer,
-                                         cycles: cycleRing.producer, wakeup: wakeup)
+                                         cycles: cycleRing.producer, wakeup: wakeup, spaceWakeup: spaceWakeup,
+                                         waitsWhenFull: waitsWhenFull)
         let reader = CaptureReader(channelCount: channelCount, samples: sampleRing.consumer,
-                                   cycles: cycleRing.consumer, wakeup: wakeup)
+                                   cycles: cycleRing.consumer, wakeup: wakeup, spaceWakeup: spaceWakeup,
+                                   waitsWhenFull: waitsWhenFull)
         return (processor, reader)
     }
 
@@ -67,8 +93,25 @@ public final class CaptureProcessor: RealtimeProcessor, @unchecked Sendable {
         let frameTime = cycleFrameTime &+ UInt64(skip)
         let frameCount = cycle.frameCount - skip
         let sampleCount = frameCount * channelCount
-        let sampleSpace = samples.writableRegions()
-        let recordSpace = cycles.writableRegions()
+        var sampleSpace = samples.writableRegions()
+        var recordSpace = cycles.writableRegions()
+        if sampleSpace.count < sampleCount ? true : recordSpace.count < 1, waitsWhenFull.pointee.load(ordering: .relaxed) {
+            // Freewheeling: no deadline, so wait for the reader to take cycles (it posts
+            // spaceWakeup after each), at most freewheelWaitLimitMilliseconds. Not real-time
+            // safe, and never reached in real time (waitsWhenFull is off then).
+            // (The blocking calls are wrapped one by one, capturing only plain values.)
+            let space = spaceWakeup
+            let limit = _unsafePerformance { monotonicMilliseconds() } + Self.freewheelWaitLimitMilliseconds
+            // (No `||` here: its right side is a closure over self, which costs reference counts.)
+            while true {
+                sampleSpace = samples.writableRegions()
+                recordSpace = cycles.writableRegions()
+                let full = sampleSpace.count < sampleCount ? true : recordSpace.count < 1
+                guard full, waitsWhenFull.pointee.load(ordering: .relaxed), _unsafePerformance({ monotonicMilliseconds() }) < limit else { break }
+                wakeup.signal()
+                _unsafePerformance { _ = space.wait(milliseconds: 20) }
+            }
+        }
         guard sampleSpace.count >= sampleCount, recordSpace.count >= 1 else {
             droppedSinceLastRecord += frameCount
             overrunFrameCount.add(frameCount, ordering: .relaxed)
@@ -131,16 +174,27 @@ public final class CaptureReader: @unchecked Sendable {
     let samples: RingConsumer<Float>
     let cycles: RingConsumer<CaptureCycle>
     let wakeup: RealtimeWakeup
+    let spaceWakeup: RealtimeWakeup
+    /// The processor's flag (``CaptureProcessor/setWaitsWhenFull(_:)``); freed here, with the
+    /// semaphores, once both sides are done.
+    private let waitsWhenFull: UnsafeMutablePointer<Atomic<Bool>>
 
     init(channelCount: Int, samples: consuming RingConsumer<Float>, cycles: consuming RingConsumer<CaptureCycle>,
-         wakeup: RealtimeWakeup) {
+         wakeup: RealtimeWakeup, spaceWakeup: RealtimeWakeup, waitsWhenFull: UnsafeMutablePointer<Atomic<Bool>>) {
         self.channelCount = channelCount
         self.samples = samples
         self.cycles = cycles
         self.wakeup = wakeup
+        self.spaceWakeup = spaceWakeup
+        self.waitsWhenFull = waitsWhenFull
     }
 
-    deinit { wakeup.destroy() }
+    deinit {
+        wakeup.destroy()
+        spaceWakeup.destroy()
+        waitsWhenFull.deinitialize(count: 1)
+        waitsWhenFull.deallocate()
+    }
 
     /// Cycles recorded and not yet read.
     public var pendingCycleCount: Int { cycles.readableCount }
@@ -191,6 +245,7 @@ public final class CaptureReader: @unchecked Sendable {
         let result = try body(record, RingRegions(first: first, second: second))
         samples.commitRead(sampleCount)
         cycles.commitRead(1)
+        if waitsWhenFull.pointee.load(ordering: .relaxed) { spaceWakeup.signal() }
         return result
     }
 }

@@ -23,6 +23,12 @@ public final class AudioFileWriter {
     public let dataFormat: AudioStreamBasicDescription
     public let layout: LinearPCMLayout
     private var file: OpaquePointer?
+    /// The file's descriptor (libsndfile writes through it and closes it), for the write-behind.
+    private let descriptor: Int32
+    /// Bytes from the file's start handed to the disk's writeback, and of those, dropped from
+    /// the page cache (the write-behind, ``writeBehindBytes``). Both start past the header.
+    private var writebackStarted: Int64 = Int64(AudioFileWriter.headerBytes)
+    private var writebackDropped: Int64 = Int64(AudioFileWriter.headerBytes)
     /// Packets (frames) written (`kAudioFilePropertyAudioDataPacketCount`).
     public private(set) var packetCount: Int64 = 0
 
@@ -48,10 +54,17 @@ public final class AudioFileWriter {
             throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode,
                                  "libsndfile cannot write \(fourCharacterCode(fileType)) with \(layout.bitsPerChannel)-bit \(layout.kind) samples")
         }
-        guard let handle = FilePath.withCString(path, { sf_open($0, Int32(SFM_WRITE), &info) }) else {
+        // Opened here and handed to libsndfile, which closes it: the write-behind needs it.
+        let descriptor = FilePath.withCString(path) { Glibc.open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666) }
+        guard descriptor >= 0 else {
+            throw AudioFileError(AudioFileError.filePermissionsCode, "cannot create '\(path)': \(SystemError.describe(errno))")
+        }
+        guard let handle = sf_open_fd(descriptor, Int32(SFM_WRITE), &info, Int32(SF_TRUE)) else {
             let reason = String(cString: sf_strerror(nil))
+            Glibc.close(descriptor)
             throw AudioFileError(AudioFileError.filePermissionsCode, "cannot create '\(path)': \(reason)")
         }
+        self.descriptor = descriptor
         if fileType == AudioFileTypeValues.wave {
             sf_command(handle, Int32(SFC_RF64_AUTO_DOWNGRADE), nil, Int32(SF_TRUE))
         }
@@ -181,6 +194,7 @@ public final class AudioFileWriter {
         sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
         let packets = written / layout.bytesPerFrame
         packetCount = max(packetCount, startPacket + Int64(packets))
+        writeBehind()
         if startPacket + Int64(packets) != packetCount { sf_seek(file, sf_count_t(packetCount), SEEK_SET) }
         guard written == needed else {
             // libsndfile reports a short write as "No Error."; the system's errno says why.
@@ -189,6 +203,36 @@ public final class AudioFileWriter {
                                  "writing '\(path)' failed: \(reason); \(packets) of \(count) packets written, the file keeps \(packetCount) frames")
         }
         return packets
+    }
+
+    /// Bytes written between two steps of the write-behind: 8 MiB (0.02 s of 2040 float channels,
+    /// 5 s of stereo).
+    public static let writeBehindBytes: Int64 = 8 << 20
+    /// The start of the file the write-behind leaves alone: the header, rewritten after every
+    /// write, stays in the page cache (dropping it would turn each rewrite into a read first).
+    static let headerBytes = 1 << 16
+
+    /// Streams what was written to the disk as it goes, instead of leaving it to the kernel's
+    /// writeback: every ``writeBehindBytes``, starts writing the new bytes back
+    /// (`sync_file_range`, no wait), waits for the step before (already under way) and drops it
+    /// from the page cache (`POSIX_FADV_DONTNEED`).
+    ///
+    /// Measured (2040 float channels, 392 MB/s, to /tmp on this 2-core VM): left to the kernel,
+    /// dirty pages piled up for 4 s, then writeback and write throttling set in, the queue thread
+    /// fell behind by a fifth and the 0.68 s capture ring overran (27,904-213,504 frames in
+    /// 8-10 s). The disk itself takes 2.8 GB/s with O_DIRECT, 523 MB/s through the page cache.
+    private func writeBehind() {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return }
+        let size = Int64(status.st_size)
+        guard size - writebackStarted >= Self.writeBehindBytes else { return }
+        if writebackStarted > writebackDropped {
+            _ = csndfile_finish_writeback(descriptor, writebackDropped, writebackStarted - writebackDropped)
+            _ = posix_fadvise(descriptor, off_t(writebackDropped), off_t(writebackStarted - writebackDropped), POSIX_FADV_DONTNEED)
+            writebackDropped = writebackStarted
+        }
+        _ = csndfile_start_writeback(descriptor, writebackStarted, size - writebackStarted)
+        writebackStarted = size
     }
 
     /// Bytes of audio data written (`kAudioFilePropertyAudioDataByteCount`).

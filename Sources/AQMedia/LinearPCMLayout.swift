@@ -30,6 +30,8 @@ public struct LinearPCMLayout: Sendable, Equatable {
     public let isBigEndian: Bool
     public let channelCount: Int
     public var bytesPerFrame: Int { bytesPerSample * channelCount }
+    /// The widest stream: JACK2's port maximum (a client gets 2045 ports beside another as wide).
+    public static let maximumChannelCount: UInt32 = 4096
 
     /// Checks `format` as Apple's queue does for linear PCM.
     ///
@@ -45,9 +47,8 @@ public struct LinearPCMLayout: Sendable, Equatable {
         guard format.mSampleRate.isFinite, format.mSampleRate >= 0, format.mSampleRate <= 1_536_000 else {
             throw reject("mSampleRate is \(format.mSampleRate); expected 0 (the device's rate) or a rate in Hz up to 1536000")
         }
-        // 4096: JACK2's port maximum (a client gets 2045 of them beside another as wide).
-        guard format.mChannelsPerFrame >= 1, format.mChannelsPerFrame <= 4096 else {
-            throw reject("mChannelsPerFrame is \(format.mChannelsPerFrame); expected 1 ... 4096")
+        guard format.mChannelsPerFrame >= 1, format.mChannelsPerFrame <= Self.maximumChannelCount else {
+            throw reject("mChannelsPerFrame is \(format.mChannelsPerFrame); expected 1 ... \(Self.maximumChannelCount)")
         }
         let flags = format.mFormatFlags
         guard flags & AudioFormatValues.isNonInterleaved == 0 else {

@@ -147,6 +147,12 @@ public final class AudioInputQueue: @unchecked Sendable {
         self.driver = driver
         self.callback = callback
         (processor, reader) = ring.take()
+        // In freewheel a full ring waits for the queue thread instead of dropping cycles: an
+        // offline bounce through JACK records every frame, as fast as the disk takes them.
+        if let jack = driver as? JackDriver {
+            processor.setWaitsWhenFull(jack.client.notifications.isFreewheeling.load(ordering: .relaxed))
+            jack.client.notifications.onFreewheelChange { [processor] freewheeling in processor.setWaitsWhenFull(freewheeling) }
+        }
         processor.arm(fromFrame: nil)
         pipeline = RecordingPipeline(format: checked, deviceRate: driver.sampleRate, packetStage: stage, reader: reader, lock: lock,
                                      onFirstCycle: { [unowned self] in reportRunning(true) },

@@ -26,4 +26,18 @@ static inline long long csndfile_time_reference(SNDFILE *file) {
     if (sf_command(file, SFC_GET_BROADCAST_INFO, &info, sizeof info) != SF_TRUE) return -1;
     return (long long)(((unsigned long long)info.time_reference_high << 32) | info.time_reference_low);
 }
+
+/* sync_file_range(2), which glibc declares only under _GNU_SOURCE (the Glibc module is built
+   without it); the symbol is glibc's since 2.6. Flags: WAIT_BEFORE 1, WRITE 2, WAIT_AFTER 4. */
+extern int sync_file_range(int fd, long long offset, long long count, unsigned int flags);
+
+/* Starts writing `count` bytes at `offset` of `fd` back to the disk; does not wait. */
+static inline int csndfile_start_writeback(int fd, long long offset, long long count) {
+    return sync_file_range(fd, offset, count, 2);
+}
+
+/* Waits until `count` bytes at `offset` of `fd` are on the disk. */
+static inline int csndfile_finish_writeback(int fd, long long offset, long long count) {
+    return sync_file_range(fd, offset, count, 1 | 2 | 4);
+}
 #endif

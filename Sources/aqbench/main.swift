@@ -76,12 +76,15 @@ case "multisine":
     samples.withUnsafeBytes { FileHandle.standardOutput.write(Data($0)) }
     exit(0)
 case "verify":
-    // aqbench verify FILE CHANNELS START_FRAME: streams a float recording of the test signal
-    // through libsndfile and compares every sample bit for bit with TestSignal at JACK frame
-    // START_FRAME + i; prints "frames N wrong W wrongFrames F" (W samples that differ, in F frames).
+    // aqbench verify FILE CHANNELS START_FRAME [FIRST_CHANNEL]: streams a float recording of the
+    // test signal through libsndfile and compares every sample bit for bit with TestSignal at
+    // JACK frame START_FRAME + i, the file's channel c with the signal's FIRST_CHANNEL + c (0-based;
+    // default 0: one part of a split recording starts later); prints "frames N wrong W
+    // wrongFrames F" (W samples that differ, in F frames).
     let reader = try AudioFileReader(path: arguments[2])
     let channels = Int(arguments[3])!
     let start = UInt64(arguments[4])!
+    let firstChannel = arguments.count > 5 ? Int(arguments[5])! : 0
     let chunk = 4800
     var buffer = [Float](repeating: 0, count: chunk * channels)
     var frame = 0
@@ -94,7 +97,7 @@ case "verify":
             for offset in 0 ..< read {
                 let jackFrame = UInt32(truncatingIfNeeded: start + UInt64(frame + offset))
                 let before = wrong
-                for channel in 0 ..< channels where samples[offset * channels + channel].bitPattern != TestSignal.sample(channel: channel, frame: jackFrame).bitPattern {
+                for channel in 0 ..< channels where samples[offset * channels + channel].bitPattern != TestSignal.sample(channel: firstChannel + channel, frame: jackFrame).bitPattern {
                     wrong += 1
                 }
                 if wrong != before { wrongFrames += 1 }

@@ -49,6 +49,7 @@ struct RecordCommand {
         // The file first: an existing file without --force is refused before anything is recorded.
         let targetFrames = options.seconds.map { Int64(($0 * format.mSampleRate).rounded()) }
         let session: any RecordingSession
+        var files = [options.path]
         var queue: AudioInputQueue!
         do {   // queue errors and file errors: both carry an OSStatus and a message
             // The queue's callback reaches the session through this box (the session needs the
@@ -66,6 +67,11 @@ struct RecordCommand {
                 session = PacketRecordSession(writer: writer, targetFrames: targetFrames, priming: queue.packetTableInfo?.priming ?? 0,
                                               framesPerPacket: Int(queue.format.mFramesPerPacket),
                                               deviceFramesPerFileFrame: Double(client.sampleRate) / format.mSampleRate)
+            } else if channelCount > SplitRecordingFiles.channelsPerFile {
+                // More channels than libsndfile puts in one file: one file per 1024 channels.
+                let parts = try SplitRecordingFiles(path: options.path, fileType: options.fileType!, format: format, eraseExisting: options.force)
+                files = parts.paths
+                session = RecordSession(writer: parts, targetFrames: targetFrames, deviceRate: Double(client.sampleRate))
             } else {
                 let writer = try AudioFile.create(path: options.path, fileType: options.fileType!, format: format, eraseExisting: options.force).pcmWriter!
                 session = RecordSession(writer: writer, targetFrames: targetFrames, deviceRate: Double(client.sampleRate))
@@ -116,7 +122,7 @@ struct RecordCommand {
             Diagnostics.error("the JACK server '\(client.serverName)' shut down (\(client.notifications.shutdownReason.withLock { $0 } ?? "no reason given")); the file holds everything recorded until then")
         }
         let summary = session.summary
-        var report = RecordReport(file: options.path, fileType: fourCharacterCode(options.fileType!), format: queue.format,
+        var report = RecordReport(files: files, fileType: fourCharacterCode(options.fileType!), format: queue.format,
                                   frames: summary.frames, startFrame: summary.start, lostFrames: summary.lost,
                                   overrunFrames: overruns, underrunFrames: underruns, xruns: xruns,
                                   ports: sources, exitReason: reason.rawValue)
@@ -128,7 +134,10 @@ struct RecordCommand {
 
 /// The final summary of a recording.
 struct RecordReport: Encodable {
+    /// The file, or the first of a recording split into files of 1024 channels.
     let file: String
+    /// Every file of the recording, in channel order (one unless split).
+    let files: [String]
     let fileType: String
     let sampleRate: Int
     let channels: Int
@@ -146,9 +155,10 @@ struct RecordReport: Encodable {
     /// How the process callback kept time (lateness, duration, late cycles).
     var processTiming: ProcessTiming?
 
-    init(file: String, fileType: String, format: AudioStreamBasicDescription, frames: Int64, startFrame: UInt64?,
+    init(files: [String], fileType: String, format: AudioStreamBasicDescription, frames: Int64, startFrame: UInt64?,
          lostFrames: Int64, overrunFrames: Int, underrunFrames: Int, xruns: Int, ports: [String], exitReason: String) {
-        self.file = file
+        file = files[0]
+        self.files = files
         self.fileType = fileType.trimmingCharacters(in: CharacterSet(charactersIn: "'"))
         sampleRate = Int(format.mSampleRate)
         channels = Int(format.mChannelsPerFrame)
@@ -170,7 +180,7 @@ struct RecordReport: Encodable {
     func print(json: Bool) {
         printSummary(self, json: json) {
             """
-            \(file): \(fileType), \(channels) ch, \(sampleRate) Hz, \(bitsPerChannel)-bit \(sampleFormat)
+            \(files.joined(separator: " + ")): \(fileType), \(channels) ch\(files.count > 1 ? " in \(files.count) files of at most \(SplitRecordingFiles.channelsPerFile)" : ""), \(sampleRate) Hz, \(bitsPerChannel)-bit \(sampleFormat)
               frames \(frames) (\(String(format: "%.3f", seconds)) s) from JACK frame \(startFrameTime.map(String.init) ?? "-")
               lost frames \(lostFrames) (written as silence), ring overruns \(overrunFrames), queue underruns \(underrunFrames), xruns \(xruns)
               stopped by: \(exitReason)

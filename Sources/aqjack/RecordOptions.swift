@@ -42,7 +42,8 @@ struct RecordOptions {
             case .option("-p"), .option("--port"):
                 ports.append(try cursor.value(for: "-p", expected: "a port name or glob, e.g. -p 'system:capture_*'"))
             case .option("-c"), .option("--channels"):
-                channels = try cursor.integer(for: "-c", in: 1 ... 1024, meaning: "a channel count (libsndfile writes at most 1024 per file)")
+                channels = try cursor.integer(for: "-c", in: 1 ... Int(LinearPCMLayout.maximumChannelCount),
+                                              meaning: "a channel count (a recording of more than 1024 is split into files of 1024 channels, libsndfile's limit)")
             case .option("-f"), .option("--format"):
                 let recordable = FileTypes.extensionList { !$0.recordableCodecs.isEmpty }
                 let text = try cursor.value(for: "-f", expected: recordable)

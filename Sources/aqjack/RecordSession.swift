@@ -8,7 +8,7 @@ import Synchronization
 /// writes it to the file, fills gaps with silence so the file stays aligned with the JACK
 /// timeline, stops at the requested length.
 final class RecordSession: @unchecked Sendable {
-    let writer: AudioFileWriter
+    let writer: any RecordingFiles
     let targetFrames: Int64?
     /// Device (JACK) frames per file frame: 1 unless the file's rate differs from the server's.
     let deviceFramesPerFileFrame: Double
@@ -23,10 +23,10 @@ final class RecordSession: @unchecked Sendable {
     /// Set once the requested length is written or a write failed: the main thread then stops.
     let isFinished = Atomic<Bool>(false)
 
-    init(writer: AudioFileWriter, targetFrames: Int64?, deviceRate: Double) {
+    init(writer: any RecordingFiles, targetFrames: Int64?, deviceRate: Double) {
         self.writer = writer
         self.targetFrames = targetFrames
-        deviceFramesPerFileFrame = deviceRate / writer.dataFormat.mSampleRate
+        deviceFramesPerFileFrame = deviceRate / writer.sampleRate
     }
 
     var framesWritten: Int64 { lock.withLock { writer.packetCount } }
@@ -49,7 +49,7 @@ final class RecordSession: @unchecked Sendable {
                 firstFrame = frame
                 if writer.canCarryTimeReference {
                     // BWF counts in the file's rate.
-                    try writer.setTimeReference(UInt64((frame / deviceFramesPerFileFrame).rounded()))
+                    try writer.markStart(frame: UInt64((frame / deviceFramesPerFileFrame).rounded()))
                 }
             }
             // Every buffer goes where its timestamp says, so file frame i is always JACK frame
@@ -67,8 +67,7 @@ final class RecordSession: @unchecked Sendable {
             frames -= skip
             if let targetFrames { frames = Int(max(0, min(Int64(frames), targetFrames - writer.packetCount))) }
             if frames > 0 {
-                try writer.writePackets(buffer.pointee.mAudioData + skip * bytesPerFrame, byteCount: frames * bytesPerFrame,
-                                        startPacket: writer.packetCount, packetCount: frames)
+                try writer.append(buffer.pointee.mAudioData + skip * bytesPerFrame, frames: frames)
             }
         } catch {
             failure = error.message
@@ -91,7 +90,7 @@ final class RecordSession: @unchecked Sendable {
         var left = frames
         while left > 0 {
             let count = min(left, chunk)
-            try writer.writePackets(zeros, byteCount: count * writer.layout.bytesPerFrame, startPacket: writer.packetCount, packetCount: count)
+            try writer.append(zeros, frames: count)
             left -= count
         }
     }

@@ -49,7 +49,7 @@ struct HostileCommandLineTests {
 
     /// (subcommand words before the option, option, values it must refuse, words after).
     static let numericOptions: [([String], String, [String], [String])] = [
-        (["record"], "-c", ["0", "-1", "NaN", "1e300", "1025", "2.5"], ["x.wav"]),
+        (["record"], "-c", ["0", "-1", "NaN", "1e300", "4097", "2.5"], ["x.wav"]),
         (["record"], "-r", ["0", "-1", "NaN", "1e300", "999", "768001"], ["x.wav"]),
         (["record"], "-d", ["0", "-1", "NaN", "1e300", "1e15", "inf", "31536001"], ["x.wav"]),
         (["record"], "--bitrate", ["0", "-1", "NaN", "1e300", "7999", "512001"], ["x.m4a"]),

@@ -1,5 +1,6 @@
 import AQCore
 import AQJack
+import AQMedia
 import AQServerSuite
 import AQTestSupport
 import CSndFile
@@ -28,7 +29,7 @@ func verifyFloatRecording(_ file: SoundFileContents, channels: Int) -> (frames: 
 }
 
 struct RecordSummary: Decodable {
-    let file: String, fileType: String, sampleRate: Int, channels: Int, bitsPerChannel: Int, sampleFormat: String
+    let file: String, files: [String], fileType: String, sampleRate: Int, channels: Int, bitsPerChannel: Int, sampleFormat: String
     let frames: Int64, seconds: Double, startFrameTime: UInt64?, lostFrames: Int64, overrunFrames: Int
     let underrunFrames: Int, xruns: Int, ports: [String], exitReason: String
     let processTiming: Timing?
@@ -247,75 +248,141 @@ extension JackServerSuite {
         func wideRecordingToDisk() throws {
             let server = try PrivateJackServer(period: 128, portMaximum: 4096, realtime: true)
             defer { server.stop() }
-            let channels = 1024
-            // Release builds, as a studio runs them: in a debug build the generator's process
-            // callback alone takes most of a period at 1024 channels, and aqjack's queue thread
-            // cannot copy 196 MB/s (measured: 131,584 frames overrun). Scripts/test.sh and
-            // Scripts/sanitize.sh build release (in the package's .build) before the tests.
-            let packageRoot = URL(fileURLWithPath: #filePath.components(separatedBy: "/Tests/")[0])
-            let release = packageRoot.appendingPathComponent(".build/release")
-            let aqjack = release.appendingPathComponent("aqjack"), aqbench = release.appendingPathComponent("aqbench")
-            try #require(FileManager.default.isExecutableFile(atPath: aqjack.path) && FileManager.default.isExecutableFile(atPath: aqbench.path),
-                         "no release build at \(release.path): run Scripts/test.sh, which builds it first")
-            let generator = Process()
-            generator.executableURL = aqbench
-            generator.arguments = ["generate", "\(channels)", "60"]
-            generator.environment = ProcessInfo.processInfo.environment.merging(["JACK_DEFAULT_SERVER": server.name]) { $1 }
-            let ready = Pipe()
-            generator.standardOutput = ready
-            try generator.run()
-            defer { generator.terminate(); generator.waitUntilExit() }
-            #expect(String(decoding: ready.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready"))
             // The temporary directory is on the disk here (/tmp, not a tmpfs): the case that lost
             // frames when whole buffers went to write(2) at once.
             let path = temporaryPath("1024ch.wav")
-            let out = URL(fileURLWithPath: temporaryPath("1024ch.out"))
-            let err = URL(fileURLWithPath: temporaryPath("1024ch.err"))
-            defer { for file in [path, out.path, err.path] { try? FileManager.default.removeItem(atPath: file) } }
-            let process = Process()
-            process.executableURL = aqjack
-            process.arguments = ["record", "--json", "--no-meter", "--server", server.name, "-p", "bench-gen:out_*", "-d", "10", path]
-            FileManager.default.createFile(atPath: out.path, contents: nil)
-            FileManager.default.createFile(atPath: err.path, contents: nil)
-            process.standardOutput = try FileHandle(forWritingTo: out)
-            process.standardError = try FileHandle(forWritingTo: err)
-            try process.run()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
-            let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: out))
-            #expect(summary.channels == channels && summary.frames == 480_000)
-            let timing = try #require(summary.processTiming)
-            #expect(summary.lostFrames == 0 && summary.overrunFrames == 0,
-                    "lost \(summary.lostFrames), overrun \(summary.overrunFrames), xruns \(summary.xruns), timing \(timing)")
-            // The xruns aqjack caused: callbacks that alone outran their cycle. (A callback that
-            // began late, after a late generator or a busy kernel, and so ended after the next
-            // cycle's start, is counted in lateCycles: one in a CI run, with 0 frames lost.)
-            #expect(timing.slowCycles == 0, "aqjack's process callback outran its cycle \(timing.slowCycles) times (\(timing))")
-            // Every sample, bit for bit: frame i is JACK frame startFrameTime + i on every
-            // channel (`aqbench verify`, release, streams the 2 GB file through libsndfile).
-            let start = try #require(summary.startFrameTime)
-            let verify = Process()
-            verify.executableURL = aqbench
-            verify.arguments = ["verify", path, "\(channels)", "\(start)"]
-            let verdict = Pipe()
-            verify.standardOutput = verdict
-            try verify.run()
-            let words = String(decoding: verdict.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: " ")
-            verify.waitUntilExit()
-            let figures = words.compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            try #require(figures.count == 3, "aqbench verify: \(words.joined(separator: " "))")
-            #expect(figures[0] == 480_000)
-            // A cycle the generator did not finish in time (a server xrun, not aqjack's: its
-            // callbacks were never late, checked above) reaches the recorder with stale samples;
-            // only such cycles may differ, whole, at most one per reported xrun. Without xruns
-            // every sample is the signal's.
-            if summary.xruns == 0 {
-                #expect(figures[1] == 0, "aqbench verify: \(words.joined(separator: " "))")
-            } else {
-                #expect(figures[2] <= summary.xruns * 128 && figures[1] == figures[2] * channels,
-                        "\(summary.xruns) server xruns; aqbench verify: \(words.joined(separator: " "))")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let summary = try WideRecording.record(channels: 1024, seconds: 10, path: path, server: server)
+            #expect(summary.files == [path])
+            try WideRecording.expectBitExact(summary, path: path, channels: 1024, firstChannel: 0, frames: 480_000)
+        }
+
+        @Test("1024 channels for 10 s of audio in freewheel, the server switched to it once the recording runs: every frame bit-exact, 0 lost, 0 overrun (a full ring waits for the disk instead of dropping)")
+        func wideRecordingInFreewheel() throws {
+            let server = try PrivateJackServer(period: 128, portMaximum: 4096, realtime: true)
+            defer { server.stop() }
+            let path = temporaryPath("1024ch-freewheel.wav")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let summary = try WideRecording.record(channels: 1024, seconds: 10, path: path, server: server, freewheel: true)
+            try WideRecording.expectBitExact(summary, path: path, channels: 1024, firstChannel: 0, frames: 480_000)
+        }
+
+        @Test("1100 channels (more than one file holds): two files of 1024 and 76 channels, the same length and start frame, every sample bit-exact, 0 frames lost")
+        func splitRecording() throws {
+            let server = try PrivateJackServer(period: 128, portMaximum: 4096, realtime: true)
+            defer { server.stop() }
+            let path = temporaryPath("1100ch.wav")
+            let parts = [SplitRecordingName.part(path, "1-1024"), SplitRecordingName.part(path, "1025-1100")]
+            defer { for file in parts { try? FileManager.default.removeItem(atPath: file) } }
+            let summary = try WideRecording.record(channels: 1100, seconds: 2, path: path, server: server)
+            #expect(summary.files == parts && summary.file == parts[0] && !FileManager.default.fileExists(atPath: path))
+            try WideRecording.expectBitExact(summary, path: parts[0], channels: 1024, firstChannel: 0, frames: 96_000)
+            try WideRecording.expectBitExact(summary, path: parts[1], channels: 76, firstChannel: 1024, frames: 96_000)
+            // Both carry the start frame (BWF), so a DAW lines them up.
+            for part in parts {
+                #expect(try AudioFileReader(path: part).timeReference == summary.startFrameTime.map(Int64.init))
             }
         }
     }
 }
 
+/// `take.wav` → `take.chFIRST-LAST.wav`: the names aqjack gives the parts of a split recording.
+enum SplitRecordingName {
+    static func part(_ path: String, _ range: String) -> String {
+        (path as NSString).deletingPathExtension + ".ch\(range)." + (path as NSString).pathExtension
+    }
+}
+
+/// Wide recordings with the release builds, as a studio runs them: in a debug build the
+/// generator's process callback alone takes most of a period at 1024 channels, and aqjack's
+/// queue thread cannot copy 196 MB/s (measured: 131,584 frames overrun). Scripts/test.sh and
+/// Scripts/sanitize.sh build release (in the package's .build) before the tests.
+enum WideRecording {
+    static var release: URL {
+        URL(fileURLWithPath: #filePath.components(separatedBy: "/Tests/")[0]).appendingPathComponent(".build/release")
+    }
+
+    /// Records `channels` test-signal channels (`aqbench generate`) for `seconds` with
+    /// `aqjack record --json` on `server`; expects exit 0, 0 frames lost or overrun, and no
+    /// callback of aqjack's that outran its cycle. With `freewheel`, switches the server to
+    /// freewheel once the first second is in the file (and back after the recording), where
+    /// cycles have no deadline, so their lengths are not checked. Returns the summary.
+    static func record(channels: Int, seconds: Int, path: String, server: PrivateJackServer, freewheel: Bool = false) throws -> RecordSummary {
+        let aqjack = release.appendingPathComponent("aqjack"), aqbench = release.appendingPathComponent("aqbench")
+        try #require(FileManager.default.isExecutableFile(atPath: aqjack.path) && FileManager.default.isExecutableFile(atPath: aqbench.path),
+                     "no release build at \(release.path): run Scripts/test.sh, which builds it first")
+        let generator = Process()
+        generator.executableURL = aqbench
+        generator.arguments = ["generate", "\(channels)", "\(seconds + 50)"]
+        generator.environment = ProcessInfo.processInfo.environment.merging(["JACK_DEFAULT_SERVER": server.name]) { $1 }
+        let ready = Pipe()
+        generator.standardOutput = ready
+        try generator.run()
+        defer { generator.terminate(); generator.waitUntilExit() }
+        #expect(String(decoding: ready.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready"))
+        let out = URL(fileURLWithPath: path + ".out"), err = URL(fileURLWithPath: path + ".err")
+        defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+        let process = Process()
+        process.executableURL = aqjack
+        process.arguments = ["record", "--json", "--no-meter", "--server", server.name, "-p", "bench-gen:out_*", "-d", "\(seconds)", path]
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        try process.run()
+        if freewheel {
+            let switcher = try JackClient(name: TestServer.uniqueClientName("freewheel"), server: server.name)
+            defer { switcher.close() }
+            let oneSecond = UInt64(48000 * channels * 4)
+            let deadline = Date().addingTimeInterval(20)
+            func size() -> UInt64 { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.uint64Value ?? 0 }
+            while process.isRunning, Date() < deadline, size() < oneSecond { usleep(20_000) }
+            try switcher.setFreewheel(true)
+            process.waitUntilExit()
+            try switcher.setFreewheel(false)
+        }
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+        let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: out))
+        #expect(summary.channels == channels && summary.frames == Int64(seconds * 48000))
+        let timing = try #require(summary.processTiming)
+        #expect(summary.lostFrames == 0 && summary.overrunFrames == 0,
+                "lost \(summary.lostFrames), overrun \(summary.overrunFrames), xruns \(summary.xruns), timing \(timing)")
+        // The xruns aqjack caused: callbacks that alone outran their cycle. (A callback that
+        // began late, after a late generator or a busy kernel, and so ended after the next
+        // cycle's start, is counted in lateCycles: one in a CI run, with 0 frames lost.)
+        if !freewheel {
+            #expect(timing.slowCycles == 0, "aqjack's process callback outran its cycle \(timing.slowCycles) times (\(timing))")
+        }
+        return summary
+    }
+
+    /// Every sample of `path` (`channels` channels, the signal's from `firstChannel` on), bit for
+    /// bit: frame i is JACK frame startFrameTime + i on every channel (`aqbench verify`, release,
+    /// streaming the file through libsndfile).
+    static func expectBitExact(_ summary: RecordSummary, path: String, channels: Int, firstChannel: Int, frames: Int) throws {
+        let start = try #require(summary.startFrameTime)
+        let verify = Process()
+        verify.executableURL = release.appendingPathComponent("aqbench")
+        verify.arguments = ["verify", path, "\(channels)", "\(start)", "\(firstChannel)"]
+        let verdict = Pipe()
+        verify.standardOutput = verdict
+        try verify.run()
+        let words = String(decoding: verdict.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: " ")
+        verify.waitUntilExit()
+        let figures = words.compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        try #require(figures.count == 3, "aqbench verify: \(words.joined(separator: " "))")
+        #expect(figures[0] == frames)
+        // A cycle the generator did not finish in time (a server xrun, not aqjack's: its
+        // callbacks were never late, checked in record) reaches the recorder with stale samples;
+        // only such cycles may differ, whole, at most one per reported xrun. Without xruns
+        // every sample is the signal's.
+        if summary.xruns == 0 {
+            #expect(figures[1] == 0, "aqbench verify: \(words.joined(separator: " "))")
+        } else {
+            #expect(figures[2] <= summary.xruns * 128 && figures[1] == figures[2] * channels,
+                    "\(summary.xruns) server xruns; aqbench verify: \(words.joined(separator: " "))")
+        }
+    }
+
+}

@@ -1,0 +1,139 @@
+import AQCodecs
+import AQMedia
+import CAudioTypes
+import Glibc
+
+/// Where `aqjack record` puts linear-PCM frames: one file, or, for more channels than one file
+/// holds, several (``SplitRecordingFiles``). Used from the queue thread only.
+protocol RecordingFiles: AnyObject {
+    /// The layout of the whole stream (every channel), as the queue delivers it.
+    var layout: LinearPCMLayout { get }
+    /// The rate of the files, Hz.
+    var sampleRate: Double { get }
+    /// Frames written to each file so far.
+    var packetCount: Int64 { get }
+    /// The files, in channel order.
+    var paths: [String] { get }
+    /// Whether the files can carry the start frame (a BWF time reference: WAVE, RF64).
+    var canCarryTimeReference: Bool { get }
+    /// Records the JACK frame of the first sample (in the files' rate), before the first write.
+    func markStart(frame: UInt64) throws(AudioFileError)
+    /// Appends `frames` interleaved frames of the whole stream.
+    func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError)
+    func close() throws(AudioFileError)
+}
+
+extension AudioFileWriter: RecordingFiles {
+    var sampleRate: Double { dataFormat.mSampleRate }
+    var paths: [String] { [path] }
+    func markStart(frame: UInt64) throws(AudioFileError) { try setTimeReference(frame) }
+    func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError) {
+        try writePackets(bytes, byteCount: frames * layout.bytesPerFrame, startPacket: packetCount, packetCount: frames)
+    }
+}
+
+/// A recording wider than libsndfile's 1024 channels a file, kept as files of at most 1024
+/// channels each: `take.wav` of 2040 channels becomes `take.ch1-1024.wav` and
+/// `take.ch1025-2040.wav`. Every file starts at the same JACK frame (each carries the same BWF
+/// time reference where the type has one) and has the same length, so a DAW lines them up; each
+/// is an ordinary file that libsndfile, sox and ffprobe read.
+///
+/// Each buffer's frames are gathered into one file's channels at a time (a scratch buffer of
+/// ``scratchFrames`` frames, allocated once) and written. Queue thread only.
+final class SplitRecordingFiles: RecordingFiles {
+    /// The most channels one file takes (libsndfile's limit).
+    static let channelsPerFile = 1024
+    /// Frames gathered per write: 4096 frames of 1024 float channels is 16 MiB.
+    static let scratchFrames = 4096
+
+    let layout: LinearPCMLayout
+    let sampleRate: Double
+    private let parts: [(writer: AudioFileWriter, firstChannel: Int)]
+    private let scratch: UnsafeMutableRawPointer
+
+    /// The path of the part holding channels `first ... last` (1-based) of a recording to `path`.
+    static func partPath(_ path: String, first: Int, last: Int) -> String {
+        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
+        let name = path[slash...]
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "\(path).ch\(first)-\(last)" }
+        return "\(path[..<dot]).ch\(first)-\(last)\(path[dot...])"
+    }
+
+    /// Creates one file per 1024 channels of `format` (linear PCM), of type `fileType`. An
+    /// existing part without `eraseExisting` is refused before any file is created.
+    init(path: String, fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool) throws(AudioFileError) {
+        layout = try LinearPCMLayout(validating: format)
+        let channels = layout.channelCount
+        let ranges = stride(from: 0, to: channels, by: Self.channelsPerFile).map { ($0, min(channels, $0 + Self.channelsPerFile)) }
+        for (first, end) in ranges {
+            try OutputPath.checkCreatable(Self.partPath(path, first: first + 1, last: end), eraseExisting: eraseExisting)
+        }
+        var parts: [(writer: AudioFileWriter, firstChannel: Int)] = []
+        for (first, end) in ranges {
+            var partFormat = format
+            partFormat.mChannelsPerFrame = UInt32(end - first)
+            partFormat.mBytesPerFrame = UInt32(layout.bytesPerSample * (end - first))
+            partFormat.mBytesPerPacket = partFormat.mBytesPerFrame
+            do throws(AudioFileError) {
+                let file = try AudioFile.create(path: Self.partPath(path, first: first + 1, last: end), fileType: fileType,
+                                                format: partFormat, eraseExisting: eraseExisting)
+                guard let writer = file.pcmWriter else {
+                    throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode, "a recording split into files of 1024 channels needs linear PCM")
+                }
+                parts.append((writer, first))
+            } catch {
+                // Nothing half made stays behind: the parts already created go again.
+                for part in parts {
+                    try? part.writer.close()
+                    unlink(part.writer.path)
+                }
+                throw error
+            }
+        }
+        self.parts = parts
+        sampleRate = parts[0].writer.dataFormat.mSampleRate
+        scratch = .allocate(byteCount: Self.scratchFrames * layout.bytesPerSample * Self.channelsPerFile, alignment: 16)
+    }
+
+    deinit {
+        try? close()
+        scratch.deallocate()
+    }
+
+    var packetCount: Int64 { parts[0].writer.packetCount }
+    var paths: [String] { parts.map(\.writer.path) }
+    var canCarryTimeReference: Bool { parts[0].writer.canCarryTimeReference }
+
+    func markStart(frame: UInt64) throws(AudioFileError) {
+        for part in parts { try part.writer.setTimeReference(frame) }
+    }
+
+    func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError) {
+        let sample = layout.bytesPerSample
+        let frameBytes = layout.bytesPerFrame
+        for part in parts {
+            let partBytes = part.writer.layout.bytesPerFrame
+            var done = 0
+            while done < frames {
+                let count = min(Self.scratchFrames, frames - done)
+                var source = bytes + done * frameBytes + part.firstChannel * sample
+                var destination = scratch
+                for _ in 0 ..< count {
+                    destination.copyMemory(from: source, byteCount: partBytes)
+                    source += frameBytes
+                    destination += partBytes
+                }
+                try part.writer.writePackets(scratch, byteCount: count * partBytes, startPacket: part.writer.packetCount, packetCount: count)
+                done += count
+            }
+        }
+    }
+
+    func close() throws(AudioFileError) {
+        var failure: AudioFileError?
+        for part in parts where part.writer.isOpen {
+            do throws(AudioFileError) { try part.writer.close() } catch { failure = failure ?? error }
+        }
+        if let failure { throw failure }
+    }
+}
