@@ -54,8 +54,12 @@ measure() {  # name, command...
 
 a=$(measure aqjack .build/release/aqjack record --json --name bench-rec -p 'bench-gen:out_*' -d "$seconds" --no-meter "$work/aqjack.wav")
 a_xruns=$(json_field xruns "$work/aqjack.log")
-j=$(measure jack_capture jack_capture --daemon -c "$channels" -p 'bench-gen:out_*' -d "$seconds" --hook-close "echo closed" -fn "$work/jack_capture.wav")
-j_xruns=$(grep -o 'closed [^ ]* [0-9]*' "$work/jack_capture.log" | awk '{ print $3 }')
+# jack_capture hands its xrun count to a close hook (FILE XRUNS IO-ERRORS), run after it exits.
+printf '#!/bin/sh\necho "$2" > "%s/jack_capture.xruns"\n' "$work" > "$work/hook.sh"
+chmod +x "$work/hook.sh"
+j=$(measure jack_capture jack_capture --daemon -c "$channels" -p 'bench-gen:out_*' -d "$seconds" --hook-close "$work/hook.sh" -fn "$work/jack_capture.wav")
+for _ in $(seq 1 20); do [ -s "$work/jack_capture.xruns" ] && break; sleep 0.1; done
+j_xruns=$(cat "$work/jack_capture.xruns" 2>/dev/null)
 
 read -r _ a_cpu a_rss _ a_frames _ a_partial _ a_lost _ a_start _ a_repeated <<<"$a"
 read -r _ j_cpu j_rss _ j_frames _ j_partial _ j_lost _ j_start _ j_repeated <<<"$j"

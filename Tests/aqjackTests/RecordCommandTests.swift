@@ -244,26 +244,19 @@ extension JackServerSuite {
             #expect(soxFrames(path) == file.frames)
         }
 
-        @Test("1024 channels for 10 s in real time to a file on disk (not /dev/shm), on a real-time server with room for 4096 ports: every sample bit-exact from one start frame (but whole cycles of a server xrun), 0 frames lost, no callback of aqjack's longer than its cycle")
-        func wideRecordingToDisk() throws {
+        /// Real time, then the data check in freewheel (the server switched to it once the first
+        /// second is in the file), where a full capture ring waits for the disk instead of dropping.
+        @Test("1024 channels for 10 s to a file on disk (not /dev/shm), on a real-time server with room for 4096 ports, in real time and in freewheel: every sample bit-exact from one start frame (but whole cycles of a server xrun), 0 frames lost, in real time no callback of aqjack's longer than its cycle",
+              arguments: [false, true])
+        func wideRecordingToDisk(freewheel: Bool) throws {
             let server = try PrivateJackServer(period: 128, portMaximum: 4096, realtime: true)
             defer { server.stop() }
             // The temporary directory is on the disk here (/tmp, not a tmpfs): the case that lost
             // frames when whole buffers went to write(2) at once.
-            let path = temporaryPath("1024ch.wav")
+            let path = temporaryPath(freewheel ? "1024ch-freewheel.wav" : "1024ch.wav")
             defer { try? FileManager.default.removeItem(atPath: path) }
-            let summary = try WideRecording.record(channels: 1024, seconds: 10, path: path, server: server)
+            let summary = try WideRecording.record(channels: 1024, seconds: 10, path: path, server: server, freewheel: freewheel)
             #expect(summary.files == [path])
-            try WideRecording.expectBitExact(summary, path: path, channels: 1024, firstChannel: 0, frames: 480_000)
-        }
-
-        @Test("1024 channels for 10 s of audio in freewheel, the server switched to it once the recording runs: every frame bit-exact, 0 lost, 0 overrun (a full ring waits for the disk instead of dropping)")
-        func wideRecordingInFreewheel() throws {
-            let server = try PrivateJackServer(period: 128, portMaximum: 4096, realtime: true)
-            defer { server.stop() }
-            let path = temporaryPath("1024ch-freewheel.wav")
-            defer { try? FileManager.default.removeItem(atPath: path) }
-            let summary = try WideRecording.record(channels: 1024, seconds: 10, path: path, server: server, freewheel: true)
             try WideRecording.expectBitExact(summary, path: path, channels: 1024, firstChannel: 0, frames: 480_000)
         }
 
@@ -374,13 +367,15 @@ enum WideRecording {
         try #require(figures.count == 3, "aqbench verify: \(words.joined(separator: " "))")
         #expect(figures[0] == frames)
         // A cycle the generator did not finish in time (a server xrun, not aqjack's: its
-        // callbacks were never late, checked in record) reaches the recorder with stale samples;
-        // only such cycles may differ, whole, at most one per reported xrun. Without xruns
-        // every sample is the signal's.
+        // callbacks were never late, checked in record) reaches the recorder with stale samples,
+        // on every channel or (the generator cut off mid-cycle) on the channels it had not yet
+        // written: an ASan run had 1 xrun and 16 frames with 285 of 1024 channels stale. Only
+        // such frames may differ, at most one cycle's per reported xrun. Without xruns every
+        // sample is the signal's.
         if summary.xruns == 0 {
             #expect(figures[1] == 0, "aqbench verify: \(words.joined(separator: " "))")
         } else {
-            #expect(figures[2] <= summary.xruns * 128 && figures[1] == figures[2] * channels,
+            #expect(figures[2] <= summary.xruns * 128,
                     "\(summary.xruns) server xruns; aqbench verify: \(words.joined(separator: " "))")
         }
     }
