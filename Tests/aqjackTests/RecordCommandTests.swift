@@ -311,7 +311,9 @@ enum WideRecording {
         let ready = Pipe()
         generator.standardOutput = ready
         try generator.run()
-        defer { generator.terminate(); generator.waitUntilExit() }
+        // SIGKILL: the child inherits the test process's signal mask, SIGTERM blocked, so
+        // terminate() left the generator running out its time (the 2 s split test took 53 s).
+        defer { kill(generator.processIdentifier, SIGKILL); generator.waitUntilExit() }
         #expect(String(decoding: ready.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready"))
         let out = URL(fileURLWithPath: path + ".out"), err = URL(fileURLWithPath: path + ".err")
         defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
