@@ -77,7 +77,14 @@ extension JackServerSuite {
             #expect(file.frames == 20 * 48000 && file.channels == 16)
             #expect(file.timeReference.map(UInt64.init) == summary.startFrameTime)
             let check = verifyFloatRecording(file, channels: 16)
-            #expect(check.wrong == 0)
+            // Bit-exact, but for cycles a server xrun left stale (the generator, in this debug
+            // test process, not finished in time: a CI run had 1 such cycle, 2048 samples): at
+            // most one cycle's frames per reported xrun.
+            if summary.xruns == 0 {
+                #expect(check.wrong == 0, "\(summary)")
+            } else {
+                #expect(check.wrong <= summary.xruns * 128 * 16, "\(summary.xruns) xruns, \(check.wrong) wrong samples")
+            }
             // Silence only where the recorder reported lost frames (an xrun on a loaded machine).
             #expect(Int64(check.silent) == summary.lostFrames, "\(summary)")
             #expect(soxFrames(path) == 20 * 48000)
