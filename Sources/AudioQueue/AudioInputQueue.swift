@@ -229,6 +229,10 @@ public final class AudioInputQueue: @unchecked Sendable {
     ///
     /// The corresponding Apple function is `AudioQueueStart`.
     public func start(atFrame startFrame: UInt64? = nil) throws(AudioQueueError) {
+        // A scheduled start replaces a pending one at once, before the connecting (a server
+        // round trip a channel): a start() then start(atFrame:) must not record from the first's
+        // frame meanwhile (a CI run: the first buffer 9,453 frames early).
+        if let startFrame { processor.arm(fromFrame: startFrame) }
         let (deviceName, sources) = lock.withLock { (device, explicitSources) }
         let made = try QueueDevice.connect(channelNames, direction: .input, on: driver, deviceName: deviceName, explicit: sources)
         lock.withLock {
