@@ -243,12 +243,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         if let startFrame {
             processor.arm(fromFrame: startFrame)
         } else if made {
-            // The server takes new connections at the start of the first cycle after they are
-            // made. `nextCycleFrameTime` is the start of the cycle after the latest one this
-            // queue processed; when a cycle has begun without the queue having run in it yet,
-            // that is the begun one, which may still have the old graph: one period later is
-            // the first cycle sure to carry every new connection, so all channels start there.
-            processor.arm(fromFrame: processor.nextCycleFrameTime + UInt64(driver.bufferSize))
+            processor.arm(fromFrame: QueueDevice.firstFrameWithNewConnections(nextCycleFrame: processor.nextCycleFrameTime, on: driver))
         } else {
             processor.arm(fromFrame: 0)
         }

@@ -282,13 +282,10 @@ public final class AudioOutputQueue: @unchecked Sendable {
         } else {
             processor.cancelDrain()
             applyVolume(rampFrames: 0)
-            // On a device, from the first cycle sure to carry new connections: the server takes
-            // them at the start of the first cycle after they are made, and `nextCycleFrame` may
-            // be the start of a cycle that has begun without this queue having run in it yet, so
-            // one period after it (AudioInputQueue.start reasons the same). Offline rendering
-            // starts with the first frame rendered.
+            // On a device, from the first cycle sure to carry the new connections; offline
+            // rendering starts with the first frame rendered.
             let first = renderer.map(\.currentFrame)
-                ?? processor.nextCycleFrame.load(ordering: .relaxed) + UInt64(driver.bufferSize)
+                ?? QueueDevice.firstFrameWithNewConnections(nextCycleFrame: processor.nextCycleFrame.load(ordering: .relaxed), on: driver)
             processor.play(fromFrame: startFrame ?? first)
         }
         lock.withLock {

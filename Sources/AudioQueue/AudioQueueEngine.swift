@@ -165,6 +165,17 @@ enum QueueDevice {
         return made
     }
 
+    /// The first JACK frame sure to carry connections made just now, given `nextCycleFrame`,
+    /// the start of the cycle after the latest one the queue's processor ran in.
+    ///
+    /// The server takes new connections at the start of the first cycle after they are made.
+    /// When a cycle has begun without the processor having run in it yet, `nextCycleFrame` is
+    /// that begun cycle, which may still have the old graph: one period later is the first cycle
+    /// sure to have every new connection, so all channels start there together.
+    static func firstFrameWithNewConnections(nextCycleFrame: UInt64, on driver: any AudioDriver) -> UInt64 {
+        nextCycleFrame + UInt64(driver.bufferSize)
+    }
+
     /// Starts `processor` on `driver`, closing the driver when that fails.
     static func start<Processor: RealtimeProcessor>(_ processor: Processor, on driver: any AudioDriver) throws(AudioQueueError) {
         do {
