@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "AQCodecs", targets: ["AQCodecs", "AQMedia"]),
         .library(name: "AQCore", targets: ["AQCore"]),
         .library(name: "AQJack", targets: ["AQJack"]),
+        // LV2 plugins as processing stages (lilv): the plugin host.
+        .library(name: "AQPlugins", targets: ["AQPlugins"]),
     ],
     targets: [
         // C libraries from Debian, each through a module map and a shim header.
@@ -24,6 +26,10 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev"])]),
+        // The LV2 host's C side: the log feature (a variadic printf) and atom sequence helpers,
+        // over lv2-dev's headers.
+        .target(name: "CLV2Support"),
         // FFmpeg's headers, with its libraries loaded by dlopen on first use (see CFFmpeg.h: linking
         // them tripled the start-up time of every aqjack command).
         .target(name: "CFFmpeg", linkerSettings: [.linkedLibrary("dl")]),
@@ -42,6 +48,8 @@ let package = Package(
         // Codecs and compressed files (AAC through libavcodec, ADTS, CAF packet files, MPEG-4
         // through libavformat, magic cookies): the only importer of CFFmpeg.
         .target(name: "AQCodecs", dependencies: ["CFFmpeg", "AQCore", "AQMedia", "CAudioTypes"]),
+        // The LV2 plugin host: the only importer of CLilv.
+        .target(name: "AQPlugins", dependencies: ["AQMedia", "CLilv", "CLV2Support"]),
         // Core Audio structs and callback typedefs with Apple's layouts (C, for @convention(c)).
         .target(name: "CAudioTypes"),
         // The Swift-native queue engine over JACK.
@@ -50,7 +58,7 @@ let package = Package(
         // that code written for macOS/iOS compiles with its `import AudioToolbox` unchanged.
         .target(name: "AudioToolbox", dependencies: ["AudioQueue", "AQMedia", "AQCodecs", "CAudioTypes"]),
         // The command-line tool.
-        .executableTarget(name: "aqjack", dependencies: ["AQJack", "AQMedia", "AQCodecs", "AudioQueue"]),
+        .executableTarget(name: "aqjack", dependencies: ["AQJack", "AQMedia", "AQCodecs", "AudioQueue", "AQPlugins"]),
 
         // Test support reused by later issues: deterministic generator client, ring sink, server helpers.
         // The test signal's generator runs on JACK's process thread: the same real-time checks as AQCore.

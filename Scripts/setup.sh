@@ -6,9 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Build: the C libraries' headers. Run: jackd (server and example clients). Tests: sox, ffprobe.
+# Build: the C libraries' headers. Run: jackd (server and example clients). Tests: sox, ffprobe,
+# real LV2 plugins (swh-lv2, mda-lv2) and lv2ls (lilv-utils) to compare listings with.
 packages=(pkg-config libjack-jackd2-dev jackd2 libsndfile1-dev libsamplerate0-dev libsoxr-dev
-          libavcodec-dev libavformat-dev libavutil-dev libswresample-dev sox ffmpeg)
+          libavcodec-dev libavformat-dev libavutil-dev libswresample-dev sox ffmpeg
+          liblilv-dev lv2-dev lilv-utils swh-lv2 mda-lv2)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -29,6 +29,10 @@ public struct FileConversion {
         /// The library that converts rates.
         public var resampler = Resampler.Engine.soxr
         public var eraseExisting = false
+        /// Processing after the rate and channel conversion (LV2 plugins: `--lv2`), in order, at
+        /// the output's rate and channel count; their latency is compensated (the output's
+        /// first frame is the input's first frame, processed, and none is lost at the end).
+        public var stages: [any AudioProcessingStage] = []
         public init(inputPath: String, outputPath: String) {
             self.inputPath = inputPath
             self.outputPath = outputPath
@@ -119,10 +123,14 @@ public struct FileConversion {
         var input = [Float](repeating: 0, count: chunk * source.channelCount)
         var output = [Float](repeating: 0, count: 4 * chunk * channels + 64 * channels)
         var inputFrames: Int64 = 0
+        var stages = CompensatedStages(request.stages, channelCount: channels)
         func drain() throws(AudioFileError) {
             while mapper.availableFrames > 0 {
                 let frames = output.withUnsafeMutableBytes { mapper.pullFrames(into: $0.baseAddress!, maximumFrames: $0.count / (4 * channels)) }
-                try output.withUnsafeBufferPointer { (floats) throws(AudioFileError) in try sink.write(floats.baseAddress!, frameCount: frames) }
+                try output.withUnsafeMutableBufferPointer { (floats) throws(AudioFileError) in
+                    let (offset, count) = stages.process(floats.baseAddress!, frameCount: frames)
+                    if count > 0 { try sink.write(floats.baseAddress! + offset * channels, frameCount: count) }
+                }
             }
         }
         while true {
@@ -142,6 +150,7 @@ public struct FileConversion {
         }
         try inDomain(AudioFileError.self) { () throws(AudioConverterError) in try mapper.finish() }
         try drain()
+        try stages.finish { (floats, count) throws(AudioFileError) in try sink.write(floats, frameCount: count) }
         let written = try sink.finish()
         progress(1)
         return Summary(inputFrames: inputFrames, outputFrames: written.frames, outputFormat: written.format, fileType: fileType,

@@ -190,22 +190,33 @@ final class PlaybackPipeline {
                 let source = entry.buffer.pointee.mAudioData + frontOffset * layout.bytesPerFrame
                 layout.decode(from: source, into: floats.baseAddress!, count: count * channels)
             }
-            processing.process(floats.baseAddress!, frameCount: count, channelCount: channels)
         }
         frontOffset += count
+        processAndDeliverPiece(frameCount: count, atDeviceRate: atDeviceRate)
+        return .some(nil)
+    }
+
+    /// Runs `piece`'s first `frameCount` frames through the stages (their start-up silence
+    /// dropped: the stream's first frame plays first, as it would without them) and the
+    /// resampler into `pending`. Under the lock.
+    private func processAndDeliverPiece(frameCount count: Int, atDeviceRate: Bool) {
+        let channels = layout.channelCount
+        let dropped = piece.withUnsafeMutableBufferPointer { floats in
+            processing.isEmpty ? 0 : processing.process(floats.baseAddress!, frameCount: count, channelCount: channels)
+        }
+        guard dropped < count else { return }
         if atDeviceRate {
-            pending.append(contentsOf: piece[0 ..< count * channels])
-            return .some(nil)
+            pending.append(contentsOf: piece[dropped * channels ..< count * channels])
+            return
         }
         if resampler == nil {
             resampler = try? Resampler(channelCount: channels, ratio: Double(deviceRate) / format.sampleRate, quality: converterQuality, engine: resamplerEngine)
         }
         piece.withUnsafeBufferPointer { input in
-            resampler?.process(input.baseAddress!, frameCount: count) { output, produced in
+            resampler?.process(input.baseAddress! + dropped * channels, frameCount: count - dropped) { output, produced in
                 pending.append(contentsOf: UnsafeBufferPointer(start: output, count: produced * channels))
             }
         }
-        return .some(nil)
     }
 
     /// Decodes a compressed buffer's packets. A packet that fails is counted and skipped; a
@@ -239,10 +250,18 @@ final class PlaybackPipeline {
         return output
     }
 
-    /// Moves the resampler's delay line into the ring (the end of the stream). Takes the lock.
+    /// Moves the stages' tail (their latency of silence pushed through) and the resampler's
+    /// delay line into the ring (the end of the stream). Takes the lock.
     func flushResampler() {
         lock.withLock {
             let channels = layout.channelCount
+            if processing.hasPendingTail {
+                let count = processing.latencyFrames
+                if piece.count < count * channels { piece = [Float](repeating: 0, count: count * channels) }
+                piece.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+                processAndDeliverPiece(frameCount: count, atDeviceRate: format.sampleRate == Double(deviceRate))
+                processing.restartCompensation()
+            }
             resampler?.flush { output, produced in
                 pending.append(contentsOf: UnsafeBufferPointer(start: output, count: produced * channels))
             }

@@ -76,6 +76,9 @@ final class RecordingPipeline {
     private var resampledFrames = 0
     /// 4: frames being processed, and 1: a frame split by the ring's wrap.
     private var processingScratch: [Float] = []
+    /// The record the stages' latest input frames came in, and the frame of it after them:
+    /// where a flushed tail's frames belong.
+    private var lastProcessed: (CaptureCycle, Int)?
     private var stitchedFrame: [Float]
     /// 6: the buffer being filled (`enqueued[0]`): frames, or bytes and packets, and its stamp.
     private var filledFrames = 0
@@ -168,7 +171,7 @@ final class RecordingPipeline {
                 if placement.silence > 0 {
                     insertedSilenceFrames.add(Int(placement.silence), ordering: .relaxed)
                     let silence = [Float](repeating: 0, count: Int(placement.silence) * layout.channelCount)
-                    silence.withUnsafeBufferPointer { resampleLocked($0.baseAddress!, frameCount: Int(placement.silence), record: record) }
+                    silence.withUnsafeBufferPointer { resampleLocked($0.baseAddress!, frameCount: Int(placement.silence), record: record, recordOffset: 0) }
                 }
                 alreadyEncoded = Int(placement.skip)
                 repeatedFrames.add(alreadyEncoded, ordering: .relaxed)
@@ -180,49 +183,52 @@ final class RecordingPipeline {
                 // filled, so that every buffer's frames are contiguous from its timestamp (the
                 // caller sees the gap in the timestamps, as on Apple's queue).
                 finishResamplingLocked(record)
+                finishProcessingLocked()
                 deliverPartialBufferLocked()
             }
         }
         resumingFromPause = false
         guard alreadyEncoded < record.frameCount else { return }
-        forEachContiguousRun(of: samples, skippingFrames: alreadyEncoded) { frames, count in
-            resampleLocked(frames, frameCount: count, record: record)
+        forEachContiguousRun(of: samples, skippingFrames: alreadyEncoded) { frames, count, start in
+            resampleLocked(frames, frameCount: count, record: record, recordOffset: start)
         }
     }
 
     /// Hands the frames of a ring run, after its first `skip`, to `body` as contiguous runs
     /// straight from the ring: the first segment's whole frames, the one frame the wrap splits
-    /// (copied into ``stitchedFrame``), the rest of the second segment.
+    /// (copied into ``stitchedFrame``), the rest of the second segment; with each run, the frame
+    /// of the record it starts at.
     private func forEachContiguousRun(of samples: RingRegions<Float>, skippingFrames skip: Int,
-                                      _ body: (UnsafePointer<Float>, Int) -> Void) {
+                                      _ body: (UnsafePointer<Float>, Int, Int) -> Void) {
         let channels = layout.channelCount
         let totalFrames = samples.count / channels
         var frame = skip
         let firstFrames = samples.first.count / channels
         if frame < firstFrames {
-            body(UnsafePointer(samples.first.baseAddress! + frame * channels), firstFrames - frame)
+            body(UnsafePointer(samples.first.baseAddress! + frame * channels), firstFrames - frame, frame)
             frame = firstFrames
         }
         let split = samples.first.count % channels
         if split != 0 && frame == firstFrames && frame < totalFrames {
             stitchedFrame.withUnsafeMutableBufferPointer { stitch in
                 for channel in 0 ..< channels { stitch[channel] = samples[firstFrames * channels + channel] }
-                body(UnsafePointer(stitch.baseAddress!), 1)
+                body(UnsafePointer(stitch.baseAddress!), 1, firstFrames)
             }
             frame += 1
         }
         if frame < totalFrames {
             // Frame f of the run starts at sample f·C, which is in the second segment here.
-            body(UnsafePointer(samples.second.baseAddress! + (frame * channels - samples.first.count)), totalFrames - frame)
+            body(UnsafePointer(samples.second.baseAddress! + (frame * channels - samples.first.count)), totalFrames - frame, frame)
         }
     }
 
     // MARK: 3. Resample
 
-    /// Device-rate frames: resample when needed, then go on to the processing stages.
-    private func resampleLocked(_ frames: UnsafePointer<Float>, frameCount: Int, record: CaptureCycle) {
+    /// Device-rate frames, starting `recordOffset` frames into `record`: resample when needed,
+    /// then go on to the processing stages.
+    private func resampleLocked(_ frames: UnsafePointer<Float>, frameCount: Int, record: CaptureCycle, recordOffset: Int) {
         guard isResampling else {
-            processLocked(frames, frameCount: frameCount, record: record)
+            processLocked(frames, frameCount: frameCount, record: record, recordOffset: recordOffset)
             return
         }
         if resampler == nil {
@@ -233,7 +239,7 @@ final class RecordingPipeline {
             resampledFrames = 0
         }
         resampler?.process(frames, frameCount: frameCount) { output, count in
-            processLocked(output, frameCount: count, record: record)
+            processLocked(output, frameCount: count, record: record, recordOffset: 0)
         }
     }
 
@@ -242,37 +248,61 @@ final class RecordingPipeline {
         guard let resampler, resampleAnchor != nil else { return }
         let timing = record ?? lastRecord
         resampler.flush { output, count in
-            if let timing { processLocked(output, frameCount: count, record: timing) }
+            if let timing { processLocked(output, frameCount: count, record: timing, recordOffset: 0) }
         }
         resampleAnchor = nil
     }
 
-    /// Called by stop and flush: drains the resampler so the last frames reach the buffers. Takes the lock.
+    /// Called by stop and flush: drains the resampler and the processing stages so the last
+    /// frames reach the buffers. Takes the lock.
     func finishResampling() {
-        lock.withLock { finishResamplingLocked(nil) }
+        lock.withLock {
+            finishResamplingLocked(nil)
+            finishProcessingLocked()
+        }
     }
 
     // MARK: 4. Processing stages
 
-    private func processLocked(_ frames: UnsafePointer<Float>, frameCount: Int, record: CaptureCycle) {
+    /// Runs the stages over frames that start `recordOffset` frames into `record`. With latency
+    /// L, what comes out is the input of L frames before: the stages' first L frames after a
+    /// (re)start are dropped and the rest are stamped L frames earlier, so a recording through
+    /// a look-ahead limiter still starts on its first device frame (issue 12).
+    private func processLocked(_ frames: UnsafePointer<Float>, frameCount: Int, record: CaptureCycle, recordOffset: Int) {
         guard !processing.isEmpty else {
-            emitLocked(frames, frameCount: frameCount, record: record)
+            emitLocked(frames, frameCount: frameCount, record: record, recordOffset: recordOffset)
             return
         }
-        let sampleCount = frameCount * layout.channelCount
+        let channels = layout.channelCount
+        let sampleCount = frameCount * channels
         if processingScratch.count < sampleCount { processingScratch = [Float](repeating: 0, count: sampleCount) }
+        lastProcessed = (record, recordOffset + frameCount)
         processingScratch.withUnsafeMutableBufferPointer { scratch in
             scratch.baseAddress!.update(from: frames, count: sampleCount)
-            processing.process(scratch.baseAddress!, frameCount: frameCount, channelCount: layout.channelCount)
-            emitLocked(UnsafePointer(scratch.baseAddress!), frameCount: frameCount, record: record)
+            let dropped = processing.process(scratch.baseAddress!, frameCount: frameCount, channelCount: channels)
+            guard dropped < frameCount else { return }
+            emitLocked(UnsafePointer(scratch.baseAddress! + dropped * channels), frameCount: frameCount - dropped, record: record,
+                       recordOffset: recordOffset + dropped - processing.latencyFrames)
         }
+    }
+
+    /// Pushes the stages' latency of silence through them after the latest frames (a stop, or a
+    /// gap in the input), so those frames reach the buffers; the next frames start a new
+    /// compensated run.
+    private func finishProcessingLocked() {
+        guard processing.hasPendingTail, let (record, end) = lastProcessed else { return }
+        let silence = [Float](repeating: 0, count: processing.latencyFrames * layout.channelCount)
+        silence.withUnsafeBufferPointer { processLocked($0.baseAddress!, frameCount: processing.latencyFrames, record: record, recordOffset: end) }
+        processing.restartCompensation()
+        lastProcessed = nil
     }
 
     // MARK: 5 and 6. Convert or encode, fill buffers
 
     /// Puts `frameCount` interleaved frames (in the format's rate) into the enqueued buffers,
-    /// delivering each buffer as it fills.
-    private func emitLocked(_ frames: UnsafePointer<Float>, frameCount: Int, record: CaptureCycle) {
+    /// delivering each buffer as it fills. Without resampling, the first is device frame
+    /// `record.frameTime + recordOffset` (the offset may be negative: frames delayed by stages).
+    private func emitLocked(_ frames: UnsafePointer<Float>, frameCount: Int, record: CaptureCycle, recordOffset: Int) {
         lastRecord = record
         if let packetStage {
             encodeLocked(frames, frameCount: frameCount, record: record, stage: packetStage)
@@ -293,7 +323,7 @@ final class RecordingPipeline {
             }
             isInUnderrun = false
             if filledFrames == 0 {
-                fillStart = timestamp(ofOutputFrame: offset, record: record)
+                fillStart = timestamp(ofOutputFrame: recordOffset + offset, record: record)
                 if firstRecordedFrame == nil { firstRecordedFrame = fillStart.mSampleTime }
             }
             let capacityFrames = Int(buffer.pointee.mAudioDataBytesCapacity) / bytesPerFrame
@@ -463,7 +493,7 @@ final class RecordingPipeline {
             let deviceFrame = anchor + Double(resampledFrames) * Double(deviceRate) / format.sampleRate
             return timestamp(ofDeviceFrame: deviceFrame, in: record)
         }
-        return timestamp(ofDeviceFrame: Double(record.frameTime + UInt64(offset)), in: record)
+        return timestamp(ofDeviceFrame: Double(record.frameTime) + Double(offset), in: record)
     }
 
     /// The timestamp of device frame `frame` (JACK frame time; fractional when resampling),

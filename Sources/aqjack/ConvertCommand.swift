@@ -1,5 +1,6 @@
 import AQCodecs
 import AQMedia
+import AQPlugins
 import Foundation
 import Glibc
 
@@ -9,6 +10,7 @@ import Glibc
 struct ConvertCommand {
     var request = FileConversion.Request(inputPath: "", outputPath: "")
     var json = false
+    var chain = PluginChainOptions()
 
     init(arguments cursor: inout ArgumentCursor, globals: inout GlobalOptions) throws(UsageError) {
         var paths: [String] = []
@@ -48,8 +50,9 @@ struct ConvertCommand {
             case .option("--force"): request.eraseExisting = true
             case .option("--json"): json = true
             case let .option(option):
+                if try chain.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for convert: expected -f, --codec, --bitrate, -q, -r, -c, -b, --src-quality, --resampler, --force or --json")
+                throw UsageError(message: "unknown option '\(option)' for convert: expected -f, --codec, --bitrate, -q, -r, -c, -b, --src-quality, --resampler, --lv2, --set, --preset, --force or --json")
             case let .operand(path): paths.append(path)
             }
         }
@@ -94,6 +97,18 @@ struct ConvertCommand {
         do throws(AudioFileError) {
             // Ctrl-C or SIGTERM abandons the conversion: the temporary output is removed, exit 1.
             let signals = SignalWatcher()
+            var request = request
+            if !chain.isEmpty {
+                // The plugins run at the output's rate and channel count, after the conversion.
+                let source = try FrameSource.open(request.inputPath)
+                do throws(PluginError) {
+                    request.stages = try chain.makeStages(world: LV2World(), channelCount: request.channelCount ?? source.channelCount,
+                                                          sampleRate: request.sampleRate ?? source.sampleRate)
+                } catch {
+                    Diagnostics.error(error.message)
+                    return exitStatus(for: error)
+                }
+            }
             let summary = try FileConversion(request).run(progress: { fraction in
                 guard showProgress else { return }
                 let percent = Int(fraction * 100)

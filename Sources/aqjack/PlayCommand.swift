@@ -2,6 +2,7 @@ import AQCodecs
 import AQCore
 import AQJack
 import AQMedia
+import AQPlugins
 import AudioQueue
 import CAudioTypes
 import Foundation
@@ -18,6 +19,8 @@ struct PlayCommand {
     var json = false
     var resampler = Resampler.Engine.soxr
     var paths: [String] = []
+    /// `--lv2` plugins the files play through, on the queue thread (latency compensated).
+    var chain = PluginChainOptions()
     /// The largest `--loop` count (more is `inf`): keeps loops × frames inside Int64.
     static let mostLoops = 1_000_000
     /// File rates `play` accepts, in Hz: the rates JACK servers run at, with room on both sides.
@@ -43,8 +46,9 @@ struct PlayCommand {
             case .option("--json"): json = true
             case .option("--resampler"): resampler = try cursor.resampler(for: "--resampler")
             case let .option(option):
+                if try chain.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for play: expected -p, --no-connect, --volume, --loop, --start-at, --resampler, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for play: expected -p, --no-connect, --volume, --loop, --start-at, --resampler, --lv2, --set, --preset, --json, --server or --name")
             case let .operand(path):
                 paths.append(path)
             }
@@ -108,6 +112,16 @@ struct PlayCommand {
             Diagnostics.error(error.message)
             return ExitStatus.failure
         }
+        var stages: [LV2Stage] = []
+        if !chain.isEmpty {
+            do throws(PluginError) {
+                stages = try chain.makeStages(world: LV2World(), channelCount: channels, sampleRate: rate)
+            } catch {
+                client.close()
+                Diagnostics.error(error.message)
+                return exitStatus(for: error)
+            }
+        }
         let stopped = Atomic<Bool>(false)
         let queue: AudioOutputQueue
         do throws(AudioQueueError) {
@@ -118,6 +132,7 @@ struct PlayCommand {
                     queue.stop(immediate: false)
                 }
             }
+            if !stages.isEmpty { try queue.setProcessingStages(stages) }
             queue.channelDestinations = Array(targets.prefix(channels))
             queue.volumeLevel = volume
             queue.onRunningChange = { running in if !running { stopped.store(true, ordering: .releasing) } }

@@ -2,6 +2,7 @@ import AQCodecs
 import AQCore
 import AQJack
 import AQMedia
+import AQPlugins
 import AudioQueue
 import CAudioTypes
 import Foundation
@@ -46,6 +47,17 @@ struct RecordCommand {
         // Another rate than the server's is resampled by the queue (libsamplerate).
         let format = options.format(channelCount: channelCount, sampleRate: options.rate ?? client.sampleRate)
 
+        // Plugins next: a URI, control or value that does not fit is reported before any file exists.
+        var stages: [LV2Stage] = []
+        if !options.chain.isEmpty {
+            do throws(PluginError) {
+                stages = try options.chain.makeStages(world: LV2World(), channelCount: channelCount, sampleRate: format.mSampleRate)
+            } catch {
+                client.close()
+                Diagnostics.error(error.message)
+                return exitStatus(for: error)
+            }
+        }
         // The file first: an existing file without --force is refused before anything is recorded.
         let targetFrames = options.seconds.map { Int64(($0 * format.mSampleRate).rounded()) }
         let session: any RecordingSession
@@ -77,6 +89,7 @@ struct RecordCommand {
                 session = RecordSession(writer: writer, targetFrames: targetFrames, deviceRate: Double(client.sampleRate))
             }
             box.session = session
+            if !stages.isEmpty { try queue.setProcessingStages(stages) }
             queue.channelSources = sources
             queue.isLevelMeteringEnabled = true
             queue.resamplerEngine = options.resampler

@@ -22,6 +22,8 @@ struct RecordOptions {
     var meter: Bool?
     var json = false
     var path = ""
+    /// `--lv2` plugins the recording goes through, on the queue thread (latency compensated).
+    var chain = PluginChainOptions()
 
     /// The longest `-d`: a year, in seconds (at 768 kHz still far inside Int64 frames).
     static let longestDuration = 31_536_000.0
@@ -88,8 +90,9 @@ struct RecordOptions {
             case .option("--no-meter"): meter = false
             case .option("--json"): json = true
             case let .option(option):
+                if try chain.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --start-at, --force, --meter, --no-meter, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --start-at, --lv2, --set, --preset, --force, --meter, --no-meter, --json, --server or --name")
             case let .operand(word):
                 paths.append(word)
             }

@@ -12,7 +12,7 @@ enum Subcommands {
     /// The subcommands by the word that names them (`--ports` is also `ports`).
     static var named: [String: any Subcommand.Type] {
         ["demo": DemoCommand.self, "play": PlayCommand.self, "record": RecordCommand.self, "convert": ConvertCommand.self,
-         "info": InfoCommand.self, "ports": PortsCommand.self]
+         "info": InfoCommand.self, "ports": PortsCommand.self, "plugins": PluginsCommand.self]
     }
 }
 
@@ -25,6 +25,9 @@ extension ConvertCommand: Subcommand {
     func run(globals: GlobalOptions) -> Int32 { run() }
 }
 extension InfoCommand: Subcommand {
+    func run(globals: GlobalOptions) -> Int32 { run() }
+}
+extension PluginsCommand: Subcommand {
     func run(globals: GlobalOptions) -> Int32 { run() }
 }
 

@@ -1,0 +1,64 @@
+/// What an installed LV2 plugin is, as `aqjack plugins` lists it (schema `aqjack.plugins/1`,
+/// README "aqjack plugins"): value types, made from lilv's world on the thread that asks.
+public struct LV2PluginDescription: Sendable, Encodable {
+    public let uri: String
+    public let name: String
+    /// The plugin's class label, e.g. "Amplifier Plugin", or nil.
+    public let className: String?
+    public let ports: [LV2PortDescription]
+    /// The control output port that reports the plugin's latency (`lv2:reportsLatency` /
+    /// designation `lv2:latency`), or nil.
+    public let latencyPort: String?
+    /// Features the plugin requires (`lv2:requiredFeature`), URIs.
+    public let requiredFeatures: [String]
+    /// Whether the plugin declares `lv2:hardRTCapable`: the live host may run it on the JACK thread.
+    public let isHardRealtimeCapable: Bool
+    public let presets: [LV2Preset]
+
+    public var audioInputs: [LV2PortDescription] { ports.filter { $0.kind == .audio && $0.direction == .input } }
+    public var audioOutputs: [LV2PortDescription] { ports.filter { $0.kind == .audio && $0.direction == .output } }
+    public var controlInputs: [LV2PortDescription] { ports.filter { $0.kind == .control && $0.direction == .input } }
+    /// Event inputs that take MIDI (atom sequences supporting `midi:MidiEvent`).
+    public var midiInputs: [LV2PortDescription] { ports.filter { $0.kind == .atom && $0.direction == .input && $0.supportsMIDI } }
+}
+
+/// One port of a plugin.
+public struct LV2PortDescription: Sendable, Encodable {
+    public enum Kind: String, Sendable, Encodable { case audio, control, cv, atom, other }
+    public enum Direction: String, Sendable, Encodable { case input, output }
+    public let index: Int
+    public let symbol: String
+    public let name: String
+    public let kind: Kind
+    public let direction: Direction
+    /// For control ports: the default, minimum and maximum the plugin declares (nil when it
+    /// declares none).
+    public let defaultValue: Float?
+    public let minimum: Float?
+    public let maximum: Float?
+    public let isInteger: Bool
+    public let isToggled: Bool
+    public let isOptional: Bool
+    /// For atom ports: whether they carry MIDI events.
+    public let supportsMIDI: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case index, symbol, name, kind, direction, defaultValue = "default", minimum, maximum
+        case isInteger = "integer", isToggled = "toggled", isOptional = "optional", supportsMIDI = "midi"
+    }
+
+    /// "gain (-70 ... 70, default 0)": for messages and listings.
+    public var rangeText: String {
+        func text(_ value: Float) -> String {
+            value == value.rounded() && abs(value) < 1e9 ? String(Int(value)) : String(value)
+        }
+        guard let minimum, let maximum else { return "no declared range" }
+        return "\(text(minimum)) ... \(text(maximum))" + (defaultValue.map { ", default \(text($0))" } ?? "")
+    }
+}
+
+/// A preset of a plugin: its URI and label.
+public struct LV2Preset: Sendable, Encodable {
+    public let uri: String
+    public let label: String
+}

@@ -1,0 +1,214 @@
+import CLV2Support
+import CLilv
+import Foundation
+
+/// One running instance of an LV2 plugin: every port connected to host memory (audio and CV
+/// buffers of ``maximumBlock`` frames, a float per control port, an atom sequence buffer per
+/// event port), controls set by symbol within their ranges, presets loaded, runs of up to
+/// ``maximumBlock`` frames.
+///
+/// Not thread-safe: one thread at a time. ``run(frames:)`` itself neither allocates nor locks
+/// (it touches only the memory set up here), but what a plugin does inside is the plugin's
+/// own; the queues call it on their thread, the live host only for `lv2:hardRTCapable` plugins.
+public final class LV2PluginInstance {
+    public let description: LV2PluginDescription
+    public let sampleRate: Double
+    public let maximumBlock: Int
+    /// Each atom port buffer's capacity, in bytes.
+    public static let sequenceBytes = 8192
+
+    private let world: LV2World
+    private let plugin: OpaquePointer
+    private let instance: UnsafeMutablePointer<LilvInstance>
+    private let features: LV2Features
+    /// One float per port (used by control ports; the others' slots stay unused).
+    private let controls: UnsafeMutablePointer<Float>
+    /// Audio and CV buffers by port index, and atom buffers by port index.
+    private var sampleBuffers: [Int: UnsafeMutablePointer<Float>] = [:]
+    private var sequenceBuffers: [Int: UnsafeMutableRawPointer] = [:]
+    private let sequenceType: UInt32
+    private let chunkType: UInt32
+    /// Indices, for the per-run work: atom inputs are cleared, atom outputs readied.
+    private let atomInputs: [Int]
+    private let atomOutputs: [Int]
+    private var active = false
+
+    /// Instantiates and activates the plugin `uri` at `sampleRate` Hz for runs of at most
+    /// `maximumBlock` frames, with every control at its default.
+    ///
+    /// - Throws: ``PluginError`` of kind usage for a URI no installed plugin has; of kind
+    ///   runtime for a plugin that requires a feature this host lacks (named), whose binary is
+    ///   missing, or that refuses to instantiate.
+    public init(world: LV2World, uri: String, sampleRate: Double, maximumBlock: Int = 4096) throws(PluginError) {
+        let plugin = try world.plugin(uri)
+        let description = world.describe(plugin: plugin)
+        let missing = description.requiredFeatures.filter { !LV2Features.supported.contains($0) }
+        guard missing.isEmpty else {
+            throw PluginError(.runtime, "the LV2 plugin '\(description.name)' (\(uri)) requires \(missing.joined(separator: ", ")), which aqjack does not provide (it provides \(LV2Features.supported.sorted().joined(separator: ", ")))")
+        }
+        if let library = lilv_plugin_get_library_uri(plugin), let path = lilv_file_uri_parse(lilv_node_as_uri(library), nil) {
+            let file = String(cString: path)
+            lilv_free(path)
+            guard FileManager.default.fileExists(atPath: file) else {
+                throw PluginError(.runtime, "the LV2 plugin '\(description.name)' (\(uri)) is described but its binary '\(file)' is missing: reinstall its bundle")
+            }
+        }
+        self.world = world
+        self.plugin = plugin
+        self.description = description
+        self.sampleRate = sampleRate
+        self.maximumBlock = maximumBlock
+        features = LV2Features(urids: world.urids, sampleRate: sampleRate, maximumBlock: maximumBlock,
+                               sequenceBytes: Self.sequenceBytes, pluginName: description.name)
+        guard let made = lilv_plugin_instantiate(plugin, sampleRate, features.array) else {
+            throw PluginError(.runtime, "the LV2 plugin '\(description.name)' (\(uri)) refused to instantiate at \(Int(sampleRate)) Hz")
+        }
+        instance = made
+        sequenceType = world.urids.map(LV2URI.atomSequence)
+        chunkType = world.urids.map(LV2URI.atomChunk)
+        controls = .allocate(capacity: max(description.ports.count, 1))
+        controls.initialize(repeating: 0, count: max(description.ports.count, 1))
+        var atomInputs: [Int] = [], atomOutputs: [Int] = []
+        for port in description.ports {
+            switch port.kind {
+            case .control:
+                controls[port.index] = port.defaultValue ?? port.minimum ?? 0
+                lilv_instance_connect_port(instance, UInt32(port.index), controls + port.index)
+            case .audio, .cv:
+                let buffer = UnsafeMutablePointer<Float>.allocate(capacity: maximumBlock)
+                buffer.initialize(repeating: 0, count: maximumBlock)
+                sampleBuffers[port.index] = buffer
+                lilv_instance_connect_port(instance, UInt32(port.index), buffer)
+            case .atom:
+                let buffer = UnsafeMutableRawPointer.allocate(byteCount: Self.sequenceBytes, alignment: 8)
+                buffer.initializeMemory(as: UInt8.self, repeating: 0, count: Self.sequenceBytes)
+                sequenceBuffers[port.index] = buffer
+                if port.direction == .input { atomInputs.append(port.index) } else { atomOutputs.append(port.index) }
+                lilv_instance_connect_port(instance, UInt32(port.index), buffer)
+            case .other:
+                // A port of a type this host does not know: optional ones stay unconnected.
+                guard port.isOptional else {
+                    lilv_instance_free(instance)
+                    throw PluginError(.runtime, "the LV2 plugin '\(description.name)' (\(uri)) has port \(port.index) '\(port.symbol)' of a type aqjack cannot connect (expected audio, control, CV or atom ports)")
+                }
+            }
+        }
+        self.atomInputs = atomInputs
+        self.atomOutputs = atomOutputs
+        clearSequences()
+        lilv_instance_activate(instance)
+        active = true
+    }
+
+    deinit {
+        if active { lilv_instance_deactivate(instance) }
+        lilv_instance_free(instance)
+        controls.deallocate()
+        sampleBuffers.values.forEach { $0.deallocate() }
+        sequenceBuffers.values.forEach { $0.deallocate() }
+    }
+
+    // MARK: Controls
+
+    /// Sets the control input `symbol` to `value`.
+    /// - Throws: a usage error naming the symbol and the plugin's control inputs when it has
+    ///   none by that name, or naming the range when `value` is outside it.
+    public func setControl(_ symbol: String, to value: Float) throws(PluginError) {
+        let port = try controlInput(symbol)
+        if let minimum = port.minimum, let maximum = port.maximum, !(minimum ... maximum).contains(value) {
+            throw PluginError(.usage, "\(symbol)=\(value) is out of range for '\(description.name)': expected \(port.rangeText)")
+        }
+        controls[port.index] = value
+    }
+
+    /// The current value of a control port (input or output) `symbol`, or nil for no such port.
+    public func control(_ symbol: String) -> Float? {
+        description.ports.first { $0.kind == .control && $0.symbol == symbol }.map { controls[$0.index] }
+    }
+
+    private func controlInput(_ symbol: String) throws(PluginError) -> LV2PortDescription {
+        guard let port = description.controlInputs.first(where: { $0.symbol == symbol }) else {
+            let known = description.controlInputs.map(\.symbol)
+            throw PluginError(.usage, "the LV2 plugin '\(description.name)' has no control input '\(symbol)': "
+                              + (known.isEmpty ? "it has no control inputs" : "expected one of \(known.joined(separator: ", "))"))
+        }
+        return port
+    }
+
+    /// The plugin's latency in frames, as its latency port reports it after the latest run (0
+    /// for a plugin without one).
+    public var latencyFrames: Int {
+        guard let symbol = description.latencyPort, let value = control(symbol), value.isFinite, value > 0 else { return 0 }
+        return Int(value.rounded())
+    }
+
+    // MARK: Presets
+
+    /// Loads the preset with URI or label `name` (labels compare without case).
+    /// - Throws: a usage error listing some of the plugin's presets when none matches.
+    public func loadPreset(_ name: String) throws(PluginError) {
+        let presets = description.presets
+        guard let preset = presets.first(where: { $0.uri == name }) ?? presets.first(where: { $0.label.caseInsensitiveCompare(name) == .orderedSame }) else {
+            let some = presets.prefix(8).map { "'\($0.label)'" }.joined(separator: ", ")
+            throw PluginError(.usage, "the LV2 plugin '\(description.name)' has no preset '\(name)': "
+                              + (presets.isEmpty ? "it has no presets" : "expected a URI or label such as \(some)\(presets.count > 8 ? " (\(presets.count) in all: aqjack plugins '\(description.uri)')" : "")"))
+        }
+        let node = world.node(preset.uri)
+        lilv_world_load_resource(world.world, node)
+        guard let state = lilv_state_new_from_world(world.world, world.urids.mapFeature, node) else {
+            throw PluginError(.runtime, "the preset '\(preset.label)' of '\(description.name)' could not be read")
+        }
+        defer { lilv_state_free(state) }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        lilv_state_restore(state, instance, { symbol, context, value, size, type in
+            guard let symbol, let context, let value else { return }
+            let instance = Unmanaged<LV2PluginInstance>.fromOpaque(context).takeUnretainedValue()
+            instance.restore(symbol: String(cString: symbol), value: value, size: size, type: type)
+        }, context, 0, features.array)
+    }
+
+    /// A port value a preset holds: floats (and ints, doubles) for control inputs.
+    private func restore(symbol: String, value: UnsafeRawPointer, size: UInt32, type: UInt32) {
+        guard let port = description.controlInputs.first(where: { $0.symbol == symbol }) else { return }
+        let urids = world.urids
+        switch (type, size) {
+        case (urids.map(LV2URI.atomFloat), 4): controls[port.index] = value.loadUnaligned(as: Float.self)
+        case (urids.map("http://lv2plug.in/ns/ext/atom#Double"), 8): controls[port.index] = Float(value.loadUnaligned(as: Double.self))
+        case (urids.map(LV2URI.atomInt), 4): controls[port.index] = Float(value.loadUnaligned(as: Int32.self))
+        default: break
+        }
+    }
+
+    // MARK: Running
+
+    /// Returns the plugin to its state after activation (LV2: deactivate, then activate), keeping
+    /// its control values.
+    public func reset() {
+        lilv_instance_deactivate(instance)
+        clearSequences()
+        lilv_instance_activate(instance)
+    }
+
+    /// The buffer of audio or CV port `index` (``maximumBlock`` frames), or nil for another kind.
+    public func samples(port index: Int) -> UnsafeMutablePointer<Float>? { sampleBuffers[index] }
+
+    /// The buffer of atom port `index` (``sequenceBytes`` bytes), or nil for another kind.
+    public func sequence(port index: Int) -> UnsafeMutableRawPointer? { sequenceBuffers[index] }
+
+    /// Runs the plugin for `frames` (1 ... ``maximumBlock``) frames on what its buffers hold, then
+    /// empties its event inputs and readies its event outputs for the next run.
+    public func run(frames: Int) {
+        precondition(frames > 0 && frames <= maximumBlock, "an LV2 run of \(frames) frames; expected 1 ... \(maximumBlock)")
+        lilv_instance_run(instance, UInt32(frames))
+        clearSequences()
+    }
+
+    private func clearSequences() {
+        for index in atomInputs {
+            aq_lv2_sequence_clear(sequenceBuffers[index]!.assumingMemoryBound(to: LV2_Atom_Sequence.self), sequenceType)
+        }
+        for index in atomOutputs {
+            aq_lv2_sequence_prepare_output(sequenceBuffers[index]!.assumingMemoryBound(to: LV2_Atom_Sequence.self), UInt32(Self.sequenceBytes), chunkType)
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import AQMedia
+
+/// An LV2 plugin as a processing stage (``AudioProcessingStage``) of a stream of `channelCount`
+/// channels: a plugin with as many audio inputs and outputs as the stream has channels runs
+/// once; a mono plugin (one in, one out) runs once a channel, every copy with the same settings
+/// (as Ardour and Carla host mono plugins on wider tracks).
+///
+/// Runs on the thread the stream processes on (a queue's, or the converting caller's), in
+/// blocks of at most the instances' ``LV2PluginInstance/maximumBlock`` frames. Its latency is
+/// the plugin's, read from a first run on silence at creation (a plugin reports it from its
+/// latency port only once it has run), which leaves the plugin as a fresh one fed silence.
+public final class LV2Stage: AudioProcessingStage {
+    public let instances: [LV2PluginInstance]
+    public let channelCount: Int
+    public let latencyFrames: Int
+    private let inputPorts: [Int]
+    private let outputPorts: [Int]
+
+    /// A control value or a preset, applied in order to every instance before the first run.
+    public enum Setting: Sendable {
+        case control(symbol: String, value: Float)
+        case preset(String)
+    }
+
+    /// - Throws: ``PluginError``: usage for a plugin whose audio ports do not fit the stream
+    ///   (say which fit), an unknown control symbol, a value out of range or an unknown preset;
+    ///   runtime when the plugin cannot be hosted.
+    public init(world: LV2World, uri: String, settings: [Setting], channelCount: Int, sampleRate: Double,
+                maximumBlock: Int = 4096) throws(PluginError) {
+        let description = try world.describe(uri)
+        let ins = description.audioInputs.count, outs = description.audioOutputs.count
+        let copies: Int
+        if ins == channelCount && outs == channelCount {
+            copies = 1
+        } else if ins == 1 && outs == 1 {
+            copies = channelCount
+        } else {
+            throw PluginError(.usage, "the LV2 plugin '\(description.name)' has \(ins) audio input\(ins == 1 ? "" : "s") and \(outs) output\(outs == 1 ? "" : "s"); "
+                              + "the stream has \(channelCount) channel\(channelCount == 1 ? "" : "s"): expected a plugin with \(channelCount) audio inputs and outputs, or a mono one (run once a channel)")
+        }
+        var instances: [LV2PluginInstance] = []
+        for _ in 0 ..< copies {
+            let instance = try LV2PluginInstance(world: world, uri: uri, sampleRate: sampleRate, maximumBlock: maximumBlock)
+            for setting in settings {
+                switch setting {
+                case let .control(symbol, value): try instance.setControl(symbol, to: value)
+                case let .preset(name): try instance.loadPreset(name)
+                }
+            }
+            instances.append(instance)
+        }
+        self.instances = instances
+        self.channelCount = channelCount
+        inputPorts = description.audioInputs.map(\.index)
+        outputPorts = description.audioOutputs.map(\.index)
+        let priming = min(64, maximumBlock)
+        for instance in instances { instance.run(frames: priming) }
+        latencyFrames = instances.first?.latencyFrames ?? 0
+    }
+
+    /// Resets every copy (LV2 deactivate and activate) and primes it again, as at creation.
+    public func reset() {
+        for instance in instances {
+            instance.reset()
+            instance.run(frames: min(64, instance.maximumBlock))
+        }
+    }
+
+    public func process(_ frames: UnsafeMutablePointer<Float>, frameCount: Int, channelCount: Int) {
+        precondition(channelCount == self.channelCount, "an LV2 stage made for \(self.channelCount) channels got \(channelCount)")
+        let block = instances[0].maximumBlock
+        var done = 0
+        while done < frameCount {
+            let count = min(block, frameCount - done)
+            let base = frames + done * channelCount
+            for (copy, instance) in instances.enumerated() {
+                // Channel c of the stream is input port c of a wide plugin, or the one input of copy c.
+                for (slot, port) in inputPorts.enumerated() {
+                    let channel = instances.count == 1 ? slot : copy
+                    let buffer = instance.samples(port: port)!
+                    for frame in 0 ..< count { buffer[frame] = base[frame * channelCount + channel] }
+                }
+                instance.run(frames: count)
+                for (slot, port) in outputPorts.enumerated() {
+                    let channel = instances.count == 1 ? slot : copy
+                    let buffer = instance.samples(port: port)!
+                    for frame in 0 ..< count { base[frame * channelCount + channel] = buffer[frame] }
+                }
+            }
+            done += count
+        }
+    }
+}

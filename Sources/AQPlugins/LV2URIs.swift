@@ -1,0 +1,43 @@
+/// The LV2 URIs the host uses (LV2 1.18 specifications; lv2-dev's headers spell the same
+/// strings as C macros, which Swift does not import when they are built by concatenation).
+enum LV2URI {
+    static let audioPort = "http://lv2plug.in/ns/lv2core#AudioPort"
+    static let controlPort = "http://lv2plug.in/ns/lv2core#ControlPort"
+    static let cvPort = "http://lv2plug.in/ns/lv2core#CVPort"
+    static let inputPort = "http://lv2plug.in/ns/lv2core#InputPort"
+    static let outputPort = "http://lv2plug.in/ns/lv2core#OutputPort"
+    static let connectionOptional = "http://lv2plug.in/ns/lv2core#connectionOptional"
+    static let integer = "http://lv2plug.in/ns/lv2core#integer"
+    static let toggled = "http://lv2plug.in/ns/lv2core#toggled"
+    static let enumeration = "http://lv2plug.in/ns/lv2core#enumeration"
+    static let latency = "http://lv2plug.in/ns/lv2core#latency"
+    static let hardRTCapable = "http://lv2plug.in/ns/lv2core#hardRTCapable"
+    static let inPlaceBroken = "http://lv2plug.in/ns/lv2core#inPlaceBroken"
+    static let isLive = "http://lv2plug.in/ns/lv2core#isLive"
+
+    static let atomPort = "http://lv2plug.in/ns/ext/atom#AtomPort"
+    static let atomSequence = "http://lv2plug.in/ns/ext/atom#Sequence"
+    static let atomChunk = "http://lv2plug.in/ns/ext/atom#Chunk"
+    static let atomInt = "http://lv2plug.in/ns/ext/atom#Int"
+    static let atomFloat = "http://lv2plug.in/ns/ext/atom#Float"
+    static let atomSupports = "http://lv2plug.in/ns/ext/atom#supports"
+    static let midiEvent = "http://lv2plug.in/ns/ext/midi#MidiEvent"
+
+    static let uridMap = "http://lv2plug.in/ns/ext/urid#map"
+    static let uridUnmap = "http://lv2plug.in/ns/ext/urid#unmap"
+    static let options = "http://lv2plug.in/ns/ext/options#options"
+    static let boundedBlockLength = "http://lv2plug.in/ns/ext/buf-size#boundedBlockLength"
+    static let minBlockLength = "http://lv2plug.in/ns/ext/buf-size#minBlockLength"
+    static let maxBlockLength = "http://lv2plug.in/ns/ext/buf-size#maxBlockLength"
+    static let nominalBlockLength = "http://lv2plug.in/ns/ext/buf-size#nominalBlockLength"
+    static let sequenceSize = "http://lv2plug.in/ns/ext/buf-size#sequenceSize"
+    static let sampleRate = "http://lv2plug.in/ns/ext/parameters#sampleRate"
+    static let log = "http://lv2plug.in/ns/ext/log#log"
+    static let logError = "http://lv2plug.in/ns/ext/log#Error"
+    static let logWarning = "http://lv2plug.in/ns/ext/log#Warning"
+    static let logTrace = "http://lv2plug.in/ns/ext/log#Trace"
+
+    static let preset = "http://lv2plug.in/ns/ext/presets#Preset"
+    static let rdfsLabel = "http://www.w3.org/2000/01/rdf-schema#label"
+    static let designation = "http://lv2plug.in/ns/lv2core#designation"
+}

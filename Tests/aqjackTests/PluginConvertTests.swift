@@ -1,0 +1,121 @@
+import AQTestSupport
+import Foundation
+import Testing
+
+/// `aqjack convert --lv2` and `aqjack plugins` against the real plugins of Debian's swh-lv2 and
+/// mda-lv2 (installed by Scripts/setup.sh), compared with lilv's own `lv2ls`. No server needed.
+@Suite("LV2 plugins: aqjack plugins and convert --lv2 (no server needed)")
+struct PluginConvertTests {
+    static let amp = "http://plugin.org.uk/swh-plugins/amp"
+    static let limiter = "http://plugin.org.uk/swh-plugins/fastLookaheadLimiter"
+    static let artificialLatency = "http://plugin.org.uk/swh-plugins/artificialLatency"
+    static let jx10 = "http://drobilla.net/plugins/mda/JX10"
+
+    /// A float WAV of `channels` sines (440 Hz × channel number) at `gain` dB, 1 s at 48 kHz.
+    static func sineFile(_ name: String, channels: Int = 2, gain: Double = -12) throws -> String {
+        let path = ExternalTool.temporaryPath(name, extension: "wav")
+        var arguments = ["-V1", "-n", "-r", "48000", "-c", String(channels), "-e", "floating-point", "-b", "32", path, "synth", "1"]
+        for channel in 1 ... channels { arguments += ["sine", String(440 * channel)] }
+        arguments += ["gain", String(gain)]
+        let made = try ExternalTool.run("sox", arguments)
+        #expect(made.status == 0, "\(made.standardError)")
+        return path
+    }
+
+    static func channel(_ samples: [Float], _ channel: Int, of channels: Int) -> [Float] {
+        stride(from: channel, to: samples.count, by: channels).map { samples[$0] }
+    }
+
+    static func rms(_ values: [Float]) -> Double {
+        (values.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(values.count, 1))).squareRoot()
+    }
+
+    @Test("convert --lv2 swh amp --set gain=6: +6.00 dB ± 0.01 on every channel, every frame kept")
+    func ampGain() throws {
+        let input = try Self.sineFile("lv2-amp-in", channels: 3)
+        let output = ExternalTool.temporaryPath("lv2-amp-out", extension: "wav")
+        defer { for path in [input, output] { try? FileManager.default.removeItem(atPath: path) } }
+        let result = try AQJackCommand.run(["convert", input, output, "--lv2", Self.amp, "--set", "gain=6"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let before = try SoundFileContents(path: input), after = try SoundFileContents(path: output)
+        #expect(after.frames == before.frames)
+        #expect(after.channels == 3)
+        for channel in 0 ..< 3 {
+            let gain = 20 * log10(Self.rms(Self.channel(after.samples, channel, of: 3)) / Self.rms(Self.channel(before.samples, channel, of: 3)))
+            #expect(abs(gain - 6) <= 0.01, "channel \(channel + 1): \(gain) dB")
+        }
+    }
+
+    @Test("a plugin's reported latency is compensated: through the 240-frame look-ahead limiter (signal below its limit) the output's frame n is the input's frame n, the same length")
+    func limiterLatencyCompensated() throws {
+        let input = try Self.sineFile("lv2-limit-in", gain: -20)
+        let output = ExternalTool.temporaryPath("lv2-limit-out", extension: "wav")
+        defer { for path in [input, output] { try? FileManager.default.removeItem(atPath: path) } }
+        let result = try AQJackCommand.run(["convert", input, output, "--lv2", Self.limiter])
+        #expect(result.status == 0, "\(result.standardError)")
+        let before = try SoundFileContents(path: input).samples, after = try SoundFileContents(path: output).samples
+        #expect(after.count == before.count)
+        let error = zip(before, after).map { Double($0 - $1) }
+        let snr = 10 * log10(before.reduce(0.0) { $0 + Double($1) * Double($1) } / max(error.reduce(0.0) { $0 + $1 * $1 }, 1e-30))
+        #expect(snr >= 60, "SNR \(snr) dB against the input, unshifted")
+    }
+
+    @Test("swh artificialLatency reports latency without delaying: a compensating host shifts its output earlier by exactly that many frames")
+    func artificialLatencyShift() throws {
+        let input = try Self.sineFile("lv2-latency-in", channels: 1)
+        let output = ExternalTool.temporaryPath("lv2-latency-out", extension: "wav")
+        defer { for path in [input, output] { try? FileManager.default.removeItem(atPath: path) } }
+        let listing = try AQJackCommand.run(["plugins", Self.artificialLatency, "--json"])
+        #expect(listing.status == 0)
+        // Its delay control is in milliseconds: 10 ms at 48 kHz is 480 frames.
+        let result = try AQJackCommand.run(["convert", input, output, "--lv2", Self.artificialLatency, "--set", "delay=10"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let before = try SoundFileContents(path: input).samples, after = try SoundFileContents(path: output).samples
+        #expect(after.count == before.count)
+        #expect(Array(after.prefix(before.count - 480)) == Array(before.dropFirst(480)))
+        #expect(after.suffix(480).allSatisfy { $0 == 0 })
+    }
+
+    @Test("bad plugin input is a usage error (exit 2) naming what was wrong and what was expected")
+    func badInput() throws {
+        let input = try Self.sineFile("lv2-bad-in", channels: 3)
+        let output = ExternalTool.temporaryPath("lv2-bad-out", extension: "wav")
+        defer { for path in [input, output] { try? FileManager.default.removeItem(atPath: path) } }
+        let cases: [([String], [String])] = [
+            (["--lv2", "http://example.org/no-such-plugin"], ["no installed LV2 plugin has the URI 'http://example.org/no-such-plugin'", "aqjack plugins"]),
+            (["--lv2", Self.amp, "--set", "volume=3"], ["no control input 'volume'", "expected one of gain"]),
+            (["--lv2", Self.amp, "--set", "gain=100"], ["gain=100.0 is out of range", "expected -70 ... 70"]),
+            (["--set", "gain=6", "--lv2", Self.amp], ["--set applies to the --lv2 plugin before it"]),
+            (["--lv2", Self.amp, "--set", "gain"], ["--set 'gain': expected SYMBOL=VALUE"]),
+            (["--lv2", Self.limiter], ["has 2 audio inputs and 2 outputs", "the stream has 3 channels"]),
+            (["--lv2", Self.amp, "--preset", "Loud"], ["has no preset 'Loud'", "it has no presets"]),
+        ]
+        for (options, phrases) in cases {
+            let result = try AQJackCommand.run(["convert", input, output] + options)
+            #expect(result.status == 2, "\(options): exit \(result.status), \(result.standardError)")
+            for phrase in phrases { #expect(result.standardError.contains(phrase), "\(options): \(result.standardError)") }
+            #expect(!FileManager.default.fileExists(atPath: output), "\(options) left an output")
+        }
+    }
+
+    @Test("aqjack plugins --json lists every plugin lv2ls lists, with ports, ranges, latency, MIDI and presets")
+    func listing() throws {
+        let reference = try ExternalTool.run("lv2ls", [])
+        #expect(reference.status == 0)
+        let expected = Set(reference.standardOutput.split(separator: "\n").map(String.init))
+        let result = try AQJackCommand.run(["plugins", "--json"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let listing = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
+        #expect(listing?["schema"] as? String == "aqjack.plugins/1")
+        let plugins = listing?["plugins"] as? [[String: Any]] ?? []
+        #expect(Set(plugins.compactMap { $0["uri"] as? String }) == expected)
+        #expect(plugins.count == expected.count && expected.count >= 100)
+        func plugin(_ uri: String) -> [String: Any]? { plugins.first { $0["uri"] as? String == uri } }
+        let gain = (plugin(Self.amp)?["ports"] as? [[String: Any]])?.first { $0["symbol"] as? String == "gain" }
+        #expect(gain?["kind"] as? String == "control" && gain?["minimum"] as? Double == -70 && gain?["maximum"] as? Double == 70)
+        #expect(plugin(Self.limiter)?["latencyPort"] as? String == "latency")
+        let jx10 = plugin(Self.jx10)
+        #expect((jx10?["ports"] as? [[String: Any]])?.contains { $0["midi"] as? Bool == true && $0["direction"] as? String == "input" } == true)
+        #expect((jx10?["presets"] as? [[String: Any]])?.count == 52)
+    }
+}
