@@ -506,7 +506,7 @@ final class RecordingPipeline {
             let cycleMicros = Double(record.nextCycleStartMicros - record.cycleStartMicros)
             let framesIntoRecord = frame - Double(record.frameTime)
             let nanoseconds = Double(record.cycleStartMicros) * 1000 + framesIntoRecord * cycleMicros * 1000 / Double(record.frameCount)
-            stamp.mHostTime = UInt64(nanoseconds)
+            stamp.mHostTime = UInt64(max(0, nanoseconds))   // a delayed frame of an offline clock near 0
             let nominalMicros = Double(record.frameCount) * 1_000_000 / Double(deviceRate)
             stamp.mRateScalar = nominalMicros / cycleMicros
             stamp.mFlags |= 2 | 4   // kAudioTimeStampHostTimeValid | kAudioTimeStampRateScalarValid

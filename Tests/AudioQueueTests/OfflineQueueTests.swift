@@ -24,7 +24,7 @@ struct OfflineQueueTests {
     /// from the callback; `channels` channels, stereo by default) and the log of what it
     /// delivered. `stages` go into its processing chain before the start.
     static func startedRecorder(on driver: OfflineDriver, channels: Int = 2, bits: Int = 16, float: Bool = false,
-                                stages: [any QueueProcessingStage] = []) throws -> (AudioInputQueue, DeliveryLog) {
+                                stages: [any QueueProcessingStage] = [], bufferFrames: Int = 1000, bufferCount: Int = 3) throws -> (AudioInputQueue, DeliveryLog) {
         let format = pcmFormat(rate: 48000, channels: channels, bits: bits, float: float)
         let layout = try LinearPCMLayout(validating: format)
         let log = DeliveryLog()
@@ -36,7 +36,7 @@ struct OfflineQueueTests {
             try? queue.enqueue(buffer)
         }
         try queue.setProcessingStages(stages)
-        for _ in 0 ..< 3 { try queue.enqueue(queue.allocateBuffer(byteCapacity: 1000 * layout.bytesPerFrame)) }
+        for _ in 0 ..< bufferCount { try queue.enqueue(queue.allocateBuffer(byteCapacity: bufferFrames * layout.bytesPerFrame)) }
         try queue.start()
         return (queue, log)
     }
@@ -172,6 +172,49 @@ struct OfflineQueueTests {
         #expect(queue.discontinuityCount == 0)
     }
 
+    @Test("3 channels past the ring's wrap in cycles of 256 frames and buffers of 100: a buffer that begins after the split frame, inside the cycle the wrap cut, is stamped with its own frame (every buffer contiguous, bit-exact at its timestamp)")
+    func buffersStartingInsideAWrappedCycle() throws {
+        let driver = OfflineDriver(name: "offline-wrap-256", sampleRate: 48000, bufferSize: 256)
+        let (queue, log) = try Self.startedRecorder(on: driver, channels: 3, bufferFrames: 100, bufferCount: 12)
+        defer { queue.dispose() }
+        // Two wraps of the 524,288-sample ring (174,762.67 frames each), each cutting one cycle.
+        for _ in 0 ..< 1400 { driver.run(frames: 256, input: Self.integerSignal) }
+        queue.stop()
+        let check = verifyIntegerSignal(log.deliveries, channels: 3, bits: 16)
+        #expect(check.frames == 358_400 && check.wrong == 0)
+        #expect(check.gaps == 0)
+        #expect(queue.discontinuityCount == 0)
+    }
+
+    /// Delays the signal by `latencyFrames` frames (zeros first) and says so, as a look-ahead
+    /// limiter or a plugin reporting `lv2:latency` does.
+    final class DelayStage: QueueProcessingStage {
+        let latencyFrames: Int
+        private var line: [Float] = []
+        init(frames: Int) { latencyFrames = frames }
+        func process(_ frames: UnsafeMutablePointer<Float>, frameCount: Int, channelCount: Int) {
+            if line.isEmpty { line = [Float](repeating: 0, count: latencyFrames * channelCount) }
+            line.append(contentsOf: UnsafeBufferPointer(start: frames, count: frameCount * channelCount))
+            frames.update(from: line, count: frameCount * channelCount)
+            line.removeFirst(frameCount * channelCount)
+        }
+        func reset() { line = [] }
+    }
+
+    @Test("a stage that delays by 240 frames and reports it: the recording still starts on the first device frame, every frame bit-exact at its timestamp, and the stop brings out the last 240 frames")
+    func recordingLatencyCompensated() throws {
+        let driver = OfflineDriver(name: "offline-latency", sampleRate: 48000, bufferSize: 128)
+        let (queue, log) = try Self.startedRecorder(on: driver, bits: 32, float: true, stages: [DelayStage(frames: 240)])
+        defer { queue.dispose() }
+        let start = driver.currentFrame
+        for _ in 0 ..< 100 { driver.run(frames: 128, input: Self.integerSignal) }
+        queue.stop()
+
+        let check = verifyIntegerSignal(log.deliveries, channels: 2, bits: 16)
+        #expect(log.deliveries.first?.startTime.mSampleTime == Double(start))
+        #expect(check.frames == 12_800 && check.wrong == 0 && check.gaps == 0)
+    }
+
     /// Multiplies every sample by `gain` and counts the frames it saw.
     final class GainStage: QueueProcessingStage {
         let gain: Float
@@ -208,7 +251,7 @@ struct OfflineQueueTests {
 
     /// What a 16-bit stereo playback queue on an offline driver at `deviceRate` plays of 4,800
     /// frames of the integer test signal, through `stage` if given.
-    static func playedSignal(deviceRate: Int, stage: GainStage?) throws -> [[Float]] {
+    static func playedSignal(deviceRate: Int, stage: (any QueueProcessingStage)?) throws -> [[Float]] {
         let driver = OfflineDriver(name: "offline-play-stage", sampleRate: deviceRate, bufferSize: 256)
         let queue = try AudioOutputQueue(format: pcmFormat(rate: 48000, channels: 2, bits: 16), driver: driver) { _, _ in }
         defer { queue.dispose() }
@@ -227,17 +270,21 @@ struct OfflineQueueTests {
         try queue.start(atFrame: 0)
         #expect(throws: AudioQueueError.self) { try queue.setProcessingStages([GainStage(gain: 2)]) }
         var played = [[Float]](repeating: [], count: 2)
-        driver.run(frames: frames * deviceRate / 48000 + 512, output: { channel, _, samples in played[channel] += samples })
+        // Flushed before it plays: the stages' and the resampler's tails reach the ring too.
         queue.flush()
-        if let stage { #expect(stage.frames == frames) }
+        driver.run(frames: frames * deviceRate / 48000 + 512, output: { channel, _, samples in played[channel] += samples })
+        if let stage = stage as? GainStage { #expect(stage.frames == frames) }
         return played
     }
 
-    @Test("processing stages in a playback queue run on every frame after decoding, before the ring: x0.5 makes every played sample exactly half of what plays without it, at the device rate (the signal itself) and resampled to 96 kHz")
+    @Test("processing stages in a playback queue run on every frame after decoding, before the ring: x0.5 makes every played sample exactly half of what plays without it, at the device rate (the signal itself) and resampled to 96 kHz; a stage's reported latency is compensated (a 240-frame delay plays exactly what plays without it)")
     func playbackProcessingStages() throws {
         for deviceRate in [48000, 96000] {
             let plain = try Self.playedSignal(deviceRate: deviceRate, stage: nil)
             let halved = try Self.playedSignal(deviceRate: deviceRate, stage: GainStage(gain: 0.5))
+            // A stage that delays by 240 frames and reports it plays exactly what plays without it.
+            let delayed = try Self.playedSignal(deviceRate: deviceRate, stage: DelayStage(frames: 240))
+            #expect(delayed == plain, "a compensated 240-frame delay at \(deviceRate) Hz")
             var wrong = 0
             for channel in 0 ..< 2 {
                 for frame in plain[channel].indices where halved[channel][frame] != plain[channel][frame] / 2 { wrong += 1 }
