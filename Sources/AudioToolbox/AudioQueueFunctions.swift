@@ -20,6 +20,8 @@ final class QueueBox: @unchecked Sendable {
     let userData: UnsafeMutableRawPointer?
     let runLoop: CFRunLoop?
     let reference: AudioQueueRef
+    /// The queue's processing tap (AudioQueueProcessingTapNew): at most one.
+    var tap: ProcessingTap?
     private let lock = NSLock()
     private var listeners: [(AudioQueuePropertyID, AudioQueuePropertyListenerProc, UnsafeMutableRawPointer?)] = []
 
@@ -200,6 +202,8 @@ public func AudioQueueReset(_ inAQ: AudioQueueRef) -> OSStatus {
 public func AudioQueueDispose(_ inAQ: AudioQueueRef, _ inImmediate: Bool) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     box.unregister()
+    // Its tap goes with it (Apple: disposing of a queue disposes of its tap).
+    box.tap?.unregister()
     if inImmediate {
         box.engine.dispose()
     } else {

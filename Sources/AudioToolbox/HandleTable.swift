@@ -17,6 +17,7 @@ final class HandleTable<Object: AnyObject>: @unchecked Sendable {
         case files = 0x2000_0000
         case converters = 0x3000_0000
         case timelines = 0x4000_0000
+        case taps = 0x5000_0000
     }
 
     init(_ range: Range) { nextSerial = range.rawValue }

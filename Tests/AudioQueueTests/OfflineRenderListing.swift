@@ -45,7 +45,8 @@ let AQTestBufferCallback: AudioQueueOutputCallback = { inUserData, inAQ, inCompl
 /// Renders the file at `path` offline through a playback queue, as the sample does, into
 /// interleaved float at `captureRate` (0: the file's rate). Returns every call's status, the
 /// rendered samples and the frames each render call returned.
-func offlineRenderWithListing(path: String, captureRate: Double = 0) -> (statuses: [OSStatus], samples: [Float], renders: [Int]) {
+func offlineRenderWithListing(path: String, captureRate: Double = 0,
+                              configure: (AudioQueueRef) -> Void = { _ in }) -> (statuses: [OSStatus], samples: [Float], renders: [Int]) {
     let myInfo = UnsafeMutablePointer<AQTestInfo>.allocate(capacity: 1)
     myInfo.initialize(to: AQTestInfo())
     defer { myInfo.pointee.mPacketDescs?.deallocate(); myInfo.deinitialize(count: 1); myInfo.deallocate() }
@@ -65,6 +66,7 @@ func offlineRenderWithListing(path: String, captureRate: Double = 0) -> (statuse
                                         CFRunLoopMode.commonModes.rawValue, 0, &queue))
     guard let queue else { return (statuses, samples, renders) }
     myInfo.pointee.mQueue = queue
+    configure(queue)   // not the listing's: a test's tap goes on here, on the stopped queue
 
     // About a second of packets per buffer, 16 ... 64 KiB (the sample's CalculateBytesForTime).
     var maxPacketSize: UInt32 = 0

@@ -100,6 +100,15 @@ typedef void (*AudioQueueInputCallback)(void * _Nullable inUserData, AudioQueueR
 typedef void (*AudioQueueOutputCallback)(void * _Nullable inUserData, AudioQueueRef inAQ, AudioQueueBufferRef inBuffer);
 typedef void (*AudioQueuePropertyListenerProc)(void * _Nullable inUserData, AudioQueueRef inAQ, uint32_t inID);
 
+/* AudioQueue.h, processing taps (macOS 10.7, iOS 6). */
+typedef struct OpaqueAudioQueueProcessingTap *AudioQueueProcessingTapRef;
+typedef uint32_t AudioQueueProcessingTapFlags;
+struct AudioBufferList;
+typedef void (*AudioQueueProcessingTapCallback)(void * _Nullable inClientData, AudioQueueProcessingTapRef inAQTap,
+                                                uint32_t inNumberFrames, AudioTimeStamp *ioTimeStamp,
+                                                AudioQueueProcessingTapFlags *ioFlags, uint32_t *outNumberFrames,
+                                                struct AudioBufferList *ioData);
+
 /* AudioConverter.h, AudioFormat.h, AudioFile.h. */
 typedef struct AudioBuffer {
     uint32_t mNumberChannels;
