@@ -1,3 +1,4 @@
+import AQServerSuite
 import AQTestSupport
 import AudioToolbox
 import Foundation
@@ -171,5 +172,59 @@ struct ProcessingTapTests {
         #expect(AudioQueueProcessingTapNew(aq, TapScript.callback, data, kAudioQueueProcessingTap_PreEffects, &maxFrames, &processing, &tap) == noErr)
         #expect(AudioQueueStart(aq, nil) == noErr)
         #expect(AudioQueueProcessingTapDispose(try #require(tap)) == kAudioQueueErr_InvalidRunState)
+    }
+}
+
+/// The recording queue's callback for the tap test: logs each buffer with its start time.
+private let tapRecordingCallback: AudioQueueInputCallback = { userData, queue, buffer, startTime, _, _ in
+    let log = Unmanaged<DeliveryLog>.fromOpaque(userData!).takeUnretainedValue()
+    let count = Int(buffer.pointee.mAudioDataByteSize) / 4
+    let floats = buffer.pointee.mAudioData.assumingMemoryBound(to: Float.self)
+    log.append(.init(startTime: startTime.pointee, samples: Array(UnsafeBufferPointer(start: floats, count: count))))
+    AudioQueueEnqueueBuffer(queue, buffer, 0, nil)
+}
+
+extension JackServerSuite {
+    @Suite("Processing taps on a recording queue")
+    struct RecordingTapTests {
+        @Test("a ×0.5 tap on a float recording queue (AudioQueueNewInput) fed by the generator: every sample exactly half the signal at its timestamp")
+        func gainTapOnInput() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("tapgen"), channelCount: 2)
+            var format = pcmFormat(rate: 48000, channels: 2, bits: 32, float: true)
+            let log = DeliveryLog()
+            var queue: AudioQueueRef?
+            #expect(AudioQueueNewInput(&format, tapRecordingCallback, Unmanaged.passUnretained(log).toOpaque(), nil, nil, 0, &queue) == noErr)
+            let aq = try #require(queue)
+            var device: CFString = generator.client.name
+            #expect(AudioQueueSetProperty(aq, kAudioQueueProperty_CurrentDevice, &device, UInt32(MemoryLayout<CFString>.size)) == noErr)
+            let script = TapScript(.gain(0.5))
+            var maxFrames: UInt32 = 0
+            var processing = AudioStreamBasicDescription()
+            var tap: AudioQueueProcessingTapRef?
+            #expect(AudioQueueProcessingTapNew(aq, TapScript.callback, Unmanaged.passUnretained(script).toOpaque(), kAudioQueueProcessingTap_PreEffects,
+                                               &maxFrames, &processing, &tap) == noErr)
+            for _ in 0 ..< 4 {
+                var buffer: AudioQueueBufferRef?
+                #expect(AudioQueueAllocateBuffer(aq, 4800 * 8, &buffer) == noErr)
+                #expect(AudioQueueEnqueueBuffer(aq, try #require(buffer), 0, nil) == noErr)
+            }
+            #expect(AudioQueueStart(aq, nil) == noErr)
+            usleep(1_000_000)
+            #expect(AudioQueueStop(aq, true) == noErr)
+            #expect(AudioQueueDispose(aq, true) == noErr)
+            var frames = 0, wrong = 0
+            for delivery in log.deliveries {
+                let first = UInt32(truncatingIfNeeded: Int64(delivery.startTime.mSampleTime))
+                for frame in 0 ..< delivery.samples.count / 2 {
+                    for channel in 0 ..< 2 where delivery.samples[2 * frame + channel] != 0.5 * TestSignal.sample(channel: channel, frame: first &+ UInt32(frame)) {
+                        wrong += 1
+                    }
+                }
+                frames += delivery.samples.count / 2
+            }
+            #expect(frames >= 38_400 && wrong == 0, "\(frames) frames, \(wrong) samples wrong")
+            // On a recording queue GetSourceAudio works and GetQueueTime is the output queues' only.
+            #expect(script.statuses.enumerated().allSatisfy { $0.offset % 2 == 0 ? $0.element == kAudioQueueErr_InvalidTapType : $0.element == noErr })
+        }
     }
 }
