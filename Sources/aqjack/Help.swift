@@ -16,13 +16,15 @@ enum Help {
              [-f wav|w64|rf64|aiff|aifc|caf|aac|m4a|mp4] [-b 16|24|32|float|double]
              [--codec lpcm|aac|alac] [--bitrate BPS] [-q QUALITY] [-r RATE]
              [--src-quality best|medium|fastest] [--resampler soxr|libsamplerate] [-d SECONDS] [--start-at FRAME]
-             [--force] [--meter|--no-meter] [--json] FILE
+             [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--force] [--meter|--no-meter] [--json] FILE
       aqjack [--server NAME] [--name CLIENT] play [-p DEST_PORT_OR_GLOB]... [--no-connect]
-             [--volume 0..1] [--loop N|inf] [--start-at FRAME] [--resampler soxr|libsamplerate] [--json] FILE...
+             [--volume 0..1] [--loop N|inf] [--start-at FRAME] [--resampler soxr|libsamplerate]
+             [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--json] FILE...
       aqjack convert IN OUT [-f FILE_TYPE] [--codec lpcm|aac|alac|flac] [--bitrate BPS]
              [-q 0..127] [-r RATE] [-c CHANNELS] [-b 16|24|32] [--src-quality best|medium|fastest]
-             [--resampler soxr|libsamplerate] [--force] [--json]
+             [--resampler soxr|libsamplerate] [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--force] [--json]
       aqjack info FILE... [--json]
+      aqjack plugins [PATTERN] [--json]   the installed LV2 plugins (ports, ranges, latency, presets)
       aqjack --help | -h        this text
       aqjack --version | -V     version and library versions
 
