@@ -18,17 +18,51 @@ public struct ProcessCycle {
     /// One buffer of `frameCount` samples per output port, in port order. A processor must write
     /// every sample of every output each cycle (JACK does not clear them).
     public let outputs: UnsafeBufferPointer<UnsafeMutablePointer<Float>>
+    /// The events of this cycle on each MIDI input port, in port order (none for a client that
+    /// bound no MIDI ports).
+    public let midiInputs: UnsafeBufferPointer<MIDIEventList>
 
     @inlinable
     public init(frameCount: Int, frameTime: UInt32, cycleStartMicros: UInt64, nextCycleStartMicros: UInt64,
                 inputs: UnsafeBufferPointer<UnsafePointer<Float>>,
-                outputs: UnsafeBufferPointer<UnsafeMutablePointer<Float>>) {
+                outputs: UnsafeBufferPointer<UnsafeMutablePointer<Float>>,
+                midiInputs: UnsafeBufferPointer<MIDIEventList> = UnsafeBufferPointer(start: nil, count: 0)) {
         self.frameCount = frameCount
         self.frameTime = frameTime
         self.cycleStartMicros = cycleStartMicros
         self.nextCycleStartMicros = nextCycleStartMicros
         self.inputs = inputs
         self.outputs = outputs
+        self.midiInputs = midiInputs
+    }
+}
+
+/// One MIDI event of a cycle: its frame within the cycle and its bytes (JACK's buffer, valid
+/// only during the cycle).
+@frozen
+public struct MIDIEvent {
+    public var frame: UInt32
+    public var size: UInt32
+    public var bytes: UnsafePointer<UInt8>?
+
+    @inlinable
+    public init(frame: UInt32, size: UInt32, bytes: UnsafePointer<UInt8>?) {
+        self.frame = frame
+        self.size = size
+        self.bytes = bytes
+    }
+}
+
+/// A MIDI port's events of one cycle, in time order.
+@frozen
+public struct MIDIEventList {
+    public var events: UnsafePointer<MIDIEvent>?
+    public var count: Int
+
+    @inlinable
+    public init(events: UnsafePointer<MIDIEvent>?, count: Int) {
+        self.events = events
+        self.count = count
     }
 }
 

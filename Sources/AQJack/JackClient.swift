@@ -131,11 +131,12 @@ public final class JackClient: @unchecked Sendable {
     ///
     /// The corresponding JACK function is `jack_port_register`.
     public func registerPort(_ shortName: String, direction: JackPortDirection, isTerminal: Bool = false,
-                             isPhysical: Bool = false) throws(JackError) -> JackPort {
+                             isPhysical: Bool = false, isMIDI: Bool = false) throws(JackError) -> JackPort {
         var flags = direction == .input ? JackPortIsInput.rawValue : JackPortIsOutput.rawValue
         if isTerminal { flags |= JackPortIsTerminal.rawValue }
         if isPhysical { flags |= JackPortIsPhysical.rawValue | JackPortIsTerminal.rawValue }
-        guard let port = jack_port_register(rawValue, shortName, cjack_default_audio_type(), UInt(flags), 0) else {
+        let type = isMIDI ? cjack_default_midi_type() : cjack_default_audio_type()
+        guard let port = jack_port_register(rawValue, shortName, type, UInt(flags), 0) else {
             throw .portRegistrationFailed(port: "\(name):\(shortName)")
         }
         let bits = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(port)))
@@ -183,7 +184,8 @@ public final class JackClient: @unchecked Sendable {
     /// The client keeps `processor` alive until ``deactivate()`` or ``close()``.
     ///
     /// The corresponding JACK function is `jack_activate`.
-    public func activate<Processor: RealtimeProcessor>(processor: Processor?, inputs: [JackPort] = [], outputs: [JackPort] = []) throws(JackError) {
+    public func activate<Processor: RealtimeProcessor>(processor: Processor?, inputs: [JackPort] = [], outputs: [JackPort] = [],
+                                                        midiInputs: [JackPort] = []) throws(JackError) {
         try state.withLock { (state) throws(JackError) in
             if state.isClosed { throw .invalidState("client '\(name)' is closed") }
             if state.isActive { throw .invalidState("client '\(name)' is already active; deactivate it first") }
@@ -196,6 +198,14 @@ public final class JackClient: @unchecked Sendable {
             for (index, port) in outputs.enumerated() { bridge.pointee.outputPorts![index] = port.rawValue }
             bridge.pointee.inputCount = inputs.count
             bridge.pointee.outputCount = outputs.count
+            if !midiInputs.isEmpty {
+                bridge.pointee.midiPorts = .allocate(capacity: midiInputs.count)
+                for (index, port) in midiInputs.enumerated() { bridge.pointee.midiPorts![index] = port.rawValue }
+                bridge.pointee.midiEvents = .allocate(capacity: midiInputs.count * ProcessBridgeState.midiEventCapacity)
+                bridge.pointee.midiLists = .allocate(capacity: midiInputs.count)
+                bridge.pointee.midiLists!.initialize(repeating: MIDIEventList(events: nil, count: 0), count: midiInputs.count)
+                bridge.pointee.midiCount = midiInputs.count
+            }
             if let processor {
                 bridge.pointee.entry = Processor.realtimeEntry
                 bridge.pointee.processor = Unmanaged.passUnretained(processor).toOpaque()
@@ -235,6 +245,14 @@ public final class JackClient: @unchecked Sendable {
             bridge.pointee.entry = nil
             bridge.pointee.processor = nil
         }
+    }
+
+    /// Asks the server to recompute every port's latency (after
+    /// ``JackNotifications/processingLatency`` changed). Not on the process thread.
+    ///
+    /// The corresponding JACK function is `jack_recompute_total_latencies`.
+    public func recomputeLatencies() {
+        _ = jack_recompute_total_latencies(rawValue)
     }
 
     /// The `pthread_t` of the client's process (real-time) thread, once active

@@ -103,6 +103,11 @@ public final class JackNotifications: Sendable {
 
     private let clientBits = Atomic<UInt>(0)
 
+    /// Frames this client delays what passes from its inputs to its outputs (a hosted plugin's
+    /// latency), added to the latency JACK propagates through it; after a change, call
+    /// ``JackClient/recomputeLatencies()``. Any thread.
+    public let processingLatency = Atomic<Int>(0)
+
     private func portName(id: jack_port_id_t) -> String? {
         let bits = clientBits.load(ordering: .acquiring)
         guard bits != 0, let client = OpaquePointer(bitPattern: bits),
@@ -132,6 +137,10 @@ public final class JackNotifications: Sendable {
                 combined.max = max(combined.max, range.max)
             }
         }
+        // A client that processes on the way through (an LV2 plugin in `aqjack host`) adds its latency.
+        let added = UInt32(max(0, processingLatency.load(ordering: .relaxed)))
+        combined.min += added
+        combined.max += added
         for bits in targets {
             jack_port_set_latency_range(OpaquePointer(bitPattern: bits), jackMode, &combined)
         }

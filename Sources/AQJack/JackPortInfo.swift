@@ -42,11 +42,12 @@ extension JackClient {
     /// Full names of the ports JACK lists, optionally only one direction, in the server's order.
     ///
     /// The corresponding JACK function is `jack_get_ports`.
-    public func portNames(direction: JackPortDirection? = nil, physicalOnly: Bool = false, audioOnly: Bool = false) -> [String] {
+    public func portNames(direction: JackPortDirection? = nil, physicalOnly: Bool = false, audioOnly: Bool = false, midiOnly: Bool = false) -> [String] {
         var flags: UInt32 = 0
         if let direction { flags |= direction == .input ? JackPortIsInput.rawValue : JackPortIsOutput.rawValue }
         if physicalOnly { flags |= JackPortIsPhysical.rawValue }
-        guard let list = jack_get_ports(rawValue, nil, audioOnly ? cjack_default_audio_type() : nil, UInt(flags)) else { return [] }
+        let type = midiOnly ? cjack_default_midi_type() : audioOnly ? cjack_default_audio_type() : nil
+        guard let list = jack_get_ports(rawValue, nil, type, UInt(flags)) else { return [] }
         defer { jack_free(UnsafeMutableRawPointer(list)) }
         return cStringArray(list)
     }

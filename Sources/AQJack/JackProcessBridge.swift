@@ -46,6 +46,13 @@ struct ProcessBridgeState {
     var outputPorts: UnsafeMutablePointer<OpaquePointer?>? = nil
     var outputBuffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil
     var outputCount = 0
+    var midiPorts: UnsafeMutablePointer<OpaquePointer?>? = nil
+    /// Per MIDI port, room for ``midiEventCapacity`` events; and the lists handed to the processor.
+    var midiEvents: UnsafeMutablePointer<MIDIEvent>? = nil
+    var midiLists: UnsafeMutablePointer<MIDIEventList>? = nil
+    var midiCount = 0
+    /// MIDI events read per port and cycle; more are dropped (and counted).
+    static let midiEventCapacity = 1024
     var entry: RealtimeEntry? = nil
     var processor: UnsafeMutableRawPointer? = nil
     /// Timing of every cycle, for as long as the client lives.
@@ -63,8 +70,12 @@ struct ProcessBridgeState {
         inputBuffers?.deallocate()
         outputPorts?.deallocate()
         outputBuffers?.deallocate()
+        midiPorts?.deallocate()
+        midiEvents?.deallocate()
+        midiLists?.deallocate()
         inputPorts = nil; inputBuffers = nil; outputPorts = nil; outputBuffers = nil
-        inputCount = 0; outputCount = 0
+        midiPorts = nil; midiEvents = nil; midiLists = nil
+        inputCount = 0; outputCount = 0; midiCount = 0
     }
 }
 
@@ -100,6 +111,18 @@ let jackProcessThunk: @convention(c) (jack_nframes_t, UnsafeMutableRawPointer?) 
         let buffer = jack_port_get_buffer(state.outputPorts.unsafelyUnwrapped[index], frameCount)
         state.outputBuffers.unsafelyUnwrapped[index] = buffer.unsafelyUnwrapped.assumingMemoryBound(to: Float.self)
     }
+    for index in 0 ..< state.midiCount {
+        let buffer = jack_port_get_buffer(state.midiPorts.unsafelyUnwrapped[index], frameCount)
+        let events = state.midiEvents.unsafelyUnwrapped + index * ProcessBridgeState.midiEventCapacity
+        let count = min(Int(jack_midi_get_event_count(buffer)), ProcessBridgeState.midiEventCapacity)
+        var event = jack_midi_event_t()
+        var kept = 0
+        for slot in 0 ..< count where jack_midi_event_get(&event, buffer, UInt32(slot)) == 0 {
+            events[kept] = MIDIEvent(frame: event.time, size: UInt32(event.size), bytes: UnsafePointer(event.buffer))
+            kept += 1
+        }
+        state.midiLists.unsafelyUnwrapped[index] = MIDIEventList(events: UnsafePointer(events), count: kept)
+    }
     guard let entry = state.entry, let processor = state.processor else {
         for index in 0 ..< state.outputCount {
             state.outputBuffers.unsafelyUnwrapped[index].update(repeating: 0, count: Int(frameCount))
@@ -110,7 +133,8 @@ let jackProcessThunk: @convention(c) (jack_nframes_t, UnsafeMutableRawPointer?) 
         frameCount: Int(frameCount), frameTime: cycleFrame,
         cycleStartMicros: cycleStart, nextCycleStartMicros: nextCycleStart,
         inputs: UnsafeBufferPointer(start: state.inputBuffers, count: state.inputCount),
-        outputs: UnsafeBufferPointer(start: state.outputBuffers, count: state.outputCount))
+        outputs: UnsafeBufferPointer(start: state.outputBuffers, count: state.outputCount),
+        midiInputs: UnsafeBufferPointer(start: state.midiLists, count: state.midiCount))
     withUnsafePointer(to: &cycle) { entry(processor, UnsafeRawPointer($0)) }
     return 0
 }

@@ -1,3 +1,4 @@
+import AQCore
 import CLV2Support
 import CLilv
 import Foundation
@@ -32,6 +33,8 @@ public final class LV2PluginInstance {
     private let atomInputs: [Int]
     private let atomOutputs: [Int]
     private var active = false
+    /// Tables made for ``hostPorts()``, freed with the instance.
+    private var hostTables: [UnsafeMutableRawPointer] = []
 
     /// Instantiates and activates the plugin `uri` at `sampleRate` Hz for runs of at most
     /// `maximumBlock` frames, with every control at its default.
@@ -106,6 +109,7 @@ public final class LV2PluginInstance {
         controls.deallocate()
         sampleBuffers.values.forEach { $0.deallocate() }
         sequenceBuffers.values.forEach { $0.deallocate() }
+        hostTables.forEach { $0.deallocate() }
     }
 
     // MARK: Controls
@@ -114,11 +118,7 @@ public final class LV2PluginInstance {
     /// - Throws: a usage error naming the symbol and the plugin's control inputs when it has
     ///   none by that name, or naming the range when `value` is outside it.
     public func setControl(_ symbol: String, to value: Float) throws(PluginError) {
-        let port = try controlInput(symbol)
-        if let minimum = port.minimum, let maximum = port.maximum, !(minimum ... maximum).contains(value) {
-            throw PluginError(.usage, "\(symbol)=\(value) is out of range for '\(description.name)': expected \(port.rangeText)")
-        }
-        controls[port.index] = value
+        controls[try checkedControlPort(symbol, value: value)] = value
     }
 
     /// The current value of a control port (input or output) `symbol`, or nil for no such port.
@@ -177,6 +177,44 @@ public final class LV2PluginInstance {
         case (urids.map(LV2URI.atomInt), 4): controls[port.index] = Float(value.loadUnaligned(as: Int32.self))
         default: break
         }
+    }
+
+    // MARK: The live host's view
+
+    /// What the live host's process thread needs of this instance (``PluginHostProcessor``):
+    /// pointers into it, valid while it lives; the instance must outlive the processor.
+    public func hostPorts() -> PluginHostPorts {
+        let descriptor = instance.pointee.lv2_descriptor!.pointee
+        func indices(_ ports: [LV2PortDescription]) -> UnsafeBufferPointer<UInt32> {
+            let buffer = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: max(ports.count, 1))
+            for (slot, port) in ports.enumerated() { buffer[slot] = UInt32(port.index) }
+            hostTables.append(UnsafeMutableRawPointer(buffer.baseAddress!))
+            return UnsafeBufferPointer(start: buffer.baseAddress, count: ports.count)
+        }
+        func sequences(_ indices: [Int]) -> UnsafeBufferPointer<UnsafeMutableRawPointer> {
+            let buffer = UnsafeMutableBufferPointer<UnsafeMutableRawPointer>.allocate(capacity: max(indices.count, 1))
+            for (slot, index) in indices.enumerated() { buffer[slot] = sequenceBuffers[index]! }
+            hostTables.append(UnsafeMutableRawPointer(buffer.baseAddress!))
+            return UnsafeBufferPointer(start: buffer.baseAddress, count: indices.count)
+        }
+        return PluginHostPorts(
+            handle: instance.pointee.lv2_handle, connect: descriptor.connect_port, run: descriptor.run,
+            audioInputs: indices(description.audioInputs), audioOutputs: indices(description.audioOutputs),
+            controls: controls, portCount: description.ports.count,
+            eventInputs: sequences(atomInputs), eventOutputs: sequences(atomOutputs),
+            midiInput: description.midiInputs.first.flatMap { sequenceBuffers[$0.index] },
+            sequenceCapacity: Self.sequenceBytes, sequenceType: sequenceType, chunkType: chunkType,
+            midiEventType: world.urids.map(LV2URI.midiEvent), maximumBlock: maximumBlock)
+    }
+
+    /// The port index of control input `symbol`, after checking `value` against its range.
+    /// - Throws: the usage errors of ``setControl(_:to:)``.
+    public func checkedControlPort(_ symbol: String, value: Float) throws(PluginError) -> Int {
+        let port = try controlInput(symbol)
+        if let minimum = port.minimum, let maximum = port.maximum, !(minimum ... maximum).contains(value) {
+            throw PluginError(.usage, "\(symbol)=\(value) is out of range for '\(description.name)': expected \(port.rangeText)")
+        }
+        return port.index
     }
 
     // MARK: Running

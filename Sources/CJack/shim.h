@@ -4,6 +4,7 @@
 #include <jack/jack.h>
 #include <jack/metadata.h>
 #include <jack/uuid.h>
+#include <jack/midiport.h>
 
 /* jack_client_open is C-variadic, which Swift cannot call: this fixed-arity wrapper passes the
    server name (JackServerName) only when one is given. */
@@ -17,4 +18,5 @@ static inline jack_client_t *cjack_client_open(const char *client_name, jack_opt
 /* The macros Swift cannot import as C strings. */
 static inline const char *cjack_default_audio_type(void) { return JACK_DEFAULT_AUDIO_TYPE; }
 static inline const char *cjack_metadata_pretty_name(void) { return JACK_METADATA_PRETTY_NAME; }
+static inline const char *cjack_default_midi_type(void) { return JACK_DEFAULT_MIDI_TYPE; }
 #endif

@@ -12,7 +12,7 @@ enum Subcommands {
     /// The subcommands by the word that names them (`--ports` is also `ports`).
     static var named: [String: any Subcommand.Type] {
         ["demo": DemoCommand.self, "play": PlayCommand.self, "record": RecordCommand.self, "convert": ConvertCommand.self,
-         "info": InfoCommand.self, "ports": PortsCommand.self, "plugins": PluginsCommand.self]
+         "info": InfoCommand.self, "ports": PortsCommand.self, "plugins": PluginsCommand.self, "host": HostCommand.self]
     }
 }
 
@@ -20,6 +20,7 @@ extension DemoCommand: Subcommand {}
 extension PlayCommand: Subcommand {}
 extension RecordCommand: Subcommand {}
 extension PortsCommand: Subcommand {}
+extension HostCommand: Subcommand {}
 // convert and info need no server: their run takes no globals and throws no JACK error.
 extension ConvertCommand: Subcommand {
     func run(globals: GlobalOptions) -> Int32 { run() }

@@ -31,7 +31,7 @@ func runCommandLine(_ arguments: [String]) -> Int32 {
                 if try globals.parse(option, from: &cursor) { continue }
                 throw UsageError(message: "unknown option '\(option)': expected --ports, --help, --version, --server or --name")
             case let .operand(word):
-                throw UsageError(message: "unknown subcommand '\(word)': expected demo, ports (or --ports), record, play, convert, info or plugins; see aqjack --help")
+                throw UsageError(message: "unknown subcommand '\(word)': expected demo, ports (or --ports), record, play, convert, info, plugins or host; see aqjack --help")
             }
         }
         throw UsageError(message: "no subcommand given: expected --ports; see aqjack --help")

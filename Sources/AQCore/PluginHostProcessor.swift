@@ -1,0 +1,225 @@
+import Synchronization
+
+/// A plugin run in the JACK process callback, the way `aqjack host` hosts an LV2 plugin: each
+/// cycle it takes the control changes queued by other threads, connects the plugin's audio
+/// ports straight to the JACK port buffers, writes the cycle's MIDI events into the plugin's
+/// event input (an LV2 atom sequence), readies its event outputs, and runs it.
+///
+/// The plugin is reached through the two C functions of its descriptor (`connect_port`, `run`)
+/// and memory set up before activation (``PluginHostPorts``), so this module needs no plugin
+/// library. LV2 requires `connect_port` and `run` of a real-time plugin to be real-time safe;
+/// what any plugin does inside them is its own.
+///
+/// - Important: ``process(_:)`` is real-time safe: no allocation, lock or system call of its own.
+public final class PluginHostProcessor: RealtimeProcessor, @unchecked Sendable {
+    /// LV2's `connect_port(instance, port, data)` and `run(instance, sample_count)`.
+    public typealias ConnectFunction = @convention(c) (UnsafeMutableRawPointer?, UInt32, UnsafeMutableRawPointer?) -> Void
+    public typealias RunFunction = @convention(c) (UnsafeMutableRawPointer?, UInt32) -> Void
+
+    /// A control port's new value, queued by ``PluginHostControls``.
+    public struct ControlChange: BitwiseCopyable {
+        public var port: UInt32
+        public var value: Float
+        public init(port: UInt32, value: Float) {
+            self.port = port
+            self.value = value
+        }
+    }
+
+    private let ports: PluginHostPorts
+    private let changes: RingConsumer<ControlChange>
+    /// Cycles run, and MIDI events that did not fit the event input's buffer. Any thread.
+    public let cycleCount = Atomic<Int>(0)
+    public let droppedMIDIEvents = Atomic<Int>(0)
+
+    /// Makes the processor and the control queue that feeds it (room for `controlQueueCapacity`
+    /// changes between two cycles).
+    public static func make(ports: PluginHostPorts, controlQueueCapacity: Int = 1024) -> (PluginHostProcessor, PluginHostControls) {
+        let ring = SPSCRing<ControlChange>(minimumCapacity: controlQueueCapacity)
+        return (PluginHostProcessor(ports: ports, changes: ring.consumer), PluginHostControls(changes: ring.producer))
+    }
+
+    private init(ports: PluginHostPorts, changes: consuming RingConsumer<ControlChange>) {
+        self.ports = ports
+        self.changes = changes
+    }
+
+    public static let realtimeEntry: RealtimeEntry = { processor, cycle in
+        Unmanaged<PluginHostProcessor>.fromOpaque(processor)._withUnsafeGuaranteedRef { $0.process(cycle.load(as: ProcessCycle.self)) }
+    }
+
+    /// Runs the plugin over one cycle, in pieces of at most the plugin's maximum block.
+    ///
+    /// - Important: Real-time safe. Call only on the process thread.
+    #if AQ_RT_CHECKS
+    @_noLocks
+    #endif
+    public func process(_ cycle: ProcessCycle) {
+        applyControlChanges()
+        let ports = self.ports
+        let frames = cycle.frameCount
+        let inputCount = min(cycle.inputs.count, ports.audioInputs.count)
+        let outputCount = min(cycle.outputs.count, ports.audioOutputs.count)
+        var done = 0
+        while done < frames {
+            let count = min(ports.maximumBlock, frames - done)
+            // The plugin's own functions: opaque to the compiler's checks, real-time safe by
+            // LV2's contract (connect_port and run of an instance).
+            for index in 0 ..< inputCount {
+                let data = UnsafeMutableRawPointer(mutating: cycle.inputs[index] + done)
+                _unsafePerformance { ports.connect(ports.handle, ports.audioInputs[index], data) }
+            }
+            for index in 0 ..< outputCount {
+                let data = UnsafeMutableRawPointer(cycle.outputs[index] + done)
+                _unsafePerformance { ports.connect(ports.handle, ports.audioOutputs[index], data) }
+            }
+            prepareSequences(cycle, from: done, count: count)
+            _unsafePerformance { ports.run(ports.handle, UInt32(count)) }
+            done += count
+        }
+        // Outputs the plugin lacks (none in a host made from its ports) stay silent.
+        if cycle.outputs.count > outputCount {
+            for index in outputCount ..< cycle.outputs.count { cycle.outputs[index].update(repeating: 0, count: frames) }
+        }
+        cycleCount.store(cycleCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+    }
+
+    #if AQ_RT_CHECKS
+    @_noLocks
+    #endif
+    private func applyControlChanges() {
+        let regions = changes.readableRegions()
+        let controls = ports.controls
+        for change in regions.first where Int(change.port) < ports.portCount { controls[Int(change.port)] = change.value }
+        for change in regions.second where Int(change.port) < ports.portCount { controls[Int(change.port)] = change.value }
+        changes.commitRead(regions.count)
+    }
+
+    /// Empties the event inputs, puts the cycle's MIDI events in `from ..< from + count` into the
+    /// MIDI input (frames relative to the piece), and readies the event outputs.
+    #if AQ_RT_CHECKS
+    @_noLocks
+    #endif
+    private func prepareSequences(_ cycle: ProcessCycle, from start: Int, count: Int) {
+        let ports = self.ports
+        for index in 0 ..< ports.eventInputs.count {
+            AtomSequence.clear(ports.eventInputs[index], type: ports.sequenceType)
+        }
+        for index in 0 ..< ports.eventOutputs.count {
+            AtomSequence.prepareOutput(ports.eventOutputs[index], capacity: ports.sequenceCapacity, chunkType: ports.chunkType)
+        }
+        guard let midi = ports.midiInput, cycle.midiInputs.count > 0, let events = cycle.midiInputs[0].events else { return }
+        let list = cycle.midiInputs[0]
+        var dropped = 0
+        for slot in 0 ..< list.count {
+            let event = events[slot]
+            let frame = Int(event.frame)
+            guard frame >= start, frame < start + count, let bytes = event.bytes else { continue }
+            if !AtomSequence.append(midi, capacity: ports.sequenceCapacity, frame: Int64(frame - start),
+                                    type: ports.midiEventType, bytes: bytes, size: Int(event.size)) {
+                dropped += 1
+            }
+        }
+        if dropped > 0 { droppedMIDIEvents.store(droppedMIDIEvents.load(ordering: .relaxed) &+ dropped, ordering: .relaxed) }
+    }
+}
+
+/// What the process thread needs of a plugin instance, set up before activation and owned by
+/// the instance (this holds pointers into it; the instance outlives the processor).
+public struct PluginHostPorts: @unchecked Sendable {
+    public var handle: UnsafeMutableRawPointer?
+    public var connect: PluginHostProcessor.ConnectFunction
+    public var run: PluginHostProcessor.RunFunction
+    /// Plugin port indices of the audio inputs and outputs, in JACK port order.
+    public var audioInputs: UnsafeBufferPointer<UInt32>
+    public var audioOutputs: UnsafeBufferPointer<UInt32>
+    /// One float per plugin port; control ports are connected to theirs.
+    public var controls: UnsafeMutablePointer<Float>
+    public var portCount: Int
+    /// Atom sequence buffers (``sequenceCapacity`` bytes each): every event input (the MIDI one
+    /// among them) and every event output.
+    public var eventInputs: UnsafeBufferPointer<UnsafeMutableRawPointer>
+    public var eventOutputs: UnsafeBufferPointer<UnsafeMutableRawPointer>
+    public var midiInput: UnsafeMutableRawPointer?
+    public var sequenceCapacity: Int
+    /// URIDs of atom:Sequence, atom:Chunk and midi:MidiEvent in the plugin's URID map.
+    public var sequenceType: UInt32
+    public var chunkType: UInt32
+    public var midiEventType: UInt32
+    public var maximumBlock: Int
+
+    public init(handle: UnsafeMutableRawPointer?, connect: @escaping PluginHostProcessor.ConnectFunction, run: @escaping PluginHostProcessor.RunFunction,
+                audioInputs: UnsafeBufferPointer<UInt32>, audioOutputs: UnsafeBufferPointer<UInt32>,
+                controls: UnsafeMutablePointer<Float>, portCount: Int,
+                eventInputs: UnsafeBufferPointer<UnsafeMutableRawPointer>, eventOutputs: UnsafeBufferPointer<UnsafeMutableRawPointer>,
+                midiInput: UnsafeMutableRawPointer?, sequenceCapacity: Int,
+                sequenceType: UInt32, chunkType: UInt32, midiEventType: UInt32, maximumBlock: Int) {
+        self.handle = handle
+        self.connect = connect
+        self.run = run
+        self.audioInputs = audioInputs
+        self.audioOutputs = audioOutputs
+        self.controls = controls
+        self.portCount = portCount
+        self.eventInputs = eventInputs
+        self.eventOutputs = eventOutputs
+        self.midiInput = midiInput
+        self.sequenceCapacity = sequenceCapacity
+        self.sequenceType = sequenceType
+        self.chunkType = chunkType
+        self.midiEventType = midiEventType
+        self.maximumBlock = maximumBlock
+    }
+}
+
+/// Queues control changes for the process thread (the producer side). One thread at a time.
+public final class PluginHostControls: @unchecked Sendable {
+    private let changes: RingProducer<PluginHostProcessor.ControlChange>
+
+    init(changes: consuming RingProducer<PluginHostProcessor.ControlChange>) { self.changes = changes }
+
+    /// Queues `value` for control port `port`; false when the queue is full (the process thread
+    /// has not run for a while).
+    @discardableResult
+    public func set(port: Int, to value: Float) -> Bool {
+        var change = PluginHostProcessor.ControlChange(port: UInt32(port), value: value)
+        return withUnsafePointer(to: &change) { changes.writeAll(UnsafeBufferPointer(start: $0, count: 1)) }
+    }
+}
+
+/// LV2 atom sequences in raw memory (the layout of lv2/atom/atom.h: an 8-byte atom header
+/// {size, type}, an 8-byte sequence body {unit, pad}, then events of {Int64 frames, UInt32 size,
+/// UInt32 type, bytes} each padded to 8 bytes). Real-time safe.
+public enum AtomSequence {
+    /// An empty input sequence: size = the body header only.
+    @inlinable
+    public static func clear(_ sequence: UnsafeMutableRawPointer, type: UInt32) {
+        sequence.storeBytes(of: 8, toByteOffset: 0, as: UInt32.self)
+        sequence.storeBytes(of: type, toByteOffset: 4, as: UInt32.self)
+        sequence.storeBytes(of: 0, toByteOffset: 8, as: UInt64.self)
+    }
+
+    /// An output the plugin may fill: a Chunk of the whole capacity.
+    @inlinable
+    public static func prepareOutput(_ sequence: UnsafeMutableRawPointer, capacity: Int, chunkType: UInt32) {
+        sequence.storeBytes(of: UInt32(capacity - 8), toByteOffset: 0, as: UInt32.self)
+        sequence.storeBytes(of: chunkType, toByteOffset: 4, as: UInt32.self)
+    }
+
+    /// Appends an event; false when it does not fit `capacity` bytes.
+    @inlinable
+    public static func append(_ sequence: UnsafeMutableRawPointer, capacity: Int, frame: Int64, type: UInt32,
+                              bytes: UnsafePointer<UInt8>, size: Int) -> Bool {
+        let bodySize = Int(sequence.load(fromByteOffset: 0, as: UInt32.self))
+        let used = 8 + bodySize
+        let padded = (16 + size + 7) & ~7
+        guard used + padded <= capacity else { return false }
+        let event = sequence + used
+        event.storeBytes(of: frame, toByteOffset: 0, as: Int64.self)
+        event.storeBytes(of: UInt32(size), toByteOffset: 8, as: UInt32.self)
+        event.storeBytes(of: type, toByteOffset: 12, as: UInt32.self)
+        (event + 16).copyMemory(from: bytes, byteCount: size)
+        sequence.storeBytes(of: UInt32(bodySize + padded), toByteOffset: 0, as: UInt32.self)
+        return true
+    }
+}

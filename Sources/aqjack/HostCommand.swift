@@ -1,0 +1,155 @@
+import AQJack
+import AQPlugins
+import Foundation
+import Glibc
+
+/// `aqjack host URI [--set SYMBOL=VALUE]... [--preset NAME] [-i IN_GLOB]... [-o OUT_GLOB]...
+/// [--json]`: an LV2 plugin live on the JACK graph (``LV2LiveHost``), jalv's console mode for
+/// scripts: ports named by the plugin's symbols, the plugin's latency reported to JACK, controls
+/// changed live by lines `SYMBOL=VALUE` on standard input, until Ctrl-C or SIGTERM (exit 0) or
+/// the server's end (exit 1).
+struct HostCommand {
+    var uri = ""
+    var settings: [LV2Stage.Setting] = []
+    /// Ports to connect: `-i` JACK output ports feeding the plugin's inputs (audio in order; MIDI
+    /// output ports to its MIDI input), `-o` JACK input ports its outputs feed, in order.
+    var sources: [String] = []
+    var destinations: [String] = []
+    var json = false
+
+    init(arguments cursor: inout ArgumentCursor, globals: inout GlobalOptions) throws(UsageError) {
+        // --set and --preset apply to the one plugin, as they apply to a --lv2 elsewhere.
+        var chain = PluginChainOptions()
+        chain.plugins = [.init(uri: "")]
+        var uris: [String] = []
+        while let argument = cursor.next() {
+            switch argument {
+            case .option("-i"), .option("--input"):
+                sources.append(try cursor.value(for: "-i", expected: "a JACK output port name or glob to feed the plugin, e.g. -i 'system:capture_*'"))
+            case .option("-o"), .option("--output"):
+                destinations.append(try cursor.value(for: "-o", expected: "a JACK input port name or glob the plugin feeds, e.g. -o 'system:playback_*'"))
+            case .option("--json"): json = true
+            case .option("--lv2"):
+                throw UsageError(message: "host runs one plugin, named as its operand: aqjack host URI [--set SYMBOL=VALUE] ...")
+            case let .option(option):
+                if try chain.parse(option, from: &cursor) { continue }
+                if try globals.parse(option, from: &cursor) { continue }
+                throw UsageError(message: "unknown option '\(option)' for host: expected --set, --preset, -i, -o, --json, --server or --name")
+            case let .operand(word): uris.append(word)
+            }
+        }
+        guard uris.count == 1 else {
+            throw UsageError(message: uris.isEmpty ? "host needs a plugin URI, e.g. aqjack host http://plugin.org.uk/swh-plugins/amp (aqjack plugins lists them)"
+                                                   : "host takes one plugin URI; got \(uris.count): \(uris.joined(separator: ", "))")
+        }
+        uri = uris[0]
+        settings = chain.plugins[0].settings
+    }
+
+    struct Summary: Encodable {
+        let plugin: String
+        let client: String
+        let latencyFrames: Int
+        let cycles: Int
+        let droppedMIDIEvents: Int
+        let xruns: Int
+        let inputs: [String], outputs: [String], midiInputs: [String]
+        let exitReason: String
+    }
+
+    func run(globals: GlobalOptions) throws(JackError) -> Int32 {
+        let signals = SignalWatcher()
+        let client = try JackClient(name: globals.clientName, server: globals.server)
+        let host: LV2LiveHost
+        do throws(PluginError) {
+            host = try LV2LiveHost(world: LV2World(), uri: uri, settings: settings, client: client)
+        } catch {
+            client.close()
+            Diagnostics.error(error.message)
+            return exitStatus(for: error)
+        }
+        if !host.instance.description.isHardRealtimeCapable {
+            Diagnostics.note("'\(host.instance.description.name)' does not declare lv2:hardRTCapable; it runs on JACK's process thread anyway, as jalv runs it")
+        }
+        // Which ports to connect, before activating: a glob that matches nothing is an error.
+        let audioSources = client.portNames(direction: .output, audioOnly: true)
+        let midiSources = client.portNames(direction: .output, midiOnly: true)
+        let (audioFrom, missingAudio) = PortMatching.select(sources, from: audioSources)
+        let (midiFrom, _) = PortMatching.select(sources, from: midiSources)
+        let (to, missingTo) = PortMatching.select(destinations, from: client.portNames(direction: .input, audioOnly: true))
+        let unmatched = missingAudio.filter { pattern in !midiSources.contains { $0 == pattern || fnmatch(pattern, $0, 0) == 0 } } + missingTo
+        if !unmatched.isEmpty {
+            client.close()
+            Diagnostics.error("no JACK port matches \(unmatched.map { "'\($0)'" }.joined(separator: ", ")) on server '\(client.serverName)'; `aqjack --ports` lists them")
+            return ExitStatus.failure
+        }
+        try host.activate()
+        for (source, port) in zip(audioFrom, host.audioInputs) { _ = try client.connect(source, to: port.name) }
+        if let midi = host.midiInputs.first { for source in midiFrom { _ = try client.connect(source, to: midi.name) } }
+        for (port, destination) in zip(host.audioOutputs, to) { _ = try client.connect(port.name, to: destination) }
+        if !json {
+            print("hosting \(host.instance.description.name) (\(uri)) as '\(client.name)', latency \(host.latencyFrames) frames; SYMBOL=VALUE on standard input sets a control")
+        }
+        let console = ControlConsole(host: host)
+        let cause = SessionLoop.run(client: client, signals: signals, finished: { false }) {
+            console.applyPending()
+            host.refreshLatency()
+        }
+        let reason = switch cause {
+        case .finished: "end"
+        case .serverShutdown: "server-shutdown"
+        case .interrupt: "interrupt"
+        case .terminate: "terminate"
+        }
+        let summary = Summary(plugin: uri, client: client.name, latencyFrames: host.latencyFrames,
+                              cycles: host.processor.cycleCount.load(ordering: .relaxed),
+                              droppedMIDIEvents: host.processor.droppedMIDIEvents.load(ordering: .relaxed),
+                              xruns: client.notifications.xrunCount.load(ordering: .relaxed),
+                              inputs: host.audioInputs.map(\.name), outputs: host.audioOutputs.map(\.name), midiInputs: host.midiInputs.map(\.name),
+                              exitReason: reason)
+        try? client.deactivate()
+        client.close()
+        if cause == .serverShutdown {
+            Diagnostics.error("the JACK server '\(client.serverName)' shut down (\(client.notifications.shutdownReason.withLock { $0 } ?? "no reason given"))")
+        }
+        printSummary(summary, json: json) {
+            "hosted \(uri): \(summary.cycles) cycles, latency \(summary.latencyFrames) frames, xruns \(summary.xruns), stopped by: \(reason)"
+        }
+        return cause == .serverShutdown ? ExitStatus.failure : ExitStatus.success
+    }
+}
+
+/// Reads `SYMBOL=VALUE` (or `SYMBOL VALUE`) lines from standard input on a thread of its own;
+/// the session loop applies them. A bad line is reported on standard error and skipped.
+final class ControlConsole: @unchecked Sendable {
+    private let host: LV2LiveHost
+    private let lock = NSLock()
+    private var pending: [(String, Float)] = []
+
+    init(host: LV2LiveHost) {
+        self.host = host
+        Thread.detachNewThread { [self] in
+            while let line = readLine() {
+                let text = line.trimmingCharacters(in: .whitespaces)
+                if text.isEmpty || text.hasPrefix("#") { continue }
+                let parts = text.split(whereSeparator: { $0 == "=" || $0 == " " }).map(String.init)
+                guard parts.count == 2, let value = Float(parts[1]), value.isFinite else {
+                    Diagnostics.error("console: '\(text)': expected SYMBOL=VALUE with a number, e.g. gain=6")
+                    continue
+                }
+                lock.withLock { pending.append((parts[0], value)) }
+            }
+        }
+    }
+
+    /// Queues the lines read so far for the process thread. The session loop's thread.
+    func applyPending() {
+        let lines = lock.withLock { () -> [(String, Float)] in
+            defer { pending.removeAll() }
+            return pending
+        }
+        for (symbol, value) in lines {
+            do throws(PluginError) { try host.set(symbol, to: value) } catch { Diagnostics.error("console: \(error.message)") }
+        }
+    }
+}

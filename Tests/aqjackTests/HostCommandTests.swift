@@ -1,0 +1,97 @@
+import AQJack
+import AQPlugins
+import AQServerSuite
+import AQTestSupport
+import Foundation
+import Testing
+
+extension JackServerSuite {
+    /// `aqjack host`: a real LV2 plugin live on the private server, between the test's own
+    /// generator and recorder.
+    @Suite("aqjack host")
+    struct HostCommandTests {
+        /// Starts `aqjack host ARGS` in the background and waits until its ports are there.
+        static func startHost(_ arguments: [String], name: String, expectPort: String) throws -> (Process, URL, URL) {
+            let out = URL(fileURLWithPath: temporaryPath("\(name).out")), err = URL(fileURLWithPath: temporaryPath("\(name).err"))
+            let process = try AQJackCommand.start(["host", "--name", name, "--json"] + arguments, standardOutput: out, standardError: err)
+            let clock = try JackClient(name: TestServer.uniqueClientName("hostwatch"))
+            defer { clock.close() }
+            for _ in 0 ..< 250 where !clock.portNames().contains("\(name):\(expectPort)") { usleep(20_000) }
+            usleep(200_000)   // activated and connected
+            return (process, out, err)
+        }
+
+        @Test("host swh amp --set gain=6 between the generator and a recording queue: every sample is the plugin's own offline result for the generator's signal (bit-exact)")
+        func ampLive() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("hostgen"), channelCount: 1)
+            let (recorder, log) = try startFloatRecorder(channels: 1, role: "hostrec")
+            let name = TestServer.uniqueClientName("hostamp")
+            let (host, out, err) = try Self.startHost([PluginConvertTests.amp, "--set", "gain=6", "-i", "\(generator.client.name):out_1",
+                                                       "-o", "\(recorder.driver.name):in_1"], name: name, expectPort: "output")
+            defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+            usleep(1_000_000)
+            host.interrupt()
+            host.waitUntilExit()
+            recorder.stop()
+            recorder.dispose()
+            #expect(host.terminationStatus == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+            // The plugin itself, offline on the same frames: what the host must have produced.
+            let world = LV2World()
+            var checked = 0, wrong = 0
+            for delivery in log.deliveries where delivery.samples.contains(where: { $0 != 0 }) {
+                let first = UInt32(truncatingIfNeeded: Int64(delivery.startTime.mSampleTime))
+                var expected = (0 ..< delivery.samples.count).map { TestSignal.sample(channel: 0, frame: first &+ UInt32($0)) }
+                let stage = try LV2Stage(world: world, uri: PluginConvertTests.amp, settings: [.control(symbol: "gain", value: 6)], channelCount: 1, sampleRate: 48000)
+                expected.withUnsafeMutableBufferPointer { stage.process($0.baseAddress!, frameCount: $0.count, channelCount: 1) }
+                for (got, want) in zip(delivery.samples, expected) where got != 0 {
+                    checked += 1
+                    if got != want { wrong += 1 }
+                }
+            }
+            #expect(checked > 24_000 && wrong == 0, "\(checked) samples checked, \(wrong) wrong")
+            let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: out)) as? [String: Any]
+            #expect(summary?["exitReason"] as? String == "interrupt")
+            #expect((summary?["cycles"] as? Int ?? 0) > 300)
+        }
+
+        @Test("host fastLookaheadLimiter: JACK shows its 240 frames of latency on the host's outputs (capture) and inputs (playback), as aqjack --ports --json lists them")
+        func limiterLatency() throws {
+            let name = TestServer.uniqueClientName("hostlim")
+            let (host, out, err) = try Self.startHost([PluginConvertTests.limiter], name: name, expectPort: "out_2")
+            defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+            let listing = try AQJackCommand.run(["--ports", "\(name):*", "--json"])
+            host.terminate()
+            host.waitUntilExit()
+            #expect(host.terminationStatus == 0)
+            let ports = (try JSONSerialization.jsonObject(with: Data(listing.standardOutput.utf8)) as? [String: Any])?["ports"] as? [[String: Any]] ?? []
+            func latency(_ port: String, _ mode: String) -> [Int]? {
+                guard let entry = ports.first(where: { $0["name"] as? String == "\(name):\(port)" }),
+                      let range = (entry["latency"] as? [String: Any])?[mode] as? [String: Any] else { return nil }
+                return [range["min"] as? Int ?? -1, range["max"] as? Int ?? -1]
+            }
+            #expect(latency("out_1", "capture") == [240, 240], "\(listing.standardOutput)")
+            #expect(latency("out_2", "capture") == [240, 240])
+            #expect(latency("in_1", "playback") == [240, 240])
+            let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: out)) as? [String: Any]
+            #expect(summary?["latencyFrames"] as? Int == 240 && summary?["exitReason"] as? String == "terminate")
+        }
+
+        @Test("host: bad input exits 2 naming it (no URI, two URIs, an unknown plugin, a control it lacks, a value out of range, --lv2); a port glob matching nothing exits 1")
+        func badInput() throws {
+            let cases: [([String], Int32, String)] = [
+                (["host"], 2, "host needs a plugin URI"),
+                (["host", PluginConvertTests.amp, PluginConvertTests.limiter], 2, "host takes one plugin URI"),
+                (["host", "http://example.org/none"], 2, "no installed LV2 plugin has the URI 'http://example.org/none'"),
+                (["host", PluginConvertTests.amp, "--set", "volume=1"], 2, "no control input 'volume'"),
+                (["host", PluginConvertTests.amp, "--set", "gain=99"], 2, "expected -70 ... 70"),
+                (["host", PluginConvertTests.amp, "--lv2", PluginConvertTests.amp], 2, "host runs one plugin"),
+                (["host", PluginConvertTests.amp, "-i", "nobody:out_*"], 1, "no JACK port matches 'nobody:out_*'"),
+            ]
+            for (arguments, status, phrase) in cases {
+                let result = try AQJackCommand.run(arguments + ["--name", TestServer.uniqueClientName("hostbad")])
+                #expect(result.status == status, "\(arguments): \(result.standardError)")
+                #expect(result.standardError.contains(phrase), "\(arguments): \(result.standardError)")
+            }
+        }
+    }
+}
