@@ -21,12 +21,16 @@ public struct ProcessCycle {
     /// The events of this cycle on each MIDI input port, in port order (none for a client that
     /// bound no MIDI ports).
     public let midiInputs: UnsafeBufferPointer<MIDIEventList>
+    /// Per MIDI output port, where the processor puts this cycle's events (in time order); the
+    /// driver writes them to the port after the processor returns.
+    public let midiOutputs: UnsafeBufferPointer<MIDIOutputList>
 
     @inlinable
     public init(frameCount: Int, frameTime: UInt32, cycleStartMicros: UInt64, nextCycleStartMicros: UInt64,
                 inputs: UnsafeBufferPointer<UnsafePointer<Float>>,
                 outputs: UnsafeBufferPointer<UnsafeMutablePointer<Float>>,
-                midiInputs: UnsafeBufferPointer<MIDIEventList> = UnsafeBufferPointer(start: nil, count: 0)) {
+                midiInputs: UnsafeBufferPointer<MIDIEventList> = UnsafeBufferPointer(start: nil, count: 0),
+                midiOutputs: UnsafeBufferPointer<MIDIOutputList> = UnsafeBufferPointer(start: nil, count: 0)) {
         self.frameCount = frameCount
         self.frameTime = frameTime
         self.cycleStartMicros = cycleStartMicros
@@ -34,6 +38,7 @@ public struct ProcessCycle {
         self.inputs = inputs
         self.outputs = outputs
         self.midiInputs = midiInputs
+        self.midiOutputs = midiOutputs
     }
 }
 
@@ -90,4 +95,21 @@ public typealias RealtimeEntry = @convention(c) (
 public protocol RealtimeProcessor: AnyObject, Sendable {
     /// This type's cycle function. Read once, off the process thread, when the driver is set up.
     static var realtimeEntry: RealtimeEntry { get }
+}
+
+/// A MIDI output port's events for one cycle: room for `capacity` events, `count` of them set
+/// by the processor (starting at 0 each cycle). The bytes an event points at must stay valid
+/// until the processor returns.
+@frozen
+public struct MIDIOutputList {
+    public var events: UnsafeMutablePointer<MIDIEvent>
+    public var capacity: Int
+    public var count: UnsafeMutablePointer<Int>
+
+    @inlinable
+    public init(events: UnsafeMutablePointer<MIDIEvent>, capacity: Int, count: UnsafeMutablePointer<Int>) {
+        self.events = events
+        self.capacity = capacity
+        self.count = count
+    }
 }

@@ -185,7 +185,7 @@ public final class JackClient: @unchecked Sendable {
     ///
     /// The corresponding JACK function is `jack_activate`.
     public func activate<Processor: RealtimeProcessor>(processor: Processor?, inputs: [JackPort] = [], outputs: [JackPort] = [],
-                                                        midiInputs: [JackPort] = []) throws(JackError) {
+                                                        midiInputs: [JackPort] = [], midiOutputs: [JackPort] = []) throws(JackError) {
         try state.withLock { (state) throws(JackError) in
             if state.isClosed { throw .invalidState("client '\(name)' is closed") }
             if state.isActive { throw .invalidState("client '\(name)' is already active; deactivate it first") }
@@ -205,6 +205,21 @@ public final class JackClient: @unchecked Sendable {
                 bridge.pointee.midiLists = .allocate(capacity: midiInputs.count)
                 bridge.pointee.midiLists!.initialize(repeating: MIDIEventList(events: nil, count: 0), count: midiInputs.count)
                 bridge.pointee.midiCount = midiInputs.count
+            }
+            if !midiOutputs.isEmpty {
+                let capacity = ProcessBridgeState.midiEventCapacity
+                bridge.pointee.midiOutputPorts = .allocate(capacity: midiOutputs.count)
+                for (index, port) in midiOutputs.enumerated() { bridge.pointee.midiOutputPorts![index] = port.rawValue }
+                bridge.pointee.midiOutputEvents = .allocate(capacity: midiOutputs.count * capacity)
+                bridge.pointee.midiOutputCounts = .allocate(capacity: midiOutputs.count)
+                bridge.pointee.midiOutputCounts!.initialize(repeating: 0, count: midiOutputs.count)
+                bridge.pointee.midiOutputLists = .allocate(capacity: midiOutputs.count)
+                for index in 0 ..< midiOutputs.count {
+                    (bridge.pointee.midiOutputLists! + index).initialize(to: MIDIOutputList(
+                        events: bridge.pointee.midiOutputEvents! + index * capacity, capacity: capacity,
+                        count: bridge.pointee.midiOutputCounts! + index))
+                }
+                bridge.pointee.midiOutputCount = midiOutputs.count
             }
             if let processor {
                 bridge.pointee.entry = Processor.realtimeEntry

@@ -51,6 +51,11 @@ struct ProcessBridgeState {
     var midiEvents: UnsafeMutablePointer<MIDIEvent>? = nil
     var midiLists: UnsafeMutablePointer<MIDIEventList>? = nil
     var midiCount = 0
+    var midiOutputPorts: UnsafeMutablePointer<OpaquePointer?>? = nil
+    var midiOutputEvents: UnsafeMutablePointer<MIDIEvent>? = nil
+    var midiOutputCounts: UnsafeMutablePointer<Int>? = nil
+    var midiOutputLists: UnsafeMutablePointer<MIDIOutputList>? = nil
+    var midiOutputCount = 0
     /// MIDI events read per port and cycle; more are dropped (and counted).
     static let midiEventCapacity = 1024
     var entry: RealtimeEntry? = nil
@@ -74,8 +79,13 @@ struct ProcessBridgeState {
         midiEvents?.deallocate()
         midiLists?.deallocate()
         inputPorts = nil; inputBuffers = nil; outputPorts = nil; outputBuffers = nil
+        midiOutputPorts?.deallocate()
+        midiOutputEvents?.deallocate()
+        midiOutputCounts?.deallocate()
+        midiOutputLists?.deallocate()
         midiPorts = nil; midiEvents = nil; midiLists = nil
-        inputCount = 0; outputCount = 0; midiCount = 0
+        midiOutputPorts = nil; midiOutputEvents = nil; midiOutputCounts = nil; midiOutputLists = nil
+        inputCount = 0; outputCount = 0; midiCount = 0; midiOutputCount = 0
     }
 }
 
@@ -123,6 +133,8 @@ let jackProcessThunk: @convention(c) (jack_nframes_t, UnsafeMutableRawPointer?) 
         }
         state.midiLists.unsafelyUnwrapped[index] = MIDIEventList(events: UnsafePointer(events), count: kept)
     }
+    for index in 0 ..< state.midiOutputCount { state.midiOutputCounts.unsafelyUnwrapped[index] = 0 }
+    defer { writeMIDIOutputs(state, frameCount: frameCount) }
     guard let entry = state.entry, let processor = state.processor else {
         for index in 0 ..< state.outputCount {
             state.outputBuffers.unsafelyUnwrapped[index].update(repeating: 0, count: Int(frameCount))
@@ -134,9 +146,26 @@ let jackProcessThunk: @convention(c) (jack_nframes_t, UnsafeMutableRawPointer?) 
         cycleStartMicros: cycleStart, nextCycleStartMicros: nextCycleStart,
         inputs: UnsafeBufferPointer(start: state.inputBuffers, count: state.inputCount),
         outputs: UnsafeBufferPointer(start: state.outputBuffers, count: state.outputCount),
-        midiInputs: UnsafeBufferPointer(start: state.midiLists, count: state.midiCount))
+        midiInputs: UnsafeBufferPointer(start: state.midiLists, count: state.midiCount),
+        midiOutputs: UnsafeBufferPointer(start: state.midiOutputLists, count: state.midiOutputCount))
     withUnsafePointer(to: &cycle) { entry(processor, UnsafeRawPointer($0)) }
     return 0
+}
+
+/// Writes the events the processor left for each MIDI output port (an empty buffer when none).
+/// Process thread only.
+@inline(__always)
+private func writeMIDIOutputs(_ state: ProcessBridgeState, frameCount: jack_nframes_t) {
+    for index in 0 ..< state.midiOutputCount {
+        guard let buffer = jack_port_get_buffer(state.midiOutputPorts.unsafelyUnwrapped[index], frameCount) else { continue }
+        jack_midi_clear_buffer(buffer)
+        let list = state.midiOutputLists.unsafelyUnwrapped[index]
+        for slot in 0 ..< min(list.count.pointee, list.capacity) {
+            let event = list.events[slot]
+            guard let bytes = event.bytes, event.frame < frameCount else { continue }
+            _ = jack_midi_event_write(buffer, event.frame, bytes, Int(event.size))
+        }
+    }
 }
 
 /// Adds one cycle to the client's timing counters. Process thread only (the single writer).

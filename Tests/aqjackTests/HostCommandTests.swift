@@ -54,6 +54,41 @@ extension JackServerSuite {
             #expect((summary?["cycles"] as? Int ?? 0) > 300)
         }
 
+        @Test("host mda JX10 fed two notes on its MIDI input: it sounds from each note's frame (onset within one period), silent before the first")
+        func synthPlaysNotes() throws {
+            let clock = try JackClient(name: TestServer.uniqueClientName("jxclock"))
+            let now = UInt64(clock.estimatedFrameTime)
+            clock.close()
+            let notes: [(frame: UInt64, note: UInt8)] = [(now + 48_000 + 37, 60), (now + 72_000 + 101, 67)]
+            let sender = try MIDINoteClient(name: TestServer.uniqueClientName("jxnotes"), notes: notes, lengthFrames: 6_000)
+            let (recorder, log) = try startFloatRecorder(channels: 2, role: "jxrec")
+            let name = TestServer.uniqueClientName("hostjx10")
+            // The shortest release: the first note has died away before the second.
+            let (host, out, err) = try Self.startHost([PluginConvertTests.jx10, "--set", "env_rel=0", "-i", sender.portName,
+                                                       "-o", "\(recorder.driver.name):in_*"], name: name, expectPort: "right_out")
+            defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+            while UInt64(sender.client.estimatedFrameTime) < notes[1].frame + 12_000 { usleep(50_000) }
+            host.interrupt()
+            host.waitUntilExit()
+            recorder.stop()
+            recorder.dispose()
+            #expect(host.terminationStatus == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+            #expect(sender.processor.sentCount.load(ordering: .relaxed) == 4)
+            // The left channel on the JACK timeline.
+            var left: [UInt64: Float] = [:]
+            for delivery in log.deliveries {
+                let first = UInt64(delivery.startTime.mSampleTime)
+                for frame in 0 ..< delivery.samples.count / 2 { left[first + UInt64(frame)] = delivery.samples[2 * frame] }
+            }
+            for note in notes {
+                let onset = (note.frame - 256 ..< note.frame + 4_800).first { abs(left[$0] ?? 0) > 1e-3 }
+                #expect(onset.map { $0 >= note.frame && $0 < note.frame + 128 } == true, "note at \(note.frame): onset \(onset.map(String.init) ?? "none")")
+                print("aqjack host JX10: note at frame \(note.frame), sound from \(onset.map { "+\(Int64($0) - Int64(note.frame))" } ?? "never") frames")
+            }
+            // Silent (as recorded) from the host's start until the first note.
+            #expect((notes[0].frame - 24_000 ..< notes[0].frame).allSatisfy { abs(left[$0] ?? 0) <= 1e-3 })
+        }
+
         @Test("host fastLookaheadLimiter: JACK shows its 240 frames of latency on the host's outputs (capture) and inputs (playback), as aqjack --ports --json lists them")
         func limiterLatency() throws {
             let name = TestServer.uniqueClientName("hostlim")
