@@ -1,5 +1,6 @@
 import AQCore
 import AQJack
+import AQPlugins
 import AQServerSuite
 import AQTestSupport
 import CRTProbe
@@ -128,4 +129,37 @@ extension JackServerSuite.RealtimeSafetyTests {
 
 final class UnsafeCounter: @unchecked Sendable {
     var value = 0
+}
+
+extension JackServerSuite.RealtimeSafetyTests {
+    @Test("live LV2 host (swh amp, its gain changed every millisecond: every cycle): zero allocations, frees and mutex locks on the process thread")
+    func liveHostIsAllocationFree() throws {
+        let generator = try GeneratorClient(name: TestServer.uniqueClientName("rthostgen"), channelCount: 1)
+        let client = try JackClient(name: TestServer.uniqueClientName("rthost"), exactName: true)
+        let host = try LV2LiveHost(world: LV2World(), uri: "http://plugin.org.uk/swh-plugins/amp", settings: [], client: client)
+        try client.setThreadInitCallback(aq_probe_watch_current_thread)
+        try host.activate()
+        defer { try? client.deactivate(); client.close() }
+        _ = try client.connect(generator.portNames[0], to: host.audioInputs[0].name)
+        usleep(500_000)   // warm-up
+        var processThreads = [client.processThreadID]
+        #expect(processThreads[0] != 0)
+        aq_probe_count_only(&processThreads, 1)
+        defer { aq_probe_count_only(nil, 0) }
+        let cyclesBefore = host.processor.cycleCount.load(ordering: .relaxed)
+        aq_probe_reset_and_enable()
+        let until = Date().addingTimeInterval(3)
+        var changes = 0
+        while Date() < until {
+            try host.set("gain", to: Float(changes % 13) - 6)
+            changes += 1
+            usleep(1000)
+        }
+        aq_probe_disable()
+        let cycles = host.processor.cycleCount.load(ordering: .relaxed) - cyclesBefore
+        let allocations = aq_probe_allocation_count(), frees = aq_probe_free_count(), locks = aq_probe_mutex_lock_count()
+        print("live host process thread over \(cycles) cycles and \(changes) gain changes: allocations \(allocations), frees \(frees), mutex locks \(locks)")
+        #expect(cycles > 1000 && changes > cycles)
+        #expect(allocations == 0 && frees == 0 && locks == 0)
+    }
 }

@@ -18,10 +18,11 @@ enum AQJackCommand {
     }
 
     /// Starts `aqjack` with `arguments` without waiting; output goes to the given files.
-    static func start(_ arguments: [String], standardOutput: URL, standardError: URL) throws -> Process {
+    static func start(_ arguments: [String], standardOutput: URL, standardError: URL, standardInput: Pipe? = nil) throws -> Process {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if let standardInput { process.standardInput = standardInput }
         FileManager.default.createFile(atPath: standardOutput.path, contents: nil)
         FileManager.default.createFile(atPath: standardError.path, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: standardOutput)

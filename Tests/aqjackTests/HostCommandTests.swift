@@ -11,9 +11,10 @@ extension JackServerSuite {
     @Suite("aqjack host")
     struct HostCommandTests {
         /// Starts `aqjack host ARGS` in the background and waits until its ports are there.
-        static func startHost(_ arguments: [String], name: String, expectPort: String) throws -> (Process, URL, URL) {
+        static func startHost(_ arguments: [String], name: String, expectPort: String, standardInput: Pipe? = nil) throws -> (Process, URL, URL) {
             let out = URL(fileURLWithPath: temporaryPath("\(name).out")), err = URL(fileURLWithPath: temporaryPath("\(name).err"))
-            let process = try AQJackCommand.start(["host", "--name", name, "--json"] + arguments, standardOutput: out, standardError: err)
+            let process = try AQJackCommand.start(["host", "--name", name, "--json"] + arguments, standardOutput: out, standardError: err,
+                                                  standardInput: standardInput)
             let clock = try JackClient(name: TestServer.uniqueClientName("hostwatch"))
             defer { clock.close() }
             for _ in 0 ..< 250 where !clock.portNames().contains("\(name):\(expectPort)") { usleep(20_000) }
@@ -52,6 +53,49 @@ extension JackServerSuite {
             let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: out)) as? [String: Any]
             #expect(summary?["exitReason"] as? String == "interrupt")
             #expect((summary?["cycles"] as? Int ?? 0) > 300)
+        }
+
+        @Test("host amp: 'gain=-6' and 'gain 12' lines on standard input change the gain live (each stretch of the output is the plugin's offline result at that gain); a bad line is reported and skipped")
+        func consoleChangesGain() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("congen"), channelCount: 1)
+            let (recorder, log) = try startFloatRecorder(channels: 1, role: "conrec")
+            let name = TestServer.uniqueClientName("hostcon")
+            let input = Pipe()
+            let (host, out, err) = try Self.startHost([PluginConvertTests.amp, "-i", "\(generator.client.name):out_1", "-o", "\(recorder.driver.name):in_1"],
+                                                      name: name, expectPort: "output", standardInput: input)
+            defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+            usleep(300_000)
+            input.fileHandleForWriting.write(Data("gain=-6\nloud\n".utf8))
+            usleep(400_000)
+            input.fileHandleForWriting.write(Data("gain 12\n".utf8))
+            usleep(400_000)
+            host.interrupt()
+            host.waitUntilExit()
+            recorder.stop()
+            recorder.dispose()
+            let errors = String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
+            #expect(host.terminationStatus == 0, "\(errors)")
+            #expect(errors.contains("console: 'loud': expected SYMBOL=VALUE"), "\(errors)")
+            // Each sample is the signal at one of the three gains, in order 0, -6, 12 dB.
+            let world = LV2World()
+            var factors: [Float] = []
+            for gain: Float in [0, -6, 12] {
+                let stage = try LV2Stage(world: world, uri: PluginConvertTests.amp, settings: [.control(symbol: "gain", value: gain)], channelCount: 1, sampleRate: 48000)
+                var one: [Float] = [1]
+                stage.process(&one, frameCount: 1, channelCount: 1)
+                factors.append(one[0])
+            }
+            var order: [Int] = []
+            var unexplained = 0
+            for delivery in log.deliveries {
+                let first = UInt32(truncatingIfNeeded: Int64(delivery.startTime.mSampleTime))
+                for (frame, got) in delivery.samples.enumerated() where got != 0 {
+                    let signal = TestSignal.sample(channel: 0, frame: first &+ UInt32(frame))
+                    guard let which = factors.firstIndex(where: { signal * $0 == got }) else { unexplained += 1; continue }
+                    if order.last != which { order.append(which) }
+                }
+            }
+            #expect(unexplained == 0 && order == [0, 1, 2], "gains in order \(order), \(unexplained) samples at none of them")
         }
 
         @Test("host mda JX10 fed two notes on its MIDI input: it sounds from each note's frame (onset within one period), silent before the first")
