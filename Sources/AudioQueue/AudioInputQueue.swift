@@ -232,7 +232,9 @@ public final class AudioInputQueue: @unchecked Sendable {
         // A scheduled start replaces a pending one at once, before the connecting (a server
         // round trip a channel): a start() then start(atFrame:) must not record from the first's
         // frame meanwhile (a CI run: the first buffer 9,453 frames early).
-        if let startFrame { processor.arm(fromFrame: startFrame) }
+        // Compensating latency L, source frame S reaches the queue at device frame S + L.
+        let compensation = UInt64(lock.withLock { pipeline.latencyCompensationFrames })
+        if let startFrame { processor.arm(fromFrame: startFrame + compensation) }
         let (deviceName, sources) = lock.withLock { (device, explicitSources) }
         let made = try QueueDevice.connect(channelNames, direction: .input, on: driver, deviceName: deviceName, explicit: sources)
         lock.withLock {
@@ -241,7 +243,7 @@ public final class AudioInputQueue: @unchecked Sendable {
             runState = .running
         }
         if let startFrame {
-            processor.arm(fromFrame: startFrame)
+            processor.arm(fromFrame: startFrame + compensation)
         } else if made {
             processor.arm(fromFrame: QueueDevice.firstFrameWithNewConnections(nextCycleFrame: processor.nextCycleFrameTime, on: driver))
         } else {
@@ -383,6 +385,17 @@ public final class AudioInputQueue: @unchecked Sendable {
     public var resamplerEngine: Resampler.Engine {
         get { lock.withLock { pipeline.resamplerEngine } }
         set { lock.withLock { pipeline.resamplerEngine = newValue } }
+    }
+
+    /// Frames subtracted from every timestamp's sample time and added to a scheduled start
+    /// frame, so that frame times say when the audio entered the graph upstream rather than when
+    /// it reached the queue: `aqjack record` sets it to its sources' capture latency (a hosted
+    /// plugin's look-ahead, 240 frames for swh's limiter), so a recording through the plugin
+    /// starts at the source's frame. 0 by default, as Apple's queue stamps frames when they
+    /// arrive. Set while stopped.
+    public var latencyCompensationFrames: Int {
+        get { lock.withLock { pipeline.latencyCompensationFrames } }
+        set { lock.withLock { pipeline.latencyCompensationFrames = max(0, newValue) } }
     }
 
     /// Whether frames are resampled from the server's rate to the format's.

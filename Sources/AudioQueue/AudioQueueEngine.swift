@@ -101,7 +101,9 @@ extension AudioInputQueue: AudioQueueEngine {
     public var channelDirection: AudioChannelDirection { .input }
     public var currentSampleTime: Double {
         guard let start = recordingStartFrame, isRunning else { return 0 }
-        return max(0, (deviceCurrentTime().frame - start) * format.mSampleRate / Double(driver.sampleRate))
+        // The start frame is compensated for latency (when asked): so is the device's now.
+        let now = deviceCurrentTime().frame - Double(latencyCompensationFrames)
+        return max(0, (now - start) * format.mSampleRate / Double(driver.sampleRate))
     }
 }
 

@@ -53,6 +53,8 @@ final class RecordingPipeline {
     var deviceIsRunning = false
     /// The device frame of the first frame recorded since the latest start, once known.
     var firstRecordedFrame: Double?
+    /// Subtracted from every timestamp's device frame (``AudioInputQueue/latencyCompensationFrames``).
+    var latencyCompensationFrames = 0
     /// Processing stages (4.), set while the queue is stopped.
     var processing = ProcessingChain()
 
@@ -365,8 +367,9 @@ final class RecordingPipeline {
     /// Compressed: encodes frames and places the packets.
     private func encodeLocked(_ frames: UnsafePointer<Float>, frameCount: Int, record: CaptureCycle, stage: InputPacketStage) {
         if stage.anchorDeviceFrame == nil {
+            // The anchor is where the frames arrived (packet stamps subtract the compensation).
             let start = timestamp(ofOutputFrame: 0, record: record).mSampleTime
-            stage.anchorDeviceFrame = start
+            stage.anchorDeviceFrame = start + Double(latencyCompensationFrames)
             if firstRecordedFrame == nil { firstRecordedFrame = start }
         }
         if meteringEnabled {
@@ -401,7 +404,7 @@ final class RecordingPipeline {
                     fillStart = timestamp(ofDeviceFrame: frame, in: timing)
                 } else {
                     fillStart = AudioTimeStamp()
-                    fillStart.mSampleTime = frame
+                    fillStart.mSampleTime = frame - Double(latencyCompensationFrames)
                     fillStart.mFlags = 1
                 }
             }
@@ -498,7 +501,9 @@ final class RecordingPipeline {
 
     /// The timestamp of device frame `frame` (JACK frame time; fractional when resampling),
     /// host time interpolated from the cycle's times.
-    private func timestamp(ofDeviceFrame frame: Double, in record: CaptureCycle) -> AudioTimeStamp {
+    private func timestamp(ofDeviceFrame arrival: Double, in record: CaptureCycle) -> AudioTimeStamp {
+        // The frame as it entered the graph upstream, when compensating its latency.
+        let frame = arrival - Double(latencyCompensationFrames)
         var stamp = AudioTimeStamp()
         stamp.mSampleTime = frame
         stamp.mFlags = 1   // kAudioTimeStampSampleTimeValid

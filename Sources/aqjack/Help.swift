@@ -16,7 +16,8 @@ enum Help {
              [-f wav|w64|rf64|aiff|aifc|caf|aac|m4a|mp4] [-b 16|24|32|float|double]
              [--codec lpcm|aac|alac] [--bitrate BPS] [-q QUALITY] [-r RATE]
              [--src-quality best|medium|fastest] [--resampler soxr|libsamplerate] [-d SECONDS] [--start-at FRAME]
-             [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--force] [--meter|--no-meter] [--json] FILE
+             [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--no-latency-compensation]
+             [--force] [--meter|--no-meter] [--json] FILE
       aqjack [--server NAME] [--name CLIENT] play [-p DEST_PORT_OR_GLOB]... [--no-connect]
              [--volume 0..1] [--loop N|inf] [--start-at FRAME] [--resampler soxr|libsamplerate]
              [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--json] FILE...
@@ -25,6 +26,8 @@ enum Help {
              [--resampler soxr|libsamplerate] [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--force] [--json]
       aqjack info FILE... [--json]
       aqjack plugins [PATTERN] [--json]   the installed LV2 plugins (ports, ranges, latency, presets)
+      aqjack [--server NAME] [--name CLIENT] host URI [--set SYMBOL=VALUE]... [--preset NAME]
+             [-i SOURCE_PORT_OR_GLOB]... [-o DEST_PORT_OR_GLOB]... [--json]   an LV2 plugin live on JACK
       aqjack --help | -h        this text
       aqjack --version | -V     version and library versions
 

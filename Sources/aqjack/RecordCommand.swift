@@ -63,6 +63,7 @@ struct RecordCommand {
         let session: any RecordingSession
         var files = [options.path]
         var queue: AudioInputQueue!
+        var latencyCompensation = 0
         do {   // queue errors and file errors: both carry an OSStatus and a message
             // The queue's callback reaches the session through this box (the session needs the
             // encoder's priming, known once the queue exists).
@@ -90,6 +91,13 @@ struct RecordCommand {
             }
             box.session = session
             if !stages.isEmpty { try queue.setProcessingStages(stages) }
+            // What feeds the recording may already be late: a hosted plugin's look-ahead is the
+            // capture latency of its outputs. Taking it out of the frame times makes the file's
+            // first frame the source's frame (BWF TimeReference included), as a DAW aligns it.
+            if options.compensatesLatency {
+                latencyCompensation = sources.compactMap { client.portInfo(named: $0)?.captureLatency.max }.max() ?? 0
+                queue.latencyCompensationFrames = latencyCompensation
+            }
             queue.channelSources = sources
             queue.isLevelMeteringEnabled = true
             queue.resamplerEngine = options.resampler
@@ -140,6 +148,7 @@ struct RecordCommand {
                                   overrunFrames: overruns, underrunFrames: underruns, xruns: xruns,
                                   ports: sources, exitReason: reason.rawValue)
         report.processTiming = timing
+        report.latencyCompensationFrames = latencyCompensation
         report.print(json: options.json)
         return reason == .serverShutdown || reason == .error ? ExitStatus.failure : ExitStatus.success
     }
@@ -167,6 +176,8 @@ struct RecordReport: Encodable {
     let exitReason: String
     /// How the process callback kept time (lateness, duration, late cycles).
     var processTiming: ProcessTiming?
+    /// The sources' capture latency taken out of the frame times (0 with --no-latency-compensation).
+    var latencyCompensationFrames = 0
 
     init(files: [String], fileType: String, format: AudioStreamBasicDescription, frames: Int64, startFrame: UInt64?,
          lostFrames: Int64, overrunFrames: Int, underrunFrames: Int, xruns: Int, ports: [String], exitReason: String) {
@@ -194,7 +205,7 @@ struct RecordReport: Encodable {
         printSummary(self, json: json) {
             """
             \(files.joined(separator: " + ")): \(fileType), \(channels) ch\(files.count > 1 ? " in \(files.count) files of at most \(SplitRecordingFiles.channelsPerFile)" : ""), \(sampleRate) Hz, \(bitsPerChannel)-bit \(sampleFormat)
-              frames \(frames) (\(String(format: "%.3f", seconds)) s) from JACK frame \(startFrameTime.map(String.init) ?? "-")
+              frames \(frames) (\(String(format: "%.3f", seconds)) s) from JACK frame \(startFrameTime.map(String.init) ?? "-")\(latencyCompensationFrames > 0 ? " (the sources' \(latencyCompensationFrames)-frame latency taken out)" : "")
               lost frames \(lostFrames) (written as silence), ring overruns \(overrunFrames), queue underruns \(underrunFrames), xruns \(xruns)
               stopped by: \(exitReason)
             """

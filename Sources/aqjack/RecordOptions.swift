@@ -24,6 +24,8 @@ struct RecordOptions {
     var path = ""
     /// `--lv2` plugins the recording goes through, on the queue thread (latency compensated).
     var chain = PluginChainOptions()
+    /// Whether the sources' capture latency is taken out of the frame times (default on).
+    var compensatesLatency = true
 
     /// The longest `-d`: a year, in seconds (at 768 kHz still far inside Int64 frames).
     static let longestDuration = 31_536_000.0
@@ -86,13 +88,14 @@ struct RecordOptions {
                 startFrame = try cursor.integer(for: "--start-at", in: 0 ... latestStartFrame, meaning: "a JACK frame time")
             case .option("--resampler"): resampler = try cursor.resampler(for: "--resampler")
             case .option("--force"): force = true
+            case .option("--no-latency-compensation"): compensatesLatency = false
             case .option("--meter"): meter = true
             case .option("--no-meter"): meter = false
             case .option("--json"): json = true
             case let .option(option):
                 if try chain.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --start-at, --lv2, --set, --preset, --force, --meter, --no-meter, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --start-at, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
             case let .operand(word):
                 paths.append(word)
             }

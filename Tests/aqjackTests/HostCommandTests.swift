@@ -133,6 +133,39 @@ extension JackServerSuite {
             #expect((notes[0].frame - 24_000 ..< notes[0].frame).allSatisfy { abs(left[$0] ?? 0) <= 1e-3 })
         }
 
+        @Test("a recording through a live limiter is compensated: the source started at frame S and aqjack record scheduled at S on the host's outputs, the file holds the limiter's offline result from its first frame (BWF TimeReference S, 240 frames taken out)")
+        func recordingThroughLiveLimiter() throws {
+            let input = try PluginConvertTests.sineFile("hostlat-in", gain: -20)
+            let offline = temporaryPath("hostlat-offline.wav"), path = temporaryPath("hostlat-rec.wav")
+            defer { for file in [input, offline, path] { try? FileManager.default.removeItem(atPath: file) } }
+            let converted = try AQJackCommand.run(["convert", input, offline, "--lv2", PluginConvertTests.limiter])
+            #expect(converted.status == 0, "\(converted.standardError)")
+            let expected = try SoundFileContents(path: offline).samples
+            let clock = try JackClient(name: TestServer.uniqueClientName("latclock"))
+            let start = UInt64(clock.estimatedFrameTime) + 144_000
+            clock.close()
+            let playerName = TestServer.uniqueClientName("latsrc")
+            let playerOut = URL(fileURLWithPath: temporaryPath("latsrc.out")), playerErr = URL(fileURLWithPath: temporaryPath("latsrc.err"))
+            let player = try AQJackCommand.start(["play", "--no-connect", "--start-at", "\(start)", "--name", playerName, input],
+                                                 standardOutput: playerOut, standardError: playerErr)
+            let hostName = TestServer.uniqueClientName("latlim")
+            let (host, out, err) = try Self.startHost([PluginConvertTests.limiter, "-i", "\(playerName):out_*"], name: hostName, expectPort: "out_2")
+            defer { for file in [out, err, playerOut, playerErr] { try? FileManager.default.removeItem(at: file) } }
+            let result = try AQJackCommand.run(["record", "--json", "-p", "\(hostName):out_*", "--start-at", "\(start)", "-d", "1", "--no-meter",
+                                                "--name", TestServer.uniqueClientName("latrec"), path])
+            player.waitUntilExit()
+            host.terminate()
+            host.waitUntilExit()
+            #expect(result.status == 0, "\(result.standardError)")
+            let summary = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
+            #expect(summary?["latencyCompensationFrames"] as? Int == 240)
+            #expect(summary?["startFrameTime"] as? Int == Int(start))
+            let file = try SoundFileContents(path: path)
+            #expect(file.timeReference.map(UInt64.init) == start)
+            #expect(file.samples.count == expected.count)
+            #expect(file.samples == expected, "\(zip(file.samples, expected).filter { $0 != $1 }.count) of \(expected.count) samples differ")
+        }
+
         @Test("host fastLookaheadLimiter: JACK shows its 240 frames of latency on the host's outputs (capture) and inputs (playback), as aqjack --ports --json lists them")
         func limiterLatency() throws {
             let name = TestServer.uniqueClientName("hostlim")
