@@ -72,7 +72,7 @@ let package = Package(
         // libFuzzer target for the ADTS, cookie and packet-file parsers (Scripts/fuzz.sh).
         .executableTarget(name: "FuzzParsers", dependencies: ["AQCodecs", "AQMedia", "CAudioTypes"]),
         // Benchmarks, run by Scripts/bench.sh.
-        .executableTarget(name: "aqbench", dependencies: ["AQCore", "AQJack", "AQTestSupport", "AQMedia", "AudioQueue"]),
+        .executableTarget(name: "aqbench", dependencies: ["AQCore", "AQJack", "AQTestSupport", "AQMedia", "AudioQueue", "AQPlugins"]),
 
         .testTarget(name: "AQCoreTests", dependencies: ["AQCore"]),
         .testTarget(name: "AQCodecsTests", dependencies: ["AQCodecs", "AQMedia", "AQTestSupport", "CSndFile", "CAudioTypes"]),

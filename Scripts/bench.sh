@@ -32,6 +32,8 @@ done
 Scripts/with-dummy-jack.sh --period 128 --port-max 4096 -- Scripts/bench-start.sh play 256 5 || true
 echo "== playing ${BENCH_PLAY_SECONDS:-30} s with aqjack play and sndfile-jackplay (same server, period 64)"
 Scripts/with-dummy-jack.sh --period 64 -- Scripts/bench-play.sh "${BENCH_PLAY_SECONDS:-30}" || true
+echo "== LV2 plugins: offline against lv2apply, the live host's callback, aqjack host against jalv"
+Scripts/with-dummy-jack.sh --period 128 -- Scripts/bench-plugins.sh || true
 echo "== converting with aqjack convert, ffmpeg and sox (same files)"
 Scripts/bench-convert.sh "${BENCH_CONVERT_SECONDS:-60}" || true
 echo "== offline render: an output queue in offline mode (no server) vs sox decoding the same 600 s 16-bit stereo AIFF to float (both to /dev/null; median of 5 runs each, alternating)"

@@ -55,6 +55,12 @@ case "offline-render":
     // aqbench offline-render FILE: AudioOutputQueue offline rendering speed (no server).
     print(try offlineRenderBenchmark(path: arguments[2]))
     exit(0)
+case "host-cycle":
+    // aqbench host-cycle URI PERIOD [CONTROL]: the live host's callback cost per cycle, ns.
+    let nanoseconds = try PluginBenchmark.hostCycle(uri: arguments[2], period: Int(arguments[3])!, cycles: 20_000,
+                                                    changeControl: arguments.count > 4 ? arguments[4] : nil)
+    print(String(format: "%.0f", nanoseconds))
+    exit(0)
 case "frame":
     // aqbench frame: the current JACK frame time, mod 2^22.
     let client = try JackClient(name: "bench-clock")
