@@ -148,6 +148,10 @@ extension JackServerSuite {
             let playerOut = URL(fileURLWithPath: temporaryPath("latsrc.out")), playerErr = URL(fileURLWithPath: temporaryPath("latsrc.err"))
             let player = try AQJackCommand.start(["play", "--no-connect", "--start-at", "\(start)", "--name", playerName, input],
                                                  standardOutput: playerOut, standardError: playerErr)
+            // The host connects to the player's ports: they must be there first.
+            let watch = try JackClient(name: TestServer.uniqueClientName("latwatch"))
+            for _ in 0 ..< 250 where !watch.portNames().contains("\(playerName):out_2") { usleep(20_000) }
+            watch.close()
             let hostName = TestServer.uniqueClientName("latlim")
             let (host, out, err) = try Self.startHost([PluginConvertTests.limiter, "-i", "\(playerName):out_*"], name: hostName, expectPort: "out_2")
             defer { for file in [out, err, playerOut, playerErr] { try? FileManager.default.removeItem(at: file) } }
