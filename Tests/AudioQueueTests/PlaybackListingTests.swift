@@ -82,7 +82,8 @@ let stopWatchListener: AudioQueuePropertyListenerProc = { userData, queue, prope
 }
 
 /// Listings 3-9 ... 3-18 as one playback of `path` into the JACK client `device`.
-func playWithListing(path: String, device: String, gain: Float32 = 1.0, watch: StopWatch) -> [OSStatus] {
+func playWithListing(path: String, device: String, gain: Float32 = 1.0, watch: StopWatch,
+                     configure: (AudioQueueRef) -> Void = { _ in }) -> [OSStatus] {
     let aqData = UnsafeMutablePointer<AQPlayerState>.allocate(capacity: 1)
     aqData.initialize(to: AQPlayerState())
     defer { aqData.deinitialize(count: 1); aqData.deallocate() }
@@ -106,6 +107,7 @@ func playWithListing(path: String, device: String, gain: Float32 = 1.0, watch: S
                                         CFRunLoopMode.commonModes.rawValue, 0, &queue))
     guard let queue else { return statuses }
     aqData.pointee.mQueue = queue
+    configure(queue)   // not the listing's: a test's tap goes on here, on the stopped queue
     var deviceName: CFString = device   // aqjack: the JACK client whose input ports this queue feeds
     statuses.append(AudioQueueSetProperty(queue, kAudioQueueProperty_CurrentDevice, &deviceName, UInt32(MemoryLayout<CFString>.size)))
     AudioQueueAddPropertyListener(queue, kAudioQueueProperty_IsRunning, stopWatchListener, Unmanaged.passUnretained(watch).toOpaque())
@@ -229,10 +231,10 @@ func startListingRecorder(role: String) throws -> (AudioInputQueue, DeliveryLog)
 
 /// Plays `path` with the listings into a started listing recorder; expects every call to
 /// succeed. Returns what the recorder received and when IsRunning went false.
-func playListingIntoRecorder(path: String, role: String) throws -> (DeliveryLog, StopWatch) {
+func playListingIntoRecorder(path: String, role: String, configure: (AudioQueueRef) -> Void = { _ in }) throws -> (DeliveryLog, StopWatch) {
     let (recorder, log) = try startListingRecorder(role: role)
     let watch = StopWatch()
-    let statuses = playWithListing(path: path, device: recorder.driver.name, watch: watch)
+    let statuses = playWithListing(path: path, device: recorder.driver.name, watch: watch, configure: configure)
     recorder.stop()
     recorder.dispose()
     #expect(statuses.allSatisfy { $0 == noErr }, "\(statuses)")
@@ -305,9 +307,21 @@ extension JackServerSuite {
             try verifyPlayedSignal(log.deliveries, frames: frames, watch: watch)
         }
 
-        @Test("AudioQueueOfflineRender delivers the frames the real-time path delivers: a 16-bit AIFF and an AAC M4A, played through JACK into a recording queue and rendered offline, compared sample for sample",
-              arguments: [("aiff", kAudioFileAIFFType), ("m4a", kAudioFileM4AType)])
-        func offlineRenderMatchesRealTime(fileExtension: String, fileType: UInt32) throws {
+        @Test("AudioQueueOfflineRender delivers the frames the real-time path delivers: a 16-bit AIFF and an AAC M4A, played through JACK into a recording queue and rendered offline, compared sample for sample; also through a ×0.5 processing tap",
+              arguments: [("aiff", kAudioFileAIFFType, false), ("m4a", kAudioFileM4AType, false), ("aiff", kAudioFileAIFFType, true), ("m4a", kAudioFileM4AType, true)])
+        func offlineRenderMatchesRealTime(fileExtension: String, fileType: UInt32, tapped: Bool) throws {
+            // The same tap on both paths (a fresh script each: its state is the callbacks it saw).
+            func addTap(_ script: TapScript) -> (AudioQueueRef) -> Void {
+                { queue in
+                    guard tapped else { return }
+                    var maxFrames: UInt32 = 0
+                    var format = AudioStreamBasicDescription()
+                    var tap: AudioQueueProcessingTapRef?
+                    #expect(AudioQueueProcessingTapNew(queue, TapScript.callback, Unmanaged.passUnretained(script).toOpaque(),
+                                                       kAudioQueueProcessingTap_PostEffects, &maxFrames, &format, &tap) == noErr)
+                }
+            }
+            let realTimeTap = TapScript(.gain(0.5)), offlineTap = TapScript(.gain(0.5))
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-offline-vs-rt-\(getpid()).\(fileExtension)").path
             defer { try? FileManager.default.removeItem(atPath: path) }
             if fileType == kAudioFileAIFFType {
@@ -316,10 +330,11 @@ extension JackServerSuite {
                 _ = try writeAACFile(path: path, fileType: fileType)
             }
             // Real time: the listing plays the file to a recording queue through the server.
-            let (log, _) = try playListingIntoRecorder(path: path, role: "ofrt")
+            let (log, _) = try playListingIntoRecorder(path: path, role: "ofrt", configure: addTap(realTimeTap))
             let recorded = log.deliveries.flatMap(\.samples)
             // Offline: the same file rendered by AQOfflineRenderTest's loop, no device involved.
-            let (renderStatuses, rendered, _) = offlineRenderWithListing(path: path)
+            let (renderStatuses, rendered, _) = offlineRenderWithListing(path: path, configure: addTap(offlineTap))
+            if tapped { #expect(!realTimeTap.calls.isEmpty && !offlineTap.calls.isEmpty) }
             #expect(renderStatuses.allSatisfy { $0 == noErr }, "\(renderStatuses)")
             // The recording holds leading silence (the graph before the start), the played
             // frames, then silence: align on the first frame that is not silent in both.
@@ -329,7 +344,7 @@ extension JackServerSuite {
             #expect(offset >= 0 && recorded.count - offset >= rendered.count)
             let played = recorded[max(0, offset)...].prefix(rendered.count)
             let mismatches = zip(played, rendered).filter { $0 != $1 }.count
-            print("offline vs real time, \(fileExtension): \(rendered.count / 2) frames compared, \(mismatches) samples differ")
+            print("offline vs real time, \(fileExtension)\(tapped ? " through a tap" : ""): \(rendered.count / 2) frames compared, \(mismatches) samples differ")
             #expect(played.count == rendered.count && mismatches == 0)
         }
 

@@ -1,3 +1,4 @@
+import AQPlugins
 import AQTestSupport
 import Foundation
 import Testing
@@ -96,6 +97,24 @@ struct PluginConvertTests {
             for phrase in phrases { #expect(result.standardError.contains(phrase), "\(options): \(result.standardError)") }
             #expect(!FileManager.default.fileExists(atPath: output), "\(options) left an output")
         }
+    }
+
+    @Test("presets load by label (any case) and by URI to the same control values, which differ from the defaults (mda JX10's 52)")
+    func presets() throws {
+        let world = LV2World()
+        let byLabel = try LV2PluginInstance(world: world, uri: Self.jx10, sampleRate: 48000)
+        let presets = byLabel.description.presets
+        #expect(presets.count == 52)
+        let preset = try #require(presets.dropFirst(3).first)
+        try byLabel.loadPreset(preset.label.uppercased())
+        let byURI = try LV2PluginInstance(world: world, uri: Self.jx10, sampleRate: 48000)
+        try byURI.loadPreset(preset.uri)
+        let symbols = byLabel.description.controlInputs.map(\.symbol)
+        let loaded = symbols.map { byLabel.control($0) }
+        #expect(loaded == symbols.map { byURI.control($0) })
+        let defaults = byLabel.description.controlInputs.map(\.defaultValue)
+        #expect(zip(loaded, defaults).contains { $0 != $1 }, "preset '\(preset.label)' left every control at its default")
+        #expect(throws: PluginError.self) { try byURI.loadPreset("no such preset") }
     }
 
     @Test("aqjack plugins --json lists every plugin lv2ls lists, with ports, ranges, latency, MIDI and presets")
