@@ -26,7 +26,7 @@ enum Help {
              [--resampler soxr|libsamplerate] [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--force] [--json]
       aqjack info FILE... [--json]
       aqjack plugins [PATTERN] [--json]   the installed LV2 plugins (ports, ranges, latency, presets)
-      aqjack [--server NAME] [--name CLIENT] host URI [--set SYMBOL=VALUE]... [--preset NAME]
+      aqjack [--server NAME] [--name CLIENT] host URI [--set SYMBOL=VALUE]... [--preset NAME] [--state DIR]
              [-i SOURCE_PORT_OR_GLOB]... [-o DEST_PORT_OR_GLOB]... [--json]   an LV2 plugin live on JACK
       aqjack --help | -h        this text
       aqjack --version | -V     version and library versions

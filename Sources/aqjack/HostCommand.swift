@@ -16,6 +16,8 @@ struct HostCommand {
     var sources: [String] = []
     var destinations: [String] = []
     var json = false
+    /// `--state DIR`: restored at the start when DIR holds a saved state, saved at the end.
+    var stateDirectory: String?
 
     init(arguments cursor: inout ArgumentCursor, globals: inout GlobalOptions) throws(UsageError) {
         // --set and --preset apply to the one plugin, as they apply to a --lv2 elsewhere.
@@ -29,12 +31,14 @@ struct HostCommand {
             case .option("-o"), .option("--output"):
                 destinations.append(try cursor.value(for: "-o", expected: "a JACK input port name or glob the plugin feeds, e.g. -o 'system:playback_*'"))
             case .option("--json"): json = true
+            case .option("--state"):
+                stateDirectory = try cursor.value(for: "--state", expected: "a directory for the plugin's state (restored at the start if saved there, saved at the end)")
             case .option("--lv2"):
                 throw UsageError(message: "host runs one plugin, named as its operand: aqjack host URI [--set SYMBOL=VALUE] ...")
             case let .option(option):
                 if try chain.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for host: expected --set, --preset, -i, -o, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for host: expected --set, --preset, --state, -i, -o, --json, --server or --name")
             case let .operand(word): uris.append(word)
             }
         }
@@ -54,6 +58,9 @@ struct HostCommand {
         let droppedMIDIEvents: Int
         let xruns: Int
         let inputs: [String], outputs: [String], midiInputs: [String]
+        /// The control inputs' values at the end (what --state saves).
+        var controls: [String: Float] = [:]
+        var stateDirectory: String?
         let exitReason: String
     }
 
@@ -83,6 +90,23 @@ struct HostCommand {
             client.close()
             Diagnostics.error(error.message)
             return exitStatus(for: error)
+        }
+        // A saved state comes first; --set and --preset given now override it.
+        if let stateDirectory {
+            do throws(PluginError) {
+                if try host.instance.restoreState(from: stateDirectory) {
+                    for setting in settings {
+                        switch setting {
+                        case let .control(symbol, value): try host.instance.setControl(symbol, to: value)
+                        case let .preset(name): try host.instance.loadPreset(name)
+                        }
+                    }
+                }
+            } catch {
+                client.close()
+                Diagnostics.error(error.message)
+                return exitStatus(for: error)
+            }
         }
         if !host.instance.description.isHardRealtimeCapable {
             Diagnostics.note("'\(host.instance.description.name)' does not declare lv2:hardRTCapable; it runs on JACK's process thread anyway, as jalv runs it")
@@ -124,14 +148,23 @@ struct HostCommand {
                               inputs: host.audioInputs.map(\.name), outputs: host.audioOutputs.map(\.name), midiInputs: host.midiInputs.map(\.name),
                               exitReason: reason)
         try? client.deactivate()
+        var stateFailure: String?
+        if let stateDirectory {
+            do throws(PluginError) { try host.instance.saveState(to: stateDirectory) } catch { stateFailure = error.message }
+        }
+        let controls = Dictionary(uniqueKeysWithValues: host.instance.description.controlInputs.map { ($0.symbol, host.instance.control($0.symbol) ?? 0) })
         client.close()
         if cause == .serverShutdown {
             Diagnostics.error("the JACK server '\(client.serverName)' shut down (\(client.notifications.shutdownReason.withLock { $0 } ?? "no reason given"))")
         }
-        printSummary(summary, json: json) {
+        var report = summary
+        report.controls = controls
+        report.stateDirectory = stateFailure == nil ? stateDirectory : nil
+        if let stateFailure { Diagnostics.error(stateFailure) }
+        printSummary(report, json: json) {
             "hosted \(uri): \(summary.cycles) cycles, latency \(summary.latencyFrames) frames, xruns \(summary.xruns), stopped by: \(reason)"
         }
-        return cause == .serverShutdown ? ExitStatus.failure : ExitStatus.success
+        return cause == .serverShutdown || stateFailure != nil ? ExitStatus.failure : ExitStatus.success
     }
 }
 

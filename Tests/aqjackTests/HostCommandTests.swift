@@ -192,6 +192,29 @@ extension JackServerSuite {
             #expect(summary?["latencyFrames"] as? Int == 240 && summary?["exitReason"] as? String == "terminate")
         }
 
+        @Test("host --state DIR: Ctrl-C saves the plugin's state (an LV2 state bundle); the next start restores it, --set given then overrides it")
+        func stateSavedAndRestored() throws {
+            let directory = temporaryPath("hoststate")
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            func run(_ extra: [String]) throws -> [String: Any]? {
+                let name = TestServer.uniqueClientName("hoststate")
+                let (host, out, err) = try Self.startHost([PluginConvertTests.amp, "--state", directory] + extra, name: name, expectPort: "output")
+                defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+                host.interrupt()
+                host.waitUntilExit()
+                #expect(host.terminationStatus == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+                return try JSONSerialization.jsonObject(with: Data(contentsOf: out)) as? [String: Any]
+            }
+            let first = try run(["--set", "gain=-12"])
+            #expect((first?["controls"] as? [String: Any])?["gain"] as? Double == -12)
+            let saved = try String(contentsOfFile: directory + "/state.ttl", encoding: .utf8)
+            #expect(saved.contains("gain") && saved.contains("-12"), "\(saved)")
+            let restored = try run([])
+            #expect((restored?["controls"] as? [String: Any])?["gain"] as? Double == -12)
+            let overridden = try run(["--set", "gain=3"])
+            #expect((overridden?["controls"] as? [String: Any])?["gain"] as? Double == 3)
+        }
+
         @Test("host: bad input exits 2 naming it (no URI, two URIs, an unknown plugin, a control it lacks, a value out of range, --lv2); a port glob matching nothing exits 1")
         func badInput() throws {
             let cases: [([String], Int32, String)] = [
