@@ -29,12 +29,7 @@ public final class LV2LiveHost {
         self.client = client
         let instance = try LV2PluginInstance(world: world, uri: uri, sampleRate: Double(client.sampleRate),
                                              maximumBlock: max(4096, client.bufferSize))
-        for setting in settings {
-            switch setting {
-            case let .control(symbol, value): try instance.setControl(symbol, to: value)
-            case let .preset(name): try instance.loadPreset(name)
-            }
-        }
+        try instance.apply(settings)
         self.instance = instance
         let description = instance.description
         do {

@@ -121,6 +121,17 @@ public final class LV2PluginInstance {
         controls[try checkedControlPort(symbol, value: value)] = value
     }
 
+    /// Applies control values and presets in order (a value after a preset overrides it).
+    /// - Throws: the usage errors of ``setControl(_:to:)`` and ``loadPreset(_:)``.
+    public func apply(_ settings: [LV2Stage.Setting]) throws(PluginError) {
+        for setting in settings {
+            switch setting {
+            case let .control(symbol, value): try setControl(symbol, to: value)
+            case let .preset(name): try loadPreset(name)
+            }
+        }
+    }
+
     /// The current value of a control port (input or output) `symbol`, or nil for no such port.
     public func control(_ symbol: String) -> Float? {
         description.ports.first { $0.kind == .control && $0.symbol == symbol }.map { controls[$0.index] }

@@ -41,12 +41,7 @@ public final class LV2Stage: AudioProcessingStage {
         var instances: [LV2PluginInstance] = []
         for _ in 0 ..< copies {
             let instance = try LV2PluginInstance(world: world, uri: uri, sampleRate: sampleRate, maximumBlock: maximumBlock)
-            for setting in settings {
-                switch setting {
-                case let .control(symbol, value): try instance.setControl(symbol, to: value)
-                case let .preset(name): try instance.loadPreset(name)
-                }
-            }
+            try instance.apply(settings)
             instances.append(instance)
         }
         self.instances = instances

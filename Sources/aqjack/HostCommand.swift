@@ -95,12 +95,7 @@ struct HostCommand {
         if let stateDirectory {
             do throws(PluginError) {
                 if try host.instance.restoreState(from: stateDirectory) {
-                    for setting in settings {
-                        switch setting {
-                        case let .control(symbol, value): try host.instance.setControl(symbol, to: value)
-                        case let .preset(name): try host.instance.loadPreset(name)
-                        }
-                    }
+                    try host.instance.apply(settings)
                 }
             } catch {
                 client.close()

@@ -157,31 +157,21 @@ struct OfflineQueueTests {
         #expect(driver.xrunCount == 1)
     }
 
-    @Test("3 channels past the ring's wrap (2^19 samples: a frame split between its end and its start), read in place: every frame bit-exact, no gap")
-    func threeChannelsAcrossTheRingWrap() throws {
-        let driver = OfflineDriver(name: "offline-wrap", sampleRate: 48000, bufferSize: 1000)
-        let (queue, log) = try Self.startedRecorder(on: driver, channels: 3)
+    /// The ring holds 2 s (96,000 frames of 3 samples) rounded up to 524,288 samples, which 3 does
+    /// not divide: each wrap (every 174,762.67 frames) splits a frame and cuts one cycle in two.
+    /// Cycles of 1000 frames into buffers of 1000 (boundaries on cycle starts); cycles of 256
+    /// into buffers of 100, so that some buffer begins inside a cut cycle, after its split frame
+    /// (its timestamp must count the frames of the cycle before it).
+    @Test("3 channels past the ring's wrap (a frame split between its end and its start), read in place: every frame bit-exact at its timestamp, no gap, also for buffers that begin inside a cycle the wrap cut",
+          arguments: [(1000, 1000, 3, 400), (256, 100, 12, 1400)])
+    func threeChannelsAcrossTheRingWrap(cycleFrames: Int, bufferFrames: Int, bufferCount: Int, cycles: Int) throws {
+        let driver = OfflineDriver(name: "offline-wrap-\(cycleFrames)", sampleRate: 48000, bufferSize: cycleFrames)
+        let (queue, log) = try Self.startedRecorder(on: driver, channels: 3, bufferFrames: bufferFrames, bufferCount: bufferCount)
         defer { queue.dispose() }
-        // The ring holds 2 s (96,000 frames of 3 samples) rounded up to 524,288 samples, which
-        // 3 does not divide: the wrap after frame 174,762 splits a frame. Go round twice.
-        for _ in 0 ..< 400 { driver.run(frames: 1000, input: Self.integerSignal) }
+        for _ in 0 ..< cycles { driver.run(frames: cycleFrames, input: Self.integerSignal) }
         queue.stop()
         let check = verifyIntegerSignal(log.deliveries, channels: 3, bits: 16)
-        #expect(check.frames == 400_000 && check.wrong == 0)
-        #expect(check.gaps == 0)
-        #expect(queue.discontinuityCount == 0)
-    }
-
-    @Test("3 channels past the ring's wrap in cycles of 256 frames and buffers of 100: a buffer that begins after the split frame, inside the cycle the wrap cut, is stamped with its own frame (every buffer contiguous, bit-exact at its timestamp)")
-    func buffersStartingInsideAWrappedCycle() throws {
-        let driver = OfflineDriver(name: "offline-wrap-256", sampleRate: 48000, bufferSize: 256)
-        let (queue, log) = try Self.startedRecorder(on: driver, channels: 3, bufferFrames: 100, bufferCount: 12)
-        defer { queue.dispose() }
-        // Two wraps of the 524,288-sample ring (174,762.67 frames each), each cutting one cycle.
-        for _ in 0 ..< 1400 { driver.run(frames: 256, input: Self.integerSignal) }
-        queue.stop()
-        let check = verifyIntegerSignal(log.deliveries, channels: 3, bits: 16)
-        #expect(check.frames == 358_400 && check.wrong == 0)
+        #expect(check.frames == cycles * cycleFrames && check.wrong == 0)
         #expect(check.gaps == 0)
         #expect(queue.discontinuityCount == 0)
     }
