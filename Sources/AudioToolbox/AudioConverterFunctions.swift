@@ -23,6 +23,7 @@ final class ConverterBox {
 /// channel conversion), from linear PCM to AAC-LC or Apple Lossless, or back.
 ///
 /// - Returns: `kAudioConverterErr_FormatNotSupported` ('fmt?') for other pairs; -50 for NULL arguments.
+@discardableResult
 public func AudioConverterNew(_ inSourceFormat: UnsafePointer<AudioStreamBasicDescription>,
                               _ inDestinationFormat: UnsafePointer<AudioStreamBasicDescription>,
                               _ outAudioConverter: UnsafeMutablePointer<AudioConverterRef?>) -> OSStatus {
@@ -36,6 +37,7 @@ public func AudioConverterNew(_ inSourceFormat: UnsafePointer<AudioStreamBasicDe
 /// list. aqjack has one codec per format, so the descriptions are checked (at least one must
 /// name the compressed side's format, or linear PCM) and then that codec is used. A NULL list is
 /// taken as "no preference": seed 002's decoder passes the result of a lookup that finds nothing.
+@discardableResult
 public func AudioConverterNewSpecific(_ inSourceFormat: UnsafePointer<AudioStreamBasicDescription>,
                                       _ inDestinationFormat: UnsafePointer<AudioStreamBasicDescription>,
                                       _ inNumberClassDescriptions: UInt32,
@@ -49,11 +51,13 @@ public func AudioConverterNewSpecific(_ inSourceFormat: UnsafePointer<AudioStrea
     return AudioConverterNew(inSourceFormat, inDestinationFormat, outAudioConverter)
 }
 
+@discardableResult
 public func AudioConverterDispose(_ inAudioConverter: AudioConverterRef) -> OSStatus {
     ConverterBox.table.remove(inAudioConverter) == nil ? kAudio_ParamError : noErr
 }
 
 /// Forgets buffered data and codec history; call it after a discontinuity in the input.
+@discardableResult
 public func AudioConverterReset(_ inAudioConverter: AudioConverterRef) -> OSStatus {
     guard let box = ConverterBox.table.find(inAudioConverter) else { return kAudio_ParamError }
     box.converter.reset()
@@ -65,6 +69,7 @@ public func AudioConverterReset(_ inAudioConverter: AudioConverterRef) -> OSStat
 ///
 /// - Returns: `kAudioConverterErr_InvalidInputSize` when `inInputDataSize` is not whole frames,
 ///   `kAudioConverterErr_InvalidOutputSize` when the output cannot hold every frame.
+@discardableResult
 public func AudioConverterConvertBuffer(_ inAudioConverter: AudioConverterRef, _ inInputDataSize: UInt32, _ inInputData: UnsafeRawPointer,
                                         _ ioOutputDataSize: UnsafeMutablePointer<UInt32>, _ outOutputData: UnsafeMutableRawPointer) -> OSStatus {
     guard let box = ConverterBox.table.find(inAudioConverter) else { return kAudio_ParamError }
@@ -85,6 +90,7 @@ public func AudioConverterConvertBuffer(_ inAudioConverter: AudioConverterRef, _
 
 /// Converts `inNumberPCMFrames` frames of linear PCM from `inInputData` (one interleaved buffer)
 /// into `outOutputData`; rate conversion is allowed and the output holds what is ready.
+@discardableResult
 public func AudioConverterConvertComplexBuffer(_ inAudioConverter: AudioConverterRef, _ inNumberPCMFrames: UInt32,
                                                _ inInputData: UnsafePointer<AudioBufferList>,
                                                _ outOutputData: UnsafeMutablePointer<AudioBufferList>) -> OSStatus {
@@ -115,6 +121,7 @@ public func AudioConverterConvertComplexBuffer(_ inAudioConverter: AudioConverte
 ///
 /// Output packet descriptions are required for AAC output of more than one packet
 /// (`kAudioConverterErr_RequiresPacketDescriptionsError`); seed 002 asks for one packet without.
+@discardableResult
 public func AudioConverterFillComplexBuffer(_ inAudioConverter: AudioConverterRef,
                                             _ inInputDataProc: AudioConverterComplexInputDataProc,
                                             _ inInputDataProcUserData: UnsafeMutableRawPointer?,

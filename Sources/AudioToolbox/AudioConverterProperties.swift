@@ -58,6 +58,7 @@ func aacBitRates(channelCount: Int) -> [Int] {
     [32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 288, 320, 384, 448, 512].map { $0 * 1000 }.filter { $0 >= 16000 * channelCount }
 }
 
+@discardableResult
 public func AudioConverterGetPropertyInfo(_ inAudioConverter: AudioConverterRef, _ inPropertyID: AudioConverterPropertyID,
                                           _ outSize: UnsafeMutablePointer<UInt32>?, _ outWritable: UnsafeMutablePointer<DarwinBoolean>?) -> OSStatus {
     guard let box = ConverterBox.table.find(inAudioConverter) else { return kAudio_ParamError }
@@ -75,6 +76,7 @@ public func AudioConverterGetPropertyInfo(_ inAudioConverter: AudioConverterRef,
 
 /// Copies the property's value; `ioPropertyDataSize` in: the room, out: the bytes written.
 /// Variable-size values (cookie, bit-rate lists) are cut to the room given.
+@discardableResult
 public func AudioConverterGetProperty(_ inAudioConverter: AudioConverterRef, _ inPropertyID: AudioConverterPropertyID,
                                       _ ioPropertyDataSize: UnsafeMutablePointer<UInt32>, _ outPropertyData: UnsafeMutableRawPointer) -> OSStatus {
     guard let box = ConverterBox.table.find(inAudioConverter) else { return kAudio_ParamError }
@@ -93,6 +95,7 @@ public func AudioConverterGetProperty(_ inAudioConverter: AudioConverterRef, _ i
 /// decoder's magic cookie (an ES_Descriptor, an `esds` payload or a bare AudioSpecificConfig).
 /// Bit rate and quality apply until the first conversion (as Apple's do); a bit rate AAC-LC
 /// cannot use answers `kAudio_ParamError`.
+@discardableResult
 public func AudioConverterSetProperty(_ inAudioConverter: AudioConverterRef, _ inPropertyID: AudioConverterPropertyID,
                                       _ inPropertyDataSize: UInt32, _ inPropertyData: UnsafeRawPointer) -> OSStatus {
     guard let box = ConverterBox.table.find(inAudioConverter) else { return kAudio_ParamError }

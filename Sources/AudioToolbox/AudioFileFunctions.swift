@@ -24,6 +24,7 @@ enum FileHandles {
 /// left as it was; a directory or device too. A URL in a folder that does not exist answers
 /// `kAudioFileFileNotFoundError` (-43, `fnfErr`): Apple documents no code for it, and -43 is
 /// what `AudioFileOpenURL` answers for a missing file.
+@discardableResult
 public func AudioFileCreateWithURL(_ inFileRef: CFURL, _ inFileType: AudioFileTypeID,
                                    _ inFormat: UnsafePointer<AudioStreamBasicDescription>, _ inFlags: AudioFileFlags,
                                    _ outAudioFile: UnsafeMutablePointer<AudioFileID?>) -> OSStatus {
@@ -36,6 +37,7 @@ public func AudioFileCreateWithURL(_ inFileRef: CFURL, _ inFileType: AudioFileTy
 
 /// Writes packets: linear PCM frames (descriptions ignored), or AAC packets with their
 /// descriptions (required; written in order from packet `packetCount`).
+@discardableResult
 public func AudioFileWritePackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool, _ inNumBytes: UInt32,
                                   _ inPacketDescriptions: UnsafePointer<AudioStreamPacketDescription>?,
                                   _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>,
@@ -74,11 +76,13 @@ public func AudioFileWritePackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool
 }
 
 /// Finalizes the header and closes the file.
+@discardableResult
 public func AudioFileClose(_ inAudioFile: AudioFileID) -> OSStatus {
     guard let file = FileHandles.remove(inAudioFile) else { return kAudioFileNotOpenError }
     return status { () throws(AudioFileError) in try file.close() }
 }
 
+@discardableResult
 public func AudioFileGetPropertyInfo(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID,
                                      _ outDataSize: UnsafeMutablePointer<UInt32>?, _ isWritable: UnsafeMutablePointer<UInt32>?) -> OSStatus {
     guard let file = FileHandles.find(inAudioFile) else { return kAudioFileNotOpenError }
@@ -102,6 +106,7 @@ public func AudioFileGetPropertyInfo(_ inAudioFile: AudioFileID, _ inPropertyID:
 /// Reads a property. `MagicCookieData` is the ES_Descriptor of an AAC file (empty for linear
 /// PCM); `PacketTableInfo` the priming and remainder frames of a compressed file (CAF 'pakt',
 /// MPEG-4 edit/skip data; ADTS has none, so it reports every frame as valid).
+@discardableResult
 public func AudioFileGetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID,
                                  _ ioDataSize: UnsafeMutablePointer<UInt32>, _ outPropertyData: UnsafeMutableRawPointer) -> OSStatus {
     guard let file = FileHandles.find(inAudioFile) else { return kAudioFileNotOpenError }
@@ -127,6 +132,7 @@ public func AudioFileGetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: Aud
 /// Sets `MagicCookieData` (AAC: an ES_Descriptor; linear PCM has none, so a cookie is accepted
 /// and ignored, as Apple's listings copy the queue's cookie whatever the format) or
 /// `PacketTableInfo` (AAC files being written: priming and remainder frames).
+@discardableResult
 public func AudioFileSetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID, _ inDataSize: UInt32,
                                  _ inPropertyData: UnsafeRawPointer) -> OSStatus {
     guard let file = FileHandles.find(inAudioFile) else { return kAudioFileNotOpenError }
@@ -158,6 +164,7 @@ public let kAudioFileReadWritePermission = AudioFilePermissions.readWritePermiss
 
 /// Opens a file for reading (writing to existing files is not supported: answers
 /// `kAudioFilePermissionsError`). The type hint is accepted; the contents decide.
+@discardableResult
 public func AudioFileOpenURL(_ inFileRef: CFURL, _ inPermissions: AudioFilePermissions, _ inFileTypeHint: AudioFileTypeID,
                              _ outAudioFile: UnsafeMutablePointer<AudioFileID?>) -> OSStatus {
     guard inPermissions == .readPermission else { return kAudioFilePermissionsError }
@@ -169,6 +176,7 @@ public func AudioFileOpenURL(_ inFileRef: CFURL, _ inPermissions: AudioFilePermi
 /// Reads packets into a buffer of `ioNumBytes` bytes, reading fewer packets than asked when they
 /// would not fit (Apple's behaviour); on return `ioNumBytes` and `ioNumPackets` say what was
 /// read, 0 packets at the end of the file.
+@discardableResult
 public func AudioFileReadPacketData(_ inAudioFile: AudioFileID, _ inUseCache: Bool, _ ioNumBytes: UnsafeMutablePointer<UInt32>,
                                     _ outPacketDescriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?,
                                     _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>,
@@ -201,6 +209,7 @@ public func AudioFileReadPacketData(_ inAudioFile: AudioFileID, _ inUseCache: Bo
 
 /// The older form: reads `ioNumPackets` packets into a buffer assumed to hold them all at the
 /// format's largest packet size (seed 001 sizes its buffers with PacketSizeUpperBound).
+@discardableResult
 public func AudioFileReadPackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool, _ outNumBytes: UnsafeMutablePointer<UInt32>,
                                  _ outPacketDescriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?,
                                  _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>,

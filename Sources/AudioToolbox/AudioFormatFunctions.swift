@@ -103,6 +103,7 @@ public func formatName(_ format: AudioStreamBasicDescription) -> String {
 }
 
 /// The size of a format property's value.
+@discardableResult
 public func AudioFormatGetPropertyInfo(_ inPropertyID: AudioFormatPropertyID, _ inSpecifierSize: UInt32,
                                        _ inSpecifier: UnsafeRawPointer?, _ outPropertyDataSize: UnsafeMutablePointer<UInt32>) -> OSStatus {
     switch inPropertyID {
@@ -129,6 +130,7 @@ public func AudioFormatGetPropertyInfo(_ inPropertyID: AudioFormatPropertyID, _ 
 ///   stream), checking it;
 /// - `FormatIsVBR`, `FormatName` (a `CFString`, i.e. `String`), `Encoders`/`Decoders` (the codec
 ///   list for the format ID in the specifier), `ASBDFromESDS`, `EncodeFormatIDs`/`DecodeFormatIDs`.
+@discardableResult
 public func AudioFormatGetProperty(_ inPropertyID: AudioFormatPropertyID, _ inSpecifierSize: UInt32, _ inSpecifier: UnsafeRawPointer?,
                                    _ ioPropertyDataSize: UnsafeMutablePointer<UInt32>?, _ outPropertyData: UnsafeMutableRawPointer?) -> OSStatus {
     guard let outPropertyData, let ioPropertyDataSize else { return kAudioFormatBadPropertySizeError }

@@ -93,6 +93,7 @@ func status<Failure: AudioStatusCarrying>(_ body: () throws(Failure) -> Void) ->
 /// `inCallbackRunLoop` is given, on the thread that runs that run loop
 /// (`CFRunLoopRunInMode`). The queue is a JACK client named `aqjack` with ports `in_1 ... in_N`
 /// on the server in `$JACK_DEFAULT_SERVER` (else `default`); see `kAudioQueueProperty_CurrentDevice`.
+@discardableResult
 public func AudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescription>,
                                _ inCallbackProc: @escaping AudioQueueInputCallback,
                                _ inUserData: UnsafeMutableRawPointer?,
@@ -122,6 +123,7 @@ public func AudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescrip
     }
 }
 
+@discardableResult
 public func AudioQueueAllocateBuffer(_ inAQ: AudioQueueRef, _ inBufferByteSize: UInt32,
                                      _ outBuffer: UnsafeMutablePointer<AudioQueueBufferRef?>) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
@@ -130,6 +132,7 @@ public func AudioQueueAllocateBuffer(_ inAQ: AudioQueueRef, _ inBufferByteSize: 
     }
 }
 
+@discardableResult
 public func AudioQueueAllocateBufferWithPacketDescriptions(_ inAQ: AudioQueueRef, _ inBufferByteSize: UInt32,
                                                            _ inNumberPacketDescriptions: UInt32,
                                                            _ outBuffer: UnsafeMutablePointer<AudioQueueBufferRef?>) -> OSStatus {
@@ -140,12 +143,14 @@ public func AudioQueueAllocateBufferWithPacketDescriptions(_ inAQ: AudioQueueRef
     }
 }
 
+@discardableResult
 public func AudioQueueFreeBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBufferRef) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     return status { () throws(AudioQueueError) in try box.engine.freeBuffer(inBuffer) }
 }
 
 /// Input queues take no packet descriptions (pass 0 and nil), as on Apple's platforms.
+@discardableResult
 public func AudioQueueEnqueueBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBufferRef, _ inNumPacketDescs: UInt32,
                                     _ inPacketDescs: UnsafePointer<AudioStreamPacketDescription>?) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
@@ -160,6 +165,7 @@ public func AudioQueueEnqueueBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueu
 }
 
 /// Starts the queue; a start time's `mSampleTime` is a JACK frame on the device timeline.
+@discardableResult
 public func AudioQueueStart(_ inAQ: AudioQueueRef, _ inStartTime: UnsafePointer<AudioTimeStamp>?) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     var startFrame: UInt64?
@@ -173,24 +179,28 @@ public func AudioQueueStart(_ inAQ: AudioQueueRef, _ inStartTime: UnsafePointer<
     return status { () throws(AudioQueueError) in try box.engine.start(atFrame: startFrame) }
 }
 
+@discardableResult
 public func AudioQueueStop(_ inAQ: AudioQueueRef, _ inImmediate: Bool) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     box.engine.stop(immediate: inImmediate)   // IsRunning listeners hear about it once stopped
     return noErr
 }
 
+@discardableResult
 public func AudioQueuePause(_ inAQ: AudioQueueRef) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     box.engine.pause()
     return noErr
 }
 
+@discardableResult
 public func AudioQueueFlush(_ inAQ: AudioQueueRef) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     box.engine.flush()
     return noErr
 }
 
+@discardableResult
 public func AudioQueueReset(_ inAQ: AudioQueueRef) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     box.engine.reset()
@@ -199,6 +209,7 @@ public func AudioQueueReset(_ inAQ: AudioQueueRef) -> OSStatus {
 
 /// Disposes of the queue and its buffers. With `inImmediate` false the disposal happens on
 /// another thread after the call returns (Apple: "asynchronously").
+@discardableResult
 public func AudioQueueDispose(_ inAQ: AudioQueueRef, _ inImmediate: Bool) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     box.unregister()
@@ -216,6 +227,7 @@ public func AudioQueueDispose(_ inAQ: AudioQueueRef, _ inImmediate: Bool) -> OSS
     return noErr
 }
 
+@discardableResult
 public func AudioQueueAddPropertyListener(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID,
                                           _ inProc: @escaping AudioQueuePropertyListenerProc,
                                           _ inUserData: UnsafeMutableRawPointer?) -> OSStatus {
@@ -225,6 +237,7 @@ public func AudioQueueAddPropertyListener(_ inAQ: AudioQueueRef, _ inID: AudioQu
     return noErr
 }
 
+@discardableResult
 public func AudioQueueRemovePropertyListener(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID,
                                              _ inProc: @escaping AudioQueuePropertyListenerProc,
                                              _ inUserData: UnsafeMutableRawPointer?) -> OSStatus {
@@ -235,6 +248,7 @@ public func AudioQueueRemovePropertyListener(_ inAQ: AudioQueueRef, _ inID: Audi
 // MARK: Properties
 
 /// The size in bytes of a property's value now.
+@discardableResult
 public func AudioQueueGetPropertySize(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID,
                                       _ outDataSize: UnsafeMutablePointer<UInt32>) -> OSStatus {
     guard let box = QueueBox.from(inAQ), let queue = box.engine else { return invalidQueueStatus }
@@ -255,6 +269,7 @@ public func AudioQueueGetPropertySize(_ inAQ: AudioQueueRef, _ inID: AudioQueueP
     return noErr
 }
 
+@discardableResult
 public func AudioQueueGetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID, _ outData: UnsafeMutableRawPointer,
                                   _ ioDataSize: UnsafeMutablePointer<UInt32>) -> OSStatus {
     guard let box = QueueBox.from(inAQ), let queue = box.engine else { return invalidQueueStatus }
@@ -295,6 +310,7 @@ public func AudioQueueGetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
 /// Decibels relative to full scale; silence is -120 dB.
 func decibels(_ linear: Float) -> Float { linear > 1e-6 ? 20 * log10(linear) : -120 }
 
+@discardableResult
 public func AudioQueueSetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID, _ inData: UnsafeRawPointer,
                                   _ inDataSize: UInt32) -> OSStatus {
     guard let box = QueueBox.from(inAQ), let queue = box.engine else { return invalidQueueStatus }

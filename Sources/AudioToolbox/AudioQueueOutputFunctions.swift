@@ -19,6 +19,7 @@ public let kAudioQueueErr_InvalidOfflineMode: OSStatus = -66626
 /// With no JACK server running the queue is still made, for offline rendering only
 /// (``AudioQueueSetOfflineRenderFormat``): Apple's queue renders offline without a device, and a
 /// start on the device answers `kAudioQueueErr_InvalidDevice` naming the server.
+@discardableResult
 public func AudioQueueNewOutput(_ inFormat: UnsafePointer<AudioStreamBasicDescription>,
                                 _ inCallbackProc: @escaping AudioQueueOutputCallback,
                                 _ inUserData: UnsafeMutableRawPointer?,
@@ -40,6 +41,7 @@ public func AudioQueueNewOutput(_ inFormat: UnsafePointer<AudioStreamBasicDescri
 
 /// Decodes enqueued buffers ahead so that a start is glitch-free; `inNumberOfFramesToPrepare`
 /// 0 means everything enqueued (as far as the queue's ring holds).
+@discardableResult
 public func AudioQueuePrime(_ inAQ: AudioQueueRef, _ inNumberOfFramesToPrepare: UInt32,
                             _ outNumberOfFramesPrepared: UnsafeMutablePointer<UInt32>?) -> OSStatus {
     guard let output = QueueBox.from(inAQ)?.output else { return QueueBox.from(inAQ) == nil ? invalidQueueStatus : kAudioQueueErr_InvalidQueueType }
@@ -51,6 +53,7 @@ public func AudioQueuePrime(_ inAQ: AudioQueueRef, _ inNumberOfFramesToPrepare: 
 /// Enqueues a playback buffer with frames to trim at its start and end and parameter events
 /// (volume) that take effect when it starts playing. `inStartTime` is not supported yet: a
 /// non-nil start time answers `kAudioQueueErr_InvalidParameter`; use `AudioQueueStart`'s.
+@discardableResult
 public func AudioQueueEnqueueBufferWithParameters(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBufferRef,
                                                   _ inNumPacketDescs: UInt32, _ inPacketDescs: UnsafePointer<AudioStreamPacketDescription>?,
                                                   _ inTrimFramesAtStart: UInt32, _ inTrimFramesAtEnd: UInt32,
@@ -80,6 +83,7 @@ public func AudioQueueEnqueueBufferWithParameters(_ inAQ: AudioQueueRef, _ inBuf
 /// Sets a playback parameter now: `Volume` (0 ... 1, ramped over `VolumeRampTime` seconds),
 /// `VolumeRampTime`, `Pan` (-1 ... 1). `PlayRate` and `Pitch` need a time-pitch unit aqjack does
 /// not have yet: they answer `kAudioQueueErr_InvalidParameter`.
+@discardableResult
 public func AudioQueueSetParameter(_ inAQ: AudioQueueRef, _ inParamID: AudioQueueParameterID,
                                    _ inValue: AudioQueueParameterValue) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
@@ -103,6 +107,7 @@ let parameterRanges: [AudioQueueParameterID: ClosedRange<Float>] = [
     kAudioQueueParam_VolumeRampTime: Float(AudioOutputQueue.volumeRampTimeRange.lowerBound) ... Float(AudioOutputQueue.volumeRampTimeRange.upperBound),
 ]
 
+@discardableResult
 public func AudioQueueGetParameter(_ inAQ: AudioQueueRef, _ inParamID: AudioQueueParameterID,
                                    _ outValue: UnsafeMutablePointer<AudioQueueParameterValue>) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
@@ -122,6 +127,7 @@ public func AudioQueueGetParameter(_ inAQ: AudioQueueRef, _ inParamID: AudioQueu
 ///
 /// Offline, the queue connects to no device; a queue made by ``AudioQueueNewOutput`` while no
 /// JACK server runs can render this way (it cannot start on a device).
+@discardableResult
 public func AudioQueueSetOfflineRenderFormat(_ inAQ: AudioQueueRef, _ inFormat: UnsafePointer<AudioStreamBasicDescription>?,
                                              _ inLayout: UnsafePointer<AudioChannelLayout>?) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
@@ -136,6 +142,7 @@ public func AudioQueueSetOfflineRenderFormat(_ inAQ: AudioQueueRef, _ inFormat: 
 /// `inTimestamp` must have `kAudioTimeStampSampleTimeValid` (Apple: "mFlags must include
 /// kAudioTimeStampSampleTimeValid"); its sample time is the caller's bookkeeping: frames come
 /// one after another whatever it says.
+@discardableResult
 public func AudioQueueOfflineRender(_ inAQ: AudioQueueRef, _ inTimestamp: UnsafePointer<AudioTimeStamp>,
                                     _ ioBuffer: AudioQueueBufferRef, _ inNumberFrames: UInt32) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }

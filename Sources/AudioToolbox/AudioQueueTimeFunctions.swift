@@ -24,6 +24,7 @@ final class TimelineBox {
     }
 }
 
+@discardableResult
 public func AudioQueueCreateTimeline(_ inAQ: AudioQueueRef, _ outTimeline: UnsafeMutablePointer<AudioQueueTimelineRef?>) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     outTimeline.pointee = TimelineBox.table.register(TimelineBox(queue: inAQ, seen: box.engine.discontinuityTotal))
@@ -32,6 +33,7 @@ public func AudioQueueCreateTimeline(_ inAQ: AudioQueueRef, _ outTimeline: Unsaf
 
 /// - Returns: `kAudio_ParamError` for a timeline that is not one of this queue's (already
 ///   disposed, another queue's, or never created).
+@discardableResult
 public func AudioQueueDisposeTimeline(_ inAQ: AudioQueueRef, _ inTimeline: AudioQueueTimelineRef) -> OSStatus {
     guard QueueBox.from(inAQ) != nil else { return invalidQueueStatus }
     guard TimelineBox.find(inTimeline, of: inAQ) != nil else { return kAudio_ParamError }
@@ -43,6 +45,7 @@ public func AudioQueueDisposeTimeline(_ inAQ: AudioQueueRef, _ inTimeline: Audio
 /// recorded or played since the latest start (0 before it; a playback position includes the
 /// silence of underruns). With a timeline, `outTimelineDiscontinuity` says whether the timeline
 /// broke (overrun, xrun, no buffer enqueued, underrun) since the previous call.
+@discardableResult
 public func AudioQueueGetCurrentTime(_ inAQ: AudioQueueRef, _ inTimeline: AudioQueueTimelineRef?,
                                      _ outTimeStamp: UnsafeMutablePointer<AudioTimeStamp>?,
                                      _ outTimelineDiscontinuity: UnsafeMutablePointer<DarwinBoolean>?) -> OSStatus {
@@ -70,6 +73,7 @@ public func AudioQueueGetCurrentTime(_ inAQ: AudioQueueRef, _ inTimeline: AudioQ
 }
 
 /// The device's current sample (JACK frame) and host time.
+@discardableResult
 public func AudioQueueDeviceGetCurrentTime(_ inAQ: AudioQueueRef, _ outTimeStamp: UnsafeMutablePointer<AudioTimeStamp>) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     let (frame, host) = box.engine.deviceCurrentTime()
@@ -82,6 +86,7 @@ public func AudioQueueDeviceGetCurrentTime(_ inAQ: AudioQueueRef, _ outTimeStamp
 }
 
 /// Fills in the host time of a sample time, or the sample time of a host time.
+@discardableResult
 public func AudioQueueDeviceTranslateTime(_ inAQ: AudioQueueRef, _ inTime: UnsafePointer<AudioTimeStamp>,
                                           _ outTime: UnsafeMutablePointer<AudioTimeStamp>) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
@@ -102,6 +107,7 @@ public func AudioQueueDeviceTranslateTime(_ inAQ: AudioQueueRef, _ inTime: Unsaf
 }
 
 /// The earliest device time a start can be scheduled at.
+@discardableResult
 public func AudioQueueDeviceGetNearestStartTime(_ inAQ: AudioQueueRef, _ ioRequestedStartTime: UnsafeMutablePointer<AudioTimeStamp>,
                                                 _ inFlags: UInt32) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
