@@ -19,6 +19,8 @@ final class QueueBox: @unchecked Sendable {
     var magicCookie: [UInt8] { input?.magicCookie ?? output?.magicCookie ?? [] }
     let userData: UnsafeMutableRawPointer?
     let runLoop: CFRunLoop?
+    /// AudioQueueNew...WithDispatchQueue: the queue its blocks are called on.
+    var dispatchQueue: DispatchQueue?
     let reference: AudioQueueRef
     /// The queue's processing tap (AudioQueueProcessingTapNew): at most one.
     var tap: ProcessingTap?
@@ -60,7 +62,21 @@ final class QueueBox: @unchecked Sendable {
     /// Apple's AQOfflineRenderTest passes its own run loop and runs it only after the render
     /// loop, whose calls are fed by the callback's enqueues.
     func deliver(_ callback: @escaping () -> Void) {
-        guard let runLoop, output?.offlineRenderFormat == nil else {
+        guard output?.offlineRenderFormat == nil else {
+            callback()
+            return
+        }
+        if let dispatchQueue {
+            // One callback after the other, in order, on the caller's queue (a serial queue
+            // keeps them serial; a concurrent one is the caller's choice, as on Apple's).
+            nonisolated(unsafe) let call = callback
+            dispatchQueue.async { [self] in
+                guard !isDisposed else { return }
+                call()
+            }
+            return
+        }
+        guard let runLoop else {
             callback()
             return
         }
@@ -102,8 +118,35 @@ public func AudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescrip
                                _ inFlags: UInt32,
                                _ outAQ: UnsafeMutablePointer<AudioQueueRef?>) -> OSStatus {
     guard inFlags == 0 else { return kAudio_ParamError }
-    let box = QueueBox(userData: inUserData, runLoop: inCallbackRunLoop)
-    return status { () throws(AudioQueueError) in
+    return newInputQueue(QueueBox(userData: inUserData, runLoop: inCallbackRunLoop), inFormat, outAQ) { box, buffer, time, packets, descriptions in
+        inCallbackProc(box.userData, box.reference, buffer, time, packets, descriptions)
+    }
+}
+
+/// The block a recording queue made by ``AudioQueueNewInputWithDispatchQueue(_:_:_:_:_:)`` calls.
+public typealias AudioQueueInputCallbackBlock = (AudioQueueRef, AudioQueueBufferRef, UnsafePointer<AudioTimeStamp>, UInt32,
+                                                 UnsafePointer<AudioStreamPacketDescription>?) -> Void
+
+/// `AudioQueueNewInput` with a block called on `inCallbackDispatchQueue` (macOS 10.6, iOS 10).
+@discardableResult
+public func AudioQueueNewInputWithDispatchQueue(_ outAQ: UnsafeMutablePointer<AudioQueueRef?>,
+                                                _ inFormat: UnsafePointer<AudioStreamBasicDescription>,
+                                                _ inFlags: UInt32,
+                                                _ inCallbackDispatchQueue: DispatchQueue,
+                                                _ inCallbackBlock: @escaping AudioQueueInputCallbackBlock) -> OSStatus {
+    guard inFlags == 0 else { return kAudio_ParamError }
+    let box = QueueBox(userData: nil, runLoop: nil)
+    box.dispatchQueue = inCallbackDispatchQueue
+    return newInputQueue(box, inFormat, outAQ) { box, buffer, time, packets, descriptions in
+        inCallbackBlock(box.reference, buffer, time, packets, descriptions)
+    }
+}
+
+/// What both input-queue constructors share: the queue, its callback's arguments as Apple
+/// computes them, the IsRunning listeners.
+private func newInputQueue(_ box: QueueBox, _ inFormat: UnsafePointer<AudioStreamBasicDescription>, _ outAQ: UnsafeMutablePointer<AudioQueueRef?>,
+                           call: @escaping (QueueBox, AudioQueueBufferRef, UnsafePointer<AudioTimeStamp>, UInt32, UnsafePointer<AudioStreamPacketDescription>?) -> Void) -> OSStatus {
+    status { () throws(AudioQueueError) in
         box.engine = try AudioInputQueue(format: inFormat.pointee) { [unowned box] queue, buffer, startTime in
             // For linear PCM, macOS passes the buffer's packet count as inNumberPacketDescriptions
             // (with no descriptions); seed 003's callback writes exactly that many packets. For
@@ -114,7 +157,7 @@ public func AudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescrip
             let descriptions = compressed ? UnsafePointer(buffer.pointee.mPacketDescriptions) : nil
             box.deliver { [box] in
                 var time = startTime
-                inCallbackProc(box.userData, box.reference, buffer, &time, packets, descriptions)
+                call(box, buffer, &time, packets, descriptions)
             }
         }
         box.engine.onRunningChange = { [unowned box] _ in box.notify(kAudioQueueProperty_IsRunning) }

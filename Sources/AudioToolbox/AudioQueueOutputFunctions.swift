@@ -28,10 +28,33 @@ public func AudioQueueNewOutput(_ inFormat: UnsafePointer<AudioStreamBasicDescri
                                 _ inFlags: UInt32,
                                 _ outAQ: UnsafeMutablePointer<AudioQueueRef?>) -> OSStatus {
     guard inFlags == 0 else { return kAudio_ParamError }
-    let box = QueueBox(userData: inUserData, runLoop: inCallbackRunLoop)
-    return status { () throws(AudioQueueError) in
+    return newOutputQueue(QueueBox(userData: inUserData, runLoop: inCallbackRunLoop), inFormat, outAQ) { box, buffer in
+        inCallbackProc(box.userData, box.reference, buffer)
+    }
+}
+
+/// The block a playback queue made by ``AudioQueueNewOutputWithDispatchQueue(_:_:_:_:_:)`` calls.
+public typealias AudioQueueOutputCallbackBlock = (AudioQueueRef, AudioQueueBufferRef) -> Void
+
+/// `AudioQueueNewOutput` with a block called on `inCallbackDispatchQueue` (macOS 10.6, iOS 10).
+@discardableResult
+public func AudioQueueNewOutputWithDispatchQueue(_ outAQ: UnsafeMutablePointer<AudioQueueRef?>,
+                                                 _ inFormat: UnsafePointer<AudioStreamBasicDescription>,
+                                                 _ inFlags: UInt32,
+                                                 _ inCallbackDispatchQueue: DispatchQueue,
+                                                 _ inCallbackBlock: @escaping AudioQueueOutputCallbackBlock) -> OSStatus {
+    guard inFlags == 0 else { return kAudio_ParamError }
+    let box = QueueBox(userData: nil, runLoop: nil)
+    box.dispatchQueue = inCallbackDispatchQueue
+    return newOutputQueue(box, inFormat, outAQ) { box, buffer in inCallbackBlock(box.reference, buffer) }
+}
+
+/// What both output-queue constructors share.
+private func newOutputQueue(_ box: QueueBox, _ inFormat: UnsafePointer<AudioStreamBasicDescription>, _ outAQ: UnsafeMutablePointer<AudioQueueRef?>,
+                            call: @escaping (QueueBox, AudioQueueBufferRef) -> Void) -> OSStatus {
+    status { () throws(AudioQueueError) in
         box.engine = try AudioOutputQueue(format: inFormat.pointee, offlineWithoutServer: true) { [unowned box] _, buffer in
-            box.deliver { [box] in inCallbackProc(box.userData, box.reference, buffer) }
+            box.deliver { [box] in call(box, buffer) }
         }
         box.engine.onRunningChange = { [unowned box] _ in box.notify(kAudioQueueProperty_IsRunning) }
         box.register()
