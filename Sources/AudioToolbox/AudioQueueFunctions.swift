@@ -1,3 +1,4 @@
+import AQCodecs
 import AQCore
 import AQMedia
 import AudioQueue
@@ -307,9 +308,25 @@ public func AudioQueueGetPropertySize(_ inAQ: AudioQueueRef, _ inID: AudioQueueP
     case kAudioQueueProperty_CurrentDevice: outDataSize.pointee = UInt32(MemoryLayout<CFString>.size)
     case kAudioQueueProperty_ChannelAssignments:
         outDataSize.pointee = UInt32(queue.layout.channelCount * MemoryLayout<AudioQueueChannelAssignment>.stride)
+    case kAudioConverterCurrentInputStreamDescription, kAudioConverterCurrentOutputStreamDescription:
+        outDataSize.pointee = UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
+    case kAudioConverterCompressionMagicCookie, kAudioConverterDecompressionMagicCookie:
+        outDataSize.pointee = UInt32(box.magicCookie.count)
     default: return kAudioQueueErr_InvalidProperty
     }
     return noErr
+}
+
+/// The stream descriptions of the queue's converter, as Apple's queue answers
+/// `kAudioConverterCurrentInputStreamDescription` / `...OutputStreamDescription` asked of the
+/// queue (the Learning Core Audio recorder reads its complete AAC format this way): a recording
+/// queue converts float PCM into its format, a playback queue its format into float PCM; a
+/// linear-PCM queue's converter has its format on both sides.
+private func converterFormats(_ box: QueueBox) -> (input: AudioStreamBasicDescription, output: AudioStreamBasicDescription) {
+    let format = box.engine.format
+    guard format.mFormatID != kAudioFormatLinearPCM else { return (format, format) }
+    let pcm = CompressedFormatValues.floatPCM(sampleRate: format.mSampleRate, channelCount: Int(format.mChannelsPerFrame))
+    return box.input != nil ? (pcm, format) : (format, pcm)
 }
 
 @discardableResult
@@ -328,8 +345,11 @@ public func AudioQueueGetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
         guard Int(ioDataSize.pointee) >= MemoryLayout<CFString>.size else { return kAudioQueueErr_InvalidPropertySize }
         outData.initializeMemory(as: CFString.self, repeating: queue.currentDevice, count: 1)
         return noErr
-    case kAudioQueueProperty_MagicCookie:
+    case kAudioQueueProperty_MagicCookie, kAudioConverterCompressionMagicCookie, kAudioConverterDecompressionMagicCookie:
+        // The queue's cookie is its converter's (Apple's queue forwards converter properties).
         return storePropertyBytes(box.magicCookie, into: outData, size: ioDataSize, mustFit: true, tooSmall: kAudioQueueErr_InvalidPropertySize)
+    case kAudioConverterCurrentInputStreamDescription: return put(converterFormats(box).input)
+    case kAudioConverterCurrentOutputStreamDescription: return put(converterFormats(box).output)
     case kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB:
         // As many channels as fit, like Apple's.
         guard let levels = box.input?.currentLevels else { return kAudioQueueErr_InvalidProperty }
