@@ -63,9 +63,17 @@ public final class LV2World: @unchecked Sendable {
         describe(plugin: try plugin(uri))
     }
 
-    /// Every installed plugin, sorted by URI.
-    public func describeAll() -> [LV2PluginDescription] {
-        pluginURIs.compactMap { try? describe($0) }
+    /// Every installed plugin whose URI or name contains `pattern` (case-insensitive; all when
+    /// nil), sorted by URI. The filter comes first: describing a plugin loads its presets.
+    public func describeAll(matching pattern: String? = nil) -> [LV2PluginDescription] {
+        pluginURIs.compactMap { uri -> LV2PluginDescription? in
+            guard let plugin = try? plugin(uri) else { return nil }
+            if let pattern {
+                let name = take(lilv_plugin_get_name(plugin)) ?? ""
+                guard uri.localizedCaseInsensitiveContains(pattern) || name.localizedCaseInsensitiveContains(pattern) else { return nil }
+            }
+            return describe(plugin: plugin)
+        }
     }
 
     func describe(plugin: OpaquePointer) -> LV2PluginDescription {

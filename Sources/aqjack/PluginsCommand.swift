@@ -28,11 +28,7 @@ struct PluginsCommand {
     }
 
     func run() -> Int32 {
-        let world = LV2World()
-        var plugins = world.describeAll()
-        if let pattern {
-            plugins = plugins.filter { $0.uri.localizedCaseInsensitiveContains(pattern) || $0.name.localizedCaseInsensitiveContains(pattern) }
-        }
+        let plugins = LV2World().describeAll(matching: pattern)
         printSummary(Listing(plugins: plugins), json: json) { text(plugins) }
         return ExitStatus.success
     }
