@@ -56,7 +56,8 @@ struct ProcessBridgeState {
     var midiOutputCounts: UnsafeMutablePointer<Int>? = nil
     var midiOutputLists: UnsafeMutablePointer<MIDIOutputList>? = nil
     var midiOutputCount = 0
-    /// MIDI events read per port and cycle; more are dropped (and counted).
+    /// MIDI events read per port and cycle (JACK's buffer of a 128-frame cycle holds far fewer
+    /// in practice); events past it are not handed on.
     static let midiEventCapacity = 1024
     var entry: RealtimeEntry? = nil
     var processor: UnsafeMutableRawPointer? = nil

@@ -21,7 +21,7 @@ final class QueueBox: @unchecked Sendable {
     let userData: UnsafeMutableRawPointer?
     let runLoop: CFRunLoop?
     /// AudioQueueNew...WithDispatchQueue: the queue its blocks are called on.
-    var dispatchQueue: DispatchQueue?
+    let dispatchQueue: DispatchQueue?
     let reference: AudioQueueRef
     /// The queue's processing tap (AudioQueueProcessingTapNew): at most one.
     var tap: ProcessingTap?
@@ -30,9 +30,10 @@ final class QueueBox: @unchecked Sendable {
 
     private static let table = HandleTable<QueueBox>(.queues)
 
-    init(userData: UnsafeMutableRawPointer?, runLoop: CFRunLoop?) {
+    init(userData: UnsafeMutableRawPointer?, runLoop: CFRunLoop?, dispatchQueue: DispatchQueue? = nil) {
         self.userData = userData
         self.runLoop = runLoop
+        self.dispatchQueue = dispatchQueue
         reference = Self.table.reserve()
     }
 
@@ -136,9 +137,7 @@ public func AudioQueueNewInputWithDispatchQueue(_ outAQ: UnsafeMutablePointer<Au
                                                 _ inCallbackDispatchQueue: DispatchQueue,
                                                 _ inCallbackBlock: @escaping AudioQueueInputCallbackBlock) -> OSStatus {
     guard inFlags == 0 else { return kAudio_ParamError }
-    let box = QueueBox(userData: nil, runLoop: nil)
-    box.dispatchQueue = inCallbackDispatchQueue
-    return newInputQueue(box, inFormat, outAQ) { box, buffer, time, packets, descriptions in
+    return newInputQueue(QueueBox(userData: nil, runLoop: nil, dispatchQueue: inCallbackDispatchQueue), inFormat, outAQ) { box, buffer, time, packets, descriptions in
         inCallbackBlock(box.reference, buffer, time, packets, descriptions)
     }
 }

@@ -44,9 +44,7 @@ public func AudioQueueNewOutputWithDispatchQueue(_ outAQ: UnsafeMutablePointer<A
                                                  _ inCallbackDispatchQueue: DispatchQueue,
                                                  _ inCallbackBlock: @escaping AudioQueueOutputCallbackBlock) -> OSStatus {
     guard inFlags == 0 else { return kAudio_ParamError }
-    let box = QueueBox(userData: nil, runLoop: nil)
-    box.dispatchQueue = inCallbackDispatchQueue
-    return newOutputQueue(box, inFormat, outAQ) { box, buffer in inCallbackBlock(box.reference, buffer) }
+    return newOutputQueue(QueueBox(userData: nil, runLoop: nil, dispatchQueue: inCallbackDispatchQueue), inFormat, outAQ) { box, buffer in inCallbackBlock(box.reference, buffer) }
 }
 
 /// What both output-queue constructors share.
