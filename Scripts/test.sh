@@ -13,14 +13,15 @@ Scripts/build-release.sh
 # Tests run one at a time: the freewheel and real-time tests need the server and the two cores
 # to themselves. First every test outside the JACK server suite with no server at all (a server
 # name nobody runs, AQJACK_NO_SERVER=1 so the offline tests also check that a device start
-# fails), then the JACK server suite against a private dummy server. Filtered runs (arguments
-# given) run what they select against the server.
+# fails), then the JACK server suite against a private dummy server (Scripts/jack-suite.sh: a
+# test that failed while the server reported xruns is rerun alone, at most three attempts).
+# Filtered runs (arguments given) run what they select against the server.
 if [ $# -eq 0 ]; then
   AQJACK_NO_SERVER=1 JACK_DEFAULT_SERVER="aqjack-no-server-$$" JACK_NO_START_SERVER=1 \
     swift test --no-parallel --skip JackServerSuite
-  Scripts/with-dummy-jack.sh --rate 48000 --period 128 -- swift test --no-parallel --filter JackServerSuite
+  Scripts/jack-suite.sh --filter JackServerSuite
 else
-  Scripts/with-dummy-jack.sh --rate 48000 --period 128 -- swift test --no-parallel "$@"
+  Scripts/jack-suite.sh "$@"
 fi
 # Then 30 s of fuzzing the parsers (no server): fails on a crash, and when the Swift code's
 # coverage stays under 500 edges (the instrumentation went missing once: 16 edges). Measured

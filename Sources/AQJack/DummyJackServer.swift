@@ -13,17 +13,26 @@ public final class DummyJackServer {
     private let process: Process
 
     /// Starts the server and waits until it accepts clients.
-    /// - Parameter realtime: ask for real-time scheduling (`-R`); without it `-r`.
+    /// - Parameters:
+    ///   - realtime: ask for real-time scheduling (`-R`); without it `-r`.
+    ///   - logPath: a file for jackd's output (its xrun reports among it); nil discards it.
     /// - Throws: ``JackError/serverNotRunning(server:status:)`` when it did not start (it is killed).
-    public init(name: String, rate: Int = 48000, period: Int, portMaximum: Int = 128, realtime: Bool) throws(JackError) {
+    public init(name: String, rate: Int = 48000, period: Int, portMaximum: Int = 128, realtime: Bool,
+                logPath: String? = nil) throws(JackError) {
         self.name = name
         isRealtime = realtime
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/jackd")
         process.arguments = [realtime ? "-R" : "-r", "-n", name, "-p", "\(portMaximum)", "-t", "5000",
                              "-d", "dummy", "-r", "\(rate)", "-p", "\(period)"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        if let logPath, FileManager.default.createFile(atPath: logPath, contents: nil),
+           let log = FileHandle(forWritingAtPath: logPath) {
+            process.standardOutput = log
+            process.standardError = log
+        } else {
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+        }
         do { try process.run() } catch { throw JackError.serverNotRunning(server: name, status: []) }
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline && process.isRunning {
