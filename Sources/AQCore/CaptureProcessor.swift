@@ -19,6 +19,10 @@ public final class CaptureProcessor: RealtimeProcessor, @unchecked Sendable {
     @usableFromInline var droppedSinceLastRecord = 0
     /// Frames dropped so far because the ring was full (all channels count once). Any thread.
     public let overrunFrameCount = Atomic<Int>(0)
+    /// Frames by which JACK's frame time jumped ahead between two cycles while recording: the
+    /// server ran no cycle for them (it does so after a late cycle), so no client had them. A
+    /// jump that JACK takes back on the next cycle (a relabelled cycle) counts too. Any thread.
+    public let serverSkippedFrameCount = Atomic<Int>(0)
     /// Cycles recorded so far. Any thread.
     public let recordedCycleCount = Atomic<Int>(0)
     /// The first JACK frame to record; `UInt64.max` records nothing. Starts at 0 (record all).
@@ -85,8 +89,14 @@ public final class CaptureProcessor: RealtimeProcessor, @unchecked Sendable {
     #endif
     public func process(_ cycle: ProcessCycle) {
         let cycleFrameTime = frameTimes.extend(cycle.frameTime)
+        let previousEnd = latestFrameTime.load(ordering: .relaxed)
         latestFrameTime.store(cycleFrameTime &+ UInt64(cycle.frameCount), ordering: .relaxed)
         let armedFrom = armedFromFrame.load(ordering: .acquiring)
+        // JACK's frame time jumped past the previous cycle's end while recording: frames the
+        // server never ran a cycle for (after a late cycle, an xrun), not frames this client lost.
+        if previousEnd > 0, cycleFrameTime > previousEnd, armedFrom < previousEnd {
+            serverSkippedFrameCount.add(Int(cycleFrameTime &- previousEnd), ordering: .relaxed)
+        }
         guard cycleFrameTime &+ UInt64(cycle.frameCount) > armedFrom else { return }
         // A start in the middle of this cycle records from that frame on.
         let skip = armedFrom > cycleFrameTime ? Int(armedFrom &- cycleFrameTime) : 0

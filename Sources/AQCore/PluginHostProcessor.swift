@@ -74,7 +74,7 @@ public final class PluginHostProcessor: RealtimeProcessor, @unchecked Sendable {
                 _unsafePerformance { ports.connect(ports.handle, ports.audioOutputs[index], data) }
             }
             prepareSequences(cycle, from: done, count: count)
-            _unsafePerformance { ports.run(ports.handle, UInt32(count)) }
+            _unsafePerformance { ports.run(ports.runHandle, UInt32(count)) }
             done += count
         }
         // Outputs the plugin lacks (none in a host made from its ports) stay silent.
@@ -129,7 +129,10 @@ public final class PluginHostProcessor: RealtimeProcessor, @unchecked Sendable {
 public struct PluginHostPorts: @unchecked Sendable {
     public var handle: UnsafeMutableRawPointer?
     public var connect: PluginHostProcessor.ConnectFunction
+    /// Called as `run(runHandle, frames)`: the plugin's own `run` with its handle, or a function
+    /// that also does the host's work after it (the LV2 worker's responses) with its context.
     public var run: PluginHostProcessor.RunFunction
+    public var runHandle: UnsafeMutableRawPointer?
     /// Plugin port indices of the audio inputs and outputs, in JACK port order.
     public var audioInputs: UnsafeBufferPointer<UInt32>
     public var audioOutputs: UnsafeBufferPointer<UInt32>
@@ -153,10 +156,12 @@ public struct PluginHostPorts: @unchecked Sendable {
                 controls: UnsafeMutablePointer<Float>, portCount: Int,
                 eventInputs: UnsafeBufferPointer<UnsafeMutableRawPointer>, eventOutputs: UnsafeBufferPointer<UnsafeMutableRawPointer>,
                 midiInput: UnsafeMutableRawPointer?, sequenceCapacity: Int,
-                sequenceType: UInt32, chunkType: UInt32, midiEventType: UInt32, maximumBlock: Int) {
+                sequenceType: UInt32, chunkType: UInt32, midiEventType: UInt32, maximumBlock: Int,
+                runHandle: UnsafeMutableRawPointer? = nil) {
         self.handle = handle
         self.connect = connect
         self.run = run
+        self.runHandle = runHandle ?? handle
         self.audioInputs = audioInputs
         self.audioOutputs = audioOutputs
         self.controls = controls

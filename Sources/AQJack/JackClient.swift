@@ -81,7 +81,8 @@ public final class JackClient: @unchecked Sendable {
                              lateCycles: timing.pointee.lateCycles.load(ordering: .relaxed),
                              slowCycles: timing.pointee.slowCycles.load(ordering: .relaxed),
                              maximumLatenessMicros: timing.pointee.maximumLatenessMicros.load(ordering: .relaxed),
-                             maximumDurationMicros: timing.pointee.maximumDurationMicros.load(ordering: .relaxed))
+                             maximumDurationMicros: timing.pointee.maximumDurationMicros.load(ordering: .relaxed),
+                             maximumCPUMicros: timing.pointee.maximumCPUMicros.load(ordering: .relaxed))
     }
 
     /// Deactivates (if needed) and closes the client; later calls do nothing. Safe after the

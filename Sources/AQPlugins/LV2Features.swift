@@ -3,13 +3,14 @@ import Foundation
 
 /// The features this host gives every instance, in C memory that lives as long as the instance:
 /// URID map and unmap, options (block lengths, sequence size, sample rate), bounded block
-/// length, and a log that prefixes each line with the plugin's name on standard error.
+/// length, a log that prefixes each line with the plugin's name on standard error, and the
+/// worker's `schedule` (its worker made by the instance: CLV2Support's `aq_lv2_worker`).
 ///
-/// Supported required features are exactly these; a plugin that requires another (worker,
-/// state:makePath, fixed or power-of-two block lengths ...) is refused by name before it is
+/// Supported required features are exactly these; a plugin that requires another
+/// (state:makePath, fixed or power-of-two block lengths ...) is refused by name before it is
 /// instantiated.
 final class LV2Features {
-    static let supported: Set<String> = [LV2URI.uridMap, LV2URI.uridUnmap, LV2URI.options, LV2URI.boundedBlockLength, LV2URI.log]
+    static let supported: Set<String> = [LV2URI.uridMap, LV2URI.uridUnmap, LV2URI.options, LV2URI.boundedBlockLength, LV2URI.log, LV2URI.workerSchedule]
 
     /// The NULL-terminated feature array for `lilv_plugin_instantiate`.
     let array: UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>
@@ -37,7 +38,9 @@ final class LV2Features {
     /// - Parameters:
     ///   - maximumBlock: the most frames one run gets (`bufsz:maxBlockLength`).
     ///   - sequenceBytes: the capacity of each atom port's buffer (`bufsz:sequenceSize`).
-    init(urids: URIDMap, sampleRate: Double, maximumBlock: Int, sequenceBytes: Int, pluginName: String) {
+    ///   - worker: the `worker:schedule` data given to the plugin.
+    init(urids: URIDMap, sampleRate: Double, maximumBlock: Int, sequenceBytes: Int, pluginName: String,
+         worker: UnsafeMutablePointer<LV2_Worker_Schedule>) {
         values = .allocate(capacity: 4)
         values.initialize(from: [0, Int32(maximumBlock), Int32(maximumBlock), Int32(sequenceBytes)], count: 4)
         rate = .allocate(capacity: 1)
@@ -72,6 +75,7 @@ final class LV2Features {
             (LV2URI.options, UnsafeMutableRawPointer(options)),
             (LV2URI.boundedBlockLength, nil),
             (LV2URI.log, UnsafeMutableRawPointer(log)),
+            (LV2URI.workerSchedule, UnsafeMutableRawPointer(worker)),
         ]
         uriStrings = entries.map { strdup($0.0) }
         features = .allocate(capacity: entries.count)

@@ -28,7 +28,7 @@ public final class LV2LiveHost {
     public init(world: LV2World, uri: String, settings: [LV2Stage.Setting], client: JackClient) throws(PluginError) {
         self.client = client
         let instance = try LV2PluginInstance(world: world, uri: uri, sampleRate: Double(client.sampleRate),
-                                             maximumBlock: max(4096, client.bufferSize))
+                                             maximumBlock: max(4096, client.bufferSize), realtime: true)
         try instance.apply(settings)
         self.instance = instance
         let description = instance.description

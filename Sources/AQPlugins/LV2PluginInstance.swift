@@ -17,11 +17,20 @@ public final class LV2PluginInstance {
     public let maximumBlock: Int
     /// Each atom port buffer's capacity, in bytes.
     public static let sequenceBytes = 8192
+    /// Each worker ring's capacity (requests, responses), in bytes.
+    static let workerRingBytes: UInt32 = 1 << 16
 
     private let world: LV2World
     private let plugin: OpaquePointer
     private let instance: UnsafeMutablePointer<LilvInstance>
     private let features: LV2Features
+    /// The worker for the plugin's scheduled work: threaded for the live host, not threaded for
+    /// queue stages and offline runs (``init(world:uri:sampleRate:maximumBlock:realtime:)``).
+    private let worker: OpaquePointer
+    /// The plugin's worker interface, when it has one; then runs end with the worker's responses.
+    private let hasWorker: Bool
+    /// `run` + the worker's responses, for the live host (C memory, freed with the instance).
+    private let runContext: UnsafeMutablePointer<aq_lv2_run_context>
     /// One float per port (used by control ports; the others' slots stay unused).
     private let controls: UnsafeMutablePointer<Float>
     /// Audio and CV buffers by port index, and atom buffers by port index.
@@ -39,10 +48,15 @@ public final class LV2PluginInstance {
     /// Instantiates and activates the plugin `uri` at `sampleRate` Hz for runs of at most
     /// `maximumBlock` frames, with every control at its default.
     ///
+    /// `realtime`: whether ``run(frames:)`` is called on a real-time thread (the live host). Then
+    /// work the plugin schedules is done on a worker thread of its own, its responses delivered
+    /// after a later run; otherwise (queue stages, offline) the work is done at once inside the
+    /// run that schedules it, so a render is the same every time.
+    ///
     /// - Throws: ``PluginError`` of kind usage for a URI no installed plugin has; of kind
     ///   runtime for a plugin that requires a feature this host lacks (named), whose binary is
     ///   missing, or that refuses to instantiate.
-    public init(world: LV2World, uri: String, sampleRate: Double, maximumBlock: Int = 4096) throws(PluginError) {
+    public init(world: LV2World, uri: String, sampleRate: Double, maximumBlock: Int = 4096, realtime: Bool = false) throws(PluginError) {
         let plugin = try world.plugin(uri)
         let description = world.describe(plugin: plugin)
         let missing = description.requiredFeatures.filter { !LV2Features.supported.contains($0) }
@@ -61,12 +75,23 @@ public final class LV2PluginInstance {
         self.description = description
         self.sampleRate = sampleRate
         self.maximumBlock = maximumBlock
+        guard let worker = aq_lv2_worker_new(realtime ? 1 : 0, Self.workerRingBytes) else {
+            throw PluginError(.runtime, "cannot start a worker thread for the LV2 plugin '\(description.name)'")
+        }
         features = LV2Features(urids: world.urids, sampleRate: sampleRate, maximumBlock: maximumBlock,
-                               sequenceBytes: Self.sequenceBytes, pluginName: description.name)
+                               sequenceBytes: Self.sequenceBytes, pluginName: description.name,
+                               worker: aq_lv2_worker_schedule(worker))
         guard let made = lilv_plugin_instantiate(plugin, sampleRate, features.array) else {
+            aq_lv2_worker_free(worker)
             throw PluginError(.runtime, "the LV2 plugin '\(description.name)' (\(uri)) refused to instantiate at \(Int(sampleRate)) Hz")
         }
         instance = made
+        self.worker = worker
+        let interface = lilv_instance_get_extension_data(made, LV2URI.workerInterface)
+        hasWorker = interface != nil
+        aq_lv2_worker_bind(worker, made.pointee.lv2_handle, interface?.assumingMemoryBound(to: LV2_Worker_Interface.self))
+        runContext = .allocate(capacity: 1)
+        runContext.initialize(to: aq_lv2_run_context(run: made.pointee.lv2_descriptor.pointee.run, handle: made.pointee.lv2_handle, worker: worker))
         sequenceType = world.urids.map(LV2URI.atomSequence)
         chunkType = world.urids.map(LV2URI.atomChunk)
         controls = .allocate(capacity: max(description.ports.count, 1))
@@ -91,7 +116,9 @@ public final class LV2PluginInstance {
             case .other:
                 // A port of a type this host does not know: optional ones stay unconnected.
                 guard port.isOptional else {
+                    aq_lv2_worker_free(worker)
                     lilv_instance_free(instance)
+                    runContext.deallocate()
                     throw PluginError(.runtime, "the LV2 plugin '\(description.name)' (\(uri)) has port \(port.index) '\(port.symbol)' of a type aqjack cannot connect (expected audio, control, CV or atom ports)")
                 }
             }
@@ -104,8 +131,11 @@ public final class LV2PluginInstance {
     }
 
     deinit {
+        // The worker thread first: it may be inside the plugin's work().
+        aq_lv2_worker_free(worker)
         if active { lilv_instance_deactivate(instance) }
         lilv_instance_free(instance)
+        runContext.deallocate()
         controls.deallocate()
         sampleBuffers.values.forEach { $0.deallocate() }
         sequenceBuffers.values.forEach { $0.deallocate() }
@@ -256,13 +286,15 @@ public final class LV2PluginInstance {
             return UnsafeBufferPointer(start: buffer.baseAddress, count: indices.count)
         }
         return PluginHostPorts(
-            handle: instance.pointee.lv2_handle, connect: descriptor.connect_port, run: descriptor.run,
+            handle: instance.pointee.lv2_handle, connect: descriptor.connect_port,
+            run: hasWorker ? aq_lv2_run_with_worker : descriptor.run,
             audioInputs: indices(description.audioInputs), audioOutputs: indices(description.audioOutputs),
             controls: controls, portCount: description.ports.count,
             eventInputs: sequences(atomInputs), eventOutputs: sequences(atomOutputs),
             midiInput: description.midiInputs.first.flatMap { sequenceBuffers[$0.index] },
             sequenceCapacity: Self.sequenceBytes, sequenceType: sequenceType, chunkType: chunkType,
-            midiEventType: world.urids.map(LV2URI.midiEvent), maximumBlock: maximumBlock)
+            midiEventType: world.urids.map(LV2URI.midiEvent), maximumBlock: maximumBlock,
+            runHandle: hasWorker ? UnsafeMutableRawPointer(runContext) : nil)
     }
 
     /// The port index of control input `symbol`, after checking `value` against its range.
@@ -291,11 +323,13 @@ public final class LV2PluginInstance {
     /// The buffer of atom port `index` (``sequenceBytes`` bytes), or nil for another kind.
     public func sequence(port index: Int) -> UnsafeMutableRawPointer? { sequenceBuffers[index] }
 
-    /// Runs the plugin for `frames` (1 ... ``maximumBlock``) frames on what its buffers hold, then
-    /// empties its event inputs and readies its event outputs for the next run.
+    /// Runs the plugin for `frames` (1 ... ``maximumBlock``) frames on what its buffers hold (then
+    /// hands it its worker's responses), then empties its event inputs and readies its event
+    /// outputs for the next run.
     public func run(frames: Int) {
         precondition(frames > 0 && frames <= maximumBlock, "an LV2 run of \(frames) frames; expected 1 ... \(maximumBlock)")
         lilv_instance_run(instance, UInt32(frames))
+        if hasWorker { aq_lv2_worker_after_run(worker) }
         clearSequences()
     }
 

@@ -413,6 +413,9 @@ public final class AudioInputQueue: @unchecked Sendable {
 
     /// Cycles the process thread dropped because the ring was full, in frames.
     public var overrunFrameCount: Int { processor.overrunFrameCount.load(ordering: .relaxed) }
+    /// Frames JACK's frame time skipped while recording (``CaptureProcessor/serverSkippedFrameCount``):
+    /// the server's, not this queue's. Any thread.
+    public var serverSkippedFrameCount: Int { processor.serverSkippedFrameCount.load(ordering: .relaxed) }
 
     /// Per-channel level metering of each delivered buffer (`kAudioQueueProperty_EnableLevelMetering`).
     public var isLevelMeteringEnabled: Bool {

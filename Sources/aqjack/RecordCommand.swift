@@ -135,6 +135,7 @@ struct RecordCommand {
         let xruns = client.notifications.xrunCount.load(ordering: .relaxed)
         let timing = client.processTiming
         let overruns = queue.overrunFrameCount
+        let serverSkipped = queue.serverSkippedFrameCount
         let underruns = queue.underrunFrameCount
         let failure = session.finish(queue: queue)
         queue.dispose()
@@ -148,6 +149,7 @@ struct RecordCommand {
                                   overrunFrames: overruns, underrunFrames: underruns, xruns: xruns,
                                   ports: sources, exitReason: reason.rawValue)
         report.processTiming = timing
+        report.serverSkippedFrames = serverSkipped
         report.latencyCompensationFrames = latencyCompensation
         report.print(json: options.json)
         return reason == .serverShutdown || reason == .error ? ExitStatus.failure : ExitStatus.success
@@ -174,6 +176,9 @@ struct RecordReport: Encodable {
     let xruns: Int
     let ports: [String]
     let exitReason: String
+    /// Frames JACK's frame time skipped while recording (the server ran no cycle for them): the
+    /// lost frames that are the server's, not aqjack's.
+    var serverSkippedFrames = 0
     /// How the process callback kept time (lateness, duration, late cycles).
     var processTiming: ProcessTiming?
     /// The sources' capture latency taken out of the frame times (0 with --no-latency-compensation).
@@ -206,7 +211,7 @@ struct RecordReport: Encodable {
             """
             \(files.joined(separator: " + ")): \(fileType), \(channels) ch\(files.count > 1 ? " in \(files.count) files of at most \(SplitRecordingFiles.channelsPerFile)" : ""), \(sampleRate) Hz, \(bitsPerChannel)-bit \(sampleFormat)
               frames \(frames) (\(String(format: "%.3f", seconds)) s) from JACK frame \(startFrameTime.map(String.init) ?? "-")\(latencyCompensationFrames > 0 ? " (the sources' \(latencyCompensationFrames)-frame latency taken out)" : "")
-              lost frames \(lostFrames) (written as silence), ring overruns \(overrunFrames), queue underruns \(underrunFrames), xruns \(xruns)
+              lost frames \(lostFrames) (written as silence), ring overruns \(overrunFrames), queue underruns \(underrunFrames), xruns \(xruns)\(serverSkippedFrames > 0 ? " (frames the server skipped: \(serverSkippedFrames))" : "")
               stopped by: \(exitReason)
             """
         }

@@ -55,6 +55,38 @@ extension JackServerSuite {
             #expect((summary?["cycles"] as? Int ?? 0) > 300)
         }
 
+        @Test("host a plugin that requires the LV2 worker (the tests' own: gain 0 until its worker answers): after the worker thread's answer every sample is exactly the generator's × 0.5")
+        func workerPluginLive() throws {
+            let folder = try WorkerPluginFixture.build()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("wkgen"), channelCount: 1)
+            let (recorder, log) = try startFloatRecorder(channels: 1, role: "wkrec")
+            let name = TestServer.uniqueClientName("hostwk")
+            // The host finds the plugin through LV2_PATH, which it inherits; unset again at once
+            // (this process's own LV2 worlds keep the installed plugins).
+            setenv("LV2_PATH", folder, 1)
+            let started = Result { try Self.startHost([WorkerPluginFixture.uri, "--set", "gain=0.5", "-i", "\(generator.client.name):out_1",
+                                                       "-o", "\(recorder.driver.name):in_1"], name: name, expectPort: "out") }
+            unsetenv("LV2_PATH")
+            let (host, out, err) = try started.get()
+            defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+            usleep(1_000_000)
+            host.interrupt()
+            host.waitUntilExit()
+            recorder.stop()
+            recorder.dispose()
+            #expect(host.terminationStatus == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+            var checked = 0, wrong = 0
+            for delivery in log.deliveries {
+                let first = UInt32(truncatingIfNeeded: Int64(delivery.startTime.mSampleTime))
+                for (offset, got) in delivery.samples.enumerated() where got != 0 {
+                    checked += 1
+                    if got != TestSignal.sample(channel: 0, frame: first &+ UInt32(offset)) * 0.5 { wrong += 1 }
+                }
+            }
+            #expect(checked > 24_000 && wrong == 0, "\(checked) samples checked, \(wrong) wrong")
+        }
+
         @Test("host amp: 'gain=-6' and 'gain 12' lines on standard input change the gain live (each stretch of the output is the plugin's offline result at that gain); a bad line is reported and skipped")
         func consoleChangesGain() throws {
             let generator = try GeneratorClient(name: TestServer.uniqueClientName("congen"), channelCount: 1)

@@ -138,3 +138,38 @@ struct PluginConvertTests {
         #expect((jx10?["presets"] as? [[String: Any]])?.count == 52)
     }
 }
+
+/// The LV2 worker (`worker:schedule`), with the tests' own plugin that needs it.
+@Suite("LV2 worker: a plugin whose gain only its worker sets (no server needed)")
+struct PluginWorkerTests {
+    @Test("convert --lv2 through a plugin that requires the worker (its gain is 0 until the worker answers): every frame exactly input × the gain the worker answered; a second run gives the same file")
+    func workerGain() throws {
+        let folder = try WorkerPluginFixture.build()
+        let input = try PluginConvertTests.sineFile("lv2-worker-in", channels: 2)
+        let outputs = [ExternalTool.temporaryPath("lv2-worker-out1", extension: "wav"), ExternalTool.temporaryPath("lv2-worker-out2", extension: "wav")]
+        defer { for path in [input, folder] + outputs { try? FileManager.default.removeItem(atPath: path) } }
+        for output in outputs {
+            let result = try AQJackCommand.run(["convert", input, output, "--lv2", WorkerPluginFixture.uri, "--set", "gain=0.5"],
+                                               environment: ["LV2_PATH": folder])
+            try #require(result.status == 0, "\(result.standardError)")
+        }
+        let before = try SoundFileContents(path: input).samples, after = try SoundFileContents(path: outputs[0]).samples
+        #expect(after.count == before.count)
+        // The plugin's gain is 0 until its worker answers. The stage primes each instance with
+        // a short run when it is made (after --set): that run schedules the work, done at once
+        // off the real-time path, and its response is delivered after that run. So every frame,
+        // the first included, is exactly half the input: the worker ran, in time.
+        let mismatches = zip(before, after).filter { $0.0 * 0.5 != $0.1 }.count
+        #expect(mismatches == 0, "\(mismatches) of \(after.count) samples are not input × 0.5")
+        #expect(after.contains { $0 != 0 })
+        #expect(try SoundFileContents(path: outputs[1]).samples == after, "a second render differs")
+    }
+
+    @Test("aqjack plugins lists the tests' worker plugin from LV2_PATH")
+    func workerPluginListed() throws {
+        let folder = try WorkerPluginFixture.build()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try AQJackCommand.run(["plugins", "worker-gain"], environment: ["LV2_PATH": folder])
+        #expect(result.status == 0 && result.standardOutput.contains(WorkerPluginFixture.uri), "\(result.standardOutput) \(result.standardError)")
+    }
+}

@@ -32,8 +32,11 @@ struct RecordSummary: Decodable {
     let file: String, files: [String], fileType: String, sampleRate: Int, channels: Int, bitsPerChannel: Int, sampleFormat: String
     let frames: Int64, seconds: Double, startFrameTime: UInt64?, lostFrames: Int64, overrunFrames: Int
     let underrunFrames: Int, xruns: Int, ports: [String], exitReason: String
+    let serverSkippedFrames: Int
     let processTiming: Timing?
-    struct Timing: Decodable { let cycles: Int, lateCycles: Int, slowCycles: Int, maximumLatenessMicros: Int, maximumDurationMicros: Int }
+    struct Timing: Decodable {
+        let cycles: Int, lateCycles: Int, slowCycles: Int, maximumLatenessMicros: Int, maximumDurationMicros: Int, maximumCPUMicros: Int
+    }
 }
 
 func temporaryPath(_ name: String) -> String {
@@ -253,7 +256,7 @@ extension JackServerSuite {
 
         /// Real time, then the data check in freewheel (the server switched to it once the first
         /// second is in the file), where a full capture ring waits for the disk instead of dropping.
-        @Test("1024 channels for 10 s to a file on disk (not /dev/shm), on a real-time server with room for 4096 ports, in real time and in freewheel: every sample bit-exact from one start frame (but whole cycles of a server xrun), 0 frames lost, in real time no callback of aqjack's longer than its cycle",
+        @Test("1024 channels for 10 s to a file on disk (not /dev/shm), on a real-time server with room for 4096 ports, in real time and in freewheel: every sample bit-exact from one start frame (but whole cycles of a server xrun), no frame lost by aqjack (silence only where the server skipped frames), in real time no callback of aqjack's using more CPU time than its cycle",
               arguments: [false, true])
         func wideRecordingToDisk(freewheel: Bool) throws {
             let server = try PrivateJackServer(period: 128, portMaximum: 4096, realtime: true)
@@ -267,7 +270,7 @@ extension JackServerSuite {
             try WideRecording.expectBitExact(summary, path: path, channels: 1024, firstChannel: 0, frames: 480_000)
         }
 
-        @Test("1100 channels (more than one file holds): two files of 1024 and 76 channels, the same length and start frame, every sample bit-exact, 0 frames lost")
+        @Test("1100 channels (more than one file holds): two files of 1024 and 76 channels, the same length and start frame, every sample bit-exact, no frame lost by aqjack")
         func splitRecording() throws {
             let server = try PrivateJackServer(period: 128, portMaximum: 4096, realtime: true)
             defer { server.stop() }
@@ -303,8 +306,9 @@ enum WideRecording {
     }
 
     /// Records `channels` test-signal channels (`aqbench generate`) for `seconds` with
-    /// `aqjack record --json` on `server`; expects exit 0, 0 frames lost or overrun, and no
-    /// callback of aqjack's that outran its cycle. With `freewheel`, switches the server to
+    /// `aqjack record --json` on `server`; expects exit 0, no frame overrun, lost frames only
+    /// where the server skipped them, and no callback of aqjack's that used more CPU time than
+    /// its cycle. With `freewheel`, switches the server to
     /// freewheel once the first second is in the file (and back after the recording), where
     /// cycles have no deadline, so their lengths are not checked. Returns the summary.
     static func record(channels: Int, seconds: Int, path: String, server: PrivateJackServer, freewheel: Bool = false) throws -> RecordSummary {
@@ -348,8 +352,12 @@ enum WideRecording {
         let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: out))
         #expect(summary.channels == channels && summary.frames == Int64(seconds * 48000))
         let timing = try #require(summary.processTiming)
-        #expect(summary.lostFrames == 0 && summary.overrunFrames == 0,
-                "lost \(summary.lostFrames), overrun \(summary.overrunFrames), xruns \(summary.xruns), timing \(timing)")
+        // aqjack lost nothing JACK delivered (no ring overrun); any silence in the file is where
+        // JACK's frame time jumped, the server having run no cycle for those frames (after a
+        // late cycle, on a busy host), and never more than those frames.
+        #expect(summary.overrunFrames == 0 && summary.lostFrames <= Int64(summary.serverSkippedFrames),
+                "lost \(summary.lostFrames), skipped by the server \(summary.serverSkippedFrames), overrun \(summary.overrunFrames), xruns \(summary.xruns), timing \(timing)")
+        if summary.xruns == 0 { #expect(summary.lostFrames == 0) }
         // The xruns aqjack caused: callbacks that alone outran their cycle. (A callback that
         // began late, after a late generator or a busy kernel, and so ended after the next
         // cycle's start, is counted in lateCycles: one in a CI run, with 0 frames lost.)
@@ -381,11 +389,12 @@ enum WideRecording {
         // written: an ASan run had 1 xrun and 16 frames with 285 of 1024 channels stale. Only
         // such frames may differ, at most one cycle's per reported xrun. Without xruns every
         // sample is the signal's.
+        // Frames the server skipped are silence in the file (checked against the skips in record).
         if summary.xruns == 0 {
             #expect(figures[1] == 0, "aqbench verify: \(words.joined(separator: " "))")
         } else {
-            #expect(figures[2] <= summary.xruns * 128,
-                    "\(summary.xruns) server xruns; aqbench verify: \(words.joined(separator: " "))")
+            #expect(figures[2] <= summary.xruns * 128 + Int(summary.lostFrames),
+                    "\(summary.xruns) server xruns, \(summary.lostFrames) frames skipped; aqbench verify: \(words.joined(separator: " "))")
         }
     }
 
