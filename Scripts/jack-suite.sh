@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the JACK server suite (the tests that talk to jackd) against a private dummy server, and
 # reruns a failed test, alone on a fresh server, only when the server reported xruns during its
-# run: at most 3 attempts in all.
+# run: at most 5 attempts in all.
 #
 #   Scripts/jack-suite.sh [SWIFT TEST ARGS...]     (default: --filter JackServerSuite)
 #
@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 
 args=("$@")
 [ ${#args[@]} -gt 0 ] || args=(--filter JackServerSuite)
-max_attempts=3
+max_attempts=5
 attempt=1
 total=""
 build=()

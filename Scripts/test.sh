@@ -14,7 +14,7 @@ Scripts/build-release.sh
 # to themselves. First every test outside the JACK server suite with no server at all (a server
 # name nobody runs, AQJACK_NO_SERVER=1 so the offline tests also check that a device start
 # fails), then the JACK server suite against a private dummy server (Scripts/jack-suite.sh: a
-# test that failed while the server reported xruns is rerun alone, at most three attempts).
+# test that failed while the server reported xruns is rerun alone, at most five attempts).
 # Filtered runs (arguments given) run what they select against the server.
 if [ $# -eq 0 ]; then
   AQJACK_NO_SERVER=1 JACK_DEFAULT_SERVER="aqjack-no-server-$$" JACK_NO_START_SERVER=1 \
