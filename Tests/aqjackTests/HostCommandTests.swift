@@ -2,6 +2,7 @@ import AQJack
 import AQPlugins
 import AQServerSuite
 import AQTestSupport
+import AudioQueue
 import Foundation
 import Testing
 
@@ -22,6 +23,16 @@ extension JackServerSuite {
             return (process, out, err)
         }
 
+        /// Interrupts the host (Ctrl-C), waits for it, then stops and disposes of the recorder;
+        /// returns the host's standard error.
+        static func stopHost(_ host: Process, err: URL, recorder: AudioInputQueue) -> String {
+            host.interrupt()
+            host.waitUntilExit()
+            recorder.stop()
+            recorder.dispose()
+            return String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
+        }
+
         @Test("host swh amp --set gain=6 between the generator and a recording queue: every sample is the plugin's own offline result for the generator's signal (bit-exact)")
         func ampLive() throws {
             let generator = try GeneratorClient(name: TestServer.uniqueClientName("hostgen"), channelCount: 1)
@@ -31,11 +42,8 @@ extension JackServerSuite {
                                                        "-o", "\(recorder.driver.name):in_1"], name: name, expectPort: "output")
             defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
             usleep(1_000_000)
-            host.interrupt()
-            host.waitUntilExit()
-            recorder.stop()
-            recorder.dispose()
-            #expect(host.terminationStatus == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+            let errors = Self.stopHost(host, err: err, recorder: recorder)
+            #expect(host.terminationStatus == 0, "\(errors)")
             // The plugin itself, offline on the same frames: what the host must have produced.
             let world = LV2World()
             var checked = 0, wrong = 0
@@ -71,11 +79,8 @@ extension JackServerSuite {
             let (host, out, err) = try started.get()
             defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
             usleep(1_000_000)
-            host.interrupt()
-            host.waitUntilExit()
-            recorder.stop()
-            recorder.dispose()
-            #expect(host.terminationStatus == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+            let errors = Self.stopHost(host, err: err, recorder: recorder)
+            #expect(host.terminationStatus == 0, "\(errors)")
             var checked = 0, wrong = 0
             for delivery in log.deliveries {
                 let first = UInt32(truncatingIfNeeded: Int64(delivery.startTime.mSampleTime))
@@ -101,11 +106,7 @@ extension JackServerSuite {
             usleep(400_000)
             input.fileHandleForWriting.write(Data("gain 12\n".utf8))
             usleep(400_000)
-            host.interrupt()
-            host.waitUntilExit()
-            recorder.stop()
-            recorder.dispose()
-            let errors = String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
+            let errors = Self.stopHost(host, err: err, recorder: recorder)
             #expect(host.terminationStatus == 0, "\(errors)")
             #expect(errors.contains("console: 'loud': expected SYMBOL=VALUE"), "\(errors)")
             // Each sample is the signal at one of the three gains, in order 0, -6, 12 dB.
@@ -144,11 +145,8 @@ extension JackServerSuite {
                                                        "-o", "\(recorder.driver.name):in_*"], name: name, expectPort: "right_out")
             defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
             while UInt64(sender.client.estimatedFrameTime) < notes[1].frame + 12_000 { usleep(50_000) }
-            host.interrupt()
-            host.waitUntilExit()
-            recorder.stop()
-            recorder.dispose()
-            #expect(host.terminationStatus == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+            let errors = Self.stopHost(host, err: err, recorder: recorder)
+            #expect(host.terminationStatus == 0, "\(errors)")
             #expect(sender.processor.sentCount.load(ordering: .relaxed) == 4)
             // The left channel on the JACK timeline.
             var left: [UInt64: Float] = [:]
