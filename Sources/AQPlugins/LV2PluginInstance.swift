@@ -323,6 +323,10 @@ public final class LV2PluginInstance {
     /// The buffer of atom port `index` (``sequenceBytes`` bytes), or nil for another kind.
     public func sequence(port index: Int) -> UnsafeMutableRawPointer? { sequenceBuffers[index] }
 
+    /// Work the plugin scheduled that the worker's ring had no room for (the plugin was told
+    /// LV2_WORKER_ERR_NO_SPACE). Any thread.
+    public var refusedWorkRequests: Int { Int(aq_lv2_worker_refused(worker)) }
+
     /// Runs the plugin for `frames` (1 ... ``maximumBlock``) frames on what its buffers hold (then
     /// hands it its worker's responses), then empties its event inputs and readies its event
     /// outputs for the next run.

@@ -56,6 +56,8 @@ struct HostCommand {
         let latencyFrames: Int
         let cycles: Int
         let droppedMIDIEvents: Int
+        /// Work the plugin scheduled that its worker's ring had no room for (refused to the plugin).
+        let refusedWorkRequests: Int
         let xruns: Int
         let inputs: [String], outputs: [String], midiInputs: [String]
         /// The control inputs' values at the end (what --state saves).
@@ -139,6 +141,7 @@ struct HostCommand {
         let summary = Summary(plugin: uri, client: client.name, latencyFrames: host.latencyFrames,
                               cycles: host.processor.cycleCount.load(ordering: .relaxed),
                               droppedMIDIEvents: host.processor.droppedMIDIEvents.load(ordering: .relaxed),
+                              refusedWorkRequests: host.instance.refusedWorkRequests,
                               xruns: client.notifications.xrunCount.load(ordering: .relaxed),
                               inputs: host.audioInputs.map(\.name), outputs: host.audioOutputs.map(\.name), midiInputs: host.midiInputs.map(\.name),
                               exitReason: reason)
@@ -157,7 +160,7 @@ struct HostCommand {
         report.stateDirectory = stateFailure == nil ? stateDirectory : nil
         if let stateFailure { Diagnostics.error(stateFailure) }
         printSummary(report, json: json) {
-            "hosted \(uri): \(summary.cycles) cycles, latency \(summary.latencyFrames) frames, xruns \(summary.xruns), stopped by: \(reason)"
+            "hosted \(uri): \(summary.cycles) cycles, latency \(summary.latencyFrames) frames, xruns \(summary.xruns)\(summary.refusedWorkRequests > 0 ? ", work requests refused (worker ring full) \(summary.refusedWorkRequests)" : ""), stopped by: \(reason)"
         }
         return cause == .serverShutdown || stateFailure != nil ? ExitStatus.failure : ExitStatus.success
     }

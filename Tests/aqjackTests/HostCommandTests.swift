@@ -90,6 +90,8 @@ extension JackServerSuite {
                 }
             }
             #expect(checked > 24_000 && wrong == 0, "\(checked) samples checked, \(wrong) wrong")
+            let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: out)) as? [String: Any]
+            #expect(summary?["refusedWorkRequests"] as? Int == 0, "\(String(describing: summary))")
         }
 
         @Test("host amp: 'gain=-6' and 'gain 12' lines on standard input change the gain live (each stretch of the output is the plugin's offline result at that gain); a bad line is reported and skipped")
