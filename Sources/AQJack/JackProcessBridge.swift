@@ -20,7 +20,8 @@ public struct ProcessTiming: Sendable, Equatable, Encodable {
     /// Callbacks that alone ran longer than their cycle: the xruns this client itself caused.
     /// Counted on the thread's CPU time, not the wall clock: in a virtual machine the host may
     /// stop a CPU for milliseconds in the middle of a callback (measured here: a 1024-channel
-    /// copy of 0.1 ms stretched to 25 ms of wall time), and that time is the host's.
+    /// copy of 0.1 ms stretched to 25 ms of wall time), and that time is the host's. (The CPU
+    /// clock mostly leaves such time out, not always: a busy loop here saw it jump 4.2 ms.)
     public let slowCycles: UInt64
     /// The longest a callback began after its cycle's start (waiting to be scheduled), µs.
     public let maximumLatenessMicros: UInt64
