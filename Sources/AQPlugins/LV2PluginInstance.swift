@@ -76,7 +76,7 @@ public final class LV2PluginInstance {
         self.sampleRate = sampleRate
         self.maximumBlock = maximumBlock
         guard let worker = aq_lv2_worker_new(realtime ? 1 : 0, Self.workerRingBytes) else {
-            throw PluginError(.runtime, "cannot start a worker thread for the LV2 plugin '\(description.name)'")
+            throw PluginError(.runtime, "no memory for the worker of the LV2 plugin '\(description.name)'")
         }
         features = LV2Features(urids: world.urids, sampleRate: sampleRate, maximumBlock: maximumBlock,
                                sequenceBytes: Self.sequenceBytes, pluginName: description.name,
@@ -88,8 +88,12 @@ public final class LV2PluginInstance {
         instance = made
         self.worker = worker
         let interface = lilv_instance_get_extension_data(made, LV2URI.workerInterface)
+        guard aq_lv2_worker_bind(worker, made.pointee.lv2_handle, interface?.assumingMemoryBound(to: LV2_Worker_Interface.self)) != 0 else {
+            aq_lv2_worker_free(worker)
+            lilv_instance_free(made)
+            throw PluginError(.runtime, "cannot start a worker thread for the LV2 plugin '\(description.name)'")
+        }
         hasWorker = interface != nil
-        aq_lv2_worker_bind(worker, made.pointee.lv2_handle, interface?.assumingMemoryBound(to: LV2_Worker_Interface.self))
         runContext = .allocate(capacity: 1)
         runContext.initialize(to: aq_lv2_run_context(run: made.pointee.lv2_descriptor.pointee.run, handle: made.pointee.lv2_handle, worker: worker))
         sequenceType = world.urids.map(LV2URI.atomSequence)

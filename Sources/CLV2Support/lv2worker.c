@@ -135,21 +135,20 @@ aq_lv2_worker *aq_lv2_worker_new(int threaded, uint32_t ring_bytes) {
     }
     sem_init(&worker->wake, 0, 0);
     worker->wake_ready = 1;
-    if (threaded) {
-        if (pthread_create(&worker->thread, NULL, worker_thread, worker) != 0) {
-            aq_lv2_worker_free(worker);
-            return NULL;
-        }
-        worker->thread_running = 1;
-    }
     return worker;
 }
 
 LV2_Worker_Schedule *aq_lv2_worker_schedule(aq_lv2_worker *worker) { return &worker->schedule; }
 
-void aq_lv2_worker_bind(aq_lv2_worker *worker, LV2_Handle handle, const LV2_Worker_Interface *interface) {
+int aq_lv2_worker_bind(aq_lv2_worker *worker, LV2_Handle handle, const LV2_Worker_Interface *interface) {
     worker->handle = handle;
+    // The thread only for a plugin that has work to do.
+    if (interface && worker->threaded && !worker->thread_running) {
+        if (pthread_create(&worker->thread, NULL, worker_thread, worker) != 0) return 0;
+        worker->thread_running = 1;
+    }
     worker->interface = interface;
+    return 1;
 }
 
 void aq_lv2_worker_after_run(aq_lv2_worker *worker) {

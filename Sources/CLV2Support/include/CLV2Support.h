@@ -48,13 +48,14 @@ int aq_lv2_sequence_append(LV2_Atom_Sequence *sequence, uint32_t capacity, int64
 typedef struct aq_lv2_worker aq_lv2_worker;
 
 /// A worker with rings of `ring_bytes` each (a request or response larger than a ring's free
-/// space is refused with LV2_WORKER_ERR_NO_SPACE). NULL when memory or the thread cannot be had.
+/// space is refused with LV2_WORKER_ERR_NO_SPACE). NULL when memory cannot be had.
 aq_lv2_worker *aq_lv2_worker_new(int threaded, uint32_t ring_bytes);
 /// The `worker:schedule` feature's data, for the instance's feature list.
 LV2_Worker_Schedule *aq_lv2_worker_schedule(aq_lv2_worker *worker);
 /// Binds the instantiated plugin (`interface` from `extension_data(LV2_WORKER__interface)`;
-/// NULL leaves scheduling refused). Call before the first `run()`.
-void aq_lv2_worker_bind(aq_lv2_worker *worker, LV2_Handle handle, const LV2_Worker_Interface *interface);
+/// NULL leaves scheduling refused) and, threaded and with an interface, starts the worker's
+/// thread. Call before the first `run()`. Returns 0 when the thread cannot be started.
+int aq_lv2_worker_bind(aq_lv2_worker *worker, LV2_Handle handle, const LV2_Worker_Interface *interface);
 /// After each `run()`, on the audio thread: hands every pending response to `work_response()`,
 /// then calls `end_run()`. Real-time safe.
 void aq_lv2_worker_after_run(aq_lv2_worker *worker);
