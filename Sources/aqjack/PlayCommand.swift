@@ -56,6 +56,23 @@ struct PlayCommand {
         guard !paths.isEmpty else { throw UsageError(message: "play needs at least one FILE, e.g. aqjack play take1.wav") }
     }
 
+    /// The queue's buffers: three of 0.1 s (frames at `rate` Hz).
+    static let bufferCount = 3
+    static func bufferFrames(rate: Double) -> Int { Int(rate) / 10 }
+
+    /// The files' source at `sampleRate`, reading ahead the frames the first buffers take; nil
+    /// (the error said) when a file cannot be converted to it.
+    private func makeSource(_ readers: [FrameSource], channelCount: Int, sampleRate: Double) -> PlaySource? {
+        do throws(AudioFileError) {
+            let source = try PlaySource(readers: readers, loops: loops, channelCount: channelCount, sampleRate: sampleRate, resampler: resampler)
+            source.startReadAhead(frames: PlayCommand.bufferCount * PlayCommand.bufferFrames(rate: sampleRate))
+            return source
+        } catch {
+            Diagnostics.error(error.message)
+            return nil
+        }
+    }
+
     enum ExitReason: String { case end, interrupt, terminate, serverShutdown = "server-shutdown", fileError = "file-error", error }
 
     func run(globals: GlobalOptions) throws(JackError) -> Int32 {
@@ -76,13 +93,22 @@ struct PlayCommand {
             Diagnostics.error("'\(reader.path)' is at \(reader.sampleRate) Hz: aqjack plays files at \(Int(PlayCommand.playableRates.lowerBound)) ... \(Int(PlayCommand.playableRates.upperBound)) Hz (convert it with aqjack convert -r)")
             return ExitStatus.failure
         }
-        let client = try JackClient(name: globals.clientName, server: globals.server)
         // Files of different shapes play together: the widest channel count (mono is copied to
         // every channel, others padded with silence), and one rate — the files' own when they
         // share it, else the server's — each file converted on the queue thread.
         let channels = readers.map(\.channelCount).max() ?? 1
         let rates = Set(readers.map(\.sampleRate))
+        // With one rate the first buffers are read while JACK opens the client and registers
+        // the ports (about 0.1 s at 256 channels); mixed rates wait for the server's rate.
+        var source = rates.count == 1 ? makeSource(readers, channelCount: channels, sampleRate: readers[0].sampleRate) : nil
+        if rates.count == 1 && source == nil { return ExitStatus.failure }
+        let client = try JackClient(name: globals.clientName, server: globals.server)
         let rate = rates.count == 1 ? readers[0].sampleRate : Double(client.sampleRate)
+        if source == nil { source = makeSource(readers, channelCount: channels, sampleRate: rate) }
+        guard let source else {
+            client.close()
+            return ExitStatus.failure
+        }
         let inputs = client.portNames(direction: .input, audioOnly: true)
         var targets: [String] = []
         if connect {
@@ -104,14 +130,6 @@ struct PlayCommand {
                                                  mBytesPerPacket: UInt32(4 * channels), mFramesPerPacket: 1,
                                                  mBytesPerFrame: UInt32(4 * channels), mChannelsPerFrame: UInt32(channels),
                                                  mBitsPerChannel: 32, mReserved: 0)
-        let source: PlaySource
-        do throws(AudioFileError) {
-            source = try PlaySource(readers: readers, loops: loops, channelCount: channels, sampleRate: rate, resampler: resampler)
-        } catch {
-            client.close()
-            Diagnostics.error(error.message)
-            return ExitStatus.failure
-        }
         var stages: [LV2Stage] = []
         if !chain.isEmpty {
             do throws(PluginError) {
@@ -137,10 +155,11 @@ struct PlayCommand {
             queue.volumeLevel = volume
             queue.onRunningChange = { running in if !running { stopped.store(true, ordering: .releasing) } }
             // Three buffers of 0.1 s (with the ring's 0.25 s, 0.55 s between the file and the
-            // sound): each is read into fresh pages before the start, 7 of the 14 ms it took at
-            // 256 channels with buffers of 0.2 s, on the CPU the server needs for the ports.
-            for _ in 0 ..< 3 {
-                let buffer = try queue.allocateBuffer(byteCapacity: Int(format.mBytesPerFrame) * Int(rate) / 10)
+            // sound), filled from the read-ahead: copying into their fresh pages is what is left
+            // of the file's cost at the start (about 10 ms at 256 channels; reading a cold file's
+            // 15 MB took 20 ms more here, now hidden behind the 0.1-0.4 s of port registration).
+            for _ in 0 ..< PlayCommand.bufferCount {
+                let buffer = try queue.allocateBuffer(byteCapacity: Int(format.mBytesPerFrame) * PlayCommand.bufferFrames(rate: rate))
                 if source.fill(buffer) { try queue.enqueue(buffer) }
             }
             if source.finish() { queue.stop(immediate: false) }
@@ -201,7 +220,8 @@ struct PlayCommand {
 /// Reads the files (looping as asked) into output buffers as native floats: linear PCM, FLAC,
 /// ALAC, Ogg, MP3 ... through libsndfile, AAC decoded and trimmed by its packet table; a file
 /// of another rate or channel count than the output goes through a ``FormatConverter``
-/// (libsamplerate, channel mapping). Queue thread and the starting thread, one at a time.
+/// (libsamplerate, channel mapping). Queue thread and the starting thread, one at a time; the
+/// read-ahead's helper thread before them.
 final class PlaySource: @unchecked Sendable {
     private let readers: [FrameSource]
     /// Per file: the converter to the output's shape, or nil when it already has it.
@@ -218,6 +238,13 @@ final class PlaySource: @unchecked Sendable {
     /// Frames read from the current file in this pass, against what its header promised.
     private var framesFromFile: Int64 = 0
     private var readFailure: String?
+    /// Frames read ahead by ``startReadAhead(frames:)`` (interleaved, `channelCount` wide),
+    /// handed out by ``fill(_:)`` before anything newer; released once used up.
+    private var readAhead: UnsafeMutableBufferPointer<Float>?
+    private var readAheadFrames = 0
+    private var readAheadUsed = 0
+    /// Signalled once the read-ahead is done; nil when none was started.
+    private var readAheadDone: DispatchSemaphore?
 
     init(readers: [FrameSource], loops: Int?, channelCount: Int, sampleRate: Double, resampler: Resampler.Engine) throws(AudioFileError) {
         self.readers = readers
@@ -294,13 +321,57 @@ final class PlaySource: @unchecked Sendable {
         return converter.pullFrames(into: UnsafeMutableRawPointer(output), maximumFrames: maximumFrames)
     }
 
+    /// Starts reading the first `frames` output frames on a helper thread, so that the file
+    /// is read while JACK opens the client and registers its ports (a cold file's first
+    /// buffers come off the disk then, not after). Call once, before the first ``fill(_:)``,
+    /// which waits for it.
+    func startReadAhead(frames: Int) {
+        let done = DispatchSemaphore(value: 0)
+        readAheadDone = done
+        Thread.detachNewThread { [self] in
+            lock.withLock {
+                let staging = UnsafeMutableBufferPointer<Float>.allocate(capacity: max(1, frames * channelCount))
+                readAhead = staging
+                readAheadFrames = read(into: staging.baseAddress!, capacity: frames)
+            }
+            done.signal()
+        }
+    }
+
+    deinit {
+        readAheadDone?.wait()
+        readAhead?.deallocate()
+    }
+
     /// Fills `buffer` with the next frames; false when everything has been read.
     func fill(_ buffer: AudioQueueBufferRef) -> Bool {
+        if let done = readAheadDone {
+            done.wait()
+            readAheadDone = nil
+        }
         lock.lock()
         defer { lock.unlock() }
-        let channels = channelCount
-        let capacity = Int(buffer.pointee.mAudioDataBytesCapacity) / (4 * channels)
+        let capacity = Int(buffer.pointee.mAudioDataBytesCapacity) / (4 * channelCount)
         let output = buffer.pointee.mAudioData.assumingMemoryBound(to: Float.self)
+        var filled = 0
+        if let staging = readAhead {
+            filled = min(capacity, readAheadFrames - readAheadUsed)
+            output.update(from: staging.baseAddress! + readAheadUsed * channelCount, count: filled * channelCount)
+            readAheadUsed += filled
+            if readAheadUsed == readAheadFrames {
+                staging.deallocate()
+                readAhead = nil
+            }
+        }
+        filled += read(into: output + filled * channelCount, capacity: capacity - filled)
+        buffer.pointee.mAudioDataByteSize = UInt32(filled * 4 * channelCount)
+        return filled > 0
+    }
+
+    /// Reads up to `capacity` output frames into `output` across files and loops; the lock is
+    /// held. Fewer only at the end.
+    private func read(into output: UnsafeMutablePointer<Float>, capacity: Int) -> Int {
+        let channels = channelCount
         var filled = 0
         while filled < capacity && !exhausted {
             let got = read(file: fileIndex, into: output + filled * channels, maximumFrames: capacity - filled)
@@ -310,8 +381,7 @@ final class PlaySource: @unchecked Sendable {
             }
             filled += got
         }
-        buffer.pointee.mAudioDataByteSize = UInt32(filled * 4 * channels)
-        return filled > 0
+        return filled
     }
 
     private func advance() {
@@ -364,3 +434,4 @@ struct PlayReport: Encodable {
         }
     }
 }
+
