@@ -291,7 +291,7 @@ public final class FormatConverter {
             return
         }
         if resampler == nil {
-            resampler = try Resampler(channelCount: destinationChannels, ratio: destination.mSampleRate / source.mSampleRate,
+            resampler = try Resampler(channelCount: destinationChannels, inputRate: source.mSampleRate, outputRate: destination.mSampleRate,
                                       quality: .init(appleQuality: sampleRateConverterQuality), engine: resamplerEngine)
         }
         var converted: [Float] = []

@@ -23,17 +23,21 @@ public final class Resampler {
 
     /// Apple's `kAudioConverterSampleRateConverterQuality` values, mapped onto each engine:
     ///
-    /// | quality | libsoxr | libsamplerate |
+    /// | quality | libsoxr | libsamplerate (named) |
     /// |---|---|---|
     /// | Max, High (`best`) | VHQ (28-bit) | SRC_SINC_BEST_QUALITY |
     /// | Medium | HQ (20-bit) | SRC_SINC_MEDIUM_QUALITY |
     /// | Low (`fastest`), Min (`linear`) | 16-bit | SRC_SINC_FASTEST, SRC_LINEAR |
     ///
-    /// Every libsoxr setting keeps its passband flat (rolloff under 0.01 dB) to 91.3 % of the
-    /// lower Nyquist frequency, 20 kHz at 44.1 kHz: its 16-bit recipe with the small rolloff,
-    /// not its LQ and MQ ones, which lose 0.2 dB at 20 kHz (measured), so Low and Min are the
-    /// same there. libsamplerate's medium and fastest roll off earlier (−3.25 dB and −22.8 dB at
-    /// 20 kHz, measured).
+    /// Every setting of both engines keeps the passband flat within 0.1 dB to 20 kHz (or, when
+    /// the lower of the two rates is under 42.6 kHz, as far as libsamplerate's best converter
+    /// does): quality buys stopband and noise, never treble.
+    /// - libsoxr: its 16-bit recipe with the small rolloff, not its LQ and MQ ones, which lose
+    ///   0.2 dB at 20 kHz (measured), so Low and Min are the same there.
+    /// - libsamplerate: the named converter when its passband reaches that far, else the next
+    ///   better one that does (see ``libsamplerateConverter(lowerRate:)``). At 44.1 kHz every
+    ///   quality is SRC_SINC_BEST_QUALITY (named medium lost 3.25 dB at 20 kHz, fastest 22.8 dB);
+    ///   from 48 kHz up, Medium keeps SRC_SINC_MEDIUM_QUALITY and Low and Min get it.
     public enum Quality: Sendable {
         case best, medium, fastest, linear
 
@@ -47,13 +51,32 @@ public final class Resampler {
             }
         }
 
-        var libsamplerateConverter: Int32 {
-            switch self {
-            case .best: Int32(SRC_SINC_BEST_QUALITY)
-            case .medium: Int32(SRC_SINC_MEDIUM_QUALITY)
-            case .fastest: Int32(SRC_SINC_FASTEST)
-            case .linear: Int32(SRC_LINEAR)
+        /// libsamplerate's converters from the cheapest up, each with how far its passband
+        /// stays flat within 0.1 dB, as a fraction of the lower rate's Nyquist frequency:
+        /// measured here with sines (48 ↔ 44.1, 48 → 96, 96 → 48, 44.1 → 88.2, 48 → 192 kHz, the
+        /// same in all). SRC_LINEAR's droops 0.1 dB below half the Nyquist frequency already.
+        static let libsamplerateConverters: [(converter: Int32, name: String, flatFraction: Double)] = [
+            (Int32(SRC_LINEAR), "SRC_LINEAR", 0),
+            (Int32(SRC_SINC_FASTEST), "SRC_SINC_FASTEST", 0.71),
+            (Int32(SRC_SINC_MEDIUM_QUALITY), "SRC_SINC_MEDIUM_QUALITY", 0.86),
+            (Int32(SRC_SINC_BEST_QUALITY), "SRC_SINC_BEST_QUALITY", 0.94),
+        ]
+
+        /// The libsamplerate converter for this quality when the lower of the input and output
+        /// rates is `lowerRate` Hz: the one the quality names, or the first better one whose flat
+        /// passband reaches 20 kHz (or as far as the best one's does, for rates under 42.6 kHz).
+        public func libsamplerateConverter(lowerRate: Double) -> (converter: Int32, name: String) {
+            let converters = Self.libsamplerateConverters
+            let named = switch self {
+            case .linear: 0
+            case .fastest: 1
+            case .medium: 2
+            case .best: 3
             }
+            let nyquist = lowerRate / 2
+            let wanted = min(20000, converters[3].flatFraction * nyquist)
+            let chosen = converters[named...].first { $0.flatFraction * nyquist >= wanted } ?? converters[3]
+            return (chosen.converter, chosen.name)
         }
 
         var soxrRecipe: UInt {
@@ -69,22 +92,31 @@ public final class Resampler {
     /// Output rate over input rate.
     public let ratio: Double
     public let engine: Engine
+    /// The engine's filter in its own words: `SRC_SINC_BEST_QUALITY`, `soxr VHQ` ...
+    public let converterName: String
     private let state: OpaquePointer
     private var output: [Float]
 
-    /// - Throws: 'fmt?' for a ratio the engine cannot convert (libsamplerate: 1/256 ... 256) or
-    ///   when the library refuses, with its words.
-    public init(channelCount: Int, ratio: Double, quality: Quality, engine: Engine = .soxr) throws(AudioConverterError) {
-        guard ratio.isFinite, ratio >= 1.0 / 256, ratio <= 256 else {
+    /// Converts from `inputRate` to `outputRate` (Hz).
+    /// - Throws: 'fmt?' for a rate that is not positive and finite, a ratio the engine cannot
+    ///   convert (1/256 ... 256), or when the library refuses, with its words.
+    public init(channelCount: Int, inputRate: Double, outputRate: Double, quality: Quality, engine: Engine = .soxr) throws(AudioConverterError) {
+        guard inputRate.isFinite, outputRate.isFinite, inputRate > 0, outputRate > 0 else {
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "sample rates \(inputRate) → \(outputRate) Hz: both must be positive and finite")
+        }
+        let ratio = outputRate / inputRate
+        guard ratio >= 1.0 / 256, ratio <= 256 else {
             throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "sample-rate ratio \(ratio) is outside what the resamplers convert (1/256 ... 256)")
         }
         switch engine {
         case .libsamplerate:
             var error: Int32 = 0
-            guard let state = src_new(quality.libsamplerateConverter, Int32(channelCount), &error) else {
+            let converter = quality.libsamplerateConverter(lowerRate: min(inputRate, outputRate))
+            guard let state = src_new(converter.converter, Int32(channelCount), &error) else {
                 throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "libsamplerate: \(String(cString: src_strerror(error)))")
             }
             self.state = state
+            converterName = converter.name
         case .soxr:
             var io = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I)
             var qualitySpec = soxr_quality_spec(quality.soxrRecipe, UInt(SOXR_ROLLOFF_SMALL))
@@ -98,6 +130,7 @@ public final class Resampler {
                 throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "libsoxr: \(error.map { String(cString: $0) } ?? "cannot convert")")
             }
             state = made
+            converterName = "soxr " + (quality == .best ? "VHQ" : quality == .medium ? "HQ" : "16-bit")
         }
         self.channelCount = channelCount
         self.ratio = ratio

@@ -210,7 +210,7 @@ final class PlaybackPipeline {
             return
         }
         if resampler == nil {
-            resampler = try? Resampler(channelCount: channels, ratio: Double(deviceRate) / format.sampleRate, quality: converterQuality, engine: resamplerEngine)
+            resampler = try? Resampler(channelCount: channels, inputRate: format.sampleRate, outputRate: Double(deviceRate), quality: converterQuality, engine: resamplerEngine)
         }
         piece.withUnsafeBufferPointer { input in
             resampler?.process(input.baseAddress! + dropped * channels, frameCount: count - dropped) { output, produced in

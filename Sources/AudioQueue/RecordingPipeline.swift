@@ -234,7 +234,7 @@ final class RecordingPipeline {
             return
         }
         if resampler == nil {
-            resampler = try? Resampler(channelCount: layout.channelCount, ratio: format.sampleRate / Double(deviceRate), quality: converterQuality, engine: resamplerEngine)
+            resampler = try? Resampler(channelCount: layout.channelCount, inputRate: Double(deviceRate), outputRate: format.sampleRate, quality: converterQuality, engine: resamplerEngine)
         }
         if resampleAnchor == nil && packetStage == nil {
             resampleAnchor = Double(record.frameTime)
