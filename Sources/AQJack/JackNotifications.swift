@@ -27,6 +27,9 @@ public final class JackNotifications: Sendable {
     let handlers = Mutex(Handlers())
     /// The client's own ports as raw `jack_port_t *` bits, for default latency propagation.
     let ownPorts = Mutex<(inputs: [UInt], outputs: [UInt])>(([], []))
+    /// The range last written on the target ports, per mode (with how many there were).
+    private struct Propagated: Equatable { var min: UInt32, max: UInt32, portCount: Int }
+    private let propagated = Mutex<[JackLatencyMode: Propagated]>([:])
 
     /// Xruns the server reported since the client opened.
     public let xrunCount = Atomic<Int>(0)
@@ -141,6 +144,15 @@ public final class JackNotifications: Sendable {
         let added = UInt32(max(0, processingLatency.load(ordering: .relaxed)))
         combined.min += added
         combined.max += added
+        // Only a change is written. The server waits for this callback (it is synchronous) at
+        // every cycle whose graph changed, and libjack's jack_port_set_latency_range sleeps 1.1
+        // periods per call while a graph change is pending (its WaitGraphChange): rewriting the
+        // same range on 256 ports during a burst of connects slept 171 times (0.5 s) in one
+        // 256-channel `aqjack play` start, stalling the server's connects for every client
+        // (strace -k, period 128).
+        let written = Propagated(min: combined.min, max: combined.max, portCount: targets.count)
+        guard propagated.withLock({ $0[mode] != written }) else { return }
+        propagated.withLock { $0[mode] = written }
         for bits in targets {
             jack_port_set_latency_range(OpaquePointer(bitPattern: bits), jackMode, &combined)
         }
