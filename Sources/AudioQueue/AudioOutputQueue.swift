@@ -63,6 +63,8 @@ public final class AudioOutputQueue: @unchecked Sendable {
     private var buffers = QueueBufferStore()
     private var device = "system"
     private var explicitDestinations: [String]?
+    /// The device and destinations ``connectDevice()`` connected, for the next start to skip.
+    private var preconnected: (device: String, destinations: [String]?)?
     private var volume: Float = 1
     private var volumeRampSeconds: Double = 0
     private var pan: Float = 0
@@ -261,21 +263,36 @@ public final class AudioOutputQueue: @unchecked Sendable {
         return feeder.queuedFrameCount
     }
 
+    /// Connects the device's ports now, as ``start(atFrame:)`` would, so that the start right
+    /// after connects nothing itself: a player connects (a server round trip a port, 0.1-0.2 s
+    /// at 256 channels here) while another thread fills and enqueues its first buffers. Only
+    /// that next start skips connecting; a later one connects afresh. Offline: nothing.
+    public func connectDevice() throws(AudioQueueError) {
+        let (deviceName, destinations, renderer) = lock.withLock { (device, explicitDestinations, offlineFormat?.driver) }
+        guard renderer == nil, unavailableDeviceReason == nil else { return }
+        _ = try QueueDevice.connect(channelNames, direction: .output, on: driver, deviceName: deviceName, explicit: destinations)
+        lock.withLock { preconnected = (deviceName, destinations) }
+    }
+
     /// Starts (or resumes) playing: at JACK frame `startFrame` exactly, or at the first cycle
     /// that carries the device's connections (within two periods from now). Connects the
     /// device's ports first.
     ///
     /// The corresponding Apple function is `AudioQueueStart`.
     public func start(atFrame startFrame: UInt64? = nil) throws(AudioQueueError) {
-        let (wasPaused, deviceName, destinations, renderer) = lock.withLock {
-            (runState == .paused, device, explicitDestinations, offlineFormat?.driver)
+        let (wasPaused, deviceName, destinations, renderer, connected) = lock.withLock {
+            defer { preconnected = nil }
+            return (runState == .paused, device, explicitDestinations, offlineFormat?.driver,
+                    preconnected.map { $0.device == device && $0.destinations == explicitDestinations } ?? false)
         }
         if renderer == nil {
             if let unavailableDeviceReason {
                 throw AudioQueueError(AudioQueueError.invalidDeviceCode,
                                       "\(unavailableDeviceReason); this queue was made without a server, so it can only render offline (AudioQueueSetOfflineRenderFormat)")
             }
-            _ = try QueueDevice.connect(channelNames, direction: .output, on: driver, deviceName: deviceName, explicit: destinations)
+            if !connected {
+                _ = try QueueDevice.connect(channelNames, direction: .output, on: driver, deviceName: deviceName, explicit: destinations)
+            }
         }
         if wasPaused {
             processor.setPaused(false)

@@ -158,10 +158,18 @@ struct PlayCommand {
             // sound), filled from the read-ahead: copying into their fresh pages is what is left
             // of the file's cost at the start (about 10 ms at 256 channels; reading a cold file's
             // 15 MB took 20 ms more here, now hidden behind the 0.1-0.4 s of port registration).
-            for _ in 0 ..< PlayCommand.bufferCount {
-                let buffer = try queue.allocateBuffer(byteCapacity: Int(format.mBytesPerFrame) * PlayCommand.bufferFrames(rate: rate))
-                if source.fill(buffer) { try queue.enqueue(buffer) }
+            // They are filled on a helper thread while this one connects the ports (a server
+            // round trip each), so the start itself only primes and arms its frame.
+            let byteCapacity = Int(format.mBytesPerFrame) * PlayCommand.bufferFrames(rate: rate)
+            let filling = HelperTask { () throws(AudioQueueError) in
+                for _ in 0 ..< PlayCommand.bufferCount {
+                    let buffer = try queue.allocateBuffer(byteCapacity: byteCapacity)
+                    if source.fill(buffer) { try queue.enqueue(buffer) }
+                }
             }
+            let connected = Result { () throws(AudioQueueError) in try queue.connectDevice() }
+            try filling.wait()
+            try connected.get()
             if source.finish() { queue.stop(immediate: false) }
             queue.prime()
             try queue.start(atFrame: startFrame)
@@ -243,8 +251,8 @@ final class PlaySource: @unchecked Sendable {
     private var readAhead: UnsafeMutableBufferPointer<Float>?
     private var readAheadFrames = 0
     private var readAheadUsed = 0
-    /// Signalled once the read-ahead is done; nil when none was started.
-    private var readAheadDone: DispatchSemaphore?
+    /// The read-ahead's thread until the first ``fill(_:)`` has waited for it.
+    private var readAheadTask: HelperTask<Never>?
 
     init(readers: [FrameSource], loops: Int?, channelCount: Int, sampleRate: Double, resampler: Resampler.Engine) throws(AudioFileError) {
         self.readers = readers
@@ -326,28 +334,25 @@ final class PlaySource: @unchecked Sendable {
     /// buffers come off the disk then, not after). Call once, before the first ``fill(_:)``,
     /// which waits for it.
     func startReadAhead(frames: Int) {
-        let done = DispatchSemaphore(value: 0)
-        readAheadDone = done
-        Thread.detachNewThread { [self] in
+        readAheadTask = HelperTask { [self] in
             lock.withLock {
                 let staging = UnsafeMutableBufferPointer<Float>.allocate(capacity: max(1, frames * channelCount))
                 readAhead = staging
                 readAheadFrames = read(into: staging.baseAddress!, capacity: frames)
             }
-            done.signal()
         }
     }
 
     deinit {
-        readAheadDone?.wait()
+        readAheadTask?.wait()
         readAhead?.deallocate()
     }
 
     /// Fills `buffer` with the next frames; false when everything has been read.
     func fill(_ buffer: AudioQueueBufferRef) -> Bool {
-        if let done = readAheadDone {
-            done.wait()
-            readAheadDone = nil
+        if let task = readAheadTask {
+            task.wait()
+            readAheadTask = nil
         }
         lock.lock()
         defer { lock.unlock() }
@@ -435,3 +440,23 @@ struct PlayReport: Encodable {
     }
 }
 
+
+/// Work run on a new thread while the caller does something else; ``wait()`` returns when it
+/// is done, throwing what it threw. Not real-time.
+final class HelperTask<Failure: Error>: @unchecked Sendable {
+    private var failure: Failure?
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ work: @escaping @Sendable () throws(Failure) -> Void) {
+        Thread.detachNewThread { [self] in
+            do throws(Failure) { try work() } catch { failure = error }
+            done.signal()
+        }
+    }
+
+    /// Waits for the work (the semaphore orders its write of `failure` before this read). Once.
+    func wait() throws(Failure) {
+        done.wait()
+        if let failure { throw failure }
+    }
+}

@@ -93,6 +93,38 @@ extension JackServerSuite {
             return (log.deliveries, start, player)
         }
 
+        @Test("connectDevice() connects the ports before the start (a player fills its buffers meanwhile); the start after it plays the signal's frame 0 on the frame it armed, on every channel")
+        func connectDeviceBeforeStart() throws {
+            let capture = try CaptureClient(name: TestServer.uniqueClientName("cdev-cap"), channelCount: 2, capacityFrames: 48000)
+            let firstSignalFrame = Mutex<[UInt64?]>([nil, nil])   // per channel: the frame time of signal frame 0
+            try capture.activate()
+            let sink = CaptureSink(reader: capture.reader) { cycle, samples in
+                for frame in 0 ..< cycle.frameCount {
+                    for channel in 0 ..< 2 where samples[frame * 2 + channel].bitPattern == TestSignal.sample(channel: channel, frame: 0).bitPattern {
+                        firstSignalFrame.withLock { if $0[channel] == nil { $0[channel] = cycle.frameTime + UInt64(frame) } }
+                    }
+                }
+            }
+            defer { sink.stop() }
+            let source = SignalSource(channels: 2, totalFrames: 9600)
+            let player = try AudioOutputQueue(format: pcmFormat(rate: 48000, channels: 2, bits: 32, float: true),
+                                              clientName: TestServer.uniqueClientName("cdev-play")) { _, _ in source.noteReturned() }
+            defer { player.dispose() }
+            player.channelDestinations = capture.ports.map(\.name)
+            try player.connectDevice()
+            #expect(capture.ports.map(\.connections) == [["\(player.driver.name):out_1"], ["\(player.driver.name):out_2"]])
+            let buffer = try player.allocateBuffer(byteCapacity: 9600 * 8)
+            #expect(source.fill(buffer))
+            try player.enqueue(buffer)
+            player.prime()
+            try player.start()
+            let deadline = Date().addingTimeInterval(5)
+            while firstSignalFrame.withLock({ $0.contains(nil) }) && Date() < deadline { usleep(10_000) }
+            let start = try #require(player.playbackStartFrame)
+            #expect(firstSignalFrame.withLock { $0 } == [start, start])
+            #expect(capture.ports.map(\.connections.count) == [1, 1])
+        }
+
         @Test("play → record through JACK, 16 channels, 30 s: bit-exact, the recording starts at the scheduled frame")
         func playRecordLoop() throws {
             let (deliveries, start, player) = try Self.loop(channels: 16, seconds: 30)
