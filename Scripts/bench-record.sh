@@ -20,7 +20,18 @@ for _ in $(seq 1 200); do grep -q ready "$work/gen.out" 2>/dev/null && break; sl
 
 json_field() { grep -o "\"$1\":[^,}]*" "$2" | head -1 | cut -d: -f2 | tr -d '"'; }
 
+# Whose cycles the server found unfinished (jackd's "client = NAME was not finished" lines in
+# with-dummy-jack.sh's log) while each recorder ran: the recorder's own, or the generator's.
+log="${TMPDIR:-/tmp}/jackd-${JACK_DEFAULT_SERVER:-}.log"
+late_since() {  # LINE RECORDER-CLIENT: "recorder N, generator N, other N"
+  tail -n +"$(( $1 + 1 ))" "$log" 2>/dev/null | grep -o 'client = [^ ]* was not finished' | awk -v r="$2" '
+    { if (index($3, r) == 1) own++; else if ($3 ~ /^bench-gen/) gen++; else other++ }
+    END { printf "recorder %d, generator %d, other %d", own, gen, other }'
+}
+lines() { wc -l < "$log" 2>/dev/null || echo 0; }
+
 if [ "$channels" -gt 1024 ]; then
+  before=$(lines)
   /usr/bin/time -f "%P %M" -o "$work/a.time" .build/release/aqjack record --json --name bench-rec -p 'bench-gen:out_*' \
     -d "$seconds" --no-meter "$work/aqjack.wav" > "$work/a.json" 2> "$work/a.err"
   status=$?
@@ -37,6 +48,7 @@ if [ "$channels" -gt 1024 ]; then
   printf '    aqjack record: CPU %s, peak RSS %s KiB, lost %s, ring overrun %s, xruns %s, slow cycles (callbacks longer than their cycle) %s;%s samples wrong in all %s\n' \
     "$cpu" "$rss" "$(json_field lostFrames "$work/a.json")" "$(json_field overrunFrames "$work/a.json")" "$(json_field xruns "$work/a.json")" \
     "$(json_field slowCycles "$work/a.json")" "$checked" "$wrong"
+  printf '    unfinished cycles the server reported (by client): %s; frames the server skipped %s\n' "$(late_since "$before" bench-rec)" "$(json_field serverSkippedFrames "$work/a.json")"
   exit 0
 fi
 
@@ -52,19 +64,28 @@ measure() {  # name, command...
   echo "$name ${cpu%\%} $rss $analysis"
 }
 
+
+before=$(lines)
 a=$(measure aqjack .build/release/aqjack record --json --name bench-rec -p 'bench-gen:out_*' -d "$seconds" --no-meter "$work/aqjack.wav")
 a_xruns=$(json_field xruns "$work/aqjack.log")
+a_late=$(late_since "$before" bench-rec)
+a_skipped=$(json_field serverSkippedFrames "$work/aqjack.log")
+a_slow=$(json_field slowCycles "$work/aqjack.log")
 # jack_capture hands its xrun count to a close hook (FILE XRUNS IO-ERRORS), run after it exits.
 printf '#!/bin/sh\necho "$2" > "%s/jack_capture.xruns"\n' "$work" > "$work/hook.sh"
 chmod +x "$work/hook.sh"
+before=$(lines)
 j=$(measure jack_capture jack_capture --daemon -c "$channels" -p 'bench-gen:out_*' -d "$seconds" --hook-close "$work/hook.sh" -fn "$work/jack_capture.wav")
 for _ in $(seq 1 20); do [ -s "$work/jack_capture.xruns" ] && break; sleep 0.1; done
 j_xruns=$(cat "$work/jack_capture.xruns" 2>/dev/null)
+j_late=$(late_since "$before" jack_capture)
 
 read -r _ a_cpu a_rss _ a_frames _ a_partial _ a_lost _ a_start _ a_repeated <<<"$a"
 read -r _ j_cpu j_rss _ j_frames _ j_partial _ j_lost _ j_start _ j_repeated <<<"$j"
 printf '  %s channels, %s s, float WAV:\n' "$channels" "$seconds"
 printf '    aqjack record: CPU %s %%, peak RSS %s KiB, exec->first complete frame %s s, channels apart %s frames, lost %s, repeated %s, xruns %s, frames %s\n' "$a_cpu" "$a_rss" "$a_start" "$a_partial" "$a_lost" "$a_repeated" "${a_xruns:-?}" "$a_frames"
 printf '    jack_capture:  CPU %s %%, peak RSS %s KiB, exec->first complete frame %s s, channels apart %s frames, lost %s, repeated %s, xruns %s, frames %s\n' "$j_cpu" "$j_rss" "$j_start" "$j_partial" "$j_lost" "$j_repeated" "${j_xruns:-?}" "$j_frames"
+printf '    unfinished cycles the server reported (by client): aqjack run: %s; jack_capture run: %s\n' "$a_late" "$j_late"
+printf '    aqjack: frames the server skipped %s, its own callbacks longer than their cycle (thread CPU time) %s\n' "${a_skipped:-?}" "${a_slow:-?}"
 awk -v ac="$a_cpu" -v jc="$j_cpu" -v ar="$a_rss" -v jr="$j_rss" -v as="$a_start" -v js="$j_start" 'BEGIN {
   printf "    ratios aqjack/jack_capture: CPU %.2f, RSS %.2f, start %.2f (one run; the start medians are under \"start\")\n", (jc > 0 ? ac / jc : 0), (jr > 0 ? ar / jr : 0), (js > 0 ? as / js : 0) }'

@@ -58,9 +58,12 @@ public final class PluginHostProcessor: RealtimeProcessor, @unchecked Sendable {
         applyControlChanges()
         let ports = self.ports
         let frames = cycle.frameCount
+        // A plugin that needs fixed blocks never runs another length (after a change of JACK's
+        // period): its outputs stay silent instead.
+        let refused = ports.fixedBlock != 0 && frames != ports.fixedBlock
         let inputCount = min(cycle.inputs.count, ports.audioInputs.count)
-        let outputCount = min(cycle.outputs.count, ports.audioOutputs.count)
-        var done = 0
+        let outputCount = refused ? 0 : min(cycle.outputs.count, ports.audioOutputs.count)
+        var done = refused ? frames : 0
         while done < frames {
             let count = min(ports.maximumBlock, frames - done)
             // The plugin's own functions: opaque to the compiler's checks, real-time safe by
@@ -150,6 +153,8 @@ public struct PluginHostPorts: @unchecked Sendable {
     public var chunkType: UInt32
     public var midiEventType: UInt32
     public var maximumBlock: Int
+    /// The frames every run must have (a plugin that requires fixed blocks), or 0.
+    public var fixedBlock = 0
 
     public init(handle: UnsafeMutableRawPointer?, connect: @escaping PluginHostProcessor.ConnectFunction, run: @escaping PluginHostProcessor.RunFunction,
                 audioInputs: UnsafeBufferPointer<UInt32>, audioOutputs: UnsafeBufferPointer<UInt32>,

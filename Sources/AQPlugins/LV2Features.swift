@@ -4,13 +4,18 @@ import Foundation
 /// The features this host gives every instance, in C memory that lives as long as the instance:
 /// URID map and unmap, options (block lengths, sequence size, sample rate), bounded block
 /// length, a log that prefixes each line with the plugin's name on standard error, and the
-/// worker's `schedule` (its worker made by the instance: CLV2Support's `aq_lv2_worker`).
+/// worker's `schedule` (its worker made by the instance: CLV2Support's `aq_lv2_worker`),
+/// `state:makePath` and `state:freePath` (files under the instance's scratch folder); and, to an
+/// instance that runs in fixed blocks, fixed and power-of-two block lengths.
 ///
-/// Supported required features are exactly these; a plugin that requires another
-/// (state:makePath, fixed or power-of-two block lengths ...) is refused by name before it is
-/// instantiated.
+/// Supported required features are exactly these; a plugin that requires another is refused
+/// by name before it is instantiated.
 final class LV2Features {
-    static let supported: Set<String> = [LV2URI.uridMap, LV2URI.uridUnmap, LV2URI.options, LV2URI.boundedBlockLength, LV2URI.log, LV2URI.workerSchedule]
+    static let supported: Set<String> = [LV2URI.uridMap, LV2URI.uridUnmap, LV2URI.options, LV2URI.boundedBlockLength, LV2URI.log,
+                                         LV2URI.workerSchedule, LV2URI.fixedBlockLength, LV2URI.powerOf2BlockLength,
+                                         LV2URI.stateMakePath, LV2URI.stateFreePath]
+    /// Features that make an instance run in fixed blocks.
+    static let fixedBlockFeatures: Set<String> = [LV2URI.fixedBlockLength, LV2URI.powerOf2BlockLength]
 
     /// The NULL-terminated feature array for `lilv_plugin_instantiate`.
     let array: UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>
@@ -20,6 +25,9 @@ final class LV2Features {
     private let rate: UnsafeMutablePointer<Float>
     private let log: UnsafeMutablePointer<LV2_Log_Log>
     private let logStorage: UnsafeMutablePointer<aq_lv2_log_storage>
+    private let makePath: UnsafeMutablePointer<LV2_State_Make_Path>
+    private let freePath: UnsafeMutablePointer<LV2_State_Free_Path>
+    private let pathStorage: UnsafeMutablePointer<aq_lv2_path_storage>
     private let uriStrings: [UnsafeMutablePointer<CChar>]
     private let logContext: Unmanaged<LogContext>
 
@@ -37,12 +45,18 @@ final class LV2Features {
 
     /// - Parameters:
     ///   - maximumBlock: the most frames one run gets (`bufsz:maxBlockLength`).
+    ///   - fixedBlock: the frames every run gets, when the instance runs in fixed blocks: then
+    ///     it is also the minimum, maximum and nominal length, and the fixed and power-of-two
+    ///     features are given.
     ///   - sequenceBytes: the capacity of each atom port's buffer (`bufsz:sequenceSize`).
     ///   - worker: the `worker:schedule` data given to the plugin.
-    init(urids: URIDMap, sampleRate: Double, maximumBlock: Int, sequenceBytes: Int, pluginName: String,
-         worker: UnsafeMutablePointer<LV2_Worker_Schedule>) {
+    ///   - scratchDirectory: where `state:makePath` makes the plugin's files (an existing folder
+    ///     whose path fits CLV2Support's 4 KiB; a longer one leaves the feature out).
+    init(urids: URIDMap, sampleRate: Double, maximumBlock: Int, fixedBlock: Int?, sequenceBytes: Int, pluginName: String,
+         worker: UnsafeMutablePointer<LV2_Worker_Schedule>, scratchDirectory: String) {
         values = .allocate(capacity: 4)
-        values.initialize(from: [0, Int32(maximumBlock), Int32(maximumBlock), Int32(sequenceBytes)], count: 4)
+        let lengths = fixedBlock.map { [$0, $0, $0] } ?? [0, maximumBlock, maximumBlock]
+        values.initialize(from: lengths.map(Int32.init) + [Int32(sequenceBytes)], count: 4)
         rate = .allocate(capacity: 1)
         rate.initialize(to: Float(sampleRate))
         let atomInt = urids.map(LV2URI.atomInt)
@@ -69,7 +83,7 @@ final class LV2Features {
             FileHandle.standardError.write(Data("aqjack: plugin '\(log.pluginName)' \(kind): \(text.hasSuffix("\n") ? String(text.dropLast()) : text)\n".utf8))
         }, logContext.toOpaque())
 
-        let entries: [(String, UnsafeMutableRawPointer?)] = [
+        var entries: [(String, UnsafeMutableRawPointer?)] = [
             (LV2URI.uridMap, UnsafeMutableRawPointer(urids.mapFeature)),
             (LV2URI.uridUnmap, UnsafeMutableRawPointer(urids.unmapFeature)),
             (LV2URI.options, UnsafeMutableRawPointer(options)),
@@ -77,6 +91,13 @@ final class LV2Features {
             (LV2URI.log, UnsafeMutableRawPointer(log)),
             (LV2URI.workerSchedule, UnsafeMutableRawPointer(worker)),
         ]
+        if fixedBlock != nil { entries += [(LV2URI.fixedBlockLength, nil), (LV2URI.powerOf2BlockLength, nil)] }
+        makePath = .allocate(capacity: 1)
+        freePath = .allocate(capacity: 1)
+        pathStorage = .allocate(capacity: 1)
+        if aq_lv2_path_initialize(makePath, freePath, pathStorage, scratchDirectory) != 0 {
+            entries += [(LV2URI.stateMakePath, UnsafeMutableRawPointer(makePath)), (LV2URI.stateFreePath, UnsafeMutableRawPointer(freePath))]
+        }
         uriStrings = entries.map { strdup($0.0) }
         features = .allocate(capacity: entries.count)
         array = .allocate(capacity: entries.count + 1)
@@ -96,6 +117,9 @@ final class LV2Features {
         rate.deallocate()
         log.deallocate()
         logStorage.deallocate()
+        makePath.deallocate()
+        freePath.deallocate()
+        pathStorage.deallocate()
         logContext.release()
     }
 }

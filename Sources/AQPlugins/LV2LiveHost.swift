@@ -27,8 +27,9 @@ public final class LV2LiveHost {
     ///   refuses is a runtime error naming it.
     public init(world: LV2World, uri: String, settings: [LV2Stage.Setting], client: JackClient) throws(PluginError) {
         self.client = client
+        // JACK runs every cycle with the whole period: a plugin that needs fixed blocks gets it.
         let instance = try LV2PluginInstance(world: world, uri: uri, sampleRate: Double(client.sampleRate),
-                                             maximumBlock: max(4096, client.bufferSize), realtime: true)
+                                             maximumBlock: max(4096, client.bufferSize), blockLength: client.bufferSize, realtime: true)
         try instance.apply(settings)
         self.instance = instance
         let description = instance.description
@@ -39,7 +40,7 @@ public final class LV2LiveHost {
         } catch {
             throw PluginError(.runtime, "cannot register the ports of '\(description.name)' on server '\(client.serverName)': \(error)")
         }
-        instance.run(frames: min(64, instance.maximumBlock))
+        instance.run(frames: instance.primingFrames)
         (processor, controls) = PluginHostProcessor.make(ports: instance.hostPorts())
         latencyFrames = instance.latencyFrames
         client.notifications.processingLatency.store(latencyFrames, ordering: .relaxed)

@@ -15,6 +15,24 @@ public final class LV2PluginInstance {
     public let description: LV2PluginDescription
     public let sampleRate: Double
     public let maximumBlock: Int
+    /// For a plugin that requires fixed or power-of-two block lengths: the frames every run
+    /// gets (a power of two); nil for a plugin that takes any length up to ``maximumBlock``.
+    public let fixedBlock: Int?
+    /// The fixed block queue stages and offline runs use when nobody chooses one: the largest
+    /// power of two up to `maximumBlock` and 1024 frames (21 ms at 48 kHz, added to the
+    /// stage's latency, which the queues and `convert` compensate).
+    public static func defaultFixedBlock(maximumBlock: Int) -> Int {
+        var block = 1
+        while block * 2 <= min(maximumBlock, 1024) { block *= 2 }
+        return block
+    }
+    /// The frames of the first run a host gives a fresh instance on silence (to read its
+    /// latency port): 64, or the fixed block.
+    public var primingFrames: Int { fixedBlock ?? min(64, maximumBlock) }
+    /// Where the plugin's `state:makePath` files go: a folder of this instance's own in the
+    /// temporary directory, made at the first such file and removed with the instance (a saved
+    /// state keeps copies of the files it refers to, as lilv copies them).
+    public let scratchDirectory: String
     /// Each atom port buffer's capacity, in bytes.
     public static let sequenceBytes = 8192
     /// Each worker ring's capacity (requests, responses), in bytes.
@@ -53,16 +71,33 @@ public final class LV2PluginInstance {
     /// after a later run; otherwise (queue stages, offline) the work is done at once inside the
     /// run that schedules it, so a render is the same every time.
     ///
+    /// `blockLength`: for a plugin that requires fixed or power-of-two block lengths, the frames
+    /// every run will get (the live host: JACK's period); nil chooses
+    /// ``defaultFixedBlock(maximumBlock:)``. Other plugins ignore it.
+    ///
     /// - Throws: ``PluginError`` of kind usage for a URI no installed plugin has; of kind
-    ///   runtime for a plugin that requires a feature this host lacks (named), whose binary is
-    ///   missing, or that refuses to instantiate.
-    public init(world: LV2World, uri: String, sampleRate: Double, maximumBlock: Int = 4096, realtime: Bool = false) throws(PluginError) {
+    ///   runtime for a plugin that requires a feature this host lacks (named), power-of-two
+    ///   blocks when `blockLength` is not one, whose binary is missing, or that refuses to
+    ///   instantiate.
+    public init(world: LV2World, uri: String, sampleRate: Double, maximumBlock: Int = 4096, blockLength: Int? = nil,
+                realtime: Bool = false) throws(PluginError) {
         let plugin = try world.plugin(uri)
         let description = world.describe(plugin: plugin)
         let missing = description.requiredFeatures.filter { !LV2Features.supported.contains($0) }
         guard missing.isEmpty else {
             throw PluginError(.runtime, "the LV2 plugin '\(description.name)' (\(uri)) requires \(missing.joined(separator: ", ")), which aqjack does not provide (it provides \(LV2Features.supported.sorted().joined(separator: ", ")))")
         }
+        // Fixed or power-of-two blocks: every run gets the same power of two (LV2 buf-size).
+        var fixedBlock: Int?
+        if !LV2Features.fixedBlockFeatures.isDisjoint(with: description.requiredFeatures) {
+            let block = blockLength ?? Self.defaultFixedBlock(maximumBlock: maximumBlock)
+            guard block > 0, block & (block - 1) == 0, block <= maximumBlock else {
+                throw PluginError(.runtime, "the LV2 plugin '\(description.name)' (\(uri)) requires runs of a fixed power-of-two length; "
+                                  + "this host runs blocks of \(block) frames: expected a power of two up to \(maximumBlock) (for aqjack host, a JACK period such as 128, 256 or 1024)")
+            }
+            fixedBlock = block
+        }
+        self.fixedBlock = fixedBlock
         if let library = lilv_plugin_get_library_uri(plugin), let path = lilv_file_uri_parse(lilv_node_as_uri(library), nil) {
             let file = String(cString: path)
             lilv_free(path)
@@ -75,12 +110,14 @@ public final class LV2PluginInstance {
         self.description = description
         self.sampleRate = sampleRate
         self.maximumBlock = maximumBlock
+        scratchDirectory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("aqjack-lv2-\(getpid())-\(UUID().uuidString.prefix(8))").path
         guard let worker = aq_lv2_worker_new(realtime ? 1 : 0, Self.workerRingBytes) else {
             throw PluginError(.runtime, "no memory for the worker of the LV2 plugin '\(description.name)'")
         }
-        features = LV2Features(urids: world.urids, sampleRate: sampleRate, maximumBlock: maximumBlock,
+        features = LV2Features(urids: world.urids, sampleRate: sampleRate, maximumBlock: maximumBlock, fixedBlock: fixedBlock,
                                sequenceBytes: Self.sequenceBytes, pluginName: description.name,
-                               worker: aq_lv2_worker_schedule(worker))
+                               worker: aq_lv2_worker_schedule(worker), scratchDirectory: scratchDirectory)
         guard let made = lilv_plugin_instantiate(plugin, sampleRate, features.array) else {
             aq_lv2_worker_free(worker)
             throw PluginError(.runtime, "the LV2 plugin '\(description.name)' (\(uri)) refused to instantiate at \(Int(sampleRate)) Hz")
@@ -144,6 +181,7 @@ public final class LV2PluginInstance {
         sampleBuffers.values.forEach { $0.deallocate() }
         sequenceBuffers.values.forEach { $0.deallocate() }
         hostTables.forEach { $0.deallocate() }
+        try? FileManager.default.removeItem(atPath: scratchDirectory)
     }
 
     // MARK: Controls
@@ -224,8 +262,10 @@ public final class LV2PluginInstance {
     public func saveState(to directory: String) throws(PluginError) {
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let context = Unmanaged.passUnretained(self).toOpaque()
-        let state = directory.withCString { dir in
-            lilv_state_new_from_instance(plugin, instance, world.urids.mapFeature, dir, dir, dir, dir, { symbol, context, size, type in
+        let state = directory.withCString { dir in scratchDirectory.withCString { scratch in
+            // Files the plugin made with makePath are in the scratch folder: lilv copies those
+            // its state refers to into the state's own folder.
+            lilv_state_new_from_instance(plugin, instance, world.urids.mapFeature, scratch, dir, dir, dir, { symbol, context, size, type in
                 guard let symbol, let context, let size, let type else { return nil }
                 let instance = Unmanaged<LV2PluginInstance>.fromOpaque(context).takeUnretainedValue()
                 guard let port = instance.description.controlInputs.first(where: { $0.symbol == String(cString: symbol) }) else { return nil }
@@ -233,7 +273,7 @@ public final class LV2PluginInstance {
                 type.pointee = instance.world.urids.map(LV2URI.atomFloat)
                 return UnsafeRawPointer(instance.controls + port.index)
             }, context, 1 | 2, features.array)   // LV2_STATE_IS_POD | LV2_STATE_IS_PORTABLE
-        }
+        } }
         guard let state else { throw PluginError(.runtime, "the state of '\(description.name)' could not be taken") }
         defer { lilv_state_free(state) }
         let code = lilv_state_save(world.world, world.urids.mapFeature, world.urids.unmapFeature, state, nil, directory, Self.stateFileName)
@@ -289,7 +329,7 @@ public final class LV2PluginInstance {
             hostTables.append(UnsafeMutableRawPointer(buffer.baseAddress!))
             return UnsafeBufferPointer(start: buffer.baseAddress, count: indices.count)
         }
-        return PluginHostPorts(
+        var ports = PluginHostPorts(
             handle: instance.pointee.lv2_handle, connect: descriptor.connect_port,
             run: hasWorker ? aq_lv2_run_with_worker : descriptor.run,
             audioInputs: indices(description.audioInputs), audioOutputs: indices(description.audioOutputs),
@@ -299,6 +339,8 @@ public final class LV2PluginInstance {
             sequenceCapacity: Self.sequenceBytes, sequenceType: sequenceType, chunkType: chunkType,
             midiEventType: world.urids.map(LV2URI.midiEvent), maximumBlock: maximumBlock,
             runHandle: hasWorker ? UnsafeMutableRawPointer(runContext) : nil)
+        ports.fixedBlock = fixedBlock ?? 0
+        return ports
     }
 
     /// The port index of control input `symbol`, after checking `value` against its range.
@@ -331,11 +373,12 @@ public final class LV2PluginInstance {
     /// LV2_WORKER_ERR_NO_SPACE). Any thread.
     public var refusedWorkRequests: Int { Int(aq_lv2_worker_refused(worker)) }
 
-    /// Runs the plugin for `frames` (1 ... ``maximumBlock``) frames on what its buffers hold (then
-    /// hands it its worker's responses), then empties its event inputs and readies its event
-    /// outputs for the next run.
+    /// Runs the plugin for `frames` (1 ... ``maximumBlock``; exactly ``fixedBlock`` when set)
+    /// frames on what its buffers hold (then hands it its worker's responses), then empties its
+    /// event inputs and readies its event outputs for the next run.
     public func run(frames: Int) {
         precondition(frames > 0 && frames <= maximumBlock, "an LV2 run of \(frames) frames; expected 1 ... \(maximumBlock)")
+        precondition(fixedBlock == nil || frames == fixedBlock, "an LV2 run of \(frames) frames; this plugin runs fixed blocks of \(fixedBlock ?? 0)")
         lilv_instance_run(instance, UInt32(frames))
         if hasWorker { aq_lv2_worker_after_run(worker) }
         clearSequences()

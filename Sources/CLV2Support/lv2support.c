@@ -1,7 +1,10 @@
 #include "CLV2Support.h"
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int aq_lv2_log_vprintf(LV2_Log_Handle handle, LV2_URID type, const char *format, va_list arguments) {
     aq_lv2_log_storage *storage = handle;
@@ -52,5 +55,43 @@ int aq_lv2_sequence_append(LV2_Atom_Sequence *sequence, uint32_t capacity, int64
     event->body.type = type;
     memcpy(event + 1, body, size);
     sequence->atom.size += padded;
+    return 1;
+}
+
+static char *aq_lv2_make_path(LV2_State_Make_Path_Handle handle, const char *path) {
+    aq_lv2_path_storage *storage = handle;
+    if (!path) return NULL;
+    while (*path == '/') path++;   /* always under the directory */
+    size_t base = strlen(storage->directory);
+    size_t length = base + 1 + strlen(path) + 1;
+    char *full = malloc(length);
+    if (!full) return NULL;
+    snprintf(full, length, "%s/%s", storage->directory, path);
+    /* The directory itself, then each parent folder of the file asked for. */
+    for (char *cursor = full + base; *cursor; cursor++) {
+        if (*cursor != '/') continue;
+        *cursor = '\0';
+        if (mkdir(full, 0755) != 0 && errno != EEXIST) {
+            free(full);
+            return NULL;
+        }
+        *cursor = '/';
+    }
+    return full;
+}
+
+static void aq_lv2_free_path(LV2_State_Free_Path_Handle handle, char *path) {
+    (void)handle;
+    free(path);
+}
+
+int aq_lv2_path_initialize(LV2_State_Make_Path *make, LV2_State_Free_Path *free_path,
+                           aq_lv2_path_storage *storage, const char *directory) {
+    if (strlen(directory) >= sizeof storage->directory) return 0;
+    strcpy(storage->directory, directory);
+    make->handle = storage;
+    make->path = aq_lv2_make_path;
+    free_path->handle = storage;
+    free_path->free_path = aq_lv2_free_path;
     return 1;
 }

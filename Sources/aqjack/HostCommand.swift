@@ -128,12 +128,15 @@ struct HostCommand {
             print("hosting \(host.instance.description.name) (\(uri)) as '\(client.name)', latency \(host.latencyFrames) frames; SYMBOL=VALUE on standard input sets a control")
         }
         let console = ControlConsole(host: host)
-        let cause = SessionLoop.run(client: client, signals: signals, finished: { false }) {
+        // A plugin that needs fixed blocks cannot follow a change of JACK's period (its outputs
+        // fall silent): the host ends, saying so.
+        let periodChanged = { host.instance.fixedBlock.map { $0 != client.bufferSize } ?? false }
+        let cause = SessionLoop.run(client: client, signals: signals, finished: periodChanged) {
             console.applyPending()
             host.refreshLatency()
         }
         let reason = switch cause {
-        case .finished: "end"
+        case .finished: "period-changed"
         case .serverShutdown: "server-shutdown"
         case .interrupt: "interrupt"
         case .terminate: "terminate"
@@ -155,6 +158,9 @@ struct HostCommand {
         if cause == .serverShutdown {
             Diagnostics.error("the JACK server '\(client.serverName)' shut down (\(client.notifications.shutdownReason.withLock { $0 } ?? "no reason given"))")
         }
+        if cause == .finished, let block = host.instance.fixedBlock {
+            Diagnostics.error("JACK's period changed to \(client.bufferSize) frames; '\(host.instance.description.name)' runs fixed blocks of \(block) (its outputs fell silent): start aqjack host again at the new period")
+        }
         var report = summary
         report.controls = controls
         report.stateDirectory = stateFailure == nil ? stateDirectory : nil
@@ -162,7 +168,7 @@ struct HostCommand {
         printSummary(report, json: json) {
             "hosted \(uri): \(summary.cycles) cycles, latency \(summary.latencyFrames) frames, xruns \(summary.xruns)\(summary.refusedWorkRequests > 0 ? ", work requests refused (worker ring full) \(summary.refusedWorkRequests)" : ""), stopped by: \(reason)"
         }
-        return cause == .serverShutdown || stateFailure != nil ? ExitStatus.failure : ExitStatus.success
+        return cause == .serverShutdown || cause == .finished || stateFailure != nil ? ExitStatus.failure : ExitStatus.success
     }
 }
 

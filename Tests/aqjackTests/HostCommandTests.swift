@@ -63,18 +63,19 @@ extension JackServerSuite {
             #expect((summary?["cycles"] as? Int ?? 0) > 300)
         }
 
-        @Test("host a plugin that requires the LV2 worker (the tests' own: gain 0 until its worker answers): after the worker thread's answer every sample is exactly the generator's × 0.5")
-        func workerPluginLive() throws {
-            let folder = try WorkerPluginFixture.build()
+        @Test("host the tests' own plugins: one that requires the LV2 worker (gain 0 until its worker thread answers) and one that requires fixed power-of-two blocks and state:makePath (NaN for a run of another length, or a file it could not make): every sample exactly the generator's × 0.5",
+              arguments: TestPlugin.allCases)
+        func testPluginLive(plugin: TestPlugin) throws {
+            let folder = try plugin.build()
             defer { try? FileManager.default.removeItem(atPath: folder) }
-            let generator = try GeneratorClient(name: TestServer.uniqueClientName("wkgen"), channelCount: 1)
-            let (recorder, log) = try startFloatRecorder(channels: 1, role: "wkrec")
-            let name = TestServer.uniqueClientName("hostwk")
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("tpgen"), channelCount: 1)
+            let (recorder, log) = try startFloatRecorder(channels: 1, role: "tprec")
+            let name = TestServer.uniqueClientName("hosttp")
             // The host finds the plugin through LV2_PATH, which it inherits; unset again at once
             // (this process's own LV2 worlds keep the installed plugins).
             setenv("LV2_PATH", folder, 1)
-            let started = Result { try Self.startHost([WorkerPluginFixture.uri, "--set", "gain=0.5", "-i", "\(generator.client.name):out_1",
-                                                       "-o", "\(recorder.driver.name):in_1"], name: name, expectPort: "out") }
+            let started = Result { try Self.startHost([plugin.uri] + plugin.settings + ["-i", "\(generator.client.name):out_1", "-o", "\(recorder.driver.name):in_1"],
+                                                      name: name, expectPort: "out") }
             unsetenv("LV2_PATH")
             let (host, out, err) = try started.get()
             defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
@@ -265,4 +266,15 @@ extension JackServerSuite {
             }
         }
     }
+}
+
+/// The tests' own LV2 plugins, built with `cc` (Debian has none that needs these features).
+enum TestPlugin: String, CaseIterable, Sendable, CustomStringConvertible {
+    case worker, hostFeatures
+
+    var description: String { rawValue }
+    var uri: String { self == .worker ? WorkerPluginFixture.uri : FeaturePluginFixture.uri }
+    /// What makes it halve its input.
+    var settings: [String] { self == .worker ? ["--set", "gain=0.5"] : [] }
+    func build() throws -> String { self == .worker ? try WorkerPluginFixture.build() : try FeaturePluginFixture.build() }
 }

@@ -165,6 +165,24 @@ struct PluginWorkerTests {
         #expect(try SoundFileContents(path: outputs[1]).samples == after, "a second render differs")
     }
 
+    @Test("convert --lv2 through a mono plugin that requires fixed power-of-two blocks and state:makePath (NaN for a run of any other length, or a file it could not make in two new folders), on 2 channels of 10,000 frames (not a whole number of blocks): every frame exactly input × 0.5, none lost, the block's latency compensated")
+    func hostFeatures() throws {
+        let folder = try FeaturePluginFixture.build()
+        let input = ExternalTool.temporaryPath("lv2-block-in", extension: "wav")
+        let output = ExternalTool.temporaryPath("lv2-block-out", extension: "wav")
+        defer { for path in [input, output, folder] { try? FileManager.default.removeItem(atPath: path) } }
+        let made = try ExternalTool.run("sox", ["-V1", "-n", "-r", "48000", "-c", "2", "-e", "floating-point", "-b", "32", input,
+                                                "synth", "10000s", "sine", "440", "sine", "660", "gain", "-6"])
+        try #require(made.status == 0, "\(made.standardError)")
+        let result = try AQJackCommand.run(["convert", input, output, "--lv2", FeaturePluginFixture.uri], environment: ["LV2_PATH": folder])
+        try #require(result.status == 0, "\(result.standardError)")
+        let before = try SoundFileContents(path: input).samples, after = try SoundFileContents(path: output).samples
+        #expect(before.count == 20000 && after.count == before.count)
+        let mismatches = zip(before, after).filter { $0.0 * 0.5 != $0.1 }.count
+        #expect(mismatches == 0, "\(mismatches) of \(after.count) samples are not input × 0.5")
+        #expect(after.contains { $0 != 0 })
+    }
+
     @Test("aqjack plugins lists the tests' worker plugin from LV2_PATH")
     func workerPluginListed() throws {
         let folder = try WorkerPluginFixture.build()

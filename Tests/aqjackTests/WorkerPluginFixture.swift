@@ -113,12 +113,21 @@ enum WorkerPluginFixture {
 
     /// Builds the bundle in a new temporary folder; returns that folder, for `LV2_PATH`.
     static func build() throws -> String {
+        try LV2TestBundle.build(name: "worker-gain", source: source, manifest: manifest)
+    }
+}
+
+/// Builds the tests' own LV2 plugins: one C file compiled with `cc` into a bundle.
+enum LV2TestBundle {
+    /// Writes `NAME.lv2/` (manifest.ttl, NAME.c, NAME.so) in a new temporary folder; returns
+    /// that folder, for `LV2_PATH`.
+    static func build(name: String, source: String, manifest: String) throws -> String {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-lv2-\(getpid())-\(Int.random(in: 0 ..< 1_000_000))").path
-        let bundle = folder + "/worker-gain.lv2"
+        let bundle = folder + "/\(name).lv2"
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-        try source.write(toFile: bundle + "/worker-gain.c", atomically: true, encoding: .utf8)
+        try source.write(toFile: bundle + "/\(name).c", atomically: true, encoding: .utf8)
         try manifest.write(toFile: bundle + "/manifest.ttl", atomically: true, encoding: .utf8)
-        let compiled = try ExternalTool.run("cc", ["-shared", "-fPIC", "-O2", "-o", bundle + "/worker-gain.so", bundle + "/worker-gain.c"])
+        let compiled = try ExternalTool.run("cc", ["-shared", "-fPIC", "-O2", "-o", bundle + "/\(name).so", bundle + "/\(name).c"])
         try #require(compiled.status == 0, "cc: \(compiled.standardError)")
         return folder
     }

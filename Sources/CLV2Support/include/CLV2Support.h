@@ -36,6 +36,19 @@ void aq_lv2_sequence_prepare_output(LV2_Atom_Sequence *sequence, uint32_t capaci
 int aq_lv2_sequence_append(LV2_Atom_Sequence *sequence, uint32_t capacity, int64_t frames,
                            LV2_URID type, uint32_t size, const void *body);
 
+/// The host's `state:makePath` and `state:freePath` features (LV2 State 2.2 and 2.6): each path
+/// a plugin asks for is made under `storage->directory` (its parent folders created), returned
+/// in memory from `malloc` that the plugin frees with `free_path` (or `free`). `storage` must
+/// live as long as the instance. Not real-time (plugins call it from instantiate, state or
+/// worker code).
+typedef struct {
+    char directory[4096];
+} aq_lv2_path_storage;
+
+/// Returns 0 when `directory` is too long for the storage.
+int aq_lv2_path_initialize(LV2_State_Make_Path *make, LV2_State_Free_Path *free_path,
+                           aq_lv2_path_storage *storage, const char *directory);
+
 /// The LV2 worker (`worker:schedule`): work a plugin schedules from `run()` is done by its
 /// `work()` outside the audio thread, and the responses reach `work_response()` after a later
 /// `run()`, then `end_run()` (LV2 Worker 1.2).
