@@ -92,16 +92,7 @@ enum FeaturePluginFixture {
             for (uint32_t i = 0; i < frames; i++) p->output[i] = kept ? p->input[i] * 0.5f : NAN;
         }
 
-        static void cleanup(LV2_Handle h) { free(h); }
-
-        static const LV2_Descriptor descriptor = {
-            "urn:aqjack:test:feature-half", instantiate, connect_port, NULL, run, NULL, cleanup, NULL
-        };
-
-        LV2_SYMBOL_EXPORT const LV2_Descriptor *lv2_descriptor(uint32_t index) {
-            return index == 0 ? &descriptor : NULL;
-        }
-        """#
+        """# + LV2TestBundle.descriptor(uri: uri, extensionData: "NULL")
 
     static let manifest = """
         @prefix lv2: <http://lv2plug.in/ns/lv2core#> .

@@ -78,16 +78,7 @@ enum WorkerPluginFixture {
             return strcmp(uri, LV2_WORKER__interface) ? NULL : &worker;
         }
 
-        static void cleanup(LV2_Handle h) { free(h); }
-
-        static const LV2_Descriptor descriptor = {
-            "urn:aqjack:test:worker-gain", instantiate, connect_port, NULL, run, NULL, cleanup, extension_data
-        };
-
-        LV2_SYMBOL_EXPORT const LV2_Descriptor *lv2_descriptor(uint32_t index) {
-            return index == 0 ? &descriptor : NULL;
-        }
-        """#
+        """# + LV2TestBundle.descriptor(uri: uri, extensionData: "extension_data")
 
     static let manifest = """
         @prefix lv2: <http://lv2plug.in/ns/lv2core#> .
@@ -119,6 +110,23 @@ enum WorkerPluginFixture {
 
 /// Builds the tests' own LV2 plugins: one C file compiled with `cc` into a bundle.
 enum LV2TestBundle {
+    /// The end of a one-plugin C file: `cleanup` (frees the handle) and the exported descriptor
+    /// of `uri` over the file's `instantiate`, `connect_port`, `run` and `extensionData`.
+    static func descriptor(uri: String, extensionData: String) -> String {
+        """
+
+        static void cleanup(LV2_Handle h) { free(h); }
+
+        static const LV2_Descriptor descriptor = {
+            "\(uri)", instantiate, connect_port, NULL, run, NULL, cleanup, \(extensionData)
+        };
+
+        LV2_SYMBOL_EXPORT const LV2_Descriptor *lv2_descriptor(uint32_t index) {
+            return index == 0 ? &descriptor : NULL;
+        }
+        """
+    }
+
     /// Writes `NAME.lv2/` (manifest.ttl, NAME.c, NAME.so) in a new temporary folder; returns
     /// that folder, for `LV2_PATH`.
     static func build(name: String, source: String, manifest: String) throws -> String {
