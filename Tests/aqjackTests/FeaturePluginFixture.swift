@@ -7,7 +7,8 @@ import Foundation
 /// the path makePath gives for `takes/one/note.txt` (two folders the host must make) and reads
 /// it back. It halves its input; a run of any other length, or a length that is not a power of
 /// two, or a file that could not be written and read back, gives NaN instead, so a host that
-/// breaks a promise shows in every sample.
+/// breaks a promise shows in every sample. With `AQJACK_TEST_PLUGIN_ABORT` set it crashes
+/// (abort) in instantiate: a plugin's own fault, which must leave aqjack's files as they were.
 enum FeaturePluginFixture {
     static let uri = "urn:aqjack:test:feature-half"
 
@@ -52,6 +53,7 @@ enum FeaturePluginFixture {
 
         static LV2_Handle instantiate(const LV2_Descriptor *d, double rate, const char *path,
                                       const LV2_Feature *const *features) {
+            if (getenv("AQJACK_TEST_PLUGIN_ABORT")) abort();
             LV2_URID_Map *map = NULL;
             const LV2_Options_Option *options = NULL;
             LV2_State_Make_Path *make = NULL;

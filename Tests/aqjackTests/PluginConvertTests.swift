@@ -183,6 +183,23 @@ struct PluginWorkerTests {
         #expect(after.contains { $0 != 0 })
     }
 
+    @Test("a plugin that crashes in instantiate takes convert down with it (SIGABRT), but before any output is written: a new output is not made, an existing one (--force) is left byte for byte")
+    func crashingPluginLeavesFiles() throws {
+        let folder = try FeaturePluginFixture.build()
+        let input = try PluginConvertTests.sineFile("lv2-crash-in", channels: 1)
+        let fresh = ExternalTool.temporaryPath("lv2-crash-new", extension: "wav")
+        let existing = try PluginConvertTests.sineFile("lv2-crash-old", channels: 1, gain: -3)
+        defer { for path in [input, fresh, existing, folder] { try? FileManager.default.removeItem(atPath: path) } }
+        let before = try Data(contentsOf: URL(fileURLWithPath: existing))
+        for (output, force) in [(fresh, [String]()), (existing, ["--force"])] {
+            let result = try AQJackCommand.run(["convert", input, output, "--lv2", FeaturePluginFixture.uri] + force,
+                                               environment: ["LV2_PATH": folder, "AQJACK_TEST_PLUGIN_ABORT": "1"])
+            #expect(!result.terminatedByExit && result.status == SIGABRT, "status \(result.status): \(result.standardError)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: fresh))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: existing)) == before)
+    }
+
     @Test("aqjack plugins lists the tests' worker plugin from LV2_PATH")
     func workerPluginListed() throws {
         let folder = try WorkerPluginFixture.build()
