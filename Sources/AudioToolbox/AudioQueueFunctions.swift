@@ -110,7 +110,9 @@ func status<Failure: AudioStatusCarrying>(_ body: () throws(Failure) -> Void) ->
 /// Creates a recording queue. The callback runs on the queue's internal thread, or, when
 /// `inCallbackRunLoop` is given, on the thread that runs that run loop
 /// (`CFRunLoopRunInMode`). The queue is a JACK client named `aqjack` with ports `in_1 ... in_N`
-/// on the server in `$JACK_DEFAULT_SERVER` (else `default`); see `kAudioQueueProperty_CurrentDevice`.
+/// on the server in `$JACK_DEFAULT_SERVER` (else `default`), fed by the physical ports; the
+/// environment may choose all three (`AQJACK_SERVER`, `AQJACK_CLIENT_NAME`, `AQJACK_CONNECT`:
+/// ``DeviceEnvironment``); see also `kAudioQueueProperty_CurrentDevice`.
 @discardableResult
 public func AudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescription>,
                                _ inCallbackProc: @escaping AudioQueueInputCallback,
@@ -147,7 +149,8 @@ public func AudioQueueNewInputWithDispatchQueue(_ outAQ: UnsafeMutablePointer<Au
 private func newInputQueue(_ box: QueueBox, _ inFormat: UnsafePointer<AudioStreamBasicDescription>, _ outAQ: UnsafeMutablePointer<AudioQueueRef?>,
                            call: @escaping (QueueBox, AudioQueueBufferRef, UnsafePointer<AudioTimeStamp>, UInt32, UnsafePointer<AudioStreamPacketDescription>?) -> Void) -> OSStatus {
     status { () throws(AudioQueueError) in
-        box.engine = try AudioInputQueue(format: inFormat.pointee) { [unowned box] queue, buffer, startTime in
+        let environment = DeviceEnvironment.current()
+        let engine = try AudioInputQueue(format: inFormat.pointee, clientName: environment.clientName, server: environment.server) { [unowned box] queue, buffer, startTime in
             // For linear PCM, macOS passes the buffer's packet count as inNumberPacketDescriptions
             // (with no descriptions); seed 003's callback writes exactly that many packets. For
             // AAC, the buffer's packet descriptions (seed 000's callback writes them to the file).
@@ -159,6 +162,14 @@ private func newInputQueue(_ box: QueueBox, _ inFormat: UnsafePointer<AudioStrea
                 var time = startTime
                 call(box, buffer, &time, packets, descriptions)
             }
+        }
+        box.engine = engine
+        do throws(DeviceEnvironmentError) {
+            if let peers = try environment.peers(on: engine.driver, queueDirection: .input) { engine.channelSources = peers }
+        } catch {
+            engine.dispose()
+            FileHandle.standardError.write(Data("aqjack: \(error.message)\n".utf8))
+            throw AudioQueueError(AudioQueueError.invalidDeviceCode, error.message)
         }
         box.engine.onRunningChange = { [unowned box] _ in box.notify(kAudioQueueProperty_IsRunning) }
         box.register()

@@ -13,7 +13,9 @@ public let kAudioQueueErr_EnqueueDuringReset: OSStatus = -66632
 public let kAudioQueueErr_InvalidOfflineMode: OSStatus = -66626
 
 /// Creates a playback queue: a JACK client `aqjack` with ports `out_1 ... out_N`, connected at
-/// start to the physical playback ports (see `kAudioQueueProperty_CurrentDevice`). The callback
+/// start to the physical playback ports (see `kAudioQueueProperty_CurrentDevice`), or to what
+/// the environment chooses (`AQJACK_SERVER`, `AQJACK_CLIENT_NAME`, `AQJACK_CONNECT`:
+/// ``DeviceEnvironment``). The callback
 /// runs on the queue's thread, or on the given run loop's thread.
 ///
 /// With no JACK server running the queue is still made, for offline rendering only
@@ -51,8 +53,18 @@ public func AudioQueueNewOutputWithDispatchQueue(_ outAQ: UnsafeMutablePointer<A
 private func newOutputQueue(_ box: QueueBox, _ inFormat: UnsafePointer<AudioStreamBasicDescription>, _ outAQ: UnsafeMutablePointer<AudioQueueRef?>,
                             call: @escaping (QueueBox, AudioQueueBufferRef) -> Void) -> OSStatus {
     status { () throws(AudioQueueError) in
-        box.engine = try AudioOutputQueue(format: inFormat.pointee, offlineWithoutServer: true) { [unowned box] _, buffer in
+        let environment = DeviceEnvironment.current()
+        let engine = try AudioOutputQueue(format: inFormat.pointee, clientName: environment.clientName, server: environment.server,
+                                          offlineWithoutServer: true) { [unowned box] _, buffer in
             box.deliver { [box] in call(box, buffer) }
+        }
+        box.engine = engine
+        do throws(DeviceEnvironmentError) {
+            if let peers = try environment.peers(on: engine.driver, queueDirection: .output) { engine.channelDestinations = peers }
+        } catch {
+            engine.dispose()
+            FileHandle.standardError.write(Data("aqjack: \(error.message)\n".utf8))
+            throw AudioQueueError(AudioQueueError.invalidDeviceCode, error.message)
         }
         box.engine.onRunningChange = { [unowned box] _ in box.notify(kAudioQueueProperty_IsRunning) }
         box.register()
