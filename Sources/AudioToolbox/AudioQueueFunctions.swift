@@ -164,13 +164,7 @@ private func newInputQueue(_ box: QueueBox, _ inFormat: UnsafePointer<AudioStrea
             }
         }
         box.engine = engine
-        do throws(DeviceEnvironmentError) {
-            if let peers = try environment.peers(on: engine.driver, queueDirection: .input) { engine.channelSources = peers }
-        } catch {
-            engine.dispose()
-            FileHandle.standardError.write(Data("aqjack: \(error.message)\n".utf8))
-            throw AudioQueueError(AudioQueueError.invalidDeviceCode, error.message)
-        }
+        if let peers = try environment.peers(for: engine, on: engine.driver, queueDirection: .input) { engine.channelSources = peers }
         box.engine.onRunningChange = { [unowned box] _ in box.notify(kAudioQueueProperty_IsRunning) }
         box.register()
         outAQ.pointee = box.reference

@@ -59,13 +59,7 @@ private func newOutputQueue(_ box: QueueBox, _ inFormat: UnsafePointer<AudioStre
             box.deliver { [box] in call(box, buffer) }
         }
         box.engine = engine
-        do throws(DeviceEnvironmentError) {
-            if let peers = try environment.peers(on: engine.driver, queueDirection: .output) { engine.channelDestinations = peers }
-        } catch {
-            engine.dispose()
-            FileHandle.standardError.write(Data("aqjack: \(error.message)\n".utf8))
-            throw AudioQueueError(AudioQueueError.invalidDeviceCode, error.message)
-        }
+        if let peers = try environment.peers(for: engine, on: engine.driver, queueDirection: .output) { engine.channelDestinations = peers }
         box.engine.onRunningChange = { [unowned box] _ in box.notify(kAudioQueueProperty_IsRunning) }
         box.register()
         outAQ.pointee = box.reference

@@ -1,5 +1,6 @@
 import AQCore
-import Glibc
+import AudioQueue
+import Foundation
 
 /// The device an unchanged Apple program's queues use, chosen by the environment: on macOS the
 /// user picks the default device in Audio MIDI Setup; here a session script sets
@@ -35,11 +36,23 @@ struct DeviceEnvironment {
         return DeviceEnvironment(server: value("AQJACK_SERVER"), clientName: value("AQJACK_CLIENT_NAME") ?? "aqjack", connect: globs)
     }
 
-    /// The peers `AQJACK_CONNECT` names for a queue on `driver` whose channels face `direction`
-    /// (`.input`: a recording queue, which takes from output ports), in channel order; nil when
-    /// the variable is unset or the driver has no graph.
-    /// - Throws: the message for a list that matches no port of that direction.
-    func peers(on driver: any AudioDriver, queueDirection direction: AudioChannelDirection) throws(DeviceEnvironmentError) -> [String]? {
+    /// The peers `AQJACK_CONNECT` names for the new queue `engine` on `driver`, whose channels
+    /// face `direction` (`.input`: a recording queue, which takes from output ports), in channel
+    /// order; nil when the variable is unset or the driver has no graph.
+    /// - Throws: `kAudioQueueErr_InvalidDevice` for a list that matches no port of that
+    ///   direction, after saying why on standard error (an unchanged program has only the
+    ///   OSStatus) and disposing of `engine`.
+    func peers(for engine: any AudioQueueEngine, on driver: any AudioDriver, queueDirection direction: AudioChannelDirection) throws(AudioQueueError) -> [String]? {
+        do throws(DeviceEnvironmentError) {
+            return try peers(on: driver, queueDirection: direction)
+        } catch {
+            engine.dispose()
+            FileHandle.standardError.write(Data("aqjack: \(error.message)\n".utf8))
+            throw AudioQueueError(AudioQueueError.invalidDeviceCode, error.message)
+        }
+    }
+
+    private func peers(on driver: any AudioDriver, queueDirection direction: AudioChannelDirection) throws(DeviceEnvironmentError) -> [String]? {
         guard !connect.isEmpty, let graph = driver as? any AudioRouting else { return nil }
         let candidates = graph.audioPortNames(direction: direction == .input ? .output : .input)
         var chosen: [String] = []
@@ -53,8 +66,7 @@ struct DeviceEnvironment {
     }
 }
 
-/// Why the environment's device could not be used; said on standard error, as an unchanged
-/// program has only the OSStatus (`kAudioQueueErr_InvalidDevice`).
+/// Why the environment's device could not be used.
 struct DeviceEnvironmentError: Error {
     let message: String
 }

@@ -31,10 +31,7 @@ extension JackServerSuite {
             // Channel 1 from out_2, channel 2 from out_1: the globs' order, not the graph's.
             setenv("AQJACK_CONNECT", "\(generator.client.name):out_2, \(generator.client.name):out_1 nobody:*", 1)
             defer { Self.variables.forEach { unsetenv($0) } }
-            var format = AudioStreamBasicDescription(mSampleRate: 48000, mFormatID: kAudioFormatLinearPCM,
-                                                     mFormatFlags: kLinearPCMFormatFlagIsFloat | kLinearPCMFormatFlagIsPacked,
-                                                     mBytesPerPacket: 8, mFramesPerPacket: 1, mBytesPerFrame: 8, mChannelsPerFrame: 2,
-                                                     mBitsPerChannel: 32, mReserved: 0)
+            var format = pcmFormat(rate: 48000, channels: 2, bits: 32, float: true)
             let log = BufferSamplesLog()
             var queue: AudioQueueRef?
             try #require(AudioQueueNewInput(&format, bufferSamplesCallback, Unmanaged.passUnretained(log).toOpaque(), nil, nil, 0, &queue) == noErr)
@@ -75,10 +72,7 @@ extension JackServerSuite {
             setenv("AQJACK_CONNECT", "\(generator.client.name):*", 1)
             setenv("AQJACK_CLIENT_NAME", TestServer.uniqueClientName("envbad"), 1)
             defer { Self.variables.forEach { unsetenv($0) } }
-            var format = AudioStreamBasicDescription(mSampleRate: 48000, mFormatID: kAudioFormatLinearPCM,
-                                                     mFormatFlags: kLinearPCMFormatFlagIsFloat | kLinearPCMFormatFlagIsPacked,
-                                                     mBytesPerPacket: 4, mFramesPerPacket: 1, mBytesPerFrame: 4, mChannelsPerFrame: 1,
-                                                     mBitsPerChannel: 32, mReserved: 0)
+            var format = pcmFormat(rate: 48000, channels: 1, bits: 32, float: true)
             var output: AudioQueueRef?
             #expect(AudioQueueNewOutput(&format, { _, _, _ in }, nil, nil, nil, 0, &output) == kAudioQueueErr_InvalidDevice)
             #expect(output == nil)
