@@ -4,7 +4,7 @@
 # period 128), `aqjack --ports` vs `jack_lsp -c -l` on one private dummy server, and
 # `aqjack record` vs jack_capture at 64, 256 and 1024 channels and aqjack alone at 2040
 # (Scripts/bench-record.sh; BENCH_RECORD_SECONDS, default 60), the start of record vs
-# jack_capture and of play vs sndfile-jackplay (medians of 5, Scripts/bench-start.sh), and `aqjack play` vs sndfile-jackplay on a 16-channel file
+# jack_capture and of play vs sndfile-jackplay (medians of 5 and 15, Scripts/bench-start.sh), and `aqjack play` vs sndfile-jackplay on a 16-channel file
 # at period 64 (Scripts/bench-play.sh; BENCH_PLAY_SECONDS, default 30), and `aqjack convert`
 # vs `ffmpeg -c:a aac` (WAV → AAC) and vs `sox rate` (48 → 44.1 kHz) (Scripts/bench-convert.sh;
 # BENCH_CONVERT_SECONDS, default 60), and offline rendering through an output queue
@@ -25,11 +25,12 @@ for channels in 64 256 1024 2040; do
   # 4096 ports: the generator's and a recorder's 2040 each fit (JACK2's maximum).
   Scripts/with-dummy-jack.sh --period 128 --port-max 4096 -- Scripts/bench-record.sh "$channels" "$seconds" || true
 done
-echo "== start: exec -> first frame with every channel, median of 5 (same server, alternating)"
+echo "== start: exec -> first frame with every channel, median of 5 (play: 15) (same server, alternating)"
 for channels in 64 256 1024; do
   Scripts/with-dummy-jack.sh --period 128 --port-max 4096 -- Scripts/bench-start.sh record "$channels" 5 || true
 done
-Scripts/with-dummy-jack.sh --period 128 --port-max 4096 -- Scripts/bench-start.sh play 256 5 || true
+# 15 runs for play: single starts of either player spread from 0.19 to 1.1 s on this host.
+Scripts/with-dummy-jack.sh --period 128 --port-max 4096 -- Scripts/bench-start.sh play 256 15 || true
 echo "== playing ${BENCH_PLAY_SECONDS:-30} s with aqjack play and sndfile-jackplay (same server, period 64)"
 Scripts/with-dummy-jack.sh --period 64 -- Scripts/bench-play.sh "${BENCH_PLAY_SECONDS:-30}" || true
 echo "== LV2 plugins: offline against lv2apply, the live host's callback, aqjack host against jalv"
