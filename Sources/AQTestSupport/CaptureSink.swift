@@ -26,9 +26,10 @@ public final class CaptureSink: @unchecked Sendable {
             let stopping = stopRequested.load(ordering: .acquiring)
             if reader.waitForCycle(milliseconds: 20) {
                 while reader.readCycle(body) != nil { cycleCount.add(1, ordering: .relaxed) }
-            } else if stopping {
-                break
             }
+            // Asked to stop before this pass: what was pending then is drained. (Waiting for a
+            // pass without a cycle instead never ended while the client was still active.)
+            if stopping { break }
         }
         finished.signal()
     }

@@ -105,7 +105,10 @@ extension JackServerSuite {
                     }
                 }
             }
-            defer { sink.stop() }
+            defer {
+                try? capture.client.deactivate()
+                sink.stop()
+            }
             let source = SignalSource(channels: 2, totalFrames: 9600)
             let player = try AudioOutputQueue(format: pcmFormat(rate: 48000, channels: 2, bits: 32, float: true),
                                               clientName: TestServer.uniqueClientName("cdev-play")) { _, _ in source.noteReturned() }
