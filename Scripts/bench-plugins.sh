@@ -72,15 +72,20 @@ if [ ${#theirs[@]} -eq 3 ]; then
 else
   echo "    jalv: not installed"
 fi
-# Start: exec -> the plugin's output port on the graph (polled every 2 ms with jack_lsp), median of 5.
+# Start: exec -> the plugin's output port on the graph, median of 5. The port is watched by
+# `aqbench port-wait`, a client opened before the exec that polls every 0.5 ms (jack_lsp polls
+# opened a client each, about 50 ms: coarser than the difference measured).
 start_ms() {  # command...
+  .build/release/aqbench port-wait bench-host:output 20 > "$work/wait.out" 2>&1 &
+  local waiter=$!
+  for _ in $(seq 1 200); do grep -q ready "$work/wait.out" 2>/dev/null && break; sleep 0.01; done
   local t0 t1; t0=$(date +%s%N)
   sleep 20 | "$@" > "$work/start.log" 2>&1 &
   local pid=$!
-  for _ in $(seq 1 2000); do jack_lsp 2>/dev/null | grep -q "^bench-host:output$" && break; sleep 0.002; done
-  t1=$(date +%s%N)
+  wait $waiter
+  t1=$(tail -n 1 "$work/wait.out")
   kill -INT $pid 2>/dev/null; wait $pid 2>/dev/null
-  echo $(( (t1 - t0) / 1000 ))
+  [ "$t1" = timeout ] && echo 0 || echo $(( (t1 - t0) / 1000 ))
 }
 ours=(); theirs=()
 for _ in 1 2 3 4 5; do

@@ -61,6 +61,26 @@ case "host-cycle":
                                                     changeControl: arguments.count > 4 ? arguments[4] : nil)
     print(String(format: "%.0f", nanoseconds))
     exit(0)
+case "port-wait":
+    // aqbench port-wait PORT SECONDS: with its client already open ("ready"), polls every
+    // 0.5 ms until PORT is on the graph and prints the wall-clock time it saw it (ns since the
+    // epoch, as `date +%s%N`), or "timeout". A start measure finer than jack_lsp polls (each
+    // jack_lsp opens a client: about 50 ms here).
+    let client = try JackClient(name: "bench-port-wait")
+    print("ready")
+    fflush(nil)   // every stream: "ready" must reach the script now
+    let deadline = Date().addingTimeInterval(Double(arguments[3]) ?? 20)
+    while Date() < deadline {
+        if client.portInfo(named: arguments[2]) != nil {
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            print(Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
+            exit(0)
+        }
+        usleep(500)
+    }
+    print("timeout")
+    exit(1)
 case "frame":
     // aqbench frame: the current JACK frame time, mod 2^22.
     let client = try JackClient(name: "bench-clock")
