@@ -161,14 +161,16 @@ struct PlayCommand {
             // They are filled on a helper thread while this one connects the ports (a server
             // round trip each), so the start itself only primes and arms its frame.
             let byteCapacity = Int(format.mBytesPerFrame) * PlayCommand.bufferFrames(rate: rate)
-            let filling = HelperTask { () throws(AudioQueueError) in
-                for _ in 0 ..< PlayCommand.bufferCount {
-                    let buffer = try queue.allocateBuffer(byteCapacity: byteCapacity)
-                    if source.fill(buffer) { try queue.enqueue(buffer) }
+            let filling = BackgroundValue {
+                Result { () throws(AudioQueueError) in
+                    for _ in 0 ..< PlayCommand.bufferCount {
+                        let buffer = try queue.allocateBuffer(byteCapacity: byteCapacity)
+                        if source.fill(buffer) { try queue.enqueue(buffer) }
+                    }
                 }
             }
             let connected = Result { () throws(AudioQueueError) in try queue.connectDevice() }
-            try filling.wait()
+            try filling.take().get()
             try connected.get()
             if source.finish() { queue.stop(immediate: false) }
             queue.prime()
@@ -252,7 +254,7 @@ final class PlaySource: @unchecked Sendable {
     private var readAheadFrames = 0
     private var readAheadUsed = 0
     /// The read-ahead's thread until the first ``fill(_:)`` has waited for it.
-    private var readAheadTask: HelperTask<Never>?
+    private var readAheadTask: BackgroundValue<Void>?
 
     init(readers: [FrameSource], loops: Int?, channelCount: Int, sampleRate: Double, resampler: Resampler.Engine) throws(AudioFileError) {
         self.readers = readers
@@ -334,7 +336,7 @@ final class PlaySource: @unchecked Sendable {
     /// buffers come off the disk then, not after). Call once, before the first ``fill(_:)``,
     /// which waits for it.
     func startReadAhead(frames: Int) {
-        readAheadTask = HelperTask { [self] in
+        readAheadTask = BackgroundValue { [self] in
             lock.withLock {
                 let staging = UnsafeMutableBufferPointer<Float>.allocate(capacity: max(1, frames * channelCount))
                 readAhead = staging
@@ -344,14 +346,14 @@ final class PlaySource: @unchecked Sendable {
     }
 
     deinit {
-        readAheadTask?.wait()
+        readAheadTask?.take()
         readAhead?.deallocate()
     }
 
     /// Fills `buffer` with the next frames; false when everything has been read.
     func fill(_ buffer: AudioQueueBufferRef) -> Bool {
         if let task = readAheadTask {
-            task.wait()
+            task.take()
             readAheadTask = nil
         }
         lock.lock()
@@ -441,22 +443,3 @@ struct PlayReport: Encodable {
 }
 
 
-/// Work run on a new thread while the caller does something else; ``wait()`` returns when it
-/// is done, throwing what it threw. Not real-time.
-final class HelperTask<Failure: Error>: @unchecked Sendable {
-    private var failure: Failure?
-    private let done = DispatchSemaphore(value: 0)
-
-    init(_ work: @escaping @Sendable () throws(Failure) -> Void) {
-        Thread.detachNewThread { [self] in
-            do throws(Failure) { try work() } catch { failure = error }
-            done.signal()
-        }
-    }
-
-    /// Waits for the work (the semaphore orders its write of `failure` before this read). Once.
-    func wait() throws(Failure) {
-        done.wait()
-        if let failure { throw failure }
-    }
-}
