@@ -151,8 +151,11 @@ public final class JackNotifications: Sendable {
         // 256-channel `aqjack play` start, stalling the server's connects for every client
         // (strace -k, period 128).
         let written = Propagated(min: combined.min, max: combined.max, portCount: targets.count)
-        guard propagated.withLock({ $0[mode] != written }) else { return }
-        propagated.withLock { $0[mode] = written }
+        let changed = propagated.withLock { last in
+            defer { last[mode] = written }
+            return last[mode] != written
+        }
+        guard changed else { return }
         for bits in targets {
             jack_port_set_latency_range(OpaquePointer(bitPattern: bits), jackMode, &combined)
         }
