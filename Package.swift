@@ -56,7 +56,7 @@ let package = Package(
         .target(name: "AudioQueue", dependencies: ["AQCore", "AQJack", "AQMedia", "AQCodecs", "CAudioTypes"]),
         // Apple's spelling (types, constants, OSStatus functions) over AudioQueue and AQMedia, so
         // that code written for macOS/iOS compiles with its `import AudioToolbox` unchanged.
-        .target(name: "AudioToolbox", dependencies: ["AudioQueue", "AQMedia", "AQCodecs", "CAudioTypes"]),
+        .target(name: "AudioToolbox", dependencies: ["AudioQueue", "AQJack", "AQMedia", "AQCodecs", "CAudioTypes"]),
         // The command-line tool.
         .executableTarget(name: "aqjack", dependencies: ["AQJack", "AQMedia", "AQCodecs", "AudioQueue", "AQPlugins"]),
 
@@ -78,7 +78,7 @@ let package = Package(
         .testTarget(name: "AQCodecsTests", dependencies: ["AQCodecs", "AQMedia", "AQTestSupport", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQJackTests", dependencies: ["AQServerSuite", "AQCore", "AQJack", "AQTestSupport", "CRTProbe", "AQPlugins"]),
-        .testTarget(name: "AudioQueueTests", dependencies: ["AQServerSuite", "AudioQueue", "AudioToolbox", "AQCodecs", "AQTestSupport", "CSndFile", "CAudioTypes"]),
-        .testTarget(name: "aqjackTests", dependencies: ["AQServerSuite", "aqjack", "AQJack", "AQTestSupport", "AudioQueue", "AQCodecs", "AQMedia", "CSndFile"]),
+        .testTarget(name: "AudioQueueTests", dependencies: ["AQServerSuite", "AQJack", "AudioQueue", "AudioToolbox", "AQCodecs", "AQTestSupport", "CSndFile", "CAudioTypes"]),
+        .testTarget(name: "aqjackTests", dependencies: ["AQServerSuite", "aqjack", "AQJack", "AQTestSupport", "AudioQueue", "AudioToolbox", "AQCodecs", "AQMedia", "CSndFile"]),
     ]
 )

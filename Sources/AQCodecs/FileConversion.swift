@@ -205,7 +205,15 @@ public final class FrameSource {
 
     /// Opens `path`; throws ``AudioFileError`` naming the file and what is wrong with it.
     public static func open(_ path: String) throws(AudioFileError) -> FrameSource {
-        let file = try AudioFile.open(path: path)
+        try reading(AudioFile.open(path: path), path: path)
+    }
+
+    /// Frames of `file`, opened for reading (ExtAudioFileWrapAudioFileID); `path` names it in
+    /// errors. Reading moves through the file from its first frame, whatever was read before.
+    public static func reading(_ file: AudioFile, path: String) throws(AudioFileError) -> FrameSource {
+        guard !file.isWritable else {
+            throw AudioFileError(AudioFileError.filePermissionsCode, "'\(path)' is open for writing: expected a file opened for reading")
+        }
         if let packets = file.packetReader {
             let format = packets.dataFormat
             if format.mFormatID == CompressedFormatValues.appleLossless {
@@ -240,6 +248,30 @@ public final class FrameSource {
         decoder?.reset()
         skip = Int(packets?.packetTable?.primingFrames ?? 0)
         remaining = frameCount
+    }
+
+    /// Moves to `frame` (0 = the first frame of audio; ExtAudioFileSeek). Linear PCM moves at
+    /// once; packet formats decode from the start and drop frames up to `frame`, which is exact
+    /// (the decoder sees every packet before the target, as when playing through) and costs a
+    /// decode of the skipped audio.
+    ///
+    /// - Throws: ``AudioFileError`` when the file cannot be read up to `frame`.
+    public func seek(toFrame frame: Int64) throws(AudioFileError) {
+        rewind()
+        guard frame > 0 else { return }
+        if pcm != nil {
+            nextFrame = frame
+            return
+        }
+        var scratch = [Float](repeating: 0, count: 4096 * channelCount)
+        var left = frame
+        while left > 0 {
+            let read = try scratch.withUnsafeMutableBufferPointer { (floats) throws(AudioFileError) in
+                try self.read(into: floats.baseAddress!, maximumFrames: Int(min(left, 4096)))
+            }
+            if read == 0 { return }
+            left -= Int64(read)
+        }
     }
 
     /// Reads up to `maximumFrames` frames; 0 at the end.
@@ -283,8 +315,9 @@ public final class FrameSource {
     }
 }
 
-/// Where converted Float frames go.
-final class FrameSink {
+/// Where converted Float frames go: a linear-PCM file, a FLAC or ALAC-in-CAF file encoded by
+/// libsndfile, or AAC/ALAC packets encoded here. One thread at a time.
+public final class FrameSink {
     private let pcm: (writer: AudioFileWriter, layout: LinearPCMLayout)?
     private let lossless: LosslessFileWriter?
     /// AAC or ALAC packets: the encoder, the file, its frames per packet.
@@ -301,6 +334,38 @@ final class FrameSink {
         self.lossless = lossless
         self.encoded = encoded
         self.format = format
+    }
+
+    /// Frames written so far.
+    public var framesWritten: Int64 { frames }
+
+    /// A sink for an open linear-PCM writer (ExtAudioFileWrapAudioFileID); ``finish()`` closes it.
+    public static func wrapping(_ writer: AudioFileWriter) -> FrameSink {
+        FrameSink(pcm: (writer, writer.layout), lossless: nil, encoded: nil, format: writer.dataFormat)
+    }
+
+    /// A new `fileType` file at `path` holding `format`: linear PCM exactly as described (depth,
+    /// endianness, float or integer), or a codec's description ('aac ', 'alac', 'flac') at its
+    /// rate and channel count (ALAC's and FLAC's bit depth from the description, else 16;
+    /// AAC at `bitRate` or the encoder's default).
+    ///
+    /// - Throws: ``AudioFileError`` when the file type cannot hold the format, or the file
+    ///   cannot be created.
+    public static func create(path: String, fileType: UInt32, format: AudioStreamBasicDescription, bitRate: Int? = nil,
+                              eraseExisting: Bool) throws(AudioFileError) -> FrameSink {
+        if format.mFormatID == AudioFormatValues.linearPCM {
+            let writer = try AudioFile.create(path: path, fileType: fileType, format: format, eraseExisting: eraseExisting).pcmWriter!
+            return wrapping(writer)
+        }
+        var request = FileConversion.Request(inputPath: "", outputPath: path)
+        request.eraseExisting = eraseExisting
+        request.bitRate = bitRate
+        var depth: Int?
+        if format.mFormatID == CompressedFormatValues.appleLossless { depth = ALAC.bitDepth(formatFlag: format.mFormatFlags) }
+        if format.mFormatID == CompressedFormatValues.flac, format.mBitsPerChannel > 0 { depth = Int(format.mBitsPerChannel) }
+        request.bitDepth = depth
+        let floats = CompressedFormatValues.floatPCM(sampleRate: format.mSampleRate, channelCount: Int(format.mChannelsPerFrame))
+        return try create(request: request, fileType: fileType, codec: format.mFormatID, format: floats, sourceBitDepth: depth)
     }
 
     static func create(request: FileConversion.Request, fileType: UInt32, codec: UInt32, format floatFormat: AudioStreamBasicDescription,
@@ -372,7 +437,11 @@ final class FrameSink {
         }
     }
 
-    func write(_ floats: UnsafePointer<Float>, frameCount: Int) throws(AudioFileError) {
+    /// The file's format: linear PCM as written, or the codec's description.
+    public var fileFormat: AudioStreamBasicDescription { format }
+
+    /// Writes `frameCount` interleaved frames at the sink's rate and channel count.
+    public func write(_ floats: UnsafePointer<Float>, frameCount: Int) throws(AudioFileError) {
         guard frameCount > 0 else { return }
         frames += Int64(frameCount)
         if let pcm {
@@ -409,7 +478,8 @@ final class FrameSink {
     }
 
     /// Flushes the encoder, records the packet table and closes the file.
-    func finish() throws(AudioFileError) -> (frames: Int64, format: AudioStreamBasicDescription, packets: Int64, priming: Int, remainder: Int) {
+    @discardableResult
+    public func finish() throws(AudioFileError) -> (frames: Int64, format: AudioStreamBasicDescription, packets: Int64, priming: Int, remainder: Int) {
         if let pcm {
             try pcm.writer.close()
             return (frames, format, frames, 0, 0)

@@ -405,7 +405,7 @@ final class RecordingPipeline {
                 } else {
                     fillStart = AudioTimeStamp()
                     fillStart.mSampleTime = frame - Double(latencyCompensationFrames)
-                    fillStart.mFlags = 1
+                    fillStart.mFlags = .sampleTimeValid
                 }
             }
             packet.bytes.withUnsafeBytes { (buffer.pointee.mAudioData + filledBytes).copyMemory(from: $0.baseAddress!, byteCount: size) }
@@ -506,7 +506,7 @@ final class RecordingPipeline {
         let frame = arrival - Double(latencyCompensationFrames)
         var stamp = AudioTimeStamp()
         stamp.mSampleTime = frame
-        stamp.mFlags = 1   // kAudioTimeStampSampleTimeValid
+        stamp.mFlags = .sampleTimeValid
         if record.cycleStartMicros != 0 && record.nextCycleStartMicros > record.cycleStartMicros {
             let cycleMicros = Double(record.nextCycleStartMicros - record.cycleStartMicros)
             let framesIntoRecord = frame - Double(record.frameTime)
@@ -514,7 +514,7 @@ final class RecordingPipeline {
             stamp.mHostTime = UInt64(max(0, nanoseconds))   // a delayed frame of an offline clock near 0
             let nominalMicros = Double(record.frameCount) * 1_000_000 / Double(deviceRate)
             stamp.mRateScalar = nominalMicros / cycleMicros
-            stamp.mFlags |= 2 | 4   // kAudioTimeStampHostTimeValid | kAudioTimeStampRateScalarValid
+            stamp.mFlags.formUnion([.hostTimeValid, .rateScalarValid])
         }
         return stamp
     }

@@ -29,7 +29,7 @@ public func AudioFileCreateWithURL(_ inFileRef: CFURL, _ inFileType: AudioFileTy
                                    _ inFormat: UnsafePointer<AudioStreamBasicDescription>, _ inFlags: AudioFileFlags,
                                    _ outAudioFile: UnsafeMutablePointer<AudioFileID?>) -> OSStatus {
     status { () throws(AudioFileError) in
-        let file = try AudioFile.create(path: inFileRef.path, fileType: inFileType, format: inFormat.pointee,
+        let file = try AudioFile.create(path: inFileRef.fileSystemPath, fileType: inFileType, format: inFormat.pointee,
                                         eraseExisting: inFlags.contains(.eraseFile))
         outAudioFile.pointee = FileHandles.register(file)
     }
@@ -169,7 +169,7 @@ public func AudioFileOpenURL(_ inFileRef: CFURL, _ inPermissions: AudioFilePermi
                              _ outAudioFile: UnsafeMutablePointer<AudioFileID?>) -> OSStatus {
     guard inPermissions == .readPermission else { return kAudioFilePermissionsError }
     return status { () throws(AudioFileError) in
-        outAudioFile.pointee = FileHandles.register(try AudioFile.open(path: inFileRef.path, typeHint: inFileTypeHint))
+        outAudioFile.pointee = FileHandles.register(try AudioFile.open(path: inFileRef.fileSystemPath, typeHint: inFileTypeHint))
     }
 }
 
@@ -220,4 +220,79 @@ public func AudioFileReadPackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool,
     let (bytes, overflow) = ioNumPackets.pointee.multipliedReportingOverflow(by: UInt32(clamping: box.packetSizeUpperBound))
     outNumBytes.pointee = overflow ? .max : bytes
     return AudioFileReadPacketData(inAudioFile, inUseCache, outNumBytes, outPacketDescriptions, inStartingPacket, ioNumPackets, outBuffer)
+}
+
+// MARK: Bytes
+
+/// Reads `ioNumBytes` bytes of audio data from byte `inStartingByte` of a linear-PCM file (any
+/// byte range, frames cut where the range cuts them); fewer at the end, and then
+/// `kAudioFileEndOfFileError` when none are left. Packet files (AAC, ALAC) answer
+/// `kAudioFileOperationNotSupportedError`: read their packets with `AudioFileReadPacketData`.
+@discardableResult
+public func AudioFileReadBytes(_ inAudioFile: AudioFileID, _ inUseCache: Bool, _ inStartingByte: Int64,
+                               _ ioNumBytes: UnsafeMutablePointer<UInt32>, _ outBuffer: UnsafeMutableRawPointer) -> OSStatus {
+    guard let file = FileHandles.find(inAudioFile) else { return kAudioFileNotOpenError }
+    guard let reader = file.pcmReader, !reader.isDecoded else {
+        ioNumBytes.pointee = 0
+        return file.isWritable ? kAudioFilePermissionsError : kAudioFileOperationNotSupportedError
+    }
+    guard inStartingByte >= 0 else {
+        ioNumBytes.pointee = 0
+        return kAudioFilePositionError
+    }
+    let frameBytes = Int64(reader.layout.bytesPerFrame)
+    let total = reader.packetCount * frameBytes
+    let wanted = min(Int64(ioNumBytes.pointee), max(0, total - inStartingByte))
+    guard wanted > 0 else {
+        ioNumBytes.pointee = 0
+        return kAudioFileEndOfFileError
+    }
+    // The whole frames that cover the range, then the range out of them.
+    let firstFrame = inStartingByte / frameBytes
+    let lastFrame = (inStartingByte + wanted - 1) / frameBytes
+    var frames = [UInt8](repeating: 0, count: Int((lastFrame - firstFrame + 1) * frameBytes))
+    var read = 0
+    let result = status { () throws(AudioFileError) in
+        read = try frames.withUnsafeMutableBufferPointer { (raw) throws(AudioFileError) in
+            try reader.readPackets(startPacket: firstFrame, packetCount: Int(lastFrame - firstFrame + 1), into: raw.baseAddress!, byteCapacity: raw.count)
+        }
+    }
+    guard result == noErr else {
+        ioNumBytes.pointee = 0
+        return result
+    }
+    let offset = Int(inStartingByte - firstFrame * frameBytes)
+    let count = max(0, min(Int(wanted), read * Int(frameBytes) - offset))
+    frames.withUnsafeBytes { outBuffer.copyMemory(from: $0.baseAddress! + offset, byteCount: count) }
+    ioNumBytes.pointee = UInt32(count)
+    return noErr
+}
+
+/// Writes `ioNumBytes` bytes of audio data at byte `inStartingByte` of a linear-PCM file being
+/// written: whole frames, appended at the end (`inStartingByte` = the data's size so far).
+/// Another position answers `kAudioFilePositionError`, a partial frame `kAudio_ParamError`.
+@discardableResult
+public func AudioFileWriteBytes(_ inAudioFile: AudioFileID, _ inUseCache: Bool, _ inStartingByte: Int64,
+                                _ ioNumBytes: UnsafeMutablePointer<UInt32>, _ inBuffer: UnsafeRawPointer) -> OSStatus {
+    guard let file = FileHandles.find(inAudioFile) else { return kAudioFileNotOpenError }
+    guard let writer = file.pcmWriter else {
+        ioNumBytes.pointee = 0
+        return file.isWritable ? kAudioFileOperationNotSupportedError : kAudioFilePermissionsError
+    }
+    let frameBytes = writer.layout.bytesPerFrame
+    let bytes = Int(ioNumBytes.pointee)
+    guard bytes % frameBytes == 0 else {
+        ioNumBytes.pointee = 0
+        return kAudio_ParamError
+    }
+    guard inStartingByte == writer.packetCount * Int64(frameBytes) else {
+        ioNumBytes.pointee = 0
+        return kAudioFilePositionError
+    }
+    var written = 0
+    let result = status { () throws(AudioFileError) in
+        written = try writer.writePackets(inBuffer, byteCount: bytes, startPacket: writer.packetCount, packetCount: bytes / frameBytes)
+    }
+    ioNumBytes.pointee = UInt32(written * frameBytes)
+    return result
 }

@@ -9,7 +9,7 @@ public typealias AudioFormatPropertyID = UInt32
 public let kAudioFormatProperty_FormatInfo: AudioFormatPropertyID = 0x666D_7469
 /// `kAudioFormatProperty_FormatIsVBR` ('fvbr').
 public let kAudioFormatProperty_FormatIsVBR: AudioFormatPropertyID = 0x6676_6272
-/// `kAudioFormatProperty_FormatName` ('fnam'): a CFString (a Swift `String` here).
+/// `kAudioFormatProperty_FormatName` ('fnam'): a `CFString` (`NSString`), as on Apple platforms.
 public let kAudioFormatProperty_FormatName: AudioFormatPropertyID = 0x666E_616D
 /// `kAudioFormatProperty_Encoders` ('aven'): specifier a format ID; AudioClassDescription[].
 public let kAudioFormatProperty_Encoders: AudioFormatPropertyID = 0x6176_656E
@@ -128,7 +128,7 @@ public func AudioFormatGetPropertyInfo(_ inPropertyID: AudioFormatPropertyID, _ 
 /// - `FormatInfo` completes the ASBD in `outPropertyData` (linear PCM: packed, one frame per
 ///   packet; AAC: 1024 frames per packet, VBR; with a magic cookie as specifier, the cookie's
 ///   stream), checking it;
-/// - `FormatIsVBR`, `FormatName` (a `CFString`, i.e. `String`), `Encoders`/`Decoders` (the codec
+/// - `FormatIsVBR`, `FormatName` (a `CFString`), `Encoders`/`Decoders` (the codec
 ///   list for the format ID in the specifier), `ASBDFromESDS`, `EncodeFormatIDs`/`DecodeFormatIDs`.
 @discardableResult
 public func AudioFormatGetProperty(_ inPropertyID: AudioFormatPropertyID, _ inSpecifierSize: UInt32, _ inSpecifier: UnsafeRawPointer?,
@@ -141,7 +141,7 @@ public func AudioFormatGetProperty(_ inPropertyID: AudioFormatPropertyID, _ inSp
     if inPropertyID == kAudioFormatProperty_FormatName {
         guard let format else { return kAudioFormatBadSpecifierSizeError }
         guard Int(ioPropertyDataSize.pointee) >= MemoryLayout<CFString>.size else { return kAudioFormatBadPropertySizeError }
-        outPropertyData.initializeMemory(as: CFString.self, repeating: formatName(format), count: 1)
+        outPropertyData.initializeMemory(as: CFString.self, repeating: formatName(format) as CFString, count: 1)
         return noErr
     }
     switch formatProperty(inPropertyID, specifier: specifier, input: format) {

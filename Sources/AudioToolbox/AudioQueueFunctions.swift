@@ -217,7 +217,7 @@ public func AudioQueueEnqueueBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueu
 public func AudioQueueStart(_ inAQ: AudioQueueRef, _ inStartTime: UnsafePointer<AudioTimeStamp>?) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     var startFrame: UInt64?
-    if let time = inStartTime?.pointee, time.mFlags & kAudioTimeStampSampleTimeValid != 0 {
+    if let time = inStartTime?.pointee, time.mFlags.contains(.sampleTimeValid) {
         // A device frame must be finite and within latestStartFrame (2^53); 1e30 or NaN is a
         // bad parameter, never a trap (issue 9, item 8).
         guard time.mSampleTime.isFinite, time.mSampleTime <= Double(latestStartFrame) else { return kAudio_ParamError }
@@ -347,7 +347,7 @@ public func AudioQueueGetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
     case kAudioQueueProperty_MaximumOutputPacketSize: return put(UInt32(box.input?.maximumOutputPacketSize ?? queue.layout.bytesPerFrame))
     case kAudioQueueProperty_CurrentDevice:
         guard Int(ioDataSize.pointee) >= MemoryLayout<CFString>.size else { return kAudioQueueErr_InvalidPropertySize }
-        outData.initializeMemory(as: CFString.self, repeating: queue.currentDevice, count: 1)
+        outData.initializeMemory(as: CFString.self, repeating: queue.currentDevice as CFString, count: 1)
         return noErr
     case kAudioQueueProperty_MagicCookie, kAudioConverterCompressionMagicCookie, kAudioConverterDecompressionMagicCookie:
         // The queue's cookie is its converter's (Apple's queue forwards converter properties).
@@ -389,7 +389,7 @@ public func AudioQueueSetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
         return noErr
     case kAudioQueueProperty_CurrentDevice:
         guard Int(inDataSize) >= MemoryLayout<CFString>.size else { return kAudioQueueErr_InvalidPropertySize }
-        queue.currentDevice = inData.load(as: CFString.self)
+        queue.currentDevice = inData.load(as: CFString.self) as String
         return noErr
     case kAudioQueueProperty_MagicCookie:
         // Playback of AAC: the decoder's config (seed 001 copies the file's cookie here).
@@ -403,7 +403,7 @@ public func AudioQueueSetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
         guard count == queue.layout.channelCount, Int(inDataSize) % stride == 0 else { return kAudioQueueErr_InvalidPropertySize }
         let assignments = UnsafeBufferPointer(start: inData.assumingMemoryBound(to: AudioQueueChannelAssignment.self), count: count)
         return status { () throws(AudioQueueError) in
-            try queue.assignChannels(assignments.map { ($0.mDeviceUID, Int($0.mChannelNumber)) })
+            try queue.assignChannels(assignments.map { ($0.mDeviceUID.takeUnretainedValue() as String, Int($0.mChannelNumber)) })
         }
     case kAudioQueueProperty_StreamDescription, kAudioQueueProperty_IsRunning, kAudioQueueDeviceProperty_SampleRate,
          kAudioQueueDeviceProperty_NumberChannels, kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB,

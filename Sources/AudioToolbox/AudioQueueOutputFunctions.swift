@@ -174,6 +174,6 @@ public func AudioQueueOfflineRender(_ inAQ: AudioQueueRef, _ inTimestamp: Unsafe
                                     _ ioBuffer: AudioQueueBufferRef, _ inNumberFrames: UInt32) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     guard let output = box.output else { return kAudioQueueErr_InvalidQueueType }
-    guard inTimestamp.pointee.mFlags & kAudioTimeStampSampleTimeValid != 0 else { return kAudio_ParamError }
+    guard inTimestamp.pointee.mFlags.contains(.sampleTimeValid) else { return kAudio_ParamError }
     return status { () throws(AudioQueueError) in _ = try output.renderOffline(frameCount: Int(inNumberFrames), into: ioBuffer) }
 }

@@ -16,11 +16,6 @@ import Foundation
 // - the timestamp is the queue's sample time: frames through the tap since the start.
 // The queue has no effects of its own, so PreEffects and PostEffects taps sit at the same place.
 
-public let kAudioQueueProcessingTap_PreEffects: AudioQueueProcessingTapFlags = 1 << 0
-public let kAudioQueueProcessingTap_PostEffects: AudioQueueProcessingTapFlags = 1 << 1
-public let kAudioQueueProcessingTap_Siphon: AudioQueueProcessingTapFlags = 1 << 2
-public let kAudioQueueProcessingTap_StartOfStream: AudioQueueProcessingTapFlags = 1 << 8
-public let kAudioQueueProcessingTap_EndOfStream: AudioQueueProcessingTapFlags = 1 << 9
 
 /// One tap: its callback, its queue, and the non-interleaved buffers it works in. Queue thread
 /// (the callback and the Get functions run there); made and disposed on the caller's.
@@ -73,7 +68,7 @@ final class ProcessingTap: QueueProcessingStage, @unchecked Sendable {
     static func from(_ reference: AudioQueueProcessingTapRef?) -> ProcessingTap? { table.find(reference) }
     func unregister() { _ = Self.table.remove(reference) }
 
-    var isSiphon: Bool { flags & kAudioQueueProcessingTap_Siphon != 0 }
+    var isSiphon: Bool { flags.contains(.siphon) }
 
     func reset() {
         sampleTime = 0
@@ -92,7 +87,7 @@ final class ProcessingTap: QueueProcessingStage, @unchecked Sendable {
             let entry = isSiphon ? source : output
             for channel in 0 ..< channels { bufferList[channel] = Self.buffer(entry + channel * maximumFrames, frames: count) }
             var stamp = timestamp()
-            var callFlags = flags | (startOfStream ? kAudioQueueProcessingTap_StartOfStream : 0)
+            var callFlags = flags.union(startOfStream ? .startOfStream : [])
             var produced = UInt32(count)
             current = (count, sampleTime)
             sourceTaken = false
@@ -119,7 +114,7 @@ final class ProcessingTap: QueueProcessingStage, @unchecked Sendable {
     private func timestamp() -> AudioTimeStamp {
         var stamp = AudioTimeStamp()
         stamp.mSampleTime = sampleTime
-        stamp.mFlags = kAudioTimeStampSampleTimeValid
+        stamp.mFlags = .sampleTimeValid
         return stamp
     }
 
@@ -147,7 +142,7 @@ final class ProcessingTap: QueueProcessingStage, @unchecked Sendable {
             }
         }
         if isInputQueue { timeStamp.pointee = self.timestamp(at: current.sampleTime) }
-        outFlags.pointee = current.sampleTime == 0 && given > 0 ? kAudioQueueProcessingTap_StartOfStream : 0
+        outFlags.pointee = current.sampleTime == 0 && given > 0 ? .startOfStream : []
         frameCount.pointee = UInt32(given)
         return noErr
     }
@@ -155,7 +150,7 @@ final class ProcessingTap: QueueProcessingStage, @unchecked Sendable {
     private func timestamp(at time: Double) -> AudioTimeStamp {
         var stamp = AudioTimeStamp()
         stamp.mSampleTime = time
-        stamp.mFlags = kAudioTimeStampSampleTimeValid
+        stamp.mFlags = .sampleTimeValid
         return stamp
     }
 
@@ -183,8 +178,8 @@ public func AudioQueueProcessingTapNew(_ inAQ: AudioQueueRef, _ inCallback: Audi
                                        _ outProcessingFormat: UnsafeMutablePointer<AudioStreamBasicDescription>,
                                        _ outAQTap: UnsafeMutablePointer<AudioQueueProcessingTapRef?>) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
-    let kinds = inFlags & (kAudioQueueProcessingTap_PreEffects | kAudioQueueProcessingTap_PostEffects | kAudioQueueProcessingTap_Siphon)
-    guard kinds != 0, inFlags & ~(kAudioQueueProcessingTap_PreEffects | kAudioQueueProcessingTap_PostEffects | kAudioQueueProcessingTap_Siphon) == 0 else {
+    let kinds = inFlags.intersection([.preEffects, .postEffects, .siphon])
+    guard !kinds.isEmpty, inFlags.subtracting([.preEffects, .postEffects, .siphon]).isEmpty else {
         return kAudioQueueErr_InvalidTapType
     }
     guard box.tap == nil else { return kAudioQueueErr_TooManyTaps }

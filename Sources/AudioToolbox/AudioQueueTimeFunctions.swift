@@ -61,7 +61,7 @@ public func AudioQueueGetCurrentTime(_ inAQ: AudioQueueRef, _ inTimeline: AudioQ
         var stamp = AudioTimeStamp()
         stamp.mSampleTime = queue.currentSampleTime
         stamp.mHostTime = host
-        stamp.mFlags = kAudioTimeStampSampleHostTimeValid
+        stamp.mFlags = .sampleHostTimeValid
         outTimeStamp.pointee = stamp
     }
     if let timeline, let outTimelineDiscontinuity {
@@ -80,7 +80,7 @@ public func AudioQueueDeviceGetCurrentTime(_ inAQ: AudioQueueRef, _ outTimeStamp
     var stamp = AudioTimeStamp()
     stamp.mSampleTime = frame
     stamp.mHostTime = host
-    stamp.mFlags = kAudioTimeStampSampleHostTimeValid
+    stamp.mFlags = .sampleHostTimeValid
     outTimeStamp.pointee = stamp
     return noErr
 }
@@ -92,16 +92,16 @@ public func AudioQueueDeviceTranslateTime(_ inAQ: AudioQueueRef, _ inTime: Unsaf
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     let input = inTime.pointee
     var stamp = AudioTimeStamp()
-    if input.mFlags & kAudioTimeStampSampleTimeValid != 0 {
+    if input.mFlags.contains(.sampleTimeValid) {
         stamp.mSampleTime = input.mSampleTime
         stamp.mHostTime = box.engine.hostNanoseconds(atDeviceFrame: input.mSampleTime)
-    } else if input.mFlags & kAudioTimeStampHostTimeValid != 0 {
+    } else if input.mFlags.contains(.hostTimeValid) {
         stamp.mHostTime = input.mHostTime
         stamp.mSampleTime = box.engine.deviceFrame(atHostNanoseconds: input.mHostTime)
     } else {
         return kAudio_ParamError
     }
-    stamp.mFlags = kAudioTimeStampSampleHostTimeValid
+    stamp.mFlags = .sampleHostTimeValid
     outTime.pointee = stamp
     return noErr
 }
@@ -113,9 +113,9 @@ public func AudioQueueDeviceGetNearestStartTime(_ inAQ: AudioQueueRef, _ ioReque
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     let nearest = Double(box.engine.nearestStartFrame())
     var stamp = ioRequestedStartTime.pointee
-    if stamp.mFlags & kAudioTimeStampSampleTimeValid == 0 || stamp.mSampleTime < nearest { stamp.mSampleTime = nearest }
+    if !stamp.mFlags.contains(.sampleTimeValid) || stamp.mSampleTime < nearest { stamp.mSampleTime = nearest }
     stamp.mHostTime = box.engine.hostNanoseconds(atDeviceFrame: stamp.mSampleTime)
-    stamp.mFlags = kAudioTimeStampSampleHostTimeValid
+    stamp.mFlags = .sampleHostTimeValid
     ioRequestedStartTime.pointee = stamp
     return noErr
 }

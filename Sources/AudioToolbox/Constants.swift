@@ -12,7 +12,6 @@ public typealias AudioQueueParameterID = UInt32
 public typealias AudioQueueParameterValue = Float32
 public typealias AudioFileTypeID = UInt32
 public typealias AudioFilePropertyID = UInt32
-public typealias AudioTimeStampFlags = UInt32
 
 public let noErr: OSStatus = 0
 
@@ -34,13 +33,6 @@ public let kLinearPCMFormatFlagIsPacked = kAudioFormatFlagIsPacked
 public let kLinearPCMFormatFlagIsAlignedHigh = kAudioFormatFlagIsAlignedHigh
 public let kLinearPCMFormatFlagIsNonInterleaved = kAudioFormatFlagIsNonInterleaved
 
-// Time stamps.
-public let kAudioTimeStampSampleTimeValid: AudioTimeStampFlags = 1
-public let kAudioTimeStampHostTimeValid: AudioTimeStampFlags = 2
-public let kAudioTimeStampRateScalarValid: AudioTimeStampFlags = 4
-public let kAudioTimeStampWordClockTimeValid: AudioTimeStampFlags = 8
-public let kAudioTimeStampSMPTETimeValid: AudioTimeStampFlags = 16
-public let kAudioTimeStampSampleHostTimeValid: AudioTimeStampFlags = 3
 
 // Queue properties.
 public let kAudioQueueProperty_IsRunning: AudioQueuePropertyID = 0x6171_726E           // 'aqrn'
@@ -59,12 +51,13 @@ public let kAudioQueueProperty_ChannelAssignments: AudioQueuePropertyID = 0x6171
 ///
 /// On JACK, `mDeviceUID` names a JACK client and `mChannelNumber` (1-based) picks that client's
 /// Nth audio output port in the server's order; a full port name (`client:port`) in
-/// `mDeviceUID` picks that port and ignores the number. (Apple's struct holds a `CFStringRef`;
-/// here `CFString` is a Swift `String`.)
-public struct AudioQueueChannelAssignment: Sendable {
-    public var mDeviceUID: CFString
+/// `mDeviceUID` picks that port and ignores the number. As on Apple platforms the name is an
+/// unretained `CFString` (`Unmanaged.passUnretained(uid as CFString)`): the caller keeps it
+/// alive while the property is set.
+public struct AudioQueueChannelAssignment {
+    public var mDeviceUID: Unmanaged<CFString>
     public var mChannelNumber: UInt32
-    public init(mDeviceUID: CFString, mChannelNumber: UInt32) {
+    public init(mDeviceUID: Unmanaged<CFString>, mChannelNumber: UInt32) {
         self.mDeviceUID = mDeviceUID
         self.mChannelNumber = mChannelNumber
     }
@@ -130,6 +123,8 @@ public let kAudioFileFLACType: AudioFileTypeID = 0x666C_6163
 public let kAudioFileInvalidFileError: OSStatus = AudioFileError.fileInvalidFileCode
 public let kAudioFileFileNotFoundError: OSStatus = AudioFileError.fileNotFoundCode
 public let kAudioFileEndOfFileError: OSStatus = -39
+public let kAudioFilePositionError: OSStatus = -40
+public let kAudioFileOperationNotSupportedError: OSStatus = 0x6F70_3F3F   // 'op??'
 
 public let kAudioFileUnspecifiedError: OSStatus = AudioFileError.fileUnspecifiedCode
 public let kAudioFileUnsupportedFileTypeError: OSStatus = AudioFileError.fileUnsupportedTypeCode

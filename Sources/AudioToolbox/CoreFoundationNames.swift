@@ -5,37 +5,61 @@ import Foundation
 // (swift-corelibs-foundation does not export CoreFoundation's C API). Deviations from Apple are
 // listed in the README.
 
-/// A string, as CoreFoundation's `CFString` (here a Swift `String`).
-public typealias CFString = String
+/// CoreFoundation's `CFString`: Foundation's `NSString`, a class, so `"text" as CFString`,
+/// `name as String` and `Unmanaged<CFString>` work as on Apple platforms (Swift bridges `String`
+/// and `NSString` with `as` on Linux too).
+public typealias CFString = NSString
+/// CoreFoundation's `CFURL`: Foundation's `NSURL`, so `url as CFURL` bridges a `URL` as on Apple
+/// platforms.
+public typealias CFURL = NSURL
 /// Seconds, as `CFTimeInterval`.
 public typealias CFTimeInterval = Double
 /// A CoreFoundation index or length.
 public typealias CFIndex = Int
 
-/// A file URL, as `CFURL`.
-public final class CFURL: @unchecked Sendable {
-    /// The file-system path.
-    public let path: String
-    public init(path: String) { self.path = path }
+/// `CFAllocator`: memory is Swift's here, so every allocator argument is accepted and ignored.
+public final class CFAllocator: Sendable {}
+/// `kCFAllocatorDefault` (NULL, as in CoreFoundation).
+public let kCFAllocatorDefault: CFAllocator! = nil
+
+/// `CFURLPathStyle`, a CF_ENUM imported as Swift imports Apple's (`.cfurlposixPathStyle`).
+public enum CFURLPathStyle: Int, Sendable {
+    case cfurlposixPathStyle = 0
+    case cfurlhfsPathStyle = 1
+    case cfurlWindowsPathStyle = 2
 }
 
-/// `CFURLCreateFromFileSystemRepresentation`: a URL for `length` bytes of a path.
-public func CFURLCreateFromFileSystemRepresentation(_ allocator: AnyObject?, _ buffer: UnsafePointer<UInt8>,
+extension NSURL {
+    /// The file-system path of a file URL, byte escapes kept (``FilePath``); "" for another URL.
+    var fileSystemPath: String { path ?? "" }
+}
+
+/// `CFURLCreateFromFileSystemRepresentation`: a file URL for `length` bytes of a path.
+public func CFURLCreateFromFileSystemRepresentation(_ allocator: CFAllocator!, _ buffer: UnsafePointer<UInt8>,
                                                     _ length: CFIndex, _ isDirectory: Bool) -> CFURL! {
     // Bytes as they are: a name that is not UTF-8 reaches the file system unchanged (FilePath).
-    CFURL(path: FilePath.decode(Array(UnsafeBufferPointer(start: buffer, count: length))))
+    NSURL(fileURLWithPath: FilePath.decode(Array(UnsafeBufferPointer(start: buffer, count: length))), isDirectory: isDirectory)
 }
 
-/// `CFURLCreateWithFileSystemPath`: a URL for a path string (the path style is ignored: POSIX).
-public func CFURLCreateWithFileSystemPath(_ allocator: AnyObject?, _ filePath: CFString, _ pathStyle: Int, _ isDirectory: Bool) -> CFURL! {
-    CFURL(path: filePath)
+/// `CFURLCreateWithFileSystemPath`: a file URL for a path (only POSIX paths exist here; the
+/// style is accepted and ignored).
+public func CFURLCreateWithFileSystemPath(_ allocator: CFAllocator!, _ filePath: CFString!, _ pathStyle: CFURLPathStyle,
+                                          _ isDirectory: Bool) -> CFURL! {
+    NSURL(fileURLWithPath: filePath as String, isDirectory: isDirectory)
 }
 
-/// `kCFURLPOSIXPathStyle`.
-public let kCFURLPOSIXPathStyle = 0
+/// `CFURLCreateWithFileSystemPath` with a Swift `String` (not Apple's; kept for code written
+/// against aqjack before CFString became `NSString`).
+public func CFURLCreateWithFileSystemPath(_ allocator: CFAllocator!, _ filePath: String, _ pathStyle: CFURLPathStyle,
+                                          _ isDirectory: Bool) -> CFURL! {
+    NSURL(fileURLWithPath: filePath, isDirectory: isDirectory)
+}
+
+/// `kCFURLPOSIXPathStyle`, the C name (Swift code on Apple platforms writes `.cfurlposixPathStyle`).
+public let kCFURLPOSIXPathStyle = CFURLPathStyle.cfurlposixPathStyle
 
 /// A run-loop mode name.
-public struct CFRunLoopMode: RawRepresentable, Hashable, Sendable {
+public struct CFRunLoopMode: RawRepresentable, Hashable, @unchecked Sendable {
     public let rawValue: CFString
     public init(rawValue: CFString) { self.rawValue = rawValue }
     public static let defaultMode = CFRunLoopMode(rawValue: "kCFRunLoopDefaultMode")

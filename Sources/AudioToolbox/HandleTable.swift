@@ -1,7 +1,7 @@
 import Foundation
 
 /// Opaque Apple handles (`AudioQueueRef`, `AudioFileID`, `AudioConverterRef`,
-/// `AudioQueueTimelineRef`) as serial numbers looked up in a table, never reused: a call with a
+/// `AudioQueueTimelineRef`, `ExtAudioFileRef`) as serial numbers looked up in a table, never reused: a call with a
 /// disposed or unknown handle finds nothing and answers the domain's error instead of touching
 /// freed memory. Each kind has its own range of 2^28 numbers (``Range``), 16.7 million handles
 /// in steps of 16, so a handle of one kind is never found as another (queue numbers used to
@@ -18,6 +18,8 @@ final class HandleTable<Object: AnyObject>: @unchecked Sendable {
         case converters = 0x3000_0000
         case timelines = 0x4000_0000
         case taps = 0x5000_0000
+        case extendedFiles = 0x6000_0000
+        case fileStreams = 0x7000_0000
     }
 
     init(_ range: Range) { nextSerial = range.rawValue }

@@ -78,13 +78,13 @@ extension JackServerSuite {
             var queue: AudioQueueRef?
             #expect(AudioQueueNewInput(&format, timeLogCallback, Unmanaged.passUnretained(log).toOpaque(), nil, nil, 0, &queue) == noErr)
             let aq = try #require(queue)
-            var device: CFString = generator.client.name
+            var device = generator.client.name as CFString
             #expect(AudioQueueSetProperty(aq, kAudioQueueProperty_CurrentDevice, &device, UInt32(MemoryLayout<CFString>.size)) == noErr)
             // Channel assignments: a missing channel is refused; the generator's first port is taken.
-            var missing = [AudioQueueChannelAssignment(mDeviceUID: generator.client.name, mChannelNumber: 2)]
+            var missing = [AudioQueueChannelAssignment(mDeviceUID: Unmanaged.passUnretained(device), mChannelNumber: 2)]
             #expect(AudioQueueSetProperty(aq, kAudioQueueProperty_ChannelAssignments, &missing,
                                           UInt32(MemoryLayout<AudioQueueChannelAssignment>.stride)) == kAudioQueueErr_InvalidPropertyValue)
-            var assignments = [AudioQueueChannelAssignment(mDeviceUID: generator.client.name, mChannelNumber: 1)]
+            var assignments = [AudioQueueChannelAssignment(mDeviceUID: Unmanaged.passUnretained(device), mChannelNumber: 1)]
             #expect(AudioQueueSetProperty(aq, kAudioQueueProperty_ChannelAssignments, &assignments,
                                           UInt32(MemoryLayout<AudioQueueChannelAssignment>.stride)) == noErr)
             var buffers: [AudioQueueBufferRef?] = [nil, nil]
@@ -96,23 +96,23 @@ extension JackServerSuite {
 
             var now = AudioTimeStamp()
             #expect(AudioQueueDeviceGetCurrentTime(aq, &now) == noErr)
-            #expect(now.mFlags == kAudioTimeStampSampleHostTimeValid && now.mSampleTime > 0)
+            #expect(now.mFlags == .sampleHostTimeValid && now.mSampleTime > 0)
             var translated = AudioTimeStamp()
             var request = AudioTimeStamp()
             request.mSampleTime = now.mSampleTime + 4800
-            request.mFlags = kAudioTimeStampSampleTimeValid
+            request.mFlags = .sampleTimeValid
             #expect(AudioQueueDeviceTranslateTime(aq, &request, &translated) == noErr)
             var back = AudioTimeStamp()
             var hostOnly = AudioTimeStamp()
             hostOnly.mHostTime = translated.mHostTime
-            hostOnly.mFlags = kAudioTimeStampHostTimeValid
+            hostOnly.mFlags = .hostTimeValid
             #expect(AudioQueueDeviceTranslateTime(aq, &hostOnly, &back) == noErr)
             #expect(abs(back.mSampleTime - request.mSampleTime) <= 1)
             #expect(abs(Double(translated.mHostTime) - Double(now.mHostTime) - 100_000_000) < 5_000_000)   // 4800 frames = 100 ms
 
             var start = AudioTimeStamp()
             start.mSampleTime = now.mSampleTime + 9600 + 17
-            start.mFlags = kAudioTimeStampSampleTimeValid
+            start.mFlags = .sampleTimeValid
             #expect(AudioQueueDeviceGetNearestStartTime(aq, &start, 0) == noErr)
             #expect(start.mSampleTime == now.mSampleTime + 9600 + 17)   // already late enough: kept
             var timeline: AudioQueueTimelineRef?
@@ -188,7 +188,7 @@ extension JackServerSuite {
             var queue: AudioQueueRef?
             #expect(AudioQueueNewInput(&format, timeLogCallback, Unmanaged.passUnretained(timeLog).toOpaque(), nil, nil, 0, &queue) == noErr)
             let aq = try #require(queue)
-            var device: CFString = generator.client.name
+            var device = generator.client.name as CFString
             AudioQueueSetProperty(aq, kAudioQueueProperty_CurrentDevice, &device, UInt32(MemoryLayout<CFString>.size))
             let log = RunningLog()
             log.startingThread = pthread_self()

@@ -225,10 +225,10 @@ struct AudioConverterTests {
         var id = kAudioFormatMPEG4AAC
         #expect(AudioFormatGetPropertyInfo(kAudioFormatProperty_Encoders, 4, &id, &encoders) == noErr)
         #expect(Int(encoders) == MemoryLayout<AudioClassDescription>.size)
-        var name: CFString = ""
+        var name = "" as CFString
         var nameSize = UInt32(MemoryLayout<CFString>.size)
         #expect(AudioFormatGetProperty(kAudioFormatProperty_FormatName, UInt32(MemoryLayout<AudioStreamBasicDescription>.size), &destination, &nameSize, &name) == noErr)
-        #expect(name == "AAC, 2 channels, 48000 Hz")
+        #expect(name as String == "AAC, 2 channels, 48000 Hz")
     }
 }
 

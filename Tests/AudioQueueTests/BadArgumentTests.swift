@@ -45,7 +45,7 @@ extension JackServerSuite {
             for sampleTime in [1e30, .infinity, -.infinity, .nan, 9_007_199_254_740_994] {
                 var time = AudioTimeStamp()
                 time.mSampleTime = sampleTime
-                time.mFlags = kAudioTimeStampSampleTimeValid
+                time.mFlags = .sampleTimeValid
                 #expect(AudioQueueStart(queue, &time) == kAudio_ParamError, "mSampleTime \(sampleTime)")
             }
             var running: UInt32 = 1

@@ -30,7 +30,7 @@ extension JackServerSuite {
             }
             #expect(status == noErr)
             let aq = try #require(queue)
-            var device: CFString = generator.client.name
+            var device = generator.client.name as CFString
             AudioQueueSetProperty(aq, kAudioQueueProperty_CurrentDevice, &device, UInt32(MemoryLayout<CFString>.size))
             for _ in 0 ..< 3 {
                 var buffer: AudioQueueBufferRef?
@@ -86,7 +86,7 @@ extension JackServerSuite {
             }
             #expect(status == noErr)
             let aq = try #require(queue)
-            var device: CFString = recorder.driver.name
+            var device = recorder.driver.name as CFString
             AudioQueueSetProperty(aq, kAudioQueueProperty_CurrentDevice, &device, UInt32(MemoryLayout<CFString>.size))
             for _ in 0 ..< 3 {
                 var buffer: AudioQueueBufferRef?

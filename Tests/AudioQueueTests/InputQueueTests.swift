@@ -73,7 +73,7 @@ extension JackServerSuite {
             #expect(queue.underrunFrameCount == 0)
             // Every full buffer holds 4800 frames; host times advance with the frames.
             #expect(deliveries.dropLast().allSatisfy { $0.samples.count == 4800 * 2 })
-            #expect(deliveries.allSatisfy { $0.startTime.mFlags == 7 })
+            #expect(deliveries.allSatisfy { $0.startTime.mFlags == [.sampleTimeValid, .hostTimeValid, .rateScalarValid] })
             if deliveries.count >= 2 {
                 let hostDelta = Double(deliveries[1].startTime.mHostTime) - Double(deliveries[0].startTime.mHostTime)
                 #expect(abs(hostDelta - 100_000_000) < 2_000_000)   // 4800 frames = 100 ms

@@ -113,7 +113,7 @@ struct OfflineQueueTests {
         var buffer: AudioQueueBufferRef?
         #expect(AudioQueueAllocateBuffer(made, 4096, &buffer) == noErr)
         var time = AudioTimeStamp()
-        time.mFlags = kAudioTimeStampSampleTimeValid
+        time.mFlags = .sampleTimeValid
         #expect(AudioQueueOfflineRender(made, &time, buffer!, 16) == kAudioQueueErr_InvalidOfflineMode)
         var threeChannels = pcmFormat(rate: 48000, channels: 3, bits: 32, float: true)
         #expect(AudioQueueSetOfflineRenderFormat(made, &threeChannels, nil) == kAudioFormatUnsupportedDataFormatError)

@@ -106,7 +106,7 @@ func offlineRenderWithListing(path: String, captureRate: Double = 0,
 
     statuses.append(AudioQueueStart(queue, nil))
     var ts = AudioTimeStamp()
-    ts.mFlags = kAudioTimeStampSampleTimeValid
+    ts.mFlags = .sampleTimeValid
     ts.mSampleTime = 0
     // "we need to call this once asking for 0 frames"
     statuses.append(AudioQueueOfflineRender(queue, &ts, captureBuffer, 0))

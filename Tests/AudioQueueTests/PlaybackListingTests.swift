@@ -108,7 +108,7 @@ func playWithListing(path: String, device: String, gain: Float32 = 1.0, watch: S
     guard let queue else { return statuses }
     aqData.pointee.mQueue = queue
     configure(queue)   // not the listing's: a test's tap goes on here, on the stopped queue
-    var deviceName: CFString = device   // aqjack: the JACK client whose input ports this queue feeds
+    var deviceName = device as CFString   // aqjack: the JACK client whose input ports this queue feeds
     statuses.append(AudioQueueSetProperty(queue, kAudioQueueProperty_CurrentDevice, &deviceName, UInt32(MemoryLayout<CFString>.size)))
     AudioQueueAddPropertyListener(queue, kAudioQueueProperty_IsRunning, stopWatchListener, Unmanaged.passUnretained(watch).toOpaque())
 
@@ -318,7 +318,7 @@ extension JackServerSuite {
                     var format = AudioStreamBasicDescription()
                     var tap: AudioQueueProcessingTapRef?
                     #expect(AudioQueueProcessingTapNew(queue, TapScript.callback, Unmanaged.passUnretained(script).toOpaque(),
-                                                       kAudioQueueProcessingTap_PostEffects, &maxFrames, &format, &tap) == noErr)
+                                                       .postEffects, &maxFrames, &format, &tap) == noErr)
                 }
             }
             let realTimeTap = TapScript(.gain(0.5)), offlineTap = TapScript(.gain(0.5))

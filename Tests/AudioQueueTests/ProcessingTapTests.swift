@@ -29,11 +29,11 @@ final class TapScript: @unchecked Sendable {
             script.seen += UnsafeBufferPointer(start: buffers[0].mData!.assumingMemoryBound(to: Float.self), count: Int(frames))
             // A siphon may not ask for source audio.
             var got: UInt32 = 0
-            var sourceFlags: AudioQueueProcessingTapFlags = 0
+            var sourceFlags: AudioQueueProcessingTapFlags = []
             script.statuses.append(AudioQueueProcessingTapGetSourceAudio(tap, frames, timeStamp, &sourceFlags, &got, ioData))
         case let .gain(gain):
             var got: UInt32 = 0
-            var sourceFlags: AudioQueueProcessingTapFlags = 0
+            var sourceFlags: AudioQueueProcessingTapFlags = []
             script.statuses.append(AudioQueueProcessingTapGetSourceAudio(tap, frames, timeStamp, &sourceFlags, &got, ioData))
             for buffer in buffers {
                 let samples = buffer.mData!.assumingMemoryBound(to: Float.self)
@@ -42,7 +42,7 @@ final class TapScript: @unchecked Sendable {
             outFrames.pointee = got
         case let .delay(delay):
             var got: UInt32 = 0
-            var sourceFlags: AudioQueueProcessingTapFlags = 0
+            var sourceFlags: AudioQueueProcessingTapFlags = []
             script.statuses.append(AudioQueueProcessingTapGetSourceAudio(tap, frames, timeStamp, &sourceFlags, &got, ioData))
             if script.line.isEmpty { script.line = Array(repeating: Array(repeating: 0, count: delay), count: buffers.count) }
             for (channel, buffer) in buffers.enumerated() {
@@ -71,7 +71,7 @@ struct ProcessingTapTests {
 
     /// Renders `path` with `script`'s tap (flags `flags`) on the queue, or none; checks the
     /// tap's creation and returns the rendered interleaved samples.
-    static func render(_ path: String, script: TapScript?, flags: AudioQueueProcessingTapFlags = kAudioQueueProcessingTap_PostEffects) throws -> [Float] {
+    static func render(_ path: String, script: TapScript?, flags: AudioQueueProcessingTapFlags = .postEffects) throws -> [Float] {
         var made: OSStatus = noErr
         var maxFrames: UInt32 = 0
         var processingFormat = AudioStreamBasicDescription()
@@ -110,8 +110,8 @@ struct ProcessingTapTests {
             next += Double(call.frames)
         }
         #expect(Int(next) == Self.frames)
-        #expect(script.calls.first.map { $0.flags & kAudioQueueProcessingTap_StartOfStream != 0 } == true)
-        #expect(script.calls.dropFirst().allSatisfy { $0.flags & kAudioQueueProcessingTap_StartOfStream == 0 && $0.flags & kAudioQueueProcessingTap_PostEffects != 0 })
+        #expect(script.calls.first.map { $0.flags.contains(.startOfStream) } == true)
+        #expect(script.calls.dropFirst().allSatisfy { !$0.flags.contains(.startOfStream) && $0.flags.contains(.postEffects) })
     }
 
     @Test("a siphon tap sees every frame untouched and changes nothing; its GetSourceAudio call is refused with kAudioQueueErr_InvalidTapType")
@@ -120,7 +120,7 @@ struct ProcessingTapTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let plain = try Self.render(path, script: nil)
         let script = TapScript(.siphon)
-        let tapped = try Self.render(path, script: script, flags: kAudioQueueProcessingTap_Siphon)
+        let tapped = try Self.render(path, script: script, flags: .siphon)
         #expect(tapped == plain)
         #expect(script.seen == stride(from: 0, to: plain.count, by: 2).map { plain[$0] })
         #expect(script.statuses.enumerated().allSatisfy { $0.offset % 2 == 0 ? $0.element == noErr : $0.element == kAudioQueueErr_InvalidTapType })
@@ -149,13 +149,13 @@ struct ProcessingTapTests {
         var maxFrames: UInt32 = 0
         var processing = AudioStreamBasicDescription()
         var tap: AudioQueueProcessingTapRef?
-        #expect(AudioQueueProcessingTapNew(aq, TapScript.callback, data, 0, &maxFrames, &processing, &tap) == kAudioQueueErr_InvalidTapType)
-        #expect(AudioQueueProcessingTapNew(aq, TapScript.callback, data, kAudioQueueProcessingTap_PreEffects, &maxFrames, &processing, &tap) == noErr)
+        #expect(AudioQueueProcessingTapNew(aq, TapScript.callback, data, [], &maxFrames, &processing, &tap) == kAudioQueueErr_InvalidTapType)
+        #expect(AudioQueueProcessingTapNew(aq, TapScript.callback, data, .preEffects, &maxFrames, &processing, &tap) == noErr)
         let made = try #require(tap)
         var second: AudioQueueProcessingTapRef?
-        #expect(AudioQueueProcessingTapNew(aq, TapScript.callback, data, kAudioQueueProcessingTap_PreEffects, &maxFrames, &processing, &second) == kAudioQueueErr_TooManyTaps)
+        #expect(AudioQueueProcessingTapNew(aq, TapScript.callback, data, .preEffects, &maxFrames, &processing, &second) == kAudioQueueErr_TooManyTaps)
         var stamp = AudioTimeStamp()
-        var flags: AudioQueueProcessingTapFlags = 0
+        var flags: AudioQueueProcessingTapFlags = []
         var got: UInt32 = 0
         var list = AudioBufferList(mNumberBuffers: 1, mBuffers: AudioBuffer(mNumberChannels: 1, mDataByteSize: 0, mData: nil))
         #expect(AudioQueueProcessingTapGetSourceAudio(made, 128, &stamp, &flags, &got, &list) == kAudioQueueErr_InvalidTapContext)
@@ -167,9 +167,9 @@ struct ProcessingTapTests {
         var render = pcmFormat(rate: 48000, channels: 2, bits: 32, float: true)
         #expect(AudioQueueSetOfflineRenderFormat(aq, &render, nil) == noErr)
         #expect(AudioQueueStart(aq, nil) == noErr)
-        #expect(AudioQueueProcessingTapNew(aq, TapScript.callback, data, kAudioQueueProcessingTap_PreEffects, &maxFrames, &processing, &tap) == kAudioQueueErr_InvalidRunState)
+        #expect(AudioQueueProcessingTapNew(aq, TapScript.callback, data, .preEffects, &maxFrames, &processing, &tap) == kAudioQueueErr_InvalidRunState)
         #expect(AudioQueueStop(aq, true) == noErr)
-        #expect(AudioQueueProcessingTapNew(aq, TapScript.callback, data, kAudioQueueProcessingTap_PreEffects, &maxFrames, &processing, &tap) == noErr)
+        #expect(AudioQueueProcessingTapNew(aq, TapScript.callback, data, .preEffects, &maxFrames, &processing, &tap) == noErr)
         #expect(AudioQueueStart(aq, nil) == noErr)
         #expect(AudioQueueProcessingTapDispose(try #require(tap)) == kAudioQueueErr_InvalidRunState)
     }
@@ -195,13 +195,13 @@ extension JackServerSuite {
             var queue: AudioQueueRef?
             #expect(AudioQueueNewInput(&format, tapRecordingCallback, Unmanaged.passUnretained(log).toOpaque(), nil, nil, 0, &queue) == noErr)
             let aq = try #require(queue)
-            var device: CFString = generator.client.name
+            var device = generator.client.name as CFString
             #expect(AudioQueueSetProperty(aq, kAudioQueueProperty_CurrentDevice, &device, UInt32(MemoryLayout<CFString>.size)) == noErr)
             let script = TapScript(.gain(0.5))
             var maxFrames: UInt32 = 0
             var processing = AudioStreamBasicDescription()
             var tap: AudioQueueProcessingTapRef?
-            #expect(AudioQueueProcessingTapNew(aq, TapScript.callback, Unmanaged.passUnretained(script).toOpaque(), kAudioQueueProcessingTap_PreEffects,
+            #expect(AudioQueueProcessingTapNew(aq, TapScript.callback, Unmanaged.passUnretained(script).toOpaque(), .preEffects,
                                                &maxFrames, &processing, &tap) == noErr)
             for _ in 0 ..< 4 {
                 var buffer: AudioQueueBufferRef?

@@ -113,7 +113,7 @@ func recordWithListing(path: String, device: String, seconds: Double, sampleRate
     guard let queue else { return (aqData.pointee, statuses) }
     aqData.pointee.mQueue = queue
     // aqjack: the device is a JACK client; channel N comes from its Nth output port.
-    var deviceName: CFString = device
+    var deviceName = device as CFString
     statuses.append(AudioQueueSetProperty(queue, kAudioQueueProperty_CurrentDevice, &deviceName, UInt32(MemoryLayout<CFString>.size)))
 
     // Listing 2-10: getting the full audio format from the audio queue.

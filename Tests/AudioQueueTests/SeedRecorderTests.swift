@@ -42,7 +42,7 @@ final class L17AudioManager {
         var statuses: [OSStatus] = []
         statuses.append(AudioQueueNewInput(&dataFormat, AudioInputCallback, Unmanaged.passUnretained(self).toOpaque(),
                                            CFRunLoopGetCurrent(), CFRunLoopMode.commonModes.rawValue, 0, &queue))
-        var deviceName: CFString = device   // aqjack: the JACK client to record from
+        var deviceName = device as CFString   // aqjack: the JACK client to record from
         statuses.append(AudioQueueSetProperty(queue!, kAudioQueueProperty_CurrentDevice, &deviceName, UInt32(MemoryLayout<CFString>.size)))
         for i in 0 ..< Self.NUM_BUFFERS {
             statuses.append(AudioQueueAllocateBuffer(queue!, UInt32(dataFormat.mSampleRate / 10.0) * dataFormat.mBytesPerFrame, &buffers[i]))
@@ -147,7 +147,7 @@ extension JackServerSuite {
             var queue: AudioQueueRef?
             #expect(AudioQueueNewInput(&format, HandleInputBuffer, aqData, nil, CFRunLoopMode.commonModes.rawValue, 0, &queue) == noErr)
             aqData.pointee.mQueue = queue
-            var deviceName: CFString = generator.client.name   // aqjack: the JACK client to record from
+            var deviceName = generator.client.name as CFString   // aqjack: the JACK client to record from
             AudioQueueSetProperty(queue!, kAudioQueueProperty_CurrentDevice, &deviceName, UInt32(MemoryLayout<CFString>.size))
             var dataFormatSize = UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
             AudioQueueGetProperty(queue!, kAudioQueueProperty_StreamDescription, &format, &dataFormatSize)

@@ -36,13 +36,29 @@ typedef struct SMPTETime {
     int16_t  mFrames;
 } SMPTETime;
 
+/* CF_OPTIONS as Apple's headers spell it: Swift imports such an enum as an OptionSet with the
+   short member names (`.sampleTimeValid`) and makes the C constant names unavailable, as it
+   does for Apple's SDK. */
+#define AQ_OPTIONS(_type, _name) enum __attribute__((flag_enum, enum_extensibility(open))) _name : _type
+
+AQ_OPTIONS(uint32_t, AudioTimeStampFlags) {
+    kAudioTimeStampNothingValid = 0U,
+    kAudioTimeStampSampleTimeValid = (1U << 0),
+    kAudioTimeStampHostTimeValid = (1U << 1),
+    kAudioTimeStampRateScalarValid = (1U << 2),
+    kAudioTimeStampWordClockTimeValid = (1U << 3),
+    kAudioTimeStampSMPTETimeValid = (1U << 4),
+    kAudioTimeStampSampleHostTimeValid = (kAudioTimeStampSampleTimeValid | kAudioTimeStampHostTimeValid)
+};
+typedef enum AudioTimeStampFlags AudioTimeStampFlags;
+
 typedef struct AudioTimeStamp {
     double    mSampleTime;
     uint64_t  mHostTime;
     double    mRateScalar;
     uint64_t  mWordClockTime;
     SMPTETime mSMPTETime;
-    uint32_t  mFlags;
+    AudioTimeStampFlags mFlags;
     uint32_t  mReserved;
 } AudioTimeStamp;
 
@@ -102,7 +118,14 @@ typedef void (*AudioQueuePropertyListenerProc)(void * _Nullable inUserData, Audi
 
 /* AudioQueue.h, processing taps (macOS 10.7, iOS 6). */
 typedef struct OpaqueAudioQueueProcessingTap *AudioQueueProcessingTapRef;
-typedef uint32_t AudioQueueProcessingTapFlags;
+AQ_OPTIONS(uint32_t, AudioQueueProcessingTapFlags) {
+    kAudioQueueProcessingTap_PreEffects = (1U << 0),
+    kAudioQueueProcessingTap_PostEffects = (1U << 1),
+    kAudioQueueProcessingTap_Siphon = (1U << 2),
+    kAudioQueueProcessingTap_StartOfStream = (1U << 8),
+    kAudioQueueProcessingTap_EndOfStream = (1U << 9)
+};
+typedef enum AudioQueueProcessingTapFlags AudioQueueProcessingTapFlags;
 struct AudioBufferList;
 typedef void (*AudioQueueProcessingTapCallback)(void * _Nullable inClientData, AudioQueueProcessingTapRef inAQTap,
                                                 uint32_t inNumberFrames, AudioTimeStamp *ioTimeStamp,
@@ -121,6 +144,34 @@ typedef struct AudioBufferList {
     uint32_t mNumberBuffers;
     AudioBuffer mBuffers[1];
 } AudioBufferList;
+
+/* AudioFileStream.h: the parser's handle, flags and callbacks. */
+typedef struct OpaqueAudioFileStreamID *AudioFileStreamID;
+AQ_OPTIONS(uint32_t, AudioFileStreamPropertyFlags) {
+    kAudioFileStreamPropertyFlag_PropertyIsCached = 1,
+    kAudioFileStreamPropertyFlag_CacheProperty = 2
+};
+typedef enum AudioFileStreamPropertyFlags AudioFileStreamPropertyFlags;
+AQ_OPTIONS(uint32_t, AudioFileStreamParseFlags) {
+    kAudioFileStreamParseFlag_Discontinuity = 1
+};
+typedef enum AudioFileStreamParseFlags AudioFileStreamParseFlags;
+AQ_OPTIONS(uint32_t, AudioFileStreamSeekFlags) {
+    kAudioFileStreamSeekFlag_OffsetIsEstimated = 1
+};
+typedef enum AudioFileStreamSeekFlags AudioFileStreamSeekFlags;
+typedef void (*AudioFileStream_PropertyListenerProc)(void *inClientData, AudioFileStreamID inAudioFileStream,
+                                                     uint32_t inPropertyID, AudioFileStreamPropertyFlags *ioFlags);
+typedef void (*AudioFileStream_PacketsProc)(void *inClientData, uint32_t inNumberBytes, uint32_t inNumberPackets,
+                                            const void *inInputData,
+                                            AudioStreamPacketDescription * _Nullable inPacketDescriptions);
+
+/* AudioHardwareBase.h (CoreAudio): the address of a device property, and a range of values. */
+typedef struct AudioObjectPropertyAddress {
+    uint32_t mSelector;
+    uint32_t mScope;
+    uint32_t mElement;
+} AudioObjectPropertyAddress;
 
 typedef struct AudioClassDescription {
     uint32_t mType;

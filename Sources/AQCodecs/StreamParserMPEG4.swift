@@ -1,0 +1,325 @@
+import AQMedia
+import CAudioTypes
+
+/// MPEG-4 audio streams (M4A, MP4) with AAC: the first audio track's sample table ('moov':
+/// 'stsd'/'esds', 'stsz', 'stsc', 'stco'/'co64', the edit list for priming), or fragments
+/// ('moof'/'trun'), then the samples from 'mdat' as they arrive. A 'moov' after its 'mdat' (a
+/// file not made for streaming) is handled by keeping the 'mdat' bytes until the table comes.
+final class MPEG4StreamParser: StreamContainerParser {
+    private enum State { case boxes, skipping(Int64), mdat }
+    private var state = State.boxes
+    /// Every sample's absolute offset and size, in stream order.
+    private var samples: [(offset: Int64, size: Int)] = []
+    private var nextSample = 0
+    /// Where the current 'mdat' ends (nil: at the end of the stream).
+    private var mdatEnd: Int64?
+    /// 'mdat' bytes kept while no sample table is known, from `stashStart`.
+    private var stash: [UInt8] = []
+    private var stashStart: Int64 = 0
+    private var haveTable = false
+    /// Fragment defaults from 'trex'.
+    private var defaultSampleSize = 0
+
+    func step(_ input: UnsafeRawBufferPointer, at offset: Int64, info: AudioStreamInfo,
+              events: (AudioStreamEvent) -> Void, packets: AudioStreamPacketHandler) throws(AudioFileError) -> Int {
+        switch state {
+        case .skipping(let left):
+            let consumed = Int(min(left, Int64(input.count)))
+            state = left > Int64(consumed) ? .skipping(left - Int64(consumed)) : .boxes
+            return consumed
+        case .mdat:
+            if let mdatEnd, offset >= mdatEnd {
+                state = .boxes
+                return try step(input, at: offset, info: info, events: events, packets: packets)
+            }
+            return try mdat(input, at: offset, info: info, packets: packets)
+        case .boxes:
+            guard input.count >= 8 else { return 0 }
+            var size = Int64(input.be32(0))
+            let type = input.fourCC(4)
+            var header = 8
+            if size == 1 {
+                guard input.count >= 16 else { return 0 }
+                size = Int64(bitPattern: input.be64(8))
+                header = 16
+            }
+            guard size == 0 || size >= Int64(header) else { throw malformedStream("MPEG-4 box '\(type)' of \(size) bytes") }
+            switch type {
+            case "mdat":
+                mdatEnd = size == 0 ? nil : offset + size
+                if info.dataOffset == 0 { info.dataOffset = offset + Int64(header) }
+                if !haveTable { stashStart = offset + Int64(header) }
+                state = .mdat
+                return header
+            case "moov", "moof":
+                guard size > 0 else { throw malformedStream("MPEG-4 '\(type)' running to the end of the stream") }
+                guard Int64(input.count) >= size else { return 0 }
+                let body = UnsafeRawBufferPointer(rebasing: input[header ..< Int(size)])
+                if type == "moov" {
+                    try readMovie(body, info: info, events: events)
+                } else {
+                    try readFragment(body, boxStart: offset)
+                }
+                try flushStash(info: info, packets: packets)
+                return Int(size)
+            default:
+                guard size > 0 else {
+                    state = .skipping(.max)
+                    return header
+                }
+                state = size > Int64(header) ? .skipping(size - Int64(header)) : .boxes
+                return header
+            }
+        }
+    }
+
+    /// Hands out the samples inside `input` (bytes of 'mdat' from `offset`), or keeps the
+    /// bytes when no table is known yet.
+    private func mdat(_ input: UnsafeRawBufferPointer, at offset: Int64, info: AudioStreamInfo,
+                      packets: AudioStreamPacketHandler) throws(AudioFileError) -> Int {
+        let inMdat = mdatEnd.map { Int(max(0, min(Int64(input.count), $0 - offset))) } ?? input.count
+        func consumed(_ count: Int) -> Int {
+            if let mdatEnd, offset + Int64(count) >= mdatEnd { state = .boxes }
+            return count
+        }
+        guard haveTable else {
+            stash.append(contentsOf: input[0 ..< inMdat])
+            return consumed(inMdat)
+        }
+        var descriptions: [AudioStreamPacketDescription] = []
+        var first = -1
+        var end = 0
+        while nextSample < samples.count {
+            let sample = samples[nextSample]
+            let start = Int(sample.offset - offset)
+            // A gap (the next chunk elsewhere) ends this batch; a sample not all here waits.
+            guard start >= 0, descriptions.isEmpty || start == end, start + sample.size <= inMdat else { break }
+            if first < 0 { first = start }
+            descriptions.append(AudioStreamPacketDescription(mStartOffset: Int64(start - first), mVariableFramesInPacket: 0,
+                                                             mDataByteSize: UInt32(sample.size)))
+            end = start + sample.size
+            nextSample += 1
+        }
+        if !descriptions.isEmpty {
+            descriptions.withUnsafeBufferPointer { packets(UnsafeRawBufferPointer(rebasing: input[first ..< end]), $0.count, $0) }
+            return consumed(end)
+        }
+        // Nothing whole here: skip what comes before the next sample, or wait for the rest of it.
+        let nextStart = nextSample < samples.count ? samples[nextSample].offset - offset : Int64(inMdat)
+        return nextStart > 0 ? consumed(Int(min(nextStart, Int64(inMdat)))) : 0
+    }
+
+    /// Hands out what was kept of an 'mdat' that came before the table.
+    private func flushStash(info: AudioStreamInfo, packets: AudioStreamPacketHandler) throws(AudioFileError) {
+        guard haveTable, !stash.isEmpty else { return }
+        let saved = state
+        let savedEnd = mdatEnd
+        mdatEnd = stashStart + Int64(stash.count)
+        var position = 0
+        try stash.withUnsafeBufferPointer { (buffer) throws(AudioFileError) in
+            let raw = UnsafeRawBufferPointer(buffer)
+            while position < raw.count {
+                let consumed = try mdat(UnsafeRawBufferPointer(rebasing: raw[position...]), at: stashStart + Int64(position), info: info, packets: packets)
+                if consumed == 0 { break }
+                position += consumed
+            }
+        }
+        stash.removeAll()
+        state = saved
+        mdatEnd = savedEnd
+    }
+
+    // MARK: Boxes
+
+    /// Calls `visit` with each box in `body`: its type and contents.
+    private func boxes(_ body: UnsafeRawBufferPointer, _ visit: (String, UnsafeRawBufferPointer) throws(AudioFileError) -> Void) throws(AudioFileError) {
+        var cursor = 0
+        while cursor + 8 <= body.count {
+            var size = Int(body.be32(cursor))
+            var header = 8
+            if size == 1 {
+                guard cursor + 16 <= body.count else { break }
+                size = Int(body.be64(cursor + 8))
+                header = 16
+            } else if size == 0 {
+                size = body.count - cursor
+            }
+            guard size >= header, cursor + size <= body.count else { throw malformedStream("MPEG-4 box '\(body.fourCC(cursor + 4))' overruns its parent") }
+            try visit(body.fourCC(cursor + 4), UnsafeRawBufferPointer(rebasing: body[cursor + header ..< cursor + size]))
+            cursor += size
+        }
+    }
+
+    private func readMovie(_ body: UnsafeRawBufferPointer, info: AudioStreamInfo, events: (AudioStreamEvent) -> Void) throws(AudioFileError) {
+        var movieTimescale = 0
+        var track: TrackTable?
+        try boxes(body) { (type, content) throws(AudioFileError) in
+            switch type {
+            case "mvhd":
+                guard content.count >= 24 else { return }
+                movieTimescale = Int(content.be32(content[0] == 1 ? 20 : 12))
+            case "trak":
+                if track == nil, let table = try readTrack(content) { track = table }
+            case "mvex":
+                try boxes(content) { (type, trex) throws(AudioFileError) in
+                    if type == "trex", trex.count >= 24 { defaultSampleSize = Int(trex.be32(16)) }
+                }
+            default: break
+            }
+        }
+        guard let track else { throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode, "the MPEG-4 stream has no AAC audio track") }
+        let descriptor = try ElementaryStreamDescriptor(parsing: track.cookie)
+        let config = descriptor.audioSpecificConfig
+        info.dataFormat = AudioStreamBasicDescription(mSampleRate: Double(config.sampleRate), mFormatID: CompressedFormatValues.mpeg4AAC,
+                                                      mFormatFlags: UInt32(config.objectType), mBytesPerPacket: 0, mFramesPerPacket: 1024,
+                                                      mBytesPerFrame: 0, mChannelsPerFrame: UInt32(config.channelCount), mBitsPerChannel: 0, mReserved: 0)
+        info.magicCookie = track.cookie
+        info.bitRate = descriptor.averageBitRate
+        samples = track.samples
+        info.packetOffsets = samples.map(\.offset)
+        info.maximumPacketSize = samples.map(\.size).max() ?? 0
+        if !samples.isEmpty {
+            info.audioDataPacketCount = Int64(samples.count)
+            info.audioDataByteCount = Int64(samples.reduce(0) { $0 + $1.size })
+        }
+        events(.property(AudioFileStreamProperties.dataFormat))
+        events(.property(AudioFileStreamProperties.magicCookieData))
+        if let edit = track.edit, movieTimescale > 0, track.timescale > 0 {
+            let priming = Int64(edit.mediaTime) * Int64(config.sampleRate) / Int64(track.timescale)
+            let valid = edit.duration * Int64(config.sampleRate) / Int64(movieTimescale)
+            let remainder = Int64(samples.count) * 1024 - priming - valid
+            info.packetTable = PacketTable(validFrameCount: valid, primingFrames: Int32(priming), remainderFrames: Int32(max(0, remainder)))
+            events(.property(AudioFileStreamProperties.packetTableInfo))
+        }
+        if !samples.isEmpty {
+            events(.property(AudioFileStreamProperties.audioDataPacketCount))
+            events(.property(AudioFileStreamProperties.audioDataByteCount))
+        }
+        if let first = samples.first { info.dataOffset = first.offset }
+        events(.property(AudioFileStreamProperties.dataOffset))
+        haveTable = true
+        info.isReadyToProducePackets = true
+        events(.property(AudioFileStreamProperties.readyToProducePackets))
+    }
+
+    /// An audio track's cookie, timescale, edit and samples.
+    private struct TrackTable {
+        var cookie: [UInt8] = []
+        var timescale = 0
+        var edit: (mediaTime: Int64, duration: Int64)?
+        var samples: [(offset: Int64, size: Int)] = []
+    }
+
+    private func readTrack(_ trak: UnsafeRawBufferPointer) throws(AudioFileError) -> TrackTable? {
+        var table = TrackTable()
+        var isAudio = false
+        var sizes: [Int] = []
+        var chunkOffsets: [Int64] = []
+        var perChunk: [(firstChunk: Int, samples: Int)] = []
+        func walk(_ body: UnsafeRawBufferPointer) throws(AudioFileError) {
+            try boxes(body) { (type, content) throws(AudioFileError) in
+                switch type {
+                case "mdia", "minf", "stbl", "edts": try walk(content)
+                case "hdlr": if content.count >= 12 { isAudio = content.fourCC(8) == "soun" }
+                case "mdhd": if content.count >= 24 { table.timescale = Int(content.be32(content[0] == 1 ? 20 : 12)) }
+                case "elst":
+                    guard content.count >= 8, content.be32(4) >= 1 else { return }
+                    if content[0] == 1, content.count >= 28 {
+                        table.edit = (Int64(bitPattern: content.be64(16)), Int64(bitPattern: content.be64(8)))
+                    } else if content.count >= 20 {
+                        table.edit = (Int64(Int32(bitPattern: content.be32(12))), Int64(content.be32(8)))
+                    }
+                case "stsd":
+                    // One sample entry: 'mp4a' (AudioSampleEntry, 28 bytes) with its 'esds'.
+                    guard content.count >= 16 else { return }
+                    let entry = UnsafeRawBufferPointer(rebasing: content[8...])
+                    guard entry.fourCC(4) == "mp4a" else {
+                        throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode, "MPEG-4 sample entry '\(entry.fourCC(4))': the stream parser reads AAC ('mp4a')")
+                    }
+                    let size = min(Int(entry.be32(0)), entry.count)
+                    guard size >= 36 else { throw malformedStream("MPEG-4 'mp4a' entry of \(size) bytes") }
+                    try boxes(UnsafeRawBufferPointer(rebasing: entry[36 ..< size])) { (type, child) throws(AudioFileError) in
+                        if type == "esds", child.count > 4 { table.cookie = Array(child[4...]) }
+                    }
+                case "stsz":
+                    guard content.count >= 12 else { return }
+                    let fixed = Int(content.be32(4))
+                    let count = Int(content.be32(8))
+                    guard fixed > 0 || content.count >= 12 + 4 * count else { throw malformedStream("MPEG-4 'stsz' shorter than its \(count) entries") }
+                    sizes = (0 ..< count).map { fixed > 0 ? fixed : Int(content.be32(12 + 4 * $0)) }
+                case "stco", "co64":
+                    guard content.count >= 8 else { return }
+                    let count = Int(content.be32(4))
+                    let width = type == "stco" ? 4 : 8
+                    guard content.count >= 8 + width * count else { throw malformedStream("MPEG-4 '\(type)' shorter than its \(count) entries") }
+                    chunkOffsets = (0 ..< count).map { width == 4 ? Int64(content.be32(8 + 4 * $0)) : Int64(bitPattern: content.be64(8 + 8 * $0)) }
+                case "stsc":
+                    guard content.count >= 8 else { return }
+                    let count = Int(content.be32(4))
+                    guard content.count >= 8 + 12 * count else { throw malformedStream("MPEG-4 'stsc' shorter than its \(count) entries") }
+                    perChunk = (0 ..< count).map { (Int(content.be32(8 + 12 * $0)), Int(content.be32(12 + 12 * $0))) }
+                default: break
+                }
+            }
+        }
+        try walk(trak)
+        guard isAudio, !table.cookie.isEmpty else { return nil }
+        // Sample offsets: chunk by chunk, each chunk's samples back to back.
+        var sample = 0
+        for (index, chunkOffset) in chunkOffsets.enumerated() {
+            let chunk = index + 1
+            let run = perChunk.last { $0.firstChunk <= chunk }?.samples ?? 0
+            var position = chunkOffset
+            for _ in 0 ..< run where sample < sizes.count {
+                table.samples.append((position, sizes[sample]))
+                position += Int64(sizes[sample])
+                sample += 1
+            }
+        }
+        return table
+    }
+
+    /// A fragment's samples ('traf'/'tfhd'/'trun'), appended to the table.
+    private func readFragment(_ moof: UnsafeRawBufferPointer, boxStart: Int64) throws(AudioFileError) {
+        try boxes(moof) { (type, traf) throws(AudioFileError) in
+            guard type == "traf" else { return }
+            var base = boxStart
+            var sampleSize = defaultSampleSize
+            try boxes(traf) { (type, content) throws(AudioFileError) in
+                guard content.count >= 8 else { return }
+                let flags = Int(content.be32(0) & 0xFF_FFFF)
+                if type == "tfhd" {
+                    var cursor = 8
+                    if flags & 0x01 != 0, content.count >= cursor + 8 { base = Int64(bitPattern: content.be64(cursor)); cursor += 8 }
+                    if flags & 0x02 != 0 { cursor += 4 }
+                    if flags & 0x08 != 0 { cursor += 4 }
+                    if flags & 0x10 != 0, content.count >= cursor + 4 { sampleSize = Int(content.be32(cursor)) }
+                } else if type == "trun" {
+                    let count = Int(content.be32(4))
+                    var cursor = 8
+                    var position = base
+                    if flags & 0x01 != 0 { position = base + Int64(Int32(bitPattern: content.be32(cursor))); cursor += 4 }
+                    if flags & 0x04 != 0 { cursor += 4 }
+                    let fields = [0x100, 0x200, 0x400, 0x800].filter { flags & $0 != 0 }.count
+                    guard content.count >= cursor + 4 * fields * count else { throw malformedStream("MPEG-4 'trun' shorter than its \(count) samples") }
+                    for _ in 0 ..< count {
+                        var size = sampleSize
+                        if flags & 0x100 != 0 { cursor += 4 }
+                        if flags & 0x200 != 0 { size = Int(content.be32(cursor)); cursor += 4 }
+                        if flags & 0x400 != 0 { cursor += 4 }
+                        if flags & 0x800 != 0 { cursor += 4 }
+                        samples.append((position, size))
+                        position += Int64(size)
+                    }
+                }
+            }
+        }
+    }
+
+    func seek(toPacket packet: Int64, info: AudioStreamInfo) -> (offset: Int64, estimated: Bool)? {
+        guard haveTable, !samples.isEmpty else { return nil }
+        nextSample = Int(min(packet, Int64(samples.count - 1)))
+        state = .mdat
+        return (samples[nextSample].offset, false)
+    }
+}
