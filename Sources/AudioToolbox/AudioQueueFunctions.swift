@@ -303,7 +303,7 @@ public func AudioQueueGetPropertySize(_ inAQ: AudioQueueRef, _ inID: AudioQueueP
     switch inID {
     case kAudioQueueProperty_StreamDescription: outDataSize.pointee = UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
     case kAudioQueueProperty_IsRunning, kAudioQueueDeviceProperty_NumberChannels, kAudioQueueProperty_EnableLevelMetering,
-         kAudioQueueProperty_MaximumOutputPacketSize:
+         kAudioQueueProperty_MaximumOutputPacketSize, kAudioConverterPropertyMaximumOutputPacketSize:
         outDataSize.pointee = 4
     case kAudioQueueDeviceProperty_SampleRate: outDataSize.pointee = 8
     case kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB:
@@ -344,7 +344,10 @@ public func AudioQueueGetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
     case kAudioQueueDeviceProperty_SampleRate: return put(Double(queue.driver.sampleRate))
     case kAudioQueueDeviceProperty_NumberChannels: return put(UInt32(queue.layout.channelCount))
     case kAudioQueueProperty_EnableLevelMetering: return put(UInt32(box.input?.isLevelMeteringEnabled == true ? 1 : 0))
-    case kAudioQueueProperty_MaximumOutputPacketSize: return put(UInt32(box.input?.maximumOutputPacketSize ?? queue.layout.bytesPerFrame))
+    case kAudioQueueProperty_MaximumOutputPacketSize, kAudioConverterPropertyMaximumOutputPacketSize:
+        // The converter's question asked of the queue (the Learning Core Audio recorder sizes
+        // its buffers so): the same answer.
+        return put(UInt32(box.input?.maximumOutputPacketSize ?? queue.layout.bytesPerFrame))
     case kAudioQueueProperty_CurrentDevice:
         guard Int(ioDataSize.pointee) >= MemoryLayout<CFString>.size else { return kAudioQueueErr_InvalidPropertySize }
         outData.initializeMemory(as: CFString.self, repeating: queue.currentDevice as CFString, count: 1)

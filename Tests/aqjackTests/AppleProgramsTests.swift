@@ -1,0 +1,137 @@
+import AQServerSuite
+import AQTestSupport
+import Foundation
+import Testing
+
+/// The Apple-style programs in `Tests/ApplePrograms` (issue 13), built unchanged as executables
+/// of an outside package that depends on this one, in Swift 5 language mode as such ported code
+/// is. Built once per folder: the no-server test builds them, the server test reuses the build.
+enum ApplePrograms {
+    static let names = ["ExtAudioConvert", "StreamParse", "Recorder", "ConverterProc"]
+
+    /// Builds the programs (incrementally, in a folder kept between runs); returns the folder
+    /// holding the executables.
+    static func build() throws -> String {
+        let root = #filePath.components(separatedBy: "/Tests/")[0]
+        let packageName = URL(fileURLWithPath: root).lastPathComponent
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-apple-programs-\(getuid())").path
+        for name in names {
+            try FileManager.default.createDirectory(atPath: folder + "/Sources/" + name, withIntermediateDirectories: true)
+            let source = try String(contentsOfFile: root + "/Tests/ApplePrograms/\(name)/main.swift", encoding: .utf8)
+            let target = folder + "/Sources/\(name)/main.swift"
+            if (try? String(contentsOfFile: target, encoding: .utf8)) != source {
+                try source.write(toFile: target, atomically: true, encoding: .utf8)
+            }
+        }
+        let targets = names.map { """
+                    .executableTarget(name: "\($0)", dependencies: [.product(name: "AudioToolbox", package: "\(packageName)")],
+                                      swiftSettings: [.swiftLanguageMode(.v5)]),
+            """ }.joined(separator: "\n")
+        let manifest = """
+            // swift-tools-version:6.1
+            import PackageDescription
+
+            let package = Package(
+                name: "ApplePrograms",
+                dependencies: [.package(path: "\(root)")],
+                targets: [
+            \(targets)
+                ]
+            )
+            """
+        if (try? String(contentsOfFile: folder + "/Package.swift", encoding: .utf8)) != manifest {
+            try manifest.write(toFile: folder + "/Package.swift", atomically: true, encoding: .utf8)
+        }
+        let result = try ExternalTool.run("swift", ["build", "--package-path", folder])
+        guard result.status == 0 else {
+            throw NSError(domain: "ApplePrograms", code: Int(result.status),
+                          userInfo: [NSLocalizedDescriptionKey: "the Apple-style programs did not build: \(result.standardOutput.suffix(4000)) \(result.standardError.suffix(2000))"])
+        }
+        return folder + "/.build/debug"
+    }
+}
+
+@Suite("Apple-style programs built unchanged against AudioToolbox (no server needed)")
+struct AppleProgramsTests {
+    @Test("ExtAudioFile converter (Learning Core Audio ch. 6), AudioFileStream parser, AudioConverter input proc over UnsafeMutableAudioBufferListPointer: built unchanged, their output checked")
+    func offlinePrograms() throws {
+        let bin = try ApplePrograms.build()
+
+        // The converter: 48 kHz float WAV to 16-bit big-endian 44.1 kHz AIFF, as aqjack convert does it.
+        let raw = ExternalTool.temporaryPath("apple-src", extension: "f32")
+        let source = ExternalTool.temporaryPath("apple-src", extension: "wav")
+        let converted = ExternalTool.temporaryPath("apple-out", extension: "aiff")
+        let reference = ExternalTool.temporaryPath("apple-ref", extension: "aiff")
+        defer { for path in [raw, source, converted, reference] { try? FileManager.default.removeItem(atPath: path) } }
+        _ = FileManager.default.createFile(atPath: raw, contents: MultiSine.interleaved(frameCount: 96000, channelCount: 2, sampleRate: 48000).withUnsafeBytes { Data($0) })
+        try #require(ExternalTool.run("sox", ["-t", "f32", "-r", "48000", "-c", "2", raw, "-e", "floating-point", "-b", "32", source]).status == 0)
+        let convert = try ExternalTool.run(bin + "/ExtAudioConvert", [source, converted])
+        #expect(convert.status == 0 && convert.standardOutput.contains("converted 88200 frames"), "\(convert.standardOutput) \(convert.standardError)")
+        let aqjack = try AQJackCommand.run(["convert", source, reference, "-r", "44100", "-b", "16"])
+        try #require(aqjack.status == 0, "\(aqjack.standardError)")
+        let ours = try SoundFileContents(path: converted)
+        #expect(ours.sampleRate == 44100 && ours.frames == 88200)
+        #expect(ours.samples == (try SoundFileContents(path: reference)).samples, "the program's AIFF differs from aqjack convert's")
+
+        // The stream parser on M4A and MP3: every packet ffprobe counts.
+        let m4a = ExternalTool.temporaryPath("apple-stream", extension: "m4a")
+        let mp3 = ExternalTool.temporaryPath("apple-stream", extension: "mp3")
+        defer { for path in [m4a, mp3] { try? FileManager.default.removeItem(atPath: path) } }
+        try #require(try AQJackCommand.run(["convert", source, m4a]).status == 0)
+        try #require(ExternalTool.run("ffmpeg", ["-v", "error", "-y", "-i", source, "-c:a", "libmp3lame", mp3]).status == 0)
+        for (path, format) in [(m4a, "aac "), (mp3, ".mp3")] {
+            let parse = try ExternalTool.run(bin + "/StreamParse", [path])
+            let packets = try #require(try ExternalTool.probe(path)["nb_read_packets"])
+            #expect(parse.status == 0 && parse.standardOutput.contains("format \(format) 48000 Hz 2 ch") && parse.standardOutput.contains("ready true, packets \(packets),"),
+                    "\(parse.standardOutput) \(parse.standardError) (ffprobe: \(packets) packets)")
+        }
+
+        // The input proc: float to 16-bit, Core Audio's rounding.
+        let wav = ExternalTool.temporaryPath("apple-proc", extension: "wav")
+        defer { try? FileManager.default.removeItem(atPath: wav) }
+        let proc = try ExternalTool.run(bin + "/ConverterProc", [wav])
+        #expect(proc.status == 0 && proc.standardOutput.contains("converted 48000 frames"), "\(proc.standardOutput) \(proc.standardError)")
+        let expected = (0 ..< 48000).flatMap { index -> [Float] in
+            let value = Float(0.5 * sin(2 * Double.pi * 440 * Double(index) / 48000))
+            return [value, -value].map { Float(Int16((Double($0) * 32768).rounded())) / 32768 }
+        }
+        #expect(try SoundFileContents(path: wav).samples == expected)
+    }
+}
+
+extension JackServerSuite {
+    @Suite("Apple-style recorder (Learning Core Audio ch. 4) on the server, unchanged")
+    struct AppleRecorderTests {
+        @Test("The recorder asks the HAL for the rate, records 16-bit PCM bit-exact from the ports AQJACK_CONNECT names, and AAC that ffprobe reads")
+        func recorder() throws {
+            let bin = try ApplePrograms.build()
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("lcagen"), channelCount: 2, integerBits: 16)
+            let wav = ExternalTool.temporaryPath("lca", extension: "wav")
+            let caf = ExternalTool.temporaryPath("lca", extension: "caf")
+            defer { for path in [wav, caf] { try? FileManager.default.removeItem(atPath: path) } }
+            var environment = ProcessInfo.processInfo.environment
+            environment["AQJACK_CONNECT"] = generator.client.name + ":out_*"
+            environment["AQJACK_CLIENT_NAME"] = TestServer.uniqueClientName("lca")
+            for (path, codec) in [(wav, "lpcm"), (caf, "aac")] {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: bin + "/Recorder")
+                process.arguments = [path, "1", codec]
+                process.environment = environment
+                let output = Pipe()
+                process.standardOutput = output
+                process.standardError = output
+                try process.run()
+                let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                process.waitUntilExit()
+                #expect(process.terminationStatus == 0 && text.contains("Recording at \(generator.client.sampleRate) Hz"), "\(text)")
+            }
+            let pcm = try SoundFileContents(path: wav)
+            #expect(pcm.channels == 2 && pcm.frames > generator.client.sampleRate / 2, "\(pcm.frames) frames")
+            #expect(integerSignalStart(pcm.samples, channels: 2, bits: 16) != nil, "the recording is not the generator's signal, frame for frame")
+            let probe = try ExternalTool.probe(caf)
+            #expect(probe["codec_name"] == "aac" && probe["channels"] == "2" && probe["sample_rate"] == String(generator.client.sampleRate), "\(probe)")
+            let decoded = try ExternalTool.decodeWithFFmpeg(caf)
+            #expect(decoded.count / 2 > generator.client.sampleRate / 2, "ffmpeg decoded \(decoded.count / 2) frames")
+        }
+    }
+}
