@@ -26,6 +26,7 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
         .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev"])]),
         // The LV2 host's C side: the log feature (a variadic printf) and atom sequence helpers,
         // over lv2-dev's headers.
@@ -43,8 +44,8 @@ let package = Package(
         .target(name: "AQCore", swiftSettings: [.define("AQ_RT_CHECKS", .when(configuration: .release))]),
         // The JACK client wrapper: the only importer of CJack.
         .target(name: "AQJack", dependencies: ["AQCore", "CJack"]),
-        // Files and resampling: the only importer of CSndFile, CSampleRate and CSoxr.
-        .target(name: "AQMedia", dependencies: ["AQCore", "CSndFile", "CSampleRate", "CSoxr", "CAudioTypes"]),
+        // Files, resampling and time-pitch: the only importer of CSndFile, CSampleRate, CSoxr and CRubberBand.
+        .target(name: "AQMedia", dependencies: ["AQCore", "CSndFile", "CSampleRate", "CSoxr", "CRubberBand", "CAudioTypes"]),
         // Codecs and compressed files (AAC through libavcodec, ADTS, CAF packet files, MPEG-4
         // through libavformat, magic cookies): the only importer of CFFmpeg.
         .target(name: "AQCodecs", dependencies: ["CFFmpeg", "AQCore", "AQMedia", "CAudioTypes"]),

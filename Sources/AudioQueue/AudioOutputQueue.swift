@@ -569,6 +569,32 @@ public final class AudioOutputQueue: @unchecked Sendable {
         set { lock.withLock { pipeline.resamplerEngine = newValue } }
     }
 
+    /// Time-pitch (Apple's `kAudioQueueProperty_EnableTimePitch`, `TimePitchAlgorithm`,
+    /// `TimePitchBypass`): the algorithm that plays at ``playRate`` with ``pitchCents``, or nil
+    /// for none (the default, and a bypass). Changes apply from the next frames converted.
+    public var timePitchAlgorithm: TimePitchAlgorithm? {
+        get { lock.withLock { pipeline.timePitchAlgorithm } }
+        set { lock.withLock { pipeline.timePitchAlgorithm = newValue } }
+    }
+
+    /// The play rates and pitch shifts Apple documents (`kAudioQueueParam_PlayRate`, `Pitch`).
+    public static let playRateRange: ClosedRange<Float> = 0.5 ... 2
+    public static let pitchRange: ClosedRange<Float> = -2400 ... 2400
+
+    /// 0.5 ... 2 (`kAudioQueueParam_PlayRate`): 2 plays twice as fast; heard only with a
+    /// ``timePitchAlgorithm``.
+    public var playRate: Float {
+        get { lock.withLock { Float(pipeline.playRate) } }
+        set { lock.withLock { if !newValue.isNaN { pipeline.playRate = Double(newValue.clamped(to: Self.playRateRange)) } } }
+    }
+
+    /// Cents, -2400 ... 2400 (`kAudioQueueParam_Pitch`): heard with the Spectral and TimeDomain
+    /// algorithms (Varispeed's pitch follows its rate).
+    public var pitchCents: Float {
+        get { lock.withLock { Float(pipeline.pitchCents) } }
+        set { lock.withLock { if !newValue.isNaN { pipeline.pitchCents = Double(newValue.clamped(to: Self.pitchRange)) } } }
+    }
+
     /// Called on the queue thread when the first frame has really been played after a start
     /// (`true`) and when playing has stopped, after a drain once the last frame has left (`false`).
     public var onRunningChange: (@Sendable (Bool) -> Void)? {

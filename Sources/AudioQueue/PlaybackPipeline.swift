@@ -12,6 +12,9 @@ import Synchronization
 /// 2. **decode**: linear PCM samples to float, or AAC/ALAC packets through the decoder made from
 ///    the magic cookie;
 /// 3. **processing stages** (``QueueProcessingStage``: the insertion point for taps and plugins);
+/// 3b. **time-pitch** (Apple's `EnableTimePitch`): Spectral and TimeDomain stretch with
+///    ``TimePitch`` (pitch kept, or shifted by the Pitch parameter); Varispeed plays the stream
+///    as if its rate were `rate × playRate`, which the resampler then takes to the device's;
 /// 4. **resample** from the format's rate to the device's (``Resampler``);
 /// 5. **fill the ring** (``PlaybackFeeder``): at the device's rate with no stages, samples are
 ///    decoded straight into the ring; otherwise through `pending`;
@@ -53,6 +56,13 @@ final class PlaybackPipeline {
     private(set) var deviceRate: Int
     var converterQuality = Resampler.Quality.best
     var resamplerEngine = Resampler.Engine.soxr
+    /// 3b: the time-pitch algorithm, nil when time-pitch is off or bypassed; the play rate
+    /// (0.5 ... 2) and pitch shift in cents (-2400 ... 2400; not for Varispeed).
+    var timePitchAlgorithm: TimePitchAlgorithm? {
+        didSet { if timePitchAlgorithm != oldValue { stretcher = nil } }
+    }
+    var playRate = 1.0
+    var pitchCents = 0.0
     /// 2: the stream's magic cookie (compressed); setting it makes a new decoder at the next buffer.
     var cookie: [UInt8] = [] {
         didSet { decoder = nil }
@@ -75,6 +85,10 @@ final class PlaybackPipeline {
     /// 3 and 4: one piece of decoded frames being processed or resampled.
     private var piece: [Float] = []
     private var resampler: Resampler?
+    /// The input rate `resampler` was made for (Varispeed changes it).
+    private var resamplerInputRate = 0.0
+    /// 3b: the stretcher of Spectral and TimeDomain.
+    private var stretcher: TimePitch?
     /// 5: converted frames (device rate) not yet in the ring, from `pendingStart` on.
     private var pending: [Float] = []
     private var pendingStart = 0
@@ -165,7 +179,7 @@ final class PlaybackPipeline {
             return .some(entry.buffer)
         }
         let channels = layout.channelCount
-        let atDeviceRate = format.sampleRate == Double(deviceRate)
+        let atDeviceRate = format.sampleRate == Double(deviceRate) && timePitchAlgorithm == nil
         if atDeviceRate && processing.isEmpty {
             // The frames go straight into the ring (fill has emptied `pending` first): no copy
             // in between.
@@ -192,30 +206,58 @@ final class PlaybackPipeline {
             }
         }
         frontOffset += count
-        processAndDeliverPiece(frameCount: count, atDeviceRate: atDeviceRate)
+        processAndDeliverPiece(frameCount: count)
         return .some(nil)
     }
 
     /// Runs `piece`'s first `frameCount` frames through the stages (their start-up silence
-    /// dropped: the stream's first frame plays first, as it would without them) and the
-    /// resampler into `pending`. Under the lock.
-    private func processAndDeliverPiece(frameCount count: Int, atDeviceRate: Bool) {
+    /// dropped: the stream's first frame plays first, as it would without them), the time-pitch
+    /// stage and the resampler into `pending`. Under the lock.
+    private func processAndDeliverPiece(frameCount count: Int) {
         let channels = layout.channelCount
         let dropped = piece.withUnsafeMutableBufferPointer { floats in
             processing.isEmpty ? 0 : processing.process(floats.baseAddress!, frameCount: count, channelCount: channels)
         }
         guard dropped < count else { return }
-        if atDeviceRate {
-            pending.append(contentsOf: piece[dropped * channels ..< count * channels])
+        piece.withUnsafeBufferPointer { input in
+            let start = input.baseAddress! + dropped * channels
+            if let stretcher = currentStretcher() {
+                stretcher.process(start, frameCount: count - dropped) { output, produced in resample(output, frameCount: produced) }
+            } else {
+                resample(start, frameCount: count - dropped)
+            }
+        }
+    }
+
+    /// The stretcher for Spectral and TimeDomain at the current rate and pitch, made on first use.
+    private func currentStretcher() -> TimePitch? {
+        guard let algorithm = timePitchAlgorithm, algorithm != .varispeed else { return nil }
+        if stretcher == nil {
+            stretcher = TimePitch(sampleRate: Int(format.sampleRate), channelCount: layout.channelCount,
+                                  algorithm: algorithm == .spectral ? .spectral : .timeDomain, rate: playRate, pitchCents: pitchCents)
+        }
+        if stretcher!.rate != playRate { stretcher!.rate = playRate }
+        if stretcher!.pitchCents != pitchCents { stretcher!.pitchCents = pitchCents }
+        return stretcher
+    }
+
+    /// Frames at the stream's rate into `pending` at the device's: Varispeed takes the stream's
+    /// rate as `rate × playRate`, so the resampler plays it faster or slower, pitch and all.
+    private func resample(_ frames: UnsafePointer<Float>, frameCount: Int) {
+        let channels = layout.channelCount
+        let inputRate = format.sampleRate * (timePitchAlgorithm == .varispeed ? playRate : 1)
+        if inputRate == Double(deviceRate) {
+            pending.append(contentsOf: UnsafeBufferPointer(start: frames, count: frameCount * channels))
             return
         }
-        if resampler == nil {
-            resampler = try? Resampler(channelCount: channels, inputRate: format.sampleRate, outputRate: Double(deviceRate), quality: converterQuality, engine: resamplerEngine)
+        if resampler == nil || resamplerInputRate != inputRate {
+            // A new rate: what the old resampler holds goes out first.
+            resampler?.flush { output, produced in pending.append(contentsOf: UnsafeBufferPointer(start: output, count: produced * channels)) }
+            resampler = try? Resampler(channelCount: channels, inputRate: inputRate, outputRate: Double(deviceRate), quality: converterQuality, engine: resamplerEngine)
+            resamplerInputRate = inputRate
         }
-        piece.withUnsafeBufferPointer { input in
-            resampler?.process(input.baseAddress! + dropped * channels, frameCount: count - dropped) { output, produced in
-                pending.append(contentsOf: UnsafeBufferPointer(start: output, count: produced * channels))
-            }
+        resampler?.process(frames, frameCount: frameCount) { output, produced in
+            pending.append(contentsOf: UnsafeBufferPointer(start: output, count: produced * channels))
         }
     }
 
@@ -259,9 +301,11 @@ final class PlaybackPipeline {
                 let count = processing.latencyFrames
                 if piece.count < count * channels { piece = [Float](repeating: 0, count: count * channels) }
                 piece.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
-                processAndDeliverPiece(frameCount: count, atDeviceRate: format.sampleRate == Double(deviceRate))
+                processAndDeliverPiece(frameCount: count)
                 processing.restartCompensation()
             }
+            stretcher?.finish { output, produced in resample(output, frameCount: produced) }
+            stretcher = nil
             resampler?.flush { output, produced in
                 pending.append(contentsOf: UnsafeBufferPointer(start: output, count: produced * channels))
             }
@@ -277,6 +321,7 @@ final class PlaybackPipeline {
         frontOffset = 0
         decodedFront = nil
         resampler?.reset()
+        stretcher = nil
         processing.reset()
     }
 
@@ -309,4 +354,14 @@ final class PlaybackPipeline {
         enqueued.removeAll()
         inFlight.removeAll()
     }
+}
+
+/// How a playback queue changes its play rate (Apple's `kAudioQueueTimePitchAlgorithm_*`).
+public enum TimePitchAlgorithm: Sendable, Equatable {
+    /// Pitch kept, Rubber Band's finer engine ('spec').
+    case spectral
+    /// Pitch kept, Rubber Band's faster engine ('tido'; also Apple's LowQualityZeroLatency).
+    case timeDomain
+    /// Resampled: faster is higher ('vspd').
+    case varispeed
 }

@@ -25,6 +25,26 @@ final class QueueBox: @unchecked Sendable {
     let reference: AudioQueueRef
     /// The queue's processing tap (AudioQueueProcessingTapNew): at most one.
     var tap: ProcessingTap?
+    /// Time-pitch as Apple's properties set it (`EnableTimePitch`, `TimePitchAlgorithm`,
+    /// `TimePitchBypass`): the output queue plays with the algorithm when enabled and not bypassed.
+    var timePitchEnabled = false {
+        didSet { applyTimePitch() }
+    }
+    var timePitchAlgorithm = kAudioQueueTimePitchAlgorithm_Spectral {
+        didSet { applyTimePitch() }
+    }
+    var timePitchBypass = false {
+        didSet { applyTimePitch() }
+    }
+
+    private func applyTimePitch() {
+        let algorithm: TimePitchAlgorithm = switch timePitchAlgorithm {
+        case kAudioQueueTimePitchAlgorithm_Varispeed: .varispeed
+        case kAudioQueueTimePitchAlgorithm_Spectral: .spectral
+        default: .timeDomain
+        }
+        output?.timePitchAlgorithm = timePitchEnabled && !timePitchBypass ? algorithm : nil
+    }
     private let lock = NSLock()
     private var listeners: [(AudioQueuePropertyID, AudioQueuePropertyListenerProc, UnsafeMutableRawPointer?)] = []
 
@@ -305,6 +325,9 @@ public func AudioQueueGetPropertySize(_ inAQ: AudioQueueRef, _ inID: AudioQueueP
     case kAudioQueueProperty_IsRunning, kAudioQueueDeviceProperty_NumberChannels, kAudioQueueProperty_EnableLevelMetering,
          kAudioQueueProperty_MaximumOutputPacketSize, kAudioConverterPropertyMaximumOutputPacketSize:
         outDataSize.pointee = 4
+    case kAudioQueueProperty_EnableTimePitch, kAudioQueueProperty_TimePitchAlgorithm, kAudioQueueProperty_TimePitchBypass:
+        guard box.output != nil else { return kAudioQueueErr_InvalidProperty }
+        outDataSize.pointee = 4
     case kAudioQueueDeviceProperty_SampleRate: outDataSize.pointee = 8
     case kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB:
         outDataSize.pointee = UInt32(queue.layout.channelCount * MemoryLayout<AudioQueueLevelMeterState>.size)
@@ -355,6 +378,10 @@ public func AudioQueueGetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
     case kAudioQueueProperty_MagicCookie, kAudioConverterCompressionMagicCookie, kAudioConverterDecompressionMagicCookie:
         // The queue's cookie is its converter's (Apple's queue forwards converter properties).
         return storePropertyBytes(box.magicCookie, into: outData, size: ioDataSize, mustFit: true, tooSmall: kAudioQueueErr_InvalidPropertySize)
+    case kAudioQueueProperty_EnableTimePitch, kAudioQueueProperty_TimePitchAlgorithm, kAudioQueueProperty_TimePitchBypass:
+        guard box.output != nil else { return kAudioQueueErr_InvalidProperty }
+        return put(inID == kAudioQueueProperty_EnableTimePitch ? UInt32(box.timePitchEnabled ? 1 : 0)
+                   : inID == kAudioQueueProperty_TimePitchBypass ? UInt32(box.timePitchBypass ? 1 : 0) : box.timePitchAlgorithm)
     case kAudioConverterCurrentInputStreamDescription: return put(converterFormats(box).input)
     case kAudioConverterCurrentOutputStreamDescription: return put(converterFormats(box).output)
     case kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB:
@@ -408,6 +435,19 @@ public func AudioQueueSetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
         return status { () throws(AudioQueueError) in
             try queue.assignChannels(assignments.map { ($0.mDeviceUID.takeUnretainedValue() as String, Int($0.mChannelNumber)) })
         }
+    case kAudioQueueProperty_EnableTimePitch, kAudioQueueProperty_TimePitchAlgorithm, kAudioQueueProperty_TimePitchBypass:
+        guard inDataSize >= 4 else { return kAudioQueueErr_InvalidPropertySize }
+        guard box.output != nil else { return kAudioQueueErr_InvalidProperty }
+        let value = inData.loadUnaligned(as: UInt32.self)
+        switch inID {
+        case kAudioQueueProperty_EnableTimePitch: box.timePitchEnabled = value != 0
+        case kAudioQueueProperty_TimePitchBypass: box.timePitchBypass = value != 0
+        default:
+            guard [kAudioQueueTimePitchAlgorithm_Spectral, kAudioQueueTimePitchAlgorithm_TimeDomain, kAudioQueueTimePitchAlgorithm_Varispeed,
+                   kAudioQueueTimePitchAlgorithm_LowQualityZeroLatency].contains(value) else { return kAudioQueueErr_InvalidPropertyValue }
+            box.timePitchAlgorithm = value
+        }
+        return noErr
     case kAudioQueueProperty_StreamDescription, kAudioQueueProperty_IsRunning, kAudioQueueDeviceProperty_SampleRate,
          kAudioQueueDeviceProperty_NumberChannels, kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB,
          kAudioQueueProperty_MaximumOutputPacketSize:

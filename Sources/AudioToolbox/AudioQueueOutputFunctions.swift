@@ -7,6 +7,15 @@ import Foundation
 public let kAudioQueueParam_Volume: AudioQueueParameterID = 1
 public let kAudioQueueParam_PlayRate: AudioQueueParameterID = 2
 public let kAudioQueueParam_Pitch: AudioQueueParameterID = 3
+
+// Time-pitch (AudioQueue.h).
+public let kAudioQueueProperty_EnableTimePitch: AudioQueuePropertyID = 0x715F_7470      // 'q_tp'
+public let kAudioQueueProperty_TimePitchAlgorithm: AudioQueuePropertyID = 0x7174_7061   // 'qtpa'
+public let kAudioQueueProperty_TimePitchBypass: AudioQueuePropertyID = 0x7174_7062      // 'qtpb'
+public let kAudioQueueTimePitchAlgorithm_Spectral: UInt32 = 0x7370_6563                 // 'spec'
+public let kAudioQueueTimePitchAlgorithm_TimeDomain: UInt32 = 0x7469_646F               // 'tido'
+public let kAudioQueueTimePitchAlgorithm_Varispeed: UInt32 = 0x7673_7064                // 'vspd'
+public let kAudioQueueTimePitchAlgorithm_LowQualityZeroLatency: UInt32 = 0x6C71_7A6C    // 'lqzl'
 public let kAudioQueueParam_VolumeRampTime: AudioQueueParameterID = 4
 public let kAudioQueueParam_Pan: AudioQueueParameterID = 13
 public let kAudioQueueErr_EnqueueDuringReset: OSStatus = -66632
@@ -108,8 +117,9 @@ public func AudioQueueEnqueueBufferWithParameters(_ inAQ: AudioQueueRef, _ inBuf
 }
 
 /// Sets a playback parameter now: `Volume` (0 ... 1, ramped over `VolumeRampTime` seconds),
-/// `VolumeRampTime`, `Pan` (-1 ... 1). `PlayRate` and `Pitch` need a time-pitch unit aqjack does
-/// not have yet: they answer `kAudioQueueErr_InvalidParameter`.
+/// `VolumeRampTime`, `Pan` (-1 ... 1), `PlayRate` (0.5 ... 2) and `Pitch` (-2400 ... 2400
+/// cents), the last two heard when `kAudioQueueProperty_EnableTimePitch` is on (Apple: "usable
+/// only if the time-pitch processor is enabled"; set without it, they are kept for later).
 @discardableResult
 public func AudioQueueSetParameter(_ inAQ: AudioQueueRef, _ inParamID: AudioQueueParameterID,
                                    _ inValue: AudioQueueParameterValue) -> OSStatus {
@@ -122,6 +132,8 @@ public func AudioQueueSetParameter(_ inAQ: AudioQueueRef, _ inParamID: AudioQueu
     switch inParamID {
     case kAudioQueueParam_Volume: output.volumeLevel = inValue
     case kAudioQueueParam_VolumeRampTime: output.volumeRampTime = Double(inValue)
+    case kAudioQueueParam_PlayRate: output.playRate = inValue
+    case kAudioQueueParam_Pitch: output.pitchCents = inValue
     default: output.panPosition = inValue
     }
     return noErr
@@ -132,6 +144,7 @@ public func AudioQueueSetParameter(_ inAQ: AudioQueueRef, _ inParamID: AudioQueu
 let parameterRanges: [AudioQueueParameterID: ClosedRange<Float>] = [
     kAudioQueueParam_Volume: AudioOutputQueue.volumeRange, kAudioQueueParam_Pan: AudioOutputQueue.panRange,
     kAudioQueueParam_VolumeRampTime: Float(AudioOutputQueue.volumeRampTimeRange.lowerBound) ... Float(AudioOutputQueue.volumeRampTimeRange.upperBound),
+    kAudioQueueParam_PlayRate: AudioOutputQueue.playRateRange, kAudioQueueParam_Pitch: AudioOutputQueue.pitchRange,
 ]
 
 @discardableResult
@@ -143,6 +156,8 @@ public func AudioQueueGetParameter(_ inAQ: AudioQueueRef, _ inParamID: AudioQueu
     case kAudioQueueParam_Volume: outValue.pointee = output.volumeLevel
     case kAudioQueueParam_VolumeRampTime: outValue.pointee = Float(output.volumeRampTime)
     case kAudioQueueParam_Pan: outValue.pointee = output.panPosition
+    case kAudioQueueParam_PlayRate: outValue.pointee = output.playRate
+    case kAudioQueueParam_Pitch: outValue.pointee = output.pitchCents
     default: return kAudioQueueErr_InvalidParameter
     }
     return noErr

@@ -44,8 +44,10 @@ let AQTestBufferCallback: AudioQueueOutputCallback = { inUserData, inAQ, inCompl
 
 /// Renders the file at `path` offline through a playback queue, as the sample does, into
 /// interleaved float at `captureRate` (0: the file's rate). Returns every call's status, the
-/// rendered samples and the frames each render call returned.
-func offlineRenderWithListing(path: String, captureRate: Double = 0,
+/// rendered samples and the frames each render call returned. The sample stops at the render
+/// after the flush; `drainAfterFlush` (not the sample's) renders on until a render returns no
+/// frames, for a queue whose processing holds more than one render's worth (time-pitch).
+func offlineRenderWithListing(path: String, captureRate: Double = 0, drainAfterFlush: Bool = false,
                               configure: (AudioQueueRef) -> Void = { _ in }) -> (statuses: [OSStatus], samples: [Float], renders: [Int]) {
     let myInfo = UnsafeMutablePointer<AQTestInfo>.allocate(capacity: 1)
     myInfo.initialize(to: AQTestInfo())
@@ -120,7 +122,7 @@ func offlineRenderWithListing(path: String, captureRate: Double = 0,
         let floats = captureBuffer.pointee.mAudioData.assumingMemoryBound(to: Float.self)
         samples += UnsafeBufferPointer(start: floats, count: writeFrames * Int(channels))
         renders.append(writeFrames)
-        if myInfo.pointee.mFlushed { break }
+        if myInfo.pointee.mFlushed && (!drainAfterFlush || writeFrames == 0) { break }
         ts.mSampleTime += Double(writeFrames)
     }
     statuses.append(AudioQueueDispose(queue, true))
