@@ -176,8 +176,15 @@ public final class AudioOutputQueue: @unchecked Sendable {
     ///
     /// The corresponding Apple functions are `AudioQueueEnqueueBuffer` and
     /// `AudioQueueEnqueueBufferWithParameters`.
+    ///
+    /// `startFrame` schedules the buffer's first frame at that frame of the queue's timeline
+    /// (device frames since the queue was made: ``playedFrameCount``'s count); silence fills the
+    /// gap. Returns the frame it will start at: `startFrame`, or later when what is already
+    /// enqueued runs past it.
+    @discardableResult
     public func enqueue(_ buffer: AudioQueueBufferRef, trimStartFrames: Int = 0, trimEndFrames: Int = 0,
-                        volume: Float? = nil, packetDescriptions: [AudioStreamPacketDescription] = []) throws(AudioQueueError) {
+                        volume: Float? = nil, packetDescriptions: [AudioStreamPacketDescription] = [],
+                        startFrame: Int? = nil) throws(AudioQueueError) -> Int {
         lock.lock()
         defer { lock.unlock() }
         guard !isDisposed else { throw AudioQueueError(AudioQueueError.disposalPendingCode, "the queue is disposed") }
@@ -214,8 +221,10 @@ public final class AudioOutputQueue: @unchecked Sendable {
                 throw AudioQueueError(AudioQueueError.parameterCode, "mAudioDataByteSize \(buffer.pointee.mAudioDataByteSize) is not a whole number of \(layout.bytesPerFrame)-byte frames")
             }
         }
+        let start = pipeline.projectedStart(for: startFrame)
         pipeline.enqueued.append(PlaybackPipeline.Entry(buffer: buffer, trimStartFrames: max(0, trimStartFrames), trimEndFrames: max(0, trimEndFrames), gain: volume,
-                              packetDescriptions: packetDescriptions))
+                              packetDescriptions: packetDescriptions, startFrame: startFrame.map { _ in start }))
+        return start
     }
 
     /// The magic cookie of the AAC stream to play (`kAudioQueueProperty_MagicCookie`; seed 001
@@ -617,6 +626,9 @@ public final class AudioOutputQueue: @unchecked Sendable {
 
     /// The queue's position: device frames elapsed since playback started (including silence
     /// played in underruns), in the format's rate; 0 before the first frame.
+    /// The rate the queue plays at: the device's, or the offline render format's (Hz).
+    public var playbackRate: Int { lock.withLock { deviceRate } }
+
     public var currentSampleTime: Double {
         guard let start = playbackStartFrame else { return 0 }
         let now = processor.nextCycleFrame.load(ordering: .relaxed)

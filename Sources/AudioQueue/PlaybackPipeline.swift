@@ -34,6 +34,9 @@ final class PlaybackPipeline {
         var gain: Float?
         /// Compressed: where each packet lies in the buffer.
         var packetDescriptions: [AudioStreamPacketDescription] = []
+        /// The ring frame (device frames, the queue's timeline) its first frame is to play at;
+        /// silence fills the ring up to it. nil: right after what comes before.
+        var startFrame: Int? = nil
     }
 
     let format: StreamFormat
@@ -113,6 +116,24 @@ final class PlaybackPipeline {
 
     /// Whether converted frames wait to go into the ring.
     var hasPendingFrames: Bool { pending.count > pendingStart }
+
+    /// The ring frame at which a buffer enqueued now with `startFrame` will start: after
+    /// everything written, waiting and enqueued (each buffer's frames at the device's rate, its
+    /// own start honoured), and not before `startFrame`. Exact for linear PCM at a constant
+    /// play rate; compressed buffers count their packets' nominal frames.
+    func projectedStart(for startFrame: Int?) -> Int {
+        var position = Double(writtenFrames + (pending.count - pendingStart) / layout.channelCount)
+        let ratio = Double(deviceRate) / format.sampleRate / (timePitchAlgorithm == nil ? 1 : playRate)
+        for (index, entry) in enqueued.enumerated() {
+            if let start = entry.startFrame, Double(start) > position { position = Double(start) }
+            let frames = format.isCompressed
+                ? entry.packetDescriptions.count * Int(format.description.mFramesPerPacket)
+                : Int(entry.buffer.pointee.mAudioDataByteSize) / layout.bytesPerFrame
+            let left = max(0, frames - entry.trimStartFrames - entry.trimEndFrames - (index == 0 ? max(0, frontOffset - entry.trimStartFrames) : 0))
+            position += Double(left) * ratio
+        }
+        return max(Int(position.rounded()), startFrame ?? 0)
+    }
     /// Whether anything is enqueued, waiting or on its way out (a rate change would mix rates).
     var holdsFrames: Bool { !enqueued.isEmpty || !inFlight.isEmpty || hasPendingFrames || feeder.queuedFrameCount > 0 }
 
@@ -171,6 +192,14 @@ final class PlaybackPipeline {
             entry.gain = nil
             enqueued[0] = entry
             bufferVolume(gain)
+        }
+        if frontOffset == firstFrame, let start = entry.startFrame {
+            // A scheduled start: silence in the ring up to it (a time already past starts now).
+            entry.startFrame = nil
+            enqueued[0] = entry
+            let position = writtenFrames + (pending.count - pendingStart) / layout.channelCount
+            if start > position { pending.append(contentsOf: repeatElement(0, count: (start - position) * layout.channelCount)) }
+            return .some(nil)
         }
         if frontOffset >= endFrame {
             enqueued.removeFirst()

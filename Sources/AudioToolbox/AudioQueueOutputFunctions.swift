@@ -87,8 +87,12 @@ public func AudioQueuePrime(_ inAQ: AudioQueueRef, _ inNumberOfFramesToPrepare: 
 }
 
 /// Enqueues a playback buffer with frames to trim at its start and end and parameter events
-/// (volume) that take effect when it starts playing. `inStartTime` is not supported yet: a
-/// non-nil start time answers `kAudioQueueErr_InvalidParameter`; use `AudioQueueStart`'s.
+/// (volume) that take effect when it starts playing. `inStartTime` (its `mSampleTime`, with
+/// `kAudioTimeStampSampleTimeValid`) schedules the buffer on the queue's timeline, the sample
+/// times `AudioQueueGetCurrentTime` reports: silence plays up to it. `outActualStartTime` gets
+/// the time it will start: the one asked, or later when the buffers before it run past it (or
+/// when it is past already), exact for linear PCM. Without a start time it is the time right
+/// after the buffers before it.
 @discardableResult
 public func AudioQueueEnqueueBufferWithParameters(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBufferRef,
                                                   _ inNumPacketDescs: UInt32, _ inPacketDescs: UnsafePointer<AudioStreamPacketDescription>?,
@@ -98,7 +102,14 @@ public func AudioQueueEnqueueBufferWithParameters(_ inAQ: AudioQueueRef, _ inBuf
                                                   _ outActualStartTime: UnsafeMutablePointer<AudioTimeStamp>?) -> OSStatus {
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     guard let output = box.output else { return kAudioQueueErr_InvalidQueueType }
-    guard inStartTime == nil else { return kAudioQueueErr_InvalidParameter }
+    var startFrame: Int?
+    if let inStartTime {
+        guard inStartTime.pointee.mFlags.contains(.sampleTimeValid) else { return kAudioQueueErr_InvalidParameter }
+        let time = inStartTime.pointee.mSampleTime
+        guard time.isFinite, time >= 0, time < 9.0e15 else { return kAudio_ParamError }
+        // The queue's sample times count its format's frames; the ring counts the device's.
+        startFrame = Int((time * Double(output.playbackRate) / output.format.mSampleRate).rounded())
+    }
     var volume: Float?
     for index in 0 ..< Int(inNumParamValues) {
         guard let event = inParamValues?[index] else { break }
@@ -111,8 +122,14 @@ public func AudioQueueEnqueueBufferWithParameters(_ inAQ: AudioQueueRef, _ inBuf
     }
     return status { () throws(AudioQueueError) in
         let descriptions = inPacketDescs.map { Array(UnsafeBufferPointer(start: $0, count: Int(inNumPacketDescs))) } ?? []
-        try output.enqueue(inBuffer, trimStartFrames: Int(inTrimFramesAtStart), trimEndFrames: Int(inTrimFramesAtEnd), volume: volume,
-                           packetDescriptions: descriptions)
+        let start = try output.enqueue(inBuffer, trimStartFrames: Int(inTrimFramesAtStart), trimEndFrames: Int(inTrimFramesAtEnd), volume: volume,
+                                       packetDescriptions: descriptions, startFrame: startFrame)
+        if let outActualStartTime {
+            var actual = AudioTimeStamp()
+            actual.mSampleTime = (Double(start) * output.format.mSampleRate / Double(output.playbackRate)).rounded()
+            actual.mFlags = .sampleTimeValid
+            outActualStartTime.pointee = actual
+        }
     }
 }
 

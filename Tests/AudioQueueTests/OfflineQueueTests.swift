@@ -350,3 +350,58 @@ struct OfflineQueueTests {
         #expect(queue.underrunFrameCount == 12_000 - 1000 - 4 * frames)
     }
 }
+
+@Suite("Scheduled buffer starts (AudioQueueEnqueueBufferWithParameters' inStartTime), rendered offline (no server needed)")
+struct ScheduledStartTests {
+    @Test("A buffer scheduled at sample 5000 plays there after silence; one asked for 2000 behind it starts at 6000, and outActualStartTime says so")
+    func scheduledStarts() throws {
+        let queue = try OfflineQueueTests.newOutputQueue()
+        defer { AudioQueueDispose(queue, true) }
+        var render = pcmFormat(rate: 48000, channels: 2, bits: 32, float: true)
+        #expect(AudioQueueSetOfflineRenderFormat(queue, &render, nil) == noErr)
+        // Three 1000-frame 16-bit buffers of constant values 0.25, 0.5, 0.75.
+        var buffers: [AudioQueueBufferRef] = []
+        for value: Float in [0.25, 0.5, 0.75] {
+            var buffer: AudioQueueBufferRef?
+            #expect(AudioQueueAllocateBuffer(queue, 4000, &buffer) == noErr)
+            let samples = buffer!.pointee.mAudioData.assumingMemoryBound(to: Int16.self)
+            for index in 0 ..< 2000 { samples[index] = Int16(value * 32768) }
+            buffer!.pointee.mAudioDataByteSize = 4000
+            buffers.append(buffer!)
+        }
+        var actual = AudioTimeStamp()
+        #expect(AudioQueueEnqueueBufferWithParameters(queue, buffers[0], 0, nil, 0, 0, 0, nil, nil, &actual) == noErr)
+        #expect(actual.mSampleTime == 0 && actual.mFlags.contains(.sampleTimeValid))
+        var at5000 = AudioTimeStamp()
+        at5000.mSampleTime = 5000
+        at5000.mFlags = .sampleTimeValid
+        #expect(AudioQueueEnqueueBufferWithParameters(queue, buffers[1], 0, nil, 0, 0, 0, nil, &at5000, &actual) == noErr)
+        #expect(actual.mSampleTime == 5000)
+        var at2000 = AudioTimeStamp()
+        at2000.mSampleTime = 2000
+        at2000.mFlags = .sampleTimeValid
+        #expect(AudioQueueEnqueueBufferWithParameters(queue, buffers[2], 0, nil, 0, 0, 0, nil, &at2000, &actual) == noErr)
+        #expect(actual.mSampleTime == 6000)
+        var noFlags = AudioTimeStamp()
+        #expect(AudioQueueEnqueueBufferWithParameters(queue, buffers[0], 0, nil, 0, 0, 0, nil, &noFlags, nil) == kAudioQueueErr_InvalidParameter)
+
+        #expect(AudioQueueStart(queue, nil) == noErr)
+        var capture: AudioQueueBufferRef?
+        #expect(AudioQueueAllocateBuffer(queue, 8 * 1000, &capture) == noErr)
+        var time = AudioTimeStamp()
+        time.mFlags = .sampleTimeValid
+        var rendered: [Float] = []
+        for _ in 0 ..< 7 {
+            #expect(AudioQueueOfflineRender(queue, &time, capture!, 1000) == noErr)
+            let count = Int(capture!.pointee.mAudioDataByteSize) / 4
+            rendered += UnsafeBufferPointer(start: capture!.pointee.mAudioData.assumingMemoryBound(to: Float.self), count: count)
+            time.mSampleTime += Double(count / 2)
+        }
+        let left = stride(from: 0, to: rendered.count, by: 2).map { rendered[$0] }
+        #expect(left.count == 7000)
+        #expect(left[0 ..< 1000].allSatisfy { $0 == 0.25 })
+        #expect(left[1000 ..< 5000].allSatisfy { $0 == 0 })
+        #expect(left[5000 ..< 6000].allSatisfy { $0 == 0.5 })
+        #expect(left[6000 ..< 7000].allSatisfy { $0 == 0.75 })
+    }
+}
