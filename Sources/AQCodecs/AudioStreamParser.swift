@@ -192,6 +192,38 @@ public enum AudioFileStreamProperties {
     public static let dataUnavailableCode: Int32 = 0x6D6F_7265
 }
 
+/// Where a chunked container's parser is: its header, between chunks (boxes), skipping one it
+/// does not read, in the audio data, or past it (WAVE, CAF; MPEG-4 without header and trailer).
+enum ChunkedState {
+    case header, chunks, skipping(Int64), data, trailer
+
+    /// Skips `size` bytes next (none: straight on to the next chunk).
+    static func skip(_ size: Int64) -> ChunkedState { size > 0 ? .skipping(size) : .chunks }
+
+    /// In `.skipping` and `.trailer`: consumes what they pass over of `input` and moves on;
+    /// nil in the states the parser reads.
+    mutating func pass(_ input: UnsafeRawBufferPointer) -> Int? {
+        switch self {
+        case .skipping(let left):
+            let consumed = Int(min(left, Int64(input.count)))
+            self = left > Int64(consumed) ? .skipping(left - Int64(consumed)) : .chunks
+            return consumed
+        case .trailer: return input.count
+        default: return nil
+        }
+    }
+}
+
+/// Hands out the whole constant-size frames at the front of `input` (at most `left` bytes of
+/// data when the size is known); returns the bytes consumed.
+func emitFrames(_ input: UnsafeRawBufferPointer, frameBytes: Int, left: Int64?, packets: AudioStreamPacketHandler) -> Int {
+    let usable = left.map { Int(min(Int64(input.count), $0)) } ?? input.count
+    let frames = usable / max(1, frameBytes)
+    guard frames > 0 else { return 0 }
+    packets(UnsafeRawBufferPointer(rebasing: input[0 ..< frames * frameBytes]), frames, nil)
+    return frames * frameBytes
+}
+
 /// Little- and big-endian reads from a raw buffer.
 extension UnsafeRawBufferPointer {
     func le16(_ at: Int) -> UInt32 { UInt32(self[at]) | UInt32(self[at + 1]) << 8 }

@@ -5,8 +5,7 @@ import CAudioTypes
 /// and aqjack write them), then 'data'; other chunks are skipped. Linear PCM comes out in whole
 /// frames, AAC and ALAC packet by packet with descriptions from the packet table.
 final class CAFStreamParser: StreamContainerParser {
-    private enum State { case header, chunks, skipping(Int64), data, trailer }
-    private var state = State.header
+    private var state = ChunkedState.header
     private var haveFormat = false
     private var dataLeft: Int64?
     /// Packet sizes from 'pakt' (variable-size formats), and the next packet to hand out.
@@ -17,18 +16,15 @@ final class CAFStreamParser: StreamContainerParser {
 
     func step(_ input: UnsafeRawBufferPointer, at offset: Int64, info: AudioStreamInfo,
               events: (AudioStreamEvent) -> Void, packets: AudioStreamPacketHandler) throws(AudioFileError) -> Int {
+        if let passed = state.pass(input) { return passed }
         switch state {
         case .header:
             guard input.count >= 8 else { return 0 }
             guard input.be16(4) == 1 else { throw malformedStream("CAF version \(input.be16(4)): expected 1") }
             state = .chunks
             return 8
-        case .skipping(let left):
-            let consumed = Int(min(left, Int64(input.count)))
-            state = left > Int64(consumed) ? .skipping(left - Int64(consumed)) : .chunks
-            return consumed
-        case .trailer:
-            return input.count
+        case .skipping, .trailer:
+            return 0   // passed over above
         case .chunks:
             guard input.count >= 12 else { return 0 }
             let type = input.fourCC(0)
@@ -55,7 +51,7 @@ final class CAFStreamParser: StreamContainerParser {
             }
             guard size >= 0 else { throw malformedStream("CAF '\(type)' chunk of unknown size before 'data'") }
             guard ["desc", "kuki", "pakt"].contains(type) else {
-                state = size > 0 ? .skipping(size) : .chunks
+                state = .skip(size)
                 return 12
             }
             guard Int64(input.count) >= 12 + size else { return 0 }
@@ -81,11 +77,7 @@ final class CAFStreamParser: StreamContainerParser {
             if isVariable {
                 consumed = emitPackets(input, info: info, packets: packets)
             } else {
-                let frameBytes = Int(info.dataFormat.mBytesPerPacket)
-                let usable = dataLeft.map { Int(min(Int64(input.count), $0)) } ?? input.count
-                let frames = usable / max(1, frameBytes)
-                if frames > 0 { packets(UnsafeRawBufferPointer(rebasing: input[0 ..< frames * frameBytes]), frames, nil) }
-                consumed = frames * frameBytes
+                consumed = emitFrames(input, frameBytes: Int(info.dataFormat.mBytesPerPacket), left: dataLeft, packets: packets)
             }
             if let left = dataLeft {
                 dataLeft = left - Int64(consumed)

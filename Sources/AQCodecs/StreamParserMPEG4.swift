@@ -6,8 +6,8 @@ import CAudioTypes
 /// ('moof'/'trun'), then the samples from 'mdat' as they arrive. A 'moov' after its 'mdat' (a
 /// file not made for streaming) is handled by keeping the 'mdat' bytes until the table comes.
 final class MPEG4StreamParser: StreamContainerParser {
-    private enum State { case boxes, skipping(Int64), mdat }
-    private var state = State.boxes
+    /// `.chunks`: between boxes; `.data`: in an 'mdat'.
+    private var state = ChunkedState.chunks
     /// Every sample's absolute offset and size, in stream order.
     private var samples: [(offset: Int64, size: Int)] = []
     private var nextSample = 0
@@ -22,18 +22,17 @@ final class MPEG4StreamParser: StreamContainerParser {
 
     func step(_ input: UnsafeRawBufferPointer, at offset: Int64, info: AudioStreamInfo,
               events: (AudioStreamEvent) -> Void, packets: AudioStreamPacketHandler) throws(AudioFileError) -> Int {
+        if let passed = state.pass(input) { return passed }
         switch state {
-        case .skipping(let left):
-            let consumed = Int(min(left, Int64(input.count)))
-            state = left > Int64(consumed) ? .skipping(left - Int64(consumed)) : .boxes
-            return consumed
-        case .mdat:
+        case .header, .skipping, .trailer:
+            return 0   // no header; skipping passed over above
+        case .data:
             if let mdatEnd, offset >= mdatEnd {
-                state = .boxes
+                state = .chunks
                 return try step(input, at: offset, info: info, events: events, packets: packets)
             }
             return try mdat(input, at: offset, info: info, packets: packets)
-        case .boxes:
+        case .chunks:
             guard input.count >= 8 else { return 0 }
             var size = Int64(input.be32(0))
             let type = input.fourCC(4)
@@ -49,7 +48,7 @@ final class MPEG4StreamParser: StreamContainerParser {
                 mdatEnd = size == 0 ? nil : offset + size
                 if info.dataOffset == 0 { info.dataOffset = offset + Int64(header) }
                 if !haveTable { stashStart = offset + Int64(header) }
-                state = .mdat
+                state = .data
                 return header
             case "moov", "moof":
                 guard size > 0 else { throw malformedStream("MPEG-4 '\(type)' running to the end of the stream") }
@@ -67,7 +66,7 @@ final class MPEG4StreamParser: StreamContainerParser {
                     state = .skipping(.max)
                     return header
                 }
-                state = size > Int64(header) ? .skipping(size - Int64(header)) : .boxes
+                state = .skip(size - Int64(header))
                 return header
             }
         }
@@ -79,7 +78,7 @@ final class MPEG4StreamParser: StreamContainerParser {
                       packets: AudioStreamPacketHandler) throws(AudioFileError) -> Int {
         let inMdat = mdatEnd.map { Int(max(0, min(Int64(input.count), $0 - offset))) } ?? input.count
         func consumed(_ count: Int) -> Int {
-            if let mdatEnd, offset + Int64(count) >= mdatEnd { state = .boxes }
+            if let mdatEnd, offset + Int64(count) >= mdatEnd { state = .chunks }
             return count
         }
         guard haveTable else {
@@ -319,7 +318,7 @@ final class MPEG4StreamParser: StreamContainerParser {
     func seek(toPacket packet: Int64, info: AudioStreamInfo) -> (offset: Int64, estimated: Bool)? {
         guard haveTable, !samples.isEmpty else { return nil }
         nextSample = Int(min(packet, Int64(samples.count - 1)))
-        state = .mdat
+        state = .data
         return (samples[nextSample].offset, false)
     }
 }

@@ -1,24 +1,13 @@
 import AQMedia
 import CAudioTypes
 
-// The linear-PCM stream parsers: WAVE/RF64 and CAF (whose VBR packets come with a 'pakt'
-// table, read here too). Frames are handed out whole, as many as have arrived.
-
-/// Hands out the whole frames at the front of `input` (at most `left` bytes of data when the
-/// size is known); returns the bytes consumed.
-private func emitFrames(_ input: UnsafeRawBufferPointer, frameBytes: Int, left: Int64?, packets: AudioStreamPacketHandler) -> Int {
-    let usable = left.map { min(Int64(input.count), $0) }.map(Int.init) ?? input.count
-    let frames = usable / max(1, frameBytes)
-    guard frames > 0 else { return 0 }
-    packets(UnsafeRawBufferPointer(rebasing: input[0 ..< frames * frameBytes]), frames, nil)
-    return frames * frameBytes
-}
+// The WAVE/RF64 stream parser (CAF's is in StreamParserCAF.swift). Frames are handed out
+// whole, as many as have arrived.
 
 /// WAVE and RF64: 'fmt ' (PCM, float, or WAVE_FORMAT_EXTENSIBLE with either subformat), then
 /// 'data'; other chunks are skipped, and whatever follows the data.
 final class WAVEStreamParser: StreamContainerParser {
-    private enum State { case header, chunks, skipping(Int64), data, trailer }
-    private var state = State.header
+    private var state = ChunkedState.header
     private let rf64: Bool
     private var ds64DataSize: Int64?
     private var haveFormat = false
@@ -29,18 +18,15 @@ final class WAVEStreamParser: StreamContainerParser {
 
     func step(_ input: UnsafeRawBufferPointer, at offset: Int64, info: AudioStreamInfo,
               events: (AudioStreamEvent) -> Void, packets: AudioStreamPacketHandler) throws(AudioFileError) -> Int {
+        if let passed = state.pass(input) { return passed }
         switch state {
         case .header:
             guard input.count >= 12 else { return 0 }
             guard input.fourCC(8) == "WAVE" else { throw malformedStream("a RIFF stream that is not WAVE ('\(input.fourCC(8))')") }
             state = .chunks
             return 12
-        case .skipping(let left):
-            let consumed = Int(min(left, Int64(input.count)))
-            state = left > Int64(consumed) ? .skipping(left - Int64(consumed)) : .chunks
-            return consumed
-        case .trailer:
-            return input.count
+        case .skipping, .trailer:
+            return 0   // passed over above
         case .chunks:
             guard input.count >= 8 else { return 0 }
             let id = input.fourCC(0)
@@ -65,7 +51,7 @@ final class WAVEStreamParser: StreamContainerParser {
             }
             let padded = size + (size & 1)
             guard id == "fmt " || id == "ds64" else {
-                state = padded > 0 ? .skipping(padded) : .chunks
+                state = .skip(padded)
                 return 8
             }
             guard Int64(input.count) >= 8 + padded else { return 0 }

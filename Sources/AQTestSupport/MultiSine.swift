@@ -33,6 +33,16 @@ public enum MultiSine {
         return samples
     }
 
+    /// Writes the signal to a sound file at `path` through sox (the raw floats in, `encoding`
+    /// sox's output options, e.g. `["-b", "16", "-e", "signed-integer"]`); returns sox's status.
+    public static func writeFile(_ path: String, frameCount: Int, channelCount: Int, sampleRate: Int, encoding: [String]) throws -> Int32 {
+        let raw = ExternalTool.temporaryPath("multisine", extension: "f32")
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+        let samples = interleaved(frameCount: frameCount, channelCount: channelCount, sampleRate: Double(sampleRate))
+        _ = FileManager.default.createFile(atPath: raw, contents: samples.withUnsafeBytes { Data($0) })
+        return try ExternalTool.run("sox", ["-t", "f32", "-r", String(sampleRate), "-c", String(channelCount), raw] + encoding + [path]).status
+    }
+
     /// SNR in dB of `decoded` against `reference` (interleaved, same channel count), comparing
     /// `reference` frame i with `decoded` frame i + `lag` over the frames both have.
     public static func snr(_ decoded: [Float], reference: [Float], channelCount: Int, lag: Int) -> Double {

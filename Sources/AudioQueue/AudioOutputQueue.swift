@@ -176,15 +176,20 @@ public final class AudioOutputQueue: @unchecked Sendable {
     ///
     /// The corresponding Apple functions are `AudioQueueEnqueueBuffer` and
     /// `AudioQueueEnqueueBufferWithParameters`.
-    ///
-    /// `startFrame` schedules the buffer's first frame at that frame of the queue's timeline
-    /// (device frames since the queue was made: ``playedFrameCount``'s count); silence fills the
-    /// gap. Returns the frame it will start at: `startFrame`, or later when what is already
-    /// enqueued runs past it.
-    @discardableResult
+    public func enqueue(_ buffer: AudioQueueBufferRef, trimStartFrames: Int = 0, trimEndFrames: Int = 0,
+                        volume: Float? = nil, packetDescriptions: [AudioStreamPacketDescription] = []) throws(AudioQueueError) {
+        _ = try enqueue(buffer, trimStartFrames: trimStartFrames, trimEndFrames: trimEndFrames, volume: volume,
+                        packetDescriptions: packetDescriptions, startingAt: nil)
+    }
+
+    /// ``enqueue(_:trimStartFrames:trimEndFrames:volume:packetDescriptions:)`` with a scheduled
+    /// start: the buffer's first frame plays at frame `startFrame` of the queue's timeline
+    /// (device frames since the queue was made: ``playedFrameCount``'s count), silence filling
+    /// the gap (nil: right after the buffers before it). Returns the frame it will start at:
+    /// `startFrame`, or later when what is already enqueued runs past it.
     public func enqueue(_ buffer: AudioQueueBufferRef, trimStartFrames: Int = 0, trimEndFrames: Int = 0,
                         volume: Float? = nil, packetDescriptions: [AudioStreamPacketDescription] = [],
-                        startFrame: Int? = nil) throws(AudioQueueError) -> Int {
+                        startingAt startFrame: Int?) throws(AudioQueueError) -> Int {
         lock.lock()
         defer { lock.unlock() }
         guard !isDisposed else { throw AudioQueueError(AudioQueueError.disposalPendingCode, "the queue is disposed") }
@@ -626,6 +631,19 @@ public final class AudioOutputQueue: @unchecked Sendable {
 
     /// The queue's position: device frames elapsed since playback started (including silence
     /// played in underruns), in the format's rate; 0 before the first frame.
+    /// Level metering (`kAudioQueueProperty_EnableLevelMetering`): off by default.
+    public var isLevelMeteringEnabled: Bool {
+        get { lock.withLock { pipeline.meteringEnabled } }
+        set { lock.withLock { pipeline.meteringEnabled = newValue } }
+    }
+
+    /// Each channel's RMS (`mAveragePower`) and peak over the 1024 frames playing now, linear
+    /// (`kAudioQueueProperty_CurrentLevelMeter`); nil while metering is off.
+    public var currentLevels: [AudioQueueLevelMeterState]? {
+        let played = processor.playedFrameCount.load(ordering: .relaxed)
+        return lock.withLock { pipeline.meteringEnabled ? pipeline.levels(atPlayedFrame: played) : nil }
+    }
+
     /// The rate the queue plays at: the device's, or the offline render format's (Hz).
     public var playbackRate: Int { lock.withLock { deviceRate } }
 

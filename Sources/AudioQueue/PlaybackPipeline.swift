@@ -78,6 +78,19 @@ final class PlaybackPipeline {
     /// Compressed packets that did not decode (their frames are skipped). Any thread.
     let decodeFailures = Atomic<Int>(0)
 
+    /// Level metering (`kAudioQueueProperty_EnableLevelMetering` on a playback queue): frames
+    /// are measured as they go into the ring, in blocks of `meterBlockFrames`, each kept with
+    /// the ring frame it ends at, so that the levels reported are those of the block playing
+    /// now, not of frames a quarter-second ahead.
+    var meteringEnabled = false {
+        didSet { if !meteringEnabled { meterBlocks.removeAll() } }
+    }
+    private static let meterBlockFrames = 1024
+    private var meterBlocks: [(endFrame: Int, levels: [AudioQueueLevelMeterState])] = []
+    private var meterSums: [Double] = []
+    private var meterPeaks: [Float] = []
+    private var meterFrames = 0
+
     // MARK: Stage state
 
     /// Frames of the front buffer already converted.
@@ -153,7 +166,11 @@ final class PlaybackPipeline {
             let left = lock.withLock { () -> Int in
                 let count = (pending.count - pendingStart) / layout.channelCount
                 guard count > 0 else { return 0 }
-                let written = pending.withUnsafeBufferPointer { feeder.write($0.baseAddress! + pendingStart, frameCount: count) }
+                let written = pending.withUnsafeBufferPointer { frames in
+                    let written = feeder.write(frames.baseAddress! + pendingStart, frameCount: count)
+                    if meteringEnabled { meter(frames.baseAddress! + pendingStart, sampleCount: written * layout.channelCount, endingAt: writtenFrames + written) }
+                    return written
+                }
                 pendingStart += written * layout.channelCount
                 writtenFrames += written
                 if pendingStart == pending.count {
@@ -218,6 +235,9 @@ final class PlaybackPipeline {
                     for index in samples.indices { samples[index] = decoded[frontOffset * channels + before + index] }
                 } else {
                     layout.decode(from: source + before * layout.bytesPerSample, into: samples.baseAddress!, count: samples.count)
+                }
+                if meteringEnabled {
+                    meter(samples.baseAddress!, sampleCount: samples.count, endingAt: writtenFrames + (before + samples.count) / channels)
                 }
             }
             frontOffset += written
@@ -352,6 +372,47 @@ final class PlaybackPipeline {
         resampler?.reset()
         stretcher = nil
         processing.reset()
+    }
+
+    // MARK: Level meters
+
+    /// Adds `sampleCount` interleaved samples, the last of which is ring frame `endFrame` - 1,
+    /// to the meters; every full block is kept with its end.
+    private func meter(_ samples: UnsafePointer<Float>, sampleCount: Int, endingAt endFrame: Int) {
+        let channels = layout.channelCount
+        if meterSums.count != channels {
+            meterSums = Array(repeating: 0, count: channels)
+            meterPeaks = Array(repeating: 0, count: channels)
+        }
+        let frames = sampleCount / channels
+        meterSums.withUnsafeMutableBufferPointer { sums in
+            meterPeaks.withUnsafeMutableBufferPointer { peaks in
+                for frame in 0 ..< frames {
+                    for channel in 0 ..< channels {
+                        let sample = samples[frame * channels + channel]
+                        sums[channel] += Double(sample * sample)
+                        peaks[channel] = max(peaks[channel], abs(sample))
+                    }
+                    meterFrames += 1
+                    if meterFrames == Self.meterBlockFrames {
+                        let levels = (0 ..< channels).map {
+                            AudioQueueLevelMeterState(mAveragePower: Float((sums[$0] / Double(meterFrames)).squareRoot()), mPeakPower: peaks[$0])
+                        }
+                        meterBlocks.append((endFrame - (frames - frame - 1), levels))
+                        if meterBlocks.count > 256 { meterBlocks.removeFirst(meterBlocks.count - 256) }
+                        for channel in 0 ..< channels { sums[channel] = 0; peaks[channel] = 0 }
+                        meterFrames = 0
+                    }
+                }
+            }
+        }
+    }
+
+    /// The levels of the block that holds ring frame `playedFrame` (the one playing), or of
+    /// the last block before it; zeros before anything was measured.
+    func levels(atPlayedFrame playedFrame: Int) -> [AudioQueueLevelMeterState] {
+        let block = meterBlocks.first { $0.endFrame > playedFrame } ?? meterBlocks.last
+        return block?.levels ?? Array(repeating: AudioQueueLevelMeterState(), count: layout.channelCount)
     }
 
     // MARK: 6. Buffers back

@@ -184,14 +184,8 @@ public func AudioFileGetGlobalInfo(_ inPropertyID: AudioFilePropertyID, _ inSpec
         return storePropertyBytes(Array(bytes.prefix(fitting)), into: outPropertyData, size: ioDataSize, mustFit: false,
                                   tooSmall: kAudioFileBadPropertySizeError)
     case .success(.string(let text)):
-        guard Int(ioDataSize.pointee) >= MemoryLayout<CFString>.size else { return kAudioFileBadPropertySizeError }
-        outPropertyData.initializeMemory(as: CFString.self, repeating: text as CFString, count: 1)
-        ioDataSize.pointee = UInt32(MemoryLayout<CFString>.size)
-        return noErr
+        return storePropertyObject(text as CFString, into: outPropertyData, size: ioDataSize, tooSmall: kAudioFileBadPropertySizeError)
     case .success(.strings(let texts)):
-        guard Int(ioDataSize.pointee) >= MemoryLayout<CFArray>.size else { return kAudioFileBadPropertySizeError }
-        outPropertyData.initializeMemory(as: CFArray.self, repeating: texts as NSArray, count: 1)
-        ioDataSize.pointee = UInt32(MemoryLayout<CFArray>.size)
-        return noErr
+        return storePropertyObject(texts as NSArray, into: outPropertyData, size: ioDataSize, tooSmall: kAudioFileBadPropertySizeError)
     }
 }

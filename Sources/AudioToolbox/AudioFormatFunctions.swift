@@ -140,9 +140,8 @@ public func AudioFormatGetProperty(_ inPropertyID: AudioFormatPropertyID, _ inSp
     let (specifier, format) = arguments(inPropertyID, inSpecifierSize, inSpecifier, outPropertyData)
     if inPropertyID == kAudioFormatProperty_FormatName {
         guard let format else { return kAudioFormatBadSpecifierSizeError }
-        guard Int(ioPropertyDataSize.pointee) >= MemoryLayout<CFString>.size else { return kAudioFormatBadPropertySizeError }
-        outPropertyData.initializeMemory(as: CFString.self, repeating: formatName(format) as CFString, count: 1)
-        return noErr
+        return storePropertyObject(formatName(format) as CFString, into: outPropertyData, size: ioPropertyDataSize,
+                                   tooSmall: kAudioFormatBadPropertySizeError)
     }
     switch formatProperty(inPropertyID, specifier: specifier, input: format) {
     case .success(let value):

@@ -36,6 +36,9 @@ final class QueueBox: @unchecked Sendable {
     var timePitchBypass = false {
         didSet { applyTimePitch() }
     }
+    /// `kAudioQueueProperty_ChannelLayout` as set (its tag), nil until set: the default layout
+    /// for the channel count is reported. The queue's channels stay in order (no remapping).
+    var channelLayoutTag: UInt32?
 
     private func applyTimePitch() {
         let algorithm: TimePitchAlgorithm = switch timePitchAlgorithm {
@@ -328,6 +331,7 @@ public func AudioQueueGetPropertySize(_ inAQ: AudioQueueRef, _ inID: AudioQueueP
     case kAudioQueueProperty_EnableTimePitch, kAudioQueueProperty_TimePitchAlgorithm, kAudioQueueProperty_TimePitchBypass:
         guard box.output != nil else { return kAudioQueueErr_InvalidProperty }
         outDataSize.pointee = 4
+    case kAudioQueueProperty_ChannelLayout: outDataSize.pointee = UInt32(MemoryLayout<AudioChannelLayout>.size)
     case kAudioQueueDeviceProperty_SampleRate: outDataSize.pointee = 8
     case kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB:
         outDataSize.pointee = UInt32(queue.layout.channelCount * MemoryLayout<AudioQueueLevelMeterState>.size)
@@ -366,18 +370,21 @@ public func AudioQueueGetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
     case kAudioQueueProperty_IsRunning: return put(UInt32(queue.isRunning ? 1 : 0))
     case kAudioQueueDeviceProperty_SampleRate: return put(Double(queue.driver.sampleRate))
     case kAudioQueueDeviceProperty_NumberChannels: return put(UInt32(queue.layout.channelCount))
-    case kAudioQueueProperty_EnableLevelMetering: return put(UInt32(box.input?.isLevelMeteringEnabled == true ? 1 : 0))
+    case kAudioQueueProperty_EnableLevelMetering:
+        return put(UInt32(box.input?.isLevelMeteringEnabled ?? box.output?.isLevelMeteringEnabled ?? false ? 1 : 0))
     case kAudioQueueProperty_MaximumOutputPacketSize, kAudioConverterPropertyMaximumOutputPacketSize:
         // The converter's question asked of the queue (the Learning Core Audio recorder sizes
         // its buffers so): the same answer.
         return put(UInt32(box.input?.maximumOutputPacketSize ?? queue.layout.bytesPerFrame))
     case kAudioQueueProperty_CurrentDevice:
-        guard Int(ioDataSize.pointee) >= MemoryLayout<CFString>.size else { return kAudioQueueErr_InvalidPropertySize }
-        outData.initializeMemory(as: CFString.self, repeating: queue.currentDevice as CFString, count: 1)
-        return noErr
+        return storePropertyObject(queue.currentDevice as CFString, into: outData, size: ioDataSize, tooSmall: kAudioQueueErr_InvalidPropertySize)
     case kAudioQueueProperty_MagicCookie, kAudioConverterCompressionMagicCookie, kAudioConverterDecompressionMagicCookie:
         // The queue's cookie is its converter's (Apple's queue forwards converter properties).
         return storePropertyBytes(box.magicCookie, into: outData, size: ioDataSize, mustFit: true, tooSmall: kAudioQueueErr_InvalidPropertySize)
+    case kAudioQueueProperty_ChannelLayout:
+        var layout = defaultChannelLayout(queue.layout.channelCount)
+        if let tag = box.channelLayoutTag { layout.mChannelLayoutTag = tag }
+        return put(layout)
     case kAudioQueueProperty_EnableTimePitch, kAudioQueueProperty_TimePitchAlgorithm, kAudioQueueProperty_TimePitchBypass:
         guard box.output != nil else { return kAudioQueueErr_InvalidProperty }
         return put(inID == kAudioQueueProperty_EnableTimePitch ? UInt32(box.timePitchEnabled ? 1 : 0)
@@ -386,7 +393,7 @@ public func AudioQueueGetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
     case kAudioConverterCurrentOutputStreamDescription: return put(converterFormats(box).output)
     case kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB:
         // As many channels as fit, like Apple's.
-        guard let levels = box.input?.currentLevels else { return kAudioQueueErr_InvalidProperty }
+        guard let levels = box.input?.currentLevels ?? box.output?.currentLevels else { return kAudioQueueErr_InvalidProperty }
         let count = min(levels.count, Int(ioDataSize.pointee) / MemoryLayout<AudioQueueLevelMeterState>.size)
         let states = outData.bindMemory(to: AudioQueueLevelMeterState.self, capacity: count)
         for index in 0 ..< count {
@@ -414,8 +421,8 @@ public func AudioQueueSetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
     switch inID {
     case kAudioQueueProperty_EnableLevelMetering:
         guard inDataSize >= 4 else { return kAudioQueueErr_InvalidPropertySize }
-        guard let input = box.input else { return kAudioQueueErr_InvalidProperty }
-        input.isLevelMeteringEnabled = inData.loadUnaligned(as: UInt32.self) != 0
+        let enabled = inData.loadUnaligned(as: UInt32.self) != 0
+        if let input = box.input { input.isLevelMeteringEnabled = enabled } else { box.output?.isLevelMeteringEnabled = enabled }
         return noErr
     case kAudioQueueProperty_CurrentDevice:
         guard Int(inDataSize) >= MemoryLayout<CFString>.size else { return kAudioQueueErr_InvalidPropertySize }
@@ -435,6 +442,16 @@ public func AudioQueueSetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
         return status { () throws(AudioQueueError) in
             try queue.assignChannels(assignments.map { ($0.mDeviceUID.takeUnretainedValue() as String, Int($0.mChannelNumber)) })
         }
+    case kAudioQueueProperty_ChannelLayout:
+        // The fixed part (tag, bitmap, description count); the layout must have the queue's
+        // channel count. Accepted and reported back; channels are not remapped.
+        guard inDataSize >= 12 else { return kAudioQueueErr_InvalidPropertySize }
+        var layout = AudioChannelLayout()
+        layout.mChannelLayoutTag = inData.loadUnaligned(as: UInt32.self)
+        layout.mNumberChannelDescriptions = inData.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
+        if let count = channelCount(of: layout), count != queue.layout.channelCount { return kAudioQueueErr_InvalidPropertyValue }
+        box.channelLayoutTag = layout.mChannelLayoutTag
+        return noErr
     case kAudioQueueProperty_EnableTimePitch, kAudioQueueProperty_TimePitchAlgorithm, kAudioQueueProperty_TimePitchBypass:
         guard inDataSize >= 4 else { return kAudioQueueErr_InvalidPropertySize }
         guard box.output != nil else { return kAudioQueueErr_InvalidProperty }

@@ -123,7 +123,7 @@ public func AudioQueueEnqueueBufferWithParameters(_ inAQ: AudioQueueRef, _ inBuf
     return status { () throws(AudioQueueError) in
         let descriptions = inPacketDescs.map { Array(UnsafeBufferPointer(start: $0, count: Int(inNumPacketDescs))) } ?? []
         let start = try output.enqueue(inBuffer, trimStartFrames: Int(inTrimFramesAtStart), trimEndFrames: Int(inTrimFramesAtEnd), volume: volume,
-                                       packetDescriptions: descriptions, startFrame: startFrame)
+                                       packetDescriptions: descriptions, startingAt: startFrame)
         if let outActualStartTime {
             var actual = AudioTimeStamp()
             actual.mSampleTime = (Double(start) * output.format.mSampleRate / Double(output.playbackRate)).rounded()

@@ -46,6 +46,7 @@ public let kAudioQueueProperty_EnableLevelMetering: AudioQueuePropertyID = 0x617
 public let kAudioQueueProperty_CurrentLevelMeter: AudioQueuePropertyID = 0x6171_6D76   // 'aqmv'
 public let kAudioQueueProperty_CurrentLevelMeterDB: AudioQueuePropertyID = 0x6171_6D64 // 'aqmd'
 public let kAudioQueueProperty_ChannelAssignments: AudioQueuePropertyID = 0x6171_6361  // 'aqca'
+public let kAudioQueueProperty_ChannelLayout: AudioQueuePropertyID = 0x6171_636C       // 'aqcl'
 
 /// Which device channel feeds (or is fed by) each queue channel, in queue channel order.
 ///
@@ -115,6 +116,7 @@ public let kAudioFilePropertyMaximumPacketSize: AudioFilePropertyID = 0x7073_7A6
 public let kAudioFilePropertyEstimatedDuration: AudioFilePropertyID = 0x6564_7572   // 'edur'
 public let kAudioFilePropertyPacketSizeUpperBound: AudioFilePropertyID = 0x706B_7562 // 'pkub'
 public let kAudioFilePropertyPacketTableInfo: AudioFilePropertyID = 0x706E_666F    // 'pnfo'
+public let kAudioFilePropertyIsOptimized: AudioFilePropertyID = 0x6F70_746D         // 'optm'
 public let kAudioFileAAC_ADTSType: AudioFileTypeID = 0x6164_7473              // 'adts'
 public let kAudioFileM4AType: AudioFileTypeID = 0x6D34_6166                   // 'm4af'
 public let kAudioFileMPEG4Type: AudioFileTypeID = 0x6D70_3466                 // 'mp4f'
@@ -141,6 +143,17 @@ func storeProperty<T>(_ value: T, into destination: UnsafeMutableRawPointer, siz
                       tooSmall: OSStatus) -> OSStatus {
     guard Int(size.pointee) >= MemoryLayout<T>.size else { return tooSmall }
     destination.storeBytes(of: value, as: T.self)
+    size.pointee = UInt32(MemoryLayout<T>.size)
+    return noErr
+}
+
+/// Stores an object (a `CFString`, a `CFArray`) the way Apple's Get…Property functions return
+/// one, owned by the caller: `size` in must hold a reference (else `tooSmall`), `size` out is
+/// a reference's size.
+func storePropertyObject<T: AnyObject>(_ value: T, into destination: UnsafeMutableRawPointer, size: UnsafeMutablePointer<UInt32>,
+                                       tooSmall: OSStatus) -> OSStatus {
+    guard Int(size.pointee) >= MemoryLayout<T>.size else { return tooSmall }
+    destination.initializeMemory(as: T.self, repeating: value, count: 1)
     size.pointee = UInt32(MemoryLayout<T>.size)
     return noErr
 }

@@ -201,10 +201,7 @@ public func AudioObjectGetPropertyData(_ inObjectID: AudioObjectID, _ inAddress:
     switch propertyValue(inObjectID, inAddress.pointee) {
     case .failure(let failure): return failure.status
     case .success(.string(let text)):
-        guard Int(ioDataSize.pointee) >= MemoryLayout<CFString>.size else { return kAudioHardwareBadPropertySizeError }
-        outData.initializeMemory(as: CFString.self, repeating: text as CFString, count: 1)
-        ioDataSize.pointee = UInt32(MemoryLayout<CFString>.size)
-        return noErr
+        return storePropertyObject(text as CFString, into: outData, size: ioDataSize, tooSmall: kAudioHardwareBadPropertySizeError)
     case .success(.bytes(let bytes)):
         // Arrays (the device list) give as many whole elements as fit; fixed values must fit.
         let isList = inAddress.pointee.mSelector == kAudioHardwarePropertyDevices

@@ -86,7 +86,12 @@ struct AudioFileGlobalInfoTests {
         #expect(AudioFileWriteBytes(file!, false, 100, &count, data) == kAudioFilePositionError)
         count = 3
         #expect(AudioFileWriteBytes(file!, false, 4000, &count, data) == kAudio_ParamError)
+        var optimized: UInt32 = 0
+        var propertySize = UInt32(4)
+        #expect(AudioFileOptimize(file!) == noErr)
+        #expect(AudioFileGetProperty(file!, kAudioFilePropertyIsOptimized, &propertySize, &optimized) == noErr && optimized == 1)
         #expect(AudioFileClose(file!) == noErr)
+        #expect(AudioFileOptimize(file!) == kAudioFileNotOpenError)
 
         try #require(AudioFileOpenURL(URL(fileURLWithPath: path) as CFURL, .readPermission, 0, &file) == noErr)
         defer { AudioFileClose(file!) }

@@ -405,3 +405,74 @@ struct ScheduledStartTests {
         #expect(left[6000 ..< 7000].allSatisfy { $0 == 0.75 })
     }
 }
+
+@Suite("Level meters on a playback queue, rendered offline (no server needed)")
+struct OutputLevelMeterTests {
+    @Test("CurrentLevelMeter and CurrentLevelMeterDB report the frames being played: a 0.5 block then a 0.25 block, RMS and peak per channel")
+    func meters() throws {
+        let queue = try OfflineQueueTests.newOutputQueue()
+        defer { AudioQueueDispose(queue, true) }
+        var render = pcmFormat(rate: 48000, channels: 2, bits: 32, float: true)
+        #expect(AudioQueueSetOfflineRenderFormat(queue, &render, nil) == noErr)
+        var enable: UInt32 = 1
+        #expect(AudioQueueSetProperty(queue, kAudioQueueProperty_EnableLevelMetering, &enable, 4) == noErr)
+        // 4096 frames at 0.5 (left) / -0.5 (right), then 4096 at 0.25 / -0.25.
+        for value: Float in [0.5, 0.25] {
+            var buffer: AudioQueueBufferRef?
+            #expect(AudioQueueAllocateBuffer(queue, 4096 * 4, &buffer) == noErr)
+            let samples = buffer!.pointee.mAudioData.assumingMemoryBound(to: Int16.self)
+            for frame in 0 ..< 4096 {
+                samples[2 * frame] = Int16(value * 32768)
+                samples[2 * frame + 1] = -Int16(value * 32768)
+            }
+            buffer!.pointee.mAudioDataByteSize = 4096 * 4
+            #expect(AudioQueueEnqueueBuffer(queue, buffer!, 0, nil) == noErr)
+        }
+        #expect(AudioQueueStart(queue, nil) == noErr)
+        var capture: AudioQueueBufferRef?
+        #expect(AudioQueueAllocateBuffer(queue, 8 * 2048, &capture) == noErr)
+        var time = AudioTimeStamp()
+        time.mFlags = .sampleTimeValid
+        func levels(_ property: AudioQueuePropertyID) -> [AudioQueueLevelMeterState] {
+            var states = [AudioQueueLevelMeterState](repeating: AudioQueueLevelMeterState(), count: 2)
+            var size = UInt32(2 * MemoryLayout<AudioQueueLevelMeterState>.size)
+            #expect(AudioQueueGetProperty(queue, property, &states, &size) == noErr)
+            return states
+        }
+        // After 2048 frames: the first (0.5) block is playing.
+        #expect(AudioQueueOfflineRender(queue, &time, capture!, 2048) == noErr)
+        var now = levels(kAudioQueueProperty_CurrentLevelMeter)
+        #expect(now.allSatisfy { $0.mPeakPower == 0.5 && abs($0.mAveragePower - 0.5) < 1e-6 }, "\(now)")
+        let decibels = levels(kAudioQueueProperty_CurrentLevelMeterDB)
+        #expect(decibels.allSatisfy { abs($0.mPeakPower - 20 * log10(0.5)) < 1e-3 }, "\(decibels)")
+        // After 6144 frames: the 0.25 block.
+        time.mSampleTime += 2048
+        #expect(AudioQueueOfflineRender(queue, &time, capture!, 2048) == noErr)
+        time.mSampleTime += 2048
+        #expect(AudioQueueOfflineRender(queue, &time, capture!, 2048) == noErr)
+        now = levels(kAudioQueueProperty_CurrentLevelMeter)
+        #expect(now.allSatisfy { $0.mPeakPower == 0.25 && abs($0.mAveragePower - 0.25) < 1e-6 }, "\(now)")
+    }
+}
+
+@Suite("kAudioQueueProperty_ChannelLayout (no server needed)")
+struct QueueChannelLayoutTests {
+    @Test("A stereo queue reports the stereo layout, takes a 2-channel layout back, and refuses a 6-channel one")
+    func channelLayout() throws {
+        let queue = try OfflineQueueTests.newOutputQueue()
+        defer { AudioQueueDispose(queue, true) }
+        var size: UInt32 = 0
+        #expect(AudioQueueGetPropertySize(queue, kAudioQueueProperty_ChannelLayout, &size) == noErr && Int(size) == MemoryLayout<AudioChannelLayout>.size)
+        var layout = AudioChannelLayout()
+        #expect(AudioQueueGetProperty(queue, kAudioQueueProperty_ChannelLayout, &layout, &size) == noErr)
+        #expect(layout.mChannelLayoutTag == kAudioChannelLayoutTag_Stereo)
+        var discrete = AudioChannelLayout()
+        discrete.mChannelLayoutTag = kAudioChannelLayoutTag_DiscreteInOrder | 2
+        #expect(AudioQueueSetProperty(queue, kAudioQueueProperty_ChannelLayout, &discrete, size) == noErr)
+        #expect(AudioQueueGetProperty(queue, kAudioQueueProperty_ChannelLayout, &layout, &size) == noErr)
+        #expect(layout.mChannelLayoutTag == kAudioChannelLayoutTag_DiscreteInOrder | 2)
+        var surround = AudioChannelLayout()
+        surround.mChannelLayoutTag = (121 << 16) | 6   // kAudioChannelLayoutTag_MPEG_5_1_A
+        #expect(AudioQueueSetProperty(queue, kAudioQueueProperty_ChannelLayout, &surround, size) == kAudioQueueErr_InvalidPropertyValue)
+    }
+}

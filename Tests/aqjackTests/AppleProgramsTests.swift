@@ -58,13 +58,11 @@ struct AppleProgramsTests {
         let bin = try ApplePrograms.build()
 
         // The converter: 48 kHz float WAV to 16-bit big-endian 44.1 kHz AIFF, as aqjack convert does it.
-        let raw = ExternalTool.temporaryPath("apple-src", extension: "f32")
         let source = ExternalTool.temporaryPath("apple-src", extension: "wav")
         let converted = ExternalTool.temporaryPath("apple-out", extension: "aiff")
         let reference = ExternalTool.temporaryPath("apple-ref", extension: "aiff")
-        defer { for path in [raw, source, converted, reference] { try? FileManager.default.removeItem(atPath: path) } }
-        _ = FileManager.default.createFile(atPath: raw, contents: MultiSine.interleaved(frameCount: 96000, channelCount: 2, sampleRate: 48000).withUnsafeBytes { Data($0) })
-        try #require(ExternalTool.run("sox", ["-t", "f32", "-r", "48000", "-c", "2", raw, "-e", "floating-point", "-b", "32", source]).status == 0)
+        defer { for path in [source, converted, reference] { try? FileManager.default.removeItem(atPath: path) } }
+        try #require(MultiSine.writeFile(source, frameCount: 96000, channelCount: 2, sampleRate: 48000, encoding: ["-e", "floating-point", "-b", "32"]) == 0)
         let convert = try ExternalTool.run(bin + "/ExtAudioConvert", [source, converted])
         #expect(convert.status == 0 && convert.standardOutput.contains("converted 88200 frames"), "\(convert.standardOutput) \(convert.standardError)")
         let aqjack = try AQJackCommand.run(["convert", source, reference, "-r", "44100", "-b", "16"])

@@ -82,11 +82,8 @@ struct AudioFileStreamTests {
     /// A 3 s stereo 44.1 kHz multi-sine in `kind`: 16-bit WAVE (sox), PCM CAF, and through
     /// `aqjack convert`: AAC in ADTS, CAF and M4A; MP3 through ffmpeg's LAME.
     static func makeFile(_ kind: String) throws -> String {
-        let raw = ExternalTool.temporaryPath("stream-src", extension: "f32")
-        _ = FileManager.default.createFile(atPath: raw, contents: MultiSine.interleaved(frameCount: 132_300, channelCount: 2, sampleRate: 44100).withUnsafeBytes { Data($0) })
-        defer { try? FileManager.default.removeItem(atPath: raw) }
         let wav = ExternalTool.temporaryPath("stream", extension: "wav")
-        try #require(ExternalTool.run("sox", ["-t", "f32", "-r", "44100", "-c", "2", raw, "-b", "16", "-e", "signed-integer", wav]).status == 0)
+        try #require(MultiSine.writeFile(wav, frameCount: 132_300, channelCount: 2, sampleRate: 44100, encoding: ["-b", "16", "-e", "signed-integer"]) == 0)
         if kind == "wav" { return wav }
         defer { try? FileManager.default.removeItem(atPath: wav) }
         let output = ExternalTool.temporaryPath("stream", extension: kind == "aac.caf" ? "caf" : kind)

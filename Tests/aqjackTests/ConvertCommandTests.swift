@@ -7,13 +7,8 @@ import Testing
 struct ConvertCommandTests {
     /// A 3 s stereo 24-bit WAV of the multi-sine at 48 kHz, written by sox from raw floats.
     static func makeSource(_ name: String, bits: Int = 24) throws -> String {
-        let raw = ExternalTool.temporaryPath(name, extension: "f32")
         let wav = ExternalTool.temporaryPath(name, extension: "wav")
-        let samples = MultiSine.interleaved(frameCount: 144_000, channelCount: 2, sampleRate: 48000)
-        _ = FileManager.default.createFile(atPath: raw, contents: samples.withUnsafeBytes { Data($0) })
-        defer { try? FileManager.default.removeItem(atPath: raw) }
-        let result = try ExternalTool.run("sox", ["-t", "f32", "-r", "48000", "-c", "2", raw, "-b", String(bits), "-e", "signed-integer", wav])
-        #expect(result.status == 0)
+        #expect(try MultiSine.writeFile(wav, frameCount: 144_000, channelCount: 2, sampleRate: 48000, encoding: ["-b", String(bits), "-e", "signed-integer"]) == 0)
         return wav
     }
 

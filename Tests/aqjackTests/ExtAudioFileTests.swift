@@ -63,12 +63,8 @@ struct ExtAudioFileTests {
     /// A 3 s stereo 48 kHz multi-sine source in `ext` (float WAV, 24-bit WAV, and through
     /// `aqjack convert`: FLAC, AAC in M4A and ADTS, ALAC in CAF).
     static func makeSource(_ ext: String) throws -> String {
-        let raw = ExternalTool.temporaryPath("ext-src", extension: "f32")
-        let samples = MultiSine.interleaved(frameCount: 144_000, channelCount: 2, sampleRate: 48000)
-        _ = FileManager.default.createFile(atPath: raw, contents: samples.withUnsafeBytes { Data($0) })
-        defer { try? FileManager.default.removeItem(atPath: raw) }
         let floatWAV = ExternalTool.temporaryPath("ext-float", extension: "wav")
-        try #require(ExternalTool.run("sox", ["-t", "f32", "-r", "48000", "-c", "2", raw, "-e", "floating-point", "-b", "32", floatWAV]).status == 0)
+        try #require(MultiSine.writeFile(floatWAV, frameCount: 144_000, channelCount: 2, sampleRate: 48000, encoding: ["-e", "floating-point", "-b", "32"]) == 0)
         if ext == "float.wav" { return floatWAV }
         defer { try? FileManager.default.removeItem(atPath: floatWAV) }
         let output = ExternalTool.temporaryPath("ext-src", extension: ext == "alac.caf" ? "caf" : ext)
