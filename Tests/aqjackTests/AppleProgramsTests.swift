@@ -7,7 +7,22 @@ import Testing
 /// of an outside package that depends on this one, in Swift 5 language mode as such ported code
 /// is. Built once per folder: the no-server test builds them, the server test reuses the build.
 enum ApplePrograms {
-    static let names = ["ExtAudioConvert", "StreamParse", "Recorder", "ConverterProc"]
+    static let names = ["ExtAudioConvert", "StreamParse", "Recorder", "ConverterProc", "Player", "DispatchRecorder", "DispatchPlayer"]
+
+    /// Runs program `name` with `arguments` and extra environment; returns its status and output.
+    static func run(_ bin: String, _ name: String, _ arguments: [String], environment extra: [String: String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: bin + "/" + name)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
 
     /// Builds the programs (incrementally, in a folder kept between runs); returns the folder
     /// holding the executables.
@@ -107,21 +122,10 @@ extension JackServerSuite {
             let wav = ExternalTool.temporaryPath("lca", extension: "wav")
             let caf = ExternalTool.temporaryPath("lca", extension: "caf")
             defer { for path in [wav, caf] { try? FileManager.default.removeItem(atPath: path) } }
-            var environment = ProcessInfo.processInfo.environment
-            environment["AQJACK_CONNECT"] = generator.client.name + ":out_*"
-            environment["AQJACK_CLIENT_NAME"] = TestServer.uniqueClientName("lca")
+            let environment = ["AQJACK_CONNECT": generator.client.name + ":out_*", "AQJACK_CLIENT_NAME": TestServer.uniqueClientName("lca")]
             for (path, codec) in [(wav, "lpcm"), (caf, "aac")] {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: bin + "/Recorder")
-                process.arguments = [path, "1", codec]
-                process.environment = environment
-                let output = Pipe()
-                process.standardOutput = output
-                process.standardError = output
-                try process.run()
-                let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                process.waitUntilExit()
-                #expect(process.terminationStatus == 0 && text.contains("Recording at \(generator.client.sampleRate) Hz"), "\(text)")
+                let result = try ApplePrograms.run(bin, "Recorder", [path, "1", codec], environment: environment)
+                #expect(result.status == 0 && result.output.contains("Recording at \(generator.client.sampleRate) Hz"), "\(result.output)")
             }
             let pcm = try SoundFileContents(path: wav)
             #expect(pcm.channels == 2 && pcm.frames > generator.client.sampleRate / 2, "\(pcm.frames) frames")
@@ -130,6 +134,47 @@ extension JackServerSuite {
             #expect(probe["codec_name"] == "aac" && probe["channels"] == "2" && probe["sample_rate"] == String(generator.client.sampleRate), "\(probe)")
             let decoded = try ExternalTool.decodeWithFFmpeg(caf)
             #expect(decoded.count / 2 > generator.client.sampleRate / 2, "ffmpeg decoded \(decoded.count / 2) frames")
+        }
+    }
+}
+
+extension JackServerSuite {
+    @Suite("Apple-style players and a dispatch-queue recorder on the server, unchanged")
+    struct ApplePlayerTests {
+        @Test("Learning Core Audio's player and a dispatch-queue player play a 16-bit file into the ports AQJACK_CONNECT names, every frame bit-exact and nothing after; a dispatch-queue recorder records the generator bit-exact")
+        func players() throws {
+            let bin = try ApplePrograms.build()
+            let path = ExternalTool.temporaryPath("lca-play", extension: "wav")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try writeIntegerSignalWave(path, frames: 24000)
+            for program in ["Player", "DispatchPlayer"] {
+                let (recorder, log) = try startFloatRecorder(channels: 2, role: "lcarec")
+                let result = try ApplePrograms.run(bin, program, [path], environment: [
+                    "AQJACK_CONNECT": recorder.driver.name + ":in_*", "AQJACK_CLIENT_NAME": TestServer.uniqueClientName("lcaplay")])
+                usleep(200_000)
+                recorder.stop()
+                recorder.dispose()
+                #expect(result.status == 0 && result.output.contains("played 24000 packets"), "\(program): \(result.output)")
+                let samples = log.deliveries.flatMap(\.samples)
+                let first = try #require((0 ..< samples.count / 2).first { samples[2 * $0] != 0 || samples[2 * $0 + 1] != 0 }, "\(program): nothing arrived")
+                var wrong = 0
+                for frame in 0 ..< 24000 where first + frame < samples.count / 2 {
+                    for channel in 0 ..< 2 where samples[2 * (first + frame) + channel] != TestSignal.integerSample(channel: channel, frame: UInt32(frame), bits: 16) {
+                        wrong += 1
+                    }
+                }
+                #expect(samples.count / 2 >= first + 24000 && wrong == 0, "\(program): \(wrong) samples wrong")
+                #expect(samples[(2 * (first + 24000))...].allSatisfy { $0 == 0 }, "\(program): sound after the file's end")
+            }
+
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("dqgen"), channelCount: 2, integerBits: 16)
+            let wav = ExternalTool.temporaryPath("dq-rec", extension: "wav")
+            defer { try? FileManager.default.removeItem(atPath: wav) }
+            let result = try ApplePrograms.run(bin, "DispatchRecorder", [wav, "1"], environment: [
+                "AQJACK_CONNECT": generator.client.name + ":out_*", "AQJACK_CLIENT_NAME": TestServer.uniqueClientName("dqrec")])
+            #expect(result.status == 0, "\(result.output)")
+            let pcm = try SoundFileContents(path: wav)
+            #expect(pcm.frames > 24000 && integerSignalStart(pcm.samples, channels: 2, bits: 16) != nil, "\(pcm.frames) frames")
         }
     }
 }
