@@ -79,6 +79,7 @@ public func AudioFileWritePackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool
 @discardableResult
 public func AudioFileClose(_ inAudioFile: AudioFileID) -> OSStatus {
     guard let file = FileHandles.remove(inAudioFile) else { return kAudioFileNotOpenError }
+    defer { CallbackFiles.forget(inAudioFile) }
     return status { () throws(AudioFileError) in try file.close() }
 }
 

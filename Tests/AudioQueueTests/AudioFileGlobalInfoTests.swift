@@ -106,3 +106,78 @@ struct AudioFileGlobalInfoTests {
         #expect(AudioFileReadBytes(file!, false, 4000, &count, &out) == kAudioFileEndOfFileError && count == 0)
     }
 }
+
+/// The bytes an Apple program hands AudioFile through callbacks.
+final class MemoryFile {
+    let bytes: [UInt8]
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+}
+
+let memoryRead: AudioFile_ReadProc = { clientData, position, requestCount, buffer, actualCount in
+    let file = Unmanaged<MemoryFile>.fromOpaque(clientData).takeUnretainedValue()
+    let start = Int(position)
+    let count = max(0, min(Int(requestCount), file.bytes.count - start))
+    file.bytes.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress! + start, byteCount: count) }
+    actualCount.pointee = UInt32(count)
+    return noErr
+}
+
+let memorySize: AudioFile_GetSizeProc = { clientData in
+    Int64(Unmanaged<MemoryFile>.fromOpaque(clientData).takeUnretainedValue().bytes.count)
+}
+
+@Suite("AudioFileOpenWithCallbacks (no server needed)")
+struct AudioFileCallbackTests {
+    /// Every packet of `file`, read with AudioFileReadPacketData.
+    static func packets(_ file: AudioFileID) -> [[UInt8]] {
+        var packets: [[UInt8]] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var descriptions = [AudioStreamPacketDescription](repeating: AudioStreamPacketDescription(), count: 64)
+        while true {
+            var bytes = UInt32(buffer.count)
+            var count = UInt32(64)
+            guard AudioFileReadPacketData(file, false, &bytes, &descriptions, Int64(packets.count), &count, &buffer) == noErr, count > 0 else { break }
+            var format = AudioStreamBasicDescription()
+            var size = UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
+            AudioFileGetProperty(file, kAudioFilePropertyDataFormat, &size, &format)
+            if format.mBytesPerPacket > 0 {
+                let packetSize = Int(format.mBytesPerPacket)
+                for index in 0 ..< Int(count) { packets.append(Array(buffer[index * packetSize ..< (index + 1) * packetSize])) }
+            } else {
+                for description in descriptions.prefix(Int(count)) {
+                    packets.append(Array(buffer[Int(description.mStartOffset) ..< Int(description.mStartOffset) + Int(description.mDataByteSize)]))
+                }
+            }
+        }
+        return packets
+    }
+
+    @Test("A WAVE and an M4A file in memory, read through the callbacks, give the packets, format and cookie AudioFileOpenURL gives")
+    func readsThroughCallbacks() throws {
+        let wav = ExternalTool.temporaryPath("callbacks", extension: "wav")
+        let m4a = ExternalTool.temporaryPath("callbacks", extension: "m4a")
+        defer { for path in [wav, m4a] { try? FileManager.default.removeItem(atPath: path) } }
+        try #require(ExternalTool.run("sox", ["-V1", "-n", "-r", "48000", "-c", "2", "-b", "16", wav, "synth", "1", "sine", "440"]).status == 0)
+        try #require(ExternalTool.run("ffmpeg", ["-v", "error", "-y", "-i", wav, "-c:a", "aac", m4a]).status == 0)
+        for path in [wav, m4a] {
+            let memory = MemoryFile(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))))
+            var viaCallbacks: AudioFileID?
+            #expect(AudioFileOpenWithCallbacks(Unmanaged.passUnretained(memory).toOpaque(), memoryRead, nil, memorySize, nil, 0, &viaCallbacks) == noErr)
+            var viaURL: AudioFileID?
+            #expect(AudioFileOpenURL(URL(fileURLWithPath: path) as CFURL, .readPermission, 0, &viaURL) == noErr)
+            let fromCallbacks = Self.packets(try #require(viaCallbacks))
+            let fromURL = Self.packets(try #require(viaURL))
+            #expect(!fromCallbacks.isEmpty && fromCallbacks == fromURL, "\(path)")
+            var cookieSize: UInt32 = 0
+            AudioFileGetPropertyInfo(viaCallbacks!, kAudioFilePropertyMagicCookieData, &cookieSize, nil)
+            var urlCookieSize: UInt32 = 0
+            AudioFileGetPropertyInfo(viaURL!, kAudioFilePropertyMagicCookieData, &urlCookieSize, nil)
+            #expect(cookieSize == urlCookieSize)
+            #expect(AudioFileClose(viaCallbacks!) == noErr && AudioFileClose(viaURL!) == noErr)
+        }
+        // Bytes that are not audio: the same error as a file of them.
+        let junk = MemoryFile([UInt8](repeating: 7, count: 1000))
+        var file: AudioFileID?
+        #expect(AudioFileOpenWithCallbacks(Unmanaged.passUnretained(junk).toOpaque(), memoryRead, nil, memorySize, nil, 0, &file) != noErr)
+    }
+}

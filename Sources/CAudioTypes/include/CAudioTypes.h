@@ -109,6 +109,14 @@ typedef AudioQueueBuffer *AudioQueueBufferRef;
 typedef struct OpaqueAudioQueueTimeline *AudioQueueTimelineRef;
 typedef struct OpaqueAudioFileID *AudioFileID;
 
+/* AudioFile.h: a file read through the caller's functions (AudioFileOpenWithCallbacks). */
+typedef int32_t (*AudioFile_ReadProc)(void *inClientData, int64_t inPosition, uint32_t requestCount,
+                                      void *buffer, uint32_t *actualCount);
+typedef int32_t (*AudioFile_WriteProc)(void *inClientData, int64_t inPosition, uint32_t requestCount,
+                                       const void *buffer, uint32_t *actualCount);
+typedef int64_t (*AudioFile_GetSizeProc)(void *inClientData);
+typedef int32_t (*AudioFile_SetSizeProc)(void *inClientData, int64_t inSize);
+
 typedef void (*AudioQueueInputCallback)(void * _Nullable inUserData, AudioQueueRef inAQ,
                                         AudioQueueBufferRef inBuffer, const AudioTimeStamp *inStartTime,
                                         uint32_t inNumberPacketDescriptions,
