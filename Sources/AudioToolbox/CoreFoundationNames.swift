@@ -62,14 +62,16 @@ public let kCFURLPOSIXPathStyle = CFURLPathStyle.cfurlposixPathStyle
 public struct CFRunLoopMode: RawRepresentable, Hashable, @unchecked Sendable {
     public let rawValue: CFString
     public init(rawValue: CFString) { self.rawValue = rawValue }
-    public static let defaultMode = CFRunLoopMode(rawValue: "kCFRunLoopDefaultMode")
-    public static let commonModes = CFRunLoopMode(rawValue: "kCFRunLoopCommonModes")
+    public static let defaultMode = CFRunLoopMode(rawValue: "kCFRunLoopDefaultMode" as CFString)
+    public static let commonModes = CFRunLoopMode(rawValue: "kCFRunLoopCommonModes" as CFString)
 }
 
-/// `kCFRunLoopDefaultMode`.
-public let kCFRunLoopDefaultMode: CFRunLoopMode! = .defaultMode
-/// `kCFRunLoopCommonModes`.
-public let kCFRunLoopCommonModes: CFRunLoopMode! = .commonModes
+/// `kCFRunLoopDefaultMode` and `kCFRunLoopCommonModes` are `CFString`s, so that code passing
+/// them where Apple's Swift takes a `CFString?` (the run-loop mode of `AudioQueueNewInput` and
+/// `AudioQueueNewOutput`, one of the ten ported programs of issue 13) compiles unchanged;
+/// `CFRunLoopRunInMode` takes them as well as `CFRunLoopMode.defaultMode`/`.commonModes`.
+nonisolated(unsafe) public let kCFRunLoopDefaultMode: CFString! = CFRunLoopMode.defaultMode.rawValue
+nonisolated(unsafe) public let kCFRunLoopCommonModes: CFString! = CFRunLoopMode.commonModes.rawValue
 
 /// Why `CFRunLoopRunInMode` returned.
 public enum CFRunLoopRunResult: Int32, Sendable {
@@ -141,6 +143,12 @@ public func CFRunLoopGetCurrent() -> CFRunLoop! { CFRunLoop.current }
 
 /// `CFRunLoopRunInMode`: runs the calling thread's run loop for up to `seconds`, handling posted
 /// callbacks (every mode is the same mode here).
+@discardableResult
+public func CFRunLoopRunInMode(_ mode: CFString!, _ seconds: CFTimeInterval, _ returnAfterSourceHandled: Bool) -> CFRunLoopRunResult {
+    CFRunLoop.current.run(seconds: seconds, returnAfterSourceHandled: returnAfterSourceHandled)
+}
+
+/// `CFRunLoopRunInMode` with a `CFRunLoopMode` (`.defaultMode`, `.commonModes`).
 @discardableResult
 public func CFRunLoopRunInMode(_ mode: CFRunLoopMode!, _ seconds: CFTimeInterval, _ returnAfterSourceHandled: Bool) -> CFRunLoopRunResult {
     CFRunLoop.current.run(seconds: seconds, returnAfterSourceHandled: returnAfterSourceHandled)

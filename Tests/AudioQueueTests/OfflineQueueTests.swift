@@ -476,3 +476,19 @@ struct QueueChannelLayoutTests {
         #expect(AudioQueueSetProperty(queue, kAudioQueueProperty_ChannelLayout, &surround, size) == kAudioQueueErr_InvalidPropertyValue)
     }
 }
+
+@Suite("Run-loop mode spellings (no server needed)")
+struct RunLoopModeSpellingTests {
+    @Test("kCFRunLoopCommonModes passes where AudioQueueNewOutput takes a CFString?, as does CFRunLoopMode.commonModes.rawValue; CFRunLoopRunInMode takes both spellings")
+    func spellings() {
+        var format = pcmFormat(rate: 48000, channels: 2, bits: 16)
+        let callback: AudioQueueOutputCallback = { _, _, _ in }
+        for mode in [kCFRunLoopCommonModes, CFRunLoopMode.commonModes.rawValue] {
+            var queue: AudioQueueRef?
+            #expect(AudioQueueNewOutput(&format, callback, nil, CFRunLoopGetCurrent(), mode, 0, &queue) == noErr)
+            if let queue { AudioQueueDispose(queue, true) }
+        }
+        #expect(CFRunLoopRunInMode(kCFRunLoopDefaultMode, 0.01, false) == .timedOut)
+        #expect(CFRunLoopRunInMode(CFRunLoopMode.defaultMode, 0.01, false) == .timedOut)
+    }
+}
