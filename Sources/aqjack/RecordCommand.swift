@@ -62,6 +62,9 @@ struct RecordCommand {
         let targetFrames = options.seconds.map { Int64(($0 * format.mSampleRate).rounded()) }
         let session: any RecordingSession
         var files = [options.path]
+        let hook = options.onFileCommand.map(FileHook.init(command:))
+        /// The files of a recording split in time (--split), as they are finalized.
+        var split: TimeSplitFiles?
         var queue: AudioInputQueue!
         var latencyCompensation = 0
         do {   // queue errors and file errors: both carry an OSStatus and a message
@@ -80,13 +83,25 @@ struct RecordCommand {
                 session = PacketRecordSession(writer: writer, targetFrames: targetFrames, priming: queue.packetTableInfo?.priming ?? 0,
                                               framesPerPacket: Int(queue.format.mFramesPerPacket),
                                               deviceFramesPerFileFrame: Double(client.sampleRate) / format.mSampleRate)
-            } else if channelCount > SplitRecordingFiles.channelsPerFile {
-                // More channels than libsndfile puts in one file: one file per 1024 channels.
-                let parts = try SplitRecordingFiles(path: options.path, fileType: options.fileType!, format: format, eraseExisting: options.force)
-                files = parts.paths
-                session = RecordSession(writer: parts, targetFrames: targetFrames, deviceRate: Double(client.sampleRate))
             } else {
-                let writer = try AudioFile.create(path: options.path, fileType: options.fileType!, format: format, eraseExisting: options.force).pcmWriter!
+                // More channels than libsndfile puts in one file: one file per 1024 channels.
+                let fileType = options.fileType!, force = options.force
+                let make = { (path: String) throws(AudioFileError) -> any RecordingFiles in
+                    channelCount > SplitRecordingFiles.channelsPerFile
+                        ? try SplitRecordingFiles(path: path, fileType: fileType, format: format, eraseExisting: force)
+                        : try AudioFile.create(path: path, fileType: fileType, format: format, eraseExisting: force).pcmWriter!
+                }
+                let writer: any RecordingFiles
+                if let seconds = options.splitSeconds {
+                    // Consecutive files, each finalized (and handed to --on-file) when full.
+                    let parts = try TimeSplitFiles(path: options.path, splitFrames: max(1, Int64((seconds * format.mSampleRate).rounded())),
+                                                   make: make) { paths, frames in paths.forEach { hook?.run(path: $0, frames: frames) } }
+                    split = parts
+                    writer = parts
+                } else {
+                    writer = try make(options.path)
+                }
+                files = writer.paths
                 session = RecordSession(writer: writer, targetFrames: targetFrames, deviceRate: Double(client.sampleRate))
             }
             box.session = session
@@ -139,6 +154,8 @@ struct RecordCommand {
         let underruns = queue.underrunFrameCount
         let failure = session.finish(queue: queue)
         queue.dispose()
+        if let split { files = split.paths } else { files.forEach { hook?.run(path: $0, frames: session.summary.frames) } }
+        hook?.waitForAll()
         if let failure, reason != .serverShutdown { reason = .error; Diagnostics.error(failure) }
         if reason == .serverShutdown {
             Diagnostics.error("the JACK server '\(client.serverName)' shut down (\(client.notifications.shutdownReason.withLock { $0 } ?? "no reason given")); the file holds everything recorded until then")
@@ -151,6 +168,7 @@ struct RecordCommand {
         report.processTiming = timing
         report.serverSkippedFrames = serverSkipped
         report.latencyCompensationFrames = latencyCompensation
+        report.splitSeconds = options.splitSeconds
         report.print(json: options.json)
         return reason == .serverShutdown || reason == .error ? ExitStatus.failure : ExitStatus.success
     }
@@ -183,6 +201,8 @@ struct RecordReport: Encodable {
     var processTiming: ProcessTiming?
     /// The sources' capture latency taken out of the frame times (0 with --no-latency-compensation).
     var latencyCompensationFrames = 0
+    /// `--split`: the length of each file, seconds.
+    var splitSeconds: Double?
 
     init(files: [String], fileType: String, format: AudioStreamBasicDescription, frames: Int64, startFrame: UInt64?,
          lostFrames: Int64, overrunFrames: Int, underrunFrames: Int, xruns: Int, ports: [String], exitReason: String) {
@@ -209,7 +229,7 @@ struct RecordReport: Encodable {
     func print(json: Bool) {
         printSummary(self, json: json) {
             """
-            \(files.joined(separator: " + ")): \(fileType), \(channels) ch\(files.count > 1 ? " in \(files.count) files of at most \(SplitRecordingFiles.channelsPerFile)" : ""), \(sampleRate) Hz, \(bitsPerChannel)-bit \(sampleFormat)
+            \(files.joined(separator: " + ")): \(fileType), \(channels) ch\(splitSeconds.map { " in \(files.count) files of \($0) s" } ?? (files.count > 1 ? " in \(files.count) files of at most \(SplitRecordingFiles.channelsPerFile)" : "")), \(sampleRate) Hz, \(bitsPerChannel)-bit \(sampleFormat)
               frames \(frames) (\(String(format: "%.3f", seconds)) s) from JACK frame \(startFrameTime.map(String.init) ?? "-")\(latencyCompensationFrames > 0 ? " (the sources' \(latencyCompensationFrames)-frame latency taken out)" : "")
               lost frames \(lostFrames) (written as silence), ring overruns \(overrunFrames), queue underruns \(underrunFrames), xruns \(xruns)\(serverSkippedFrames > 0 ? " (frames the server skipped: \(serverSkippedFrames))" : "")
               stopped by: \(exitReason)

@@ -13,6 +13,10 @@ struct RecordOptions {
     var sourceQuality = "best"
     var resampler = Resampler.Engine.soxr
     var seconds: Double?
+    /// `--split SECONDS`: consecutive files of this length, sample continuous.
+    var splitSeconds: Double?
+    /// `--on-file CMD`: run for each finalized file.
+    var onFileCommand: String?
     var startFrame: UInt64?
     var force = false
     /// 'lpcm' or 'aac ' (AAC for .aac/.m4a/.mp4; CAF with --codec aac).
@@ -84,6 +88,11 @@ struct RecordOptions {
             case .option("-d"), .option("--duration"):
                 seconds = try cursor.real(for: "-d", in: 0 ... RecordOptions.longestDuration, excludingLowerBound: true,
                                           meaning: "a duration in seconds (at most a year)")
+            case .option("--split"):
+                splitSeconds = try cursor.real(for: "--split", in: 0 ... RecordOptions.longestDuration, excludingLowerBound: true,
+                                               meaning: "the length of each file in seconds")
+            case .option("--on-file"):
+                onFileCommand = try cursor.value(for: "--on-file", expected: "a command to run with each finished file's path, e.g. 'flac -f'")
             case .option("--start-at"):
                 startFrame = try cursor.integer(for: "--start-at", in: 0 ... latestStartFrame, meaning: "a JACK frame time")
             case .option("--resampler"): resampler = try cursor.resampler(for: "--resampler")
@@ -95,7 +104,7 @@ struct RecordOptions {
             case let .option(option):
                 if try chain.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --start-at, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --on-file, --start-at, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
             case let .operand(word):
                 paths.append(word)
             }
@@ -125,6 +134,9 @@ struct RecordOptions {
                 let holds = entry.recordableCodecs.map(FileTypes.codecName).joined(separator: " or ")
                 throw UsageError(message: "\(fourCharacterCode(fileType!)) files hold \(holds), not linear PCM: drop --codec lpcm or record to .wav/.caf")
             }
+        }
+        if splitSeconds != nil && isCompressed {
+            throw UsageError(message: "--split splits linear-PCM recordings (\(FileTypes.extensionList(prefix: ".") { $0.recordableCodecs.contains(AudioFormatValues.linearPCM) })); record PCM and convert the parts for \(isAAC ? "AAC" : "Apple Lossless")")
         }
         if isALAC, let depth, depth != "16" && depth != "24" {
             throw UsageError(message: "-b \(depth) with --codec alac: Apple Lossless records 16 or 24 bits")
