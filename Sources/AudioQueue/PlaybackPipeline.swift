@@ -87,8 +87,7 @@ final class PlaybackPipeline {
     }
     private static let meterBlockFrames = 1024
     private var meterBlocks: [(endFrame: Int, levels: [AudioQueueLevelMeterState])] = []
-    private var meterSums: [Double] = []
-    private var meterPeaks: [Float] = []
+    private var meterSums = LevelSums(channelCount: 0)
     private var meterFrames = 0
 
     // MARK: Stage state
@@ -380,30 +379,15 @@ final class PlaybackPipeline {
     /// to the meters; every full block is kept with its end.
     private func meter(_ samples: UnsafePointer<Float>, sampleCount: Int, endingAt endFrame: Int) {
         let channels = layout.channelCount
-        if meterSums.count != channels {
-            meterSums = Array(repeating: 0, count: channels)
-            meterPeaks = Array(repeating: 0, count: channels)
-        }
+        if meterSums.channelCount != channels { meterSums = LevelSums(channelCount: channels) }
         let frames = sampleCount / channels
-        meterSums.withUnsafeMutableBufferPointer { sums in
-            meterPeaks.withUnsafeMutableBufferPointer { peaks in
-                for frame in 0 ..< frames {
-                    for channel in 0 ..< channels {
-                        let sample = samples[frame * channels + channel]
-                        sums[channel] += Double(sample * sample)
-                        peaks[channel] = max(peaks[channel], abs(sample))
-                    }
-                    meterFrames += 1
-                    if meterFrames == Self.meterBlockFrames {
-                        let levels = (0 ..< channels).map {
-                            AudioQueueLevelMeterState(mAveragePower: Float((sums[$0] / Double(meterFrames)).squareRoot()), mPeakPower: peaks[$0])
-                        }
-                        meterBlocks.append((endFrame - (frames - frame - 1), levels))
-                        if meterBlocks.count > 256 { meterBlocks.removeFirst(meterBlocks.count - 256) }
-                        for channel in 0 ..< channels { sums[channel] = 0; peaks[channel] = 0 }
-                        meterFrames = 0
-                    }
-                }
+        for frame in 0 ..< frames {
+            meterSums.add(frame: frame, of: samples)
+            meterFrames += 1
+            if meterFrames == Self.meterBlockFrames {
+                meterBlocks.append((endFrame - (frames - frame - 1), meterSums.take(frameCount: meterFrames)))
+                if meterBlocks.count > 256 { meterBlocks.removeFirst(meterBlocks.count - 256) }
+                meterFrames = 0
             }
         }
     }

@@ -87,8 +87,7 @@ final class RecordingPipeline {
     private var filledBytes = 0
     private var filledPackets = 0
     private var fillStart = AudioTimeStamp()
-    private var sums: [Double]
-    private var peaks: [Float]
+    private var meterSums: LevelSums
     /// Frames counted into the meters since the last delivered buffer (compressed buffers hold packets).
     private var meteredFrames = 0
     private var lastRecord: CaptureCycle?
@@ -105,8 +104,7 @@ final class RecordingPipeline {
         self.deliver = deliver
         let channels = format.channelCount
         timeline = TimelineAligner(longestFilledGap: 10 * Int64(deviceRate))
-        sums = Array(repeating: 0, count: channels)
-        peaks = Array(repeating: 0, count: channels)
+        meterSums = LevelSums(channelCount: channels)
         levels = Array(repeating: AudioQueueLevelMeterState(), count: channels)
         stitchedFrame = Array(repeating: 0, count: channels)
     }
@@ -348,20 +346,7 @@ final class RecordingPipeline {
 
     /// Adds frames to the level meters' running sums.
     private func meterLocked(_ source: UnsafePointer<Float>, frameCount: Int) {
-        let channels = layout.channelCount
-        // Through local buffers: every access to a class's array property is an exclusivity
-        // check, which per sample cost more than the rest of the path.
-        sums.withUnsafeMutableBufferPointer { sums in
-            peaks.withUnsafeMutableBufferPointer { peaks in
-                for frame in 0 ..< frameCount {
-                    for channel in 0 ..< channels {
-                        let sample = source[frame * channels + channel]
-                        sums[channel] += Double(sample * sample)
-                        peaks[channel] = max(peaks[channel], abs(sample))
-                    }
-                }
-            }
-        }
+        meterSums.add(source, frameCount: frameCount)
     }
 
     /// Compressed: encodes frames and places the packets.
@@ -471,14 +456,7 @@ final class RecordingPipeline {
             buffer.pointee.mAudioDataByteSize = UInt32(filledFrames * layout.bytesPerFrame)
             meterFrames = filledFrames
         }
-        if meteringEnabled && meterFrames > 0 {
-            for channel in 0 ..< layout.channelCount {
-                levels[channel] = AudioQueueLevelMeterState(mAveragePower: Float((sums[channel] / Double(meterFrames)).squareRoot()),
-                                                            mPeakPower: peaks[channel])
-                sums[channel] = 0
-                peaks[channel] = 0
-            }
-        }
+        if meteringEnabled && meterFrames > 0 { levels = meterSums.take(frameCount: meterFrames) }
         filledFrames = 0
         let startTime = fillStart
         lock.unlock()
