@@ -92,9 +92,12 @@ struct RecordCommand {
                         : try AudioFile.create(path: path, fileType: fileType, format: format, eraseExisting: force).pcmWriter!
                 }
                 let writer: any RecordingFiles
-                if let seconds = options.splitSeconds {
+                // --split-size: whole frames of audio data per file (the header comes on top).
+                let splitFrames = options.splitSeconds.map { Int64(($0 * format.mSampleRate).rounded()) }
+                    ?? options.splitBytes.map { $0 / Int64(format.mBytesPerFrame) }
+                if let splitFrames {
                     // Consecutive files, each finalized (and handed to --on-file) when full.
-                    let parts = try TimeSplitFiles(path: options.path, splitFrames: max(1, Int64((seconds * format.mSampleRate).rounded())),
+                    let parts = try TimeSplitFiles(path: options.path, splitFrames: max(1, splitFrames),
                                                    make: make) { paths, frames in paths.forEach { hook?.run(path: $0, frames: frames) } }
                     split = parts
                     writer = parts
@@ -168,7 +171,7 @@ struct RecordCommand {
         report.processTiming = timing
         report.serverSkippedFrames = serverSkipped
         report.latencyCompensationFrames = latencyCompensation
-        report.splitSeconds = options.splitSeconds
+        report.splitSeconds = options.splitSeconds ?? options.splitBytes.map { Double($0 / Int64(format.mBytesPerFrame)) / format.mSampleRate }
         report.print(json: options.json)
         return reason == .serverShutdown || reason == .error ? ExitStatus.failure : ExitStatus.success
     }

@@ -15,6 +15,8 @@ struct RecordOptions {
     var seconds: Double?
     /// `--split SECONDS`: consecutive files of this length, sample continuous.
     var splitSeconds: Double?
+    /// `--split-size BYTES`: consecutive files of at most this much audio data each.
+    var splitBytes: Int64?
     /// `--on-file CMD`: run for each finalized file.
     var onFileCommand: String?
     var startFrame: UInt64?
@@ -91,6 +93,9 @@ struct RecordOptions {
             case .option("--split"):
                 splitSeconds = try cursor.real(for: "--split", in: 0 ... RecordOptions.longestDuration, excludingLowerBound: true,
                                                meaning: "the length of each file in seconds")
+            case .option("--split-size"):
+                splitBytes = Int64(try cursor.integer(for: "--split-size", in: 1 ... (1 << 50),
+                                                      meaning: "the audio bytes of each file (e.g. 2000000000 for files under 2 GB)"))
             case .option("--on-file"):
                 onFileCommand = try cursor.value(for: "--on-file", expected: "a command to run with each finished file's path, e.g. 'flac -f'")
             case .option("--start-at"):
@@ -104,7 +109,7 @@ struct RecordOptions {
             case let .option(option):
                 if try chain.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --on-file, --start-at, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --start-at, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
             case let .operand(word):
                 paths.append(word)
             }
@@ -135,7 +140,10 @@ struct RecordOptions {
                 throw UsageError(message: "\(fourCharacterCode(fileType!)) files hold \(holds), not linear PCM: drop --codec lpcm or record to .wav/.caf")
             }
         }
-        if splitSeconds != nil && isCompressed {
+        if splitSeconds != nil && splitBytes != nil {
+            throw UsageError(message: "--split and --split-size both set the length of each file: give one")
+        }
+        if (splitSeconds != nil || splitBytes != nil) && isCompressed {
             throw UsageError(message: "--split splits linear-PCM recordings (\(FileTypes.extensionList(prefix: ".") { $0.recordableCodecs.contains(AudioFormatValues.linearPCM) })); record PCM and convert the parts for \(isAAC ? "AAC" : "Apple Lossless")")
         }
         if isALAC, let depth, depth != "16" && depth != "24" {

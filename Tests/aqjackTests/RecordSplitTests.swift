@@ -43,6 +43,26 @@ extension JackServerSuite {
             #expect(summaries.count == 10 && summaries.allSatisfy { $0.contains("\"frames\":48000") })
         }
 
+        @Test("--split-size 96000 over 1 s of 2-channel float (8 bytes a frame): 4 files of exactly 12000 frames, sample continuous")
+        func splitBySize() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("sizegen"), channelCount: 2)
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-splitsize-\(getpid())").path
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let result = try AQJackCommand.run(["record", "--json", "--no-meter", "-p", "\(generator.client.name):out_*", "-d", "1", "--split-size", "96000",
+                                                "--name", TestServer.uniqueClientName("sizerec"), folder + "/take.wav"])
+            #expect(result.status == 0, "\(result.standardError)")
+            let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(result.standardOutput.utf8))
+            #expect(summary.files == (1 ... 4).map { folder + String(format: "/take-%03d.wav", $0) })
+            let start = try #require(summary.startFrameTime)
+            for (index, path) in summary.files.enumerated() {
+                let part = try SoundFileContents(path: path)
+                #expect(part.frames == 12000 && part.timeReference.map(UInt64.init) == start + UInt64(index * 12000), "\(path)")
+            }
+            let both = try AQJackCommand.run(["record", "--split", "1", "--split-size", "1000", "-d", "1", folder + "/x.wav"])
+            #expect(both.status == 2 && both.standardError.contains("give one"), "\(both.standardError)")
+        }
+
         @Test("--split refuses AAC and ALAC recordings with a message naming what it splits; a failing --on-file is reported, not fatal")
         func splitErrors() throws {
             let aac = try AQJackCommand.run(["record", "--split", "1", "-d", "1", temporaryPath("split.m4a")])
