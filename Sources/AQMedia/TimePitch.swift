@@ -19,7 +19,9 @@ public final class TimePitch {
     private let state: RubberBandState
     /// One channel per plane, as Rubber Band takes them; output planes grow to what is available.
     private let inputPlanes: [UnsafeMutablePointer<Float>]
-    private var outputPlanes: [UnsafeMutablePointer<Float>]
+    /// The same planes as the C arrays Rubber Band takes, made once (not per call).
+    private let inputPointers: [UnsafePointer<Float>?]
+    private var outputPlanes: [UnsafeMutablePointer<Float>?]
     private var outputCapacity = 0
     /// Output frames still to drop (the start delay).
     private var toDrop: Int
@@ -48,6 +50,7 @@ public final class TimePitch {
         state = rubberband_new(UInt32(sampleRate), UInt32(channelCount), RubberBandOptions(options), 1 / rate, Self.scale(cents: pitchCents))
         rubberband_set_max_process_size(state, UInt32(Self.block))
         inputPlanes = (0 ..< channelCount).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: Self.block) }
+        inputPointers = inputPlanes.map { UnsafePointer($0) }
         outputPlanes = []
         self.rate = rate
         self.pitchCents = pitchCents
@@ -65,7 +68,7 @@ public final class TimePitch {
     deinit {
         rubberband_delete(state)
         inputPlanes.forEach { $0.deallocate() }
-        outputPlanes.forEach { $0.deallocate() }
+        outputPlanes.forEach { $0?.deallocate() }
     }
 
     private static func scale(cents: Double) -> Double { pow2(cents / 1200) }
@@ -109,8 +112,7 @@ public final class TimePitch {
         for channel in 0 ..< channelCount {
             for frame in 0 ..< frameCount { inputPlanes[channel][frame] = frames[frame * channelCount + channel] }
         }
-        let planes: [UnsafePointer<Float>?] = inputPlanes.map { UnsafePointer($0) }
-        rubberband_process(state, planes, UInt32(frameCount), final ? 1 : 0)
+        rubberband_process(state, inputPointers, UInt32(frameCount), final ? 1 : 0)
     }
 
     private func drain(_ emit: (UnsafePointer<Float>, Int) -> Void, limit: Int = .max) {
@@ -118,12 +120,11 @@ public final class TimePitch {
             let available = Int(rubberband_available(state))
             guard available > 0 else { return }
             if outputCapacity < available {
-                outputPlanes.forEach { $0.deallocate() }
+                outputPlanes.forEach { $0?.deallocate() }
                 outputPlanes = (0 ..< channelCount).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: available) }
                 outputCapacity = available
             }
-            let planes: [UnsafeMutablePointer<Float>?] = outputPlanes
-            let got = Int(rubberband_retrieve(state, planes, UInt32(available)))
+            let got = Int(rubberband_retrieve(state, outputPlanes, UInt32(available)))
             let dropped = min(toDrop, got)
             toDrop -= dropped
             let count = min(got - dropped, max(0, limit - emitted))
@@ -131,7 +132,8 @@ public final class TimePitch {
             guard count > 0 else { continue }
             if interleaved.count < count * channelCount { interleaved = [Float](repeating: 0, count: count * channelCount) }
             for channel in 0 ..< channelCount {
-                for frame in 0 ..< count { interleaved[frame * channelCount + channel] = outputPlanes[channel][dropped + frame] }
+                let plane = outputPlanes[channel]! + dropped
+                for frame in 0 ..< count { interleaved[frame * channelCount + channel] = plane[frame] }
             }
             interleaved.withUnsafeBufferPointer { emit($0.baseAddress!, count) }
         }

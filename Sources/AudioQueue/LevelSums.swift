@@ -14,26 +14,22 @@ struct LevelSums {
 
     var channelCount: Int { squares.count }
 
-    /// Adds interleaved frame `frame` of `samples`.
-    @inline(__always)
-    mutating func add(frame: Int, of samples: UnsafePointer<Float>) {
+    /// Adds `frameCount` interleaved frames.
+    mutating func add(_ samples: UnsafePointer<Float>, frameCount: Int) {
         let channels = squares.count
-        // Through local buffers: every access to an array property is an exclusivity check,
-        // which per sample cost more than the rest of the path.
+        // Through local buffers, once per call: every access to an array property is an
+        // exclusivity check, which per sample cost more than the rest of the path.
         squares.withUnsafeMutableBufferPointer { squares in
             peaks.withUnsafeMutableBufferPointer { peaks in
-                for channel in 0 ..< channels {
-                    let sample = samples[frame * channels + channel]
-                    squares[channel] += Double(sample * sample)
-                    peaks[channel] = max(peaks[channel], abs(sample))
+                for frame in 0 ..< frameCount {
+                    for channel in 0 ..< channels {
+                        let sample = samples[frame * channels + channel]
+                        squares[channel] += Double(sample * sample)
+                        peaks[channel] = max(peaks[channel], abs(sample))
+                    }
                 }
             }
         }
-    }
-
-    /// Adds `frameCount` interleaved frames.
-    mutating func add(_ samples: UnsafePointer<Float>, frameCount: Int) {
-        for frame in 0 ..< frameCount { add(frame: frame, of: samples) }
     }
 
     /// Each channel's RMS and peak over `frameCount` frames; the sums start again.

@@ -381,11 +381,15 @@ final class PlaybackPipeline {
         let channels = layout.channelCount
         if meterSums.channelCount != channels { meterSums = LevelSums(channelCount: channels) }
         let frames = sampleCount / channels
-        for frame in 0 ..< frames {
-            meterSums.add(frame: frame, of: samples)
-            meterFrames += 1
+        var done = 0
+        while done < frames {
+            // Up to the end of the current block at a time.
+            let count = min(frames - done, Self.meterBlockFrames - meterFrames)
+            meterSums.add(samples + done * channels, frameCount: count)
+            meterFrames += count
+            done += count
             if meterFrames == Self.meterBlockFrames {
-                meterBlocks.append((endFrame - (frames - frame - 1), meterSums.take(frameCount: meterFrames)))
+                meterBlocks.append((endFrame - (frames - done), meterSums.take(frameCount: meterFrames)))
                 if meterBlocks.count > 256 { meterBlocks.removeFirst(meterBlocks.count - 256) }
                 meterFrames = 0
             }

@@ -112,16 +112,16 @@ private enum GlobalValue {
     }
 }
 
-private func globalValue(_ property: AudioFilePropertyID, _ specifierSize: UInt32, _ specifier: UnsafeRawPointer?) -> Result<GlobalValue, GlobalInfoStatus> {
-    func specifiedType() -> Result<GlobalFileType, GlobalInfoStatus> {
-        guard let specifier, specifierSize >= 4 else { return .failure(GlobalInfoStatus(kAudioFileBadPropertySizeError)) }
+private func globalValue(_ property: AudioFilePropertyID, _ specifierSize: UInt32, _ specifier: UnsafeRawPointer?) -> Result<GlobalValue, StatusOnly> {
+    func specifiedType() -> Result<GlobalFileType, StatusOnly> {
+        guard let specifier, specifierSize >= 4 else { return .failure(StatusOnly(kAudioFileBadPropertySizeError)) }
         guard let type = GlobalFileType.find(specifier.loadUnaligned(as: UInt32.self)) else {
-            return .failure(GlobalInfoStatus(kAudioFileUnsupportedFileTypeError))
+            return .failure(StatusOnly(kAudioFileUnsupportedFileTypeError))
         }
         return .success(type)
     }
-    func specifiedString() -> Result<String, GlobalInfoStatus> {
-        guard let specifier, Int(specifierSize) >= MemoryLayout<CFString>.size else { return .failure(GlobalInfoStatus(kAudioFileBadPropertySizeError)) }
+    func specifiedString() -> Result<String, StatusOnly> {
+        guard let specifier, Int(specifierSize) >= MemoryLayout<CFString>.size else { return .failure(StatusOnly(kAudioFileBadPropertySizeError)) }
         return .success((specifier.load(as: CFString.self) as String).lowercased())
     }
     let all = GlobalFileType.all
@@ -132,11 +132,11 @@ private func globalValue(_ property: AudioFilePropertyID, _ specifierSize: UInt3
     case kAudioFileGlobalInfo_AvailableFormatIDs: return specifiedType().map { .array($0.formats) }
     case kAudioFileGlobalInfo_AvailableStreamDescriptionsForFormat:
         guard let specifier, Int(specifierSize) >= MemoryLayout<AudioFileTypeAndFormatID>.size else {
-            return .failure(GlobalInfoStatus(kAudioFileBadPropertySizeError))
+            return .failure(StatusOnly(kAudioFileBadPropertySizeError))
         }
         let pair = specifier.loadUnaligned(as: AudioFileTypeAndFormatID.self)
-        guard let type = GlobalFileType.find(pair.mFileType) else { return .failure(GlobalInfoStatus(kAudioFileUnsupportedFileTypeError)) }
-        guard type.formats.contains(pair.mFormatID) else { return .failure(GlobalInfoStatus(kAudioFileUnsupportedDataFormatError)) }
+        guard let type = GlobalFileType.find(pair.mFileType) else { return .failure(StatusOnly(kAudioFileUnsupportedFileTypeError)) }
+        guard type.formats.contains(pair.mFormatID) else { return .failure(StatusOnly(kAudioFileUnsupportedDataFormatError)) }
         return .success(.array(type.descriptions(for: pair.mFormatID)))
     case kAudioFileGlobalInfo_AllExtensions: return .success(.strings(all.flatMap(\.extensions)))
     case kAudioFileGlobalInfo_AllUTIs: return .success(.strings(all.flatMap(\.utis)))
@@ -150,14 +150,10 @@ private func globalValue(_ property: AudioFilePropertyID, _ specifierSize: UInt3
         return specifiedString().map { uti in .array(all.filter { $0.utis.contains(uti) }.map(\.typeID)) }
     case kAudioFileGlobalInfo_TypesForMIMEType:
         return specifiedString().map { mime in .array(all.filter { $0.mimeTypes.contains(mime) }.map(\.typeID)) }
-    default: return .failure(GlobalInfoStatus(kAudioFileUnsupportedPropertyError))
+    default: return .failure(StatusOnly(kAudioFileUnsupportedPropertyError))
     }
 }
 
-private struct GlobalInfoStatus: Error {
-    let status: OSStatus
-    init(_ status: OSStatus) { self.status = status }
-}
 
 /// The size of a global-info value (arrays: the whole array; strings and string arrays: one reference).
 @discardableResult

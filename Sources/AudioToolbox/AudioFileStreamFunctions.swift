@@ -114,8 +114,8 @@ public func AudioFileStreamSeek(_ inAudioFileStream: AudioFileStreamID, _ inPack
 }
 
 /// A property's value (kAudioFileStreamError_ValueUnknown before the stream has told it).
-private func streamProperty(_ info: AudioStreamInfo, _ id: AudioFileStreamPropertyID, _ isVariable: Bool) -> Result<[UInt8], FileStreamStatus> {
-    func bytes<T>(_ value: T) -> Result<[UInt8], FileStreamStatus> { .success(withUnsafeBytes(of: value) { Array($0) }) }
+private func streamProperty(_ info: AudioStreamInfo, _ id: AudioFileStreamPropertyID, _ isVariable: Bool) -> Result<[UInt8], StatusOnly> {
+    func bytes<T>(_ value: T) -> Result<[UInt8], StatusOnly> { .success(withUnsafeBytes(of: value) { Array($0) }) }
     let known = info.fileType != 0
     switch id {
     case kAudioFileStreamProperty_ReadyToProducePackets: return bytes(UInt32(info.isReadyToProducePackets ? 1 : 0))
@@ -142,14 +142,13 @@ private func streamProperty(_ info: AudioStreamInfo, _ id: AudioFileStreamProper
         if !isVariable, info.dataFormat.mBytesPerPacket > 0 { return bytes(Double(info.dataFormat.mBytesPerPacket)) }
         guard let packets = info.audioDataPacketCount, packets > 0, let total = info.audioDataByteCount else { return .failure(.unknown) }
         return bytes(Double(total) / Double(packets))
-    default: return .failure(FileStreamStatus(kAudioFileStreamError_UnsupportedProperty))
+    default: return .failure(StatusOnly(kAudioFileStreamError_UnsupportedProperty))
     }
 }
 
-private struct FileStreamStatus: Error {
-    let status: OSStatus
-    init(_ status: OSStatus) { self.status = status }
-    static let unknown = FileStreamStatus(kAudioFileStreamError_ValueUnknown)
+extension StatusOnly {
+    /// `kAudioFileStreamError_ValueUnknown`: the stream has not told it yet.
+    static let unknown = StatusOnly(kAudioFileStreamError_ValueUnknown)
 }
 
 @discardableResult

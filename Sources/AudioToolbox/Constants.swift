@@ -147,6 +147,13 @@ func storeProperty<T>(_ value: T, into destination: UnsafeMutableRawPointer, siz
     return noErr
 }
 
+/// An answer that is only a status: why a property has no value (the HAL's, global file
+/// information's and AudioFileStream's property lookups return `Result<…, StatusOnly>`).
+struct StatusOnly: Error {
+    let status: OSStatus
+    init(_ status: OSStatus) { self.status = status }
+}
+
 /// Stores an object (a `CFString`, a `CFArray`) the way Apple's Get…Property functions return
 /// one, owned by the caller: `size` in must hold a reference (else `tooSmall`), `size` out is
 /// a reference's size.

@@ -118,7 +118,7 @@ private enum PropertyValue {
 }
 
 /// The value of `address` on `object`, or the status that says why there is none.
-private func propertyValue(_ object: AudioObjectID, _ address: AudioObjectPropertyAddress) -> Result<PropertyValue, HardwareStatus> {
+private func propertyValue(_ object: AudioObjectID, _ address: AudioObjectPropertyAddress) -> Result<PropertyValue, StatusOnly> {
     if object == kAudioObjectSystemObject {
         switch address.mSelector {
         case kAudioHardwarePropertyDefaultInputDevice, kAudioHardwarePropertyDefaultOutputDevice, kAudioHardwarePropertyDefaultSystemOutputDevice:
@@ -128,11 +128,11 @@ private func propertyValue(_ object: AudioObjectID, _ address: AudioObjectProper
         case kAudioHardwarePropertyDevices:
             guard HardwareDevice.snapshot() != nil else { return .success(.array([AudioDeviceID]())) }
             return .success(.array(HardwareDevice.allCases.map(\.rawValue)))
-        default: return .failure(HardwareStatus(kAudioHardwareUnknownPropertyError))
+        default: return .failure(StatusOnly(kAudioHardwareUnknownPropertyError))
         }
     }
-    guard let device = HardwareDevice(rawValue: object) else { return .failure(HardwareStatus(kAudioHardwareBadObjectError)) }
-    guard let snapshot = HardwareDevice.snapshot() else { return .failure(HardwareStatus(kAudioHardwareNotRunningError)) }
+    guard let device = HardwareDevice(rawValue: object) else { return .failure(StatusOnly(kAudioHardwareBadObjectError)) }
+    guard let snapshot = HardwareDevice.snapshot() else { return .failure(StatusOnly(kAudioHardwareNotRunningError)) }
     switch address.mSelector {
     case kAudioObjectPropertyName: return .success(.string(device.name(snapshot)))
     case kAudioObjectPropertyManufacturer: return .success(.string("JACK"))
@@ -152,14 +152,10 @@ private func propertyValue(_ object: AudioObjectID, _ address: AudioObjectProper
             list.pointee.mBuffers.mNumberChannels = UInt32(channels)
         }
         return .success(.bytes(channels > 0 ? bytes : Array(bytes[0 ..< MemoryLayout<UInt32>.stride * 2])))
-    default: return .failure(HardwareStatus(kAudioHardwareUnknownPropertyError))
+    default: return .failure(StatusOnly(kAudioHardwareUnknownPropertyError))
     }
 }
 
-private struct HardwareStatus: Error {
-    let status: OSStatus
-    init(_ status: OSStatus) { self.status = status }
-}
 
 /// Whether `inObjectID` has the property at `inAddress`.
 public func AudioObjectHasProperty(_ inObjectID: AudioObjectID, _ inAddress: UnsafePointer<AudioObjectPropertyAddress>) -> Bool {

@@ -53,10 +53,7 @@ final class SplitRecordingFiles: RecordingFiles {
 
     /// The path of the part holding channels `first ... last` (1-based) of a recording to `path`.
     static func partPath(_ path: String, first: Int, last: Int) -> String {
-        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
-        let name = path[slash...]
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "\(path).ch\(first)-\(last)" }
-        return "\(path[..<dot]).ch\(first)-\(last)\(path[dot...])"
+        insertingBeforeExtension(".ch\(first)-\(last)", into: path)
     }
 
     /// Creates one file per 1024 channels of `format` (linear PCM), of type `fileType`. An
@@ -136,4 +133,13 @@ final class SplitRecordingFiles: RecordingFiles {
         }
         if let failure { throw failure }
     }
+}
+
+/// `path` with `suffix` before the file name's extension (`take.wav`, `-001` → `take-001.wav`),
+/// or at the end when the name has none: how split recordings name their parts.
+func insertingBeforeExtension(_ suffix: String, into path: String) -> String {
+    let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
+    let name = path[slash...]
+    guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return path + suffix }
+    return "\(path[..<dot])\(suffix)\(path[dot...])"
 }

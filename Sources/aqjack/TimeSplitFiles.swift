@@ -37,11 +37,7 @@ final class TimeSplitFiles: RecordingFiles {
 
     /// `take.wav` → `take-001.wav` (part `index`, three digits or more).
     static func partPath(_ path: String, index: Int) -> String {
-        let number = String(format: "%03d", index)
-        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
-        let name = path[slash...]
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "\(path)-\(number)" }
-        return "\(path[..<dot])-\(number)\(path[dot...])"
+        insertingBeforeExtension(String(format: "-%03d", index), into: path)
     }
 
     var packetCount: Int64 { closedFrames + current.packetCount }
