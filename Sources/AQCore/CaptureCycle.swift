@@ -4,7 +4,8 @@
 public struct CaptureCycle: BitwiseCopyable, Equatable, Sendable {
     /// JACK frame time of the first frame, extended to 64 bits so it never wraps.
     public var frameTime: UInt64
-    /// Frames in the cycle; the ring holds `frameCount × channelCount` interleaved samples for it.
+    /// Frames in the cycle; the ring holds its `frameCount × channelCount` samples as one planar
+    /// block (channel after channel; ``CaptureReader`` hands them on interleaved).
     public var frameCount: Int
     /// Frames the process thread had to drop since the previous record because the ring was full.
     public var droppedFramesBefore: Int

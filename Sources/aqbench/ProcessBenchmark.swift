@@ -37,3 +37,44 @@ enum ProcessBenchmark {
         return best
     }
 }
+
+extension ProcessBenchmark {
+    /// The capture cycle as the process thread meets it at scale: a ring of `ringSeconds` at
+    /// 48 kHz (so the written part is never in cache) and input buffers written afresh before
+    /// every cycle, as the source client does. Returns ns per cycle (mean over `cycles`) for the
+    /// processor, and for a plain planar copy of every input into a ring as large (the floor).
+    static func coldCaptureCycle(channelCount: Int, period: Int, cycles: Int, ringSeconds: Int) -> (processor: Double, planarCopy: Double) {
+        let (processor, reader) = CaptureProcessor.make(channelCount: channelCount, capacityFrames: 48000 * ringSeconds)
+        let inputs = UnsafeMutablePointer<Float>.allocate(capacity: channelCount * period)
+        defer { inputs.deallocate() }
+        let inputTable = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channelCount)
+        defer { inputTable.deallocate() }
+        for channel in 0 ..< channelCount { inputTable[channel] = UnsafePointer(inputs + channel * period) }
+        let planarCount = channelCount * 48000 * ringSeconds
+        let planar = UnsafeMutablePointer<Float>.allocate(capacity: planarCount)
+        planar.initialize(repeating: 0, count: planarCount)
+        defer { planar.deallocate() }
+        var processNanoseconds: UInt64 = 0, copyNanoseconds: UInt64 = 0
+        var planarOffset = 0
+        for cycleIndex in 0 ..< cycles {
+            for sample in 0 ..< channelCount * period { inputs[sample] = Float(sample &+ cycleIndex) }
+            let cycle = ProcessCycle(frameCount: period, frameTime: UInt32(truncatingIfNeeded: cycleIndex * period),
+                                     cycleStartMicros: 0, nextCycleStartMicros: 0,
+                                     inputs: UnsafeBufferPointer(start: inputTable, count: channelCount),
+                                     outputs: UnsafeBufferPointer(start: nil, count: 0))
+            var start = DispatchTime.now().uptimeNanoseconds
+            processor.process(cycle)
+            processNanoseconds += DispatchTime.now().uptimeNanoseconds - start
+            _ = reader.readCycle { _, _ in }
+            for sample in 0 ..< channelCount * period { inputs[sample] = Float(sample &- cycleIndex) }
+            start = DispatchTime.now().uptimeNanoseconds
+            if planarOffset + channelCount * period > planarCount { planarOffset = 0 }
+            for channel in 0 ..< channelCount {
+                (planar + planarOffset + channel * period).update(from: inputTable[channel], count: period)
+            }
+            planarOffset += channelCount * period
+            copyNanoseconds += DispatchTime.now().uptimeNanoseconds - start
+        }
+        return (Double(processNanoseconds) / Double(cycles), Double(copyNanoseconds) / Double(cycles))
+    }
+}

@@ -19,6 +19,9 @@ case "generate":
     print("ready \(generator.client.estimatedFrameTime)")
     fflush(nil)
     Thread.sleep(forTimeInterval: Double(arguments[3])!)
+    // How the generator's own callbacks kept time: the bench tells its late cycles from the
+    // recorder's with these.
+    FileHandle.standardError.write(Data("bench-gen timing: \(generator.client.processTiming)\n".utf8))
     exit(0)
 case "sink":
     // aqbench sink CHANNELS SECONDS: a stand-in sound card `bench-sink` with CHANNELS physical
@@ -50,6 +53,12 @@ case "sink":
         }) {}
     }
     if startedCount < channels { print("incomplete \(startedCount)") }
+    exit(0)
+case "cold-capture":
+    // aqbench cold-capture CHANNELS RING-SECONDS: the capture cycle with a ring that is never
+    // in cache and freshly written inputs, against a planar copy (ns per cycle).
+    let result = ProcessBenchmark.coldCaptureCycle(channelCount: Int(arguments[2])!, period: 128, cycles: 5000, ringSeconds: Int(arguments[3])!)
+    print("capture \(format(result.processor / 1000, 1)) us, planar copy \(format(result.planarCopy / 1000, 1)) us per cycle")
     exit(0)
 case "offline-render":
     // aqbench offline-render FILE: AudioOutputQueue offline rendering speed (no server).
@@ -198,6 +207,11 @@ for channels in [2, 64, 256] {
     let nanoseconds = ProcessBenchmark.captureCycle(channelCount: channels, period: 128, cycles: 20_000)
     let periodNanoseconds = 128.0 / 48000.0 * 1e9
     print("  \(channels) channels: \(format(nanoseconds / 1000, 3)) us per cycle = \(format(100 * nanoseconds / periodNanoseconds, 3)) % of the period")
+}
+print("  with a 2 s ring (never in cache) and inputs written afresh every cycle, against a planar copy of the inputs:")
+for channels in [256, 1024, 2040] {
+    let result = ProcessBenchmark.coldCaptureCycle(channelCount: channels, period: 128, cycles: 5000, ringSeconds: 2)
+    print("  \(channels) channels: \(format(result.processor / 1000, 1)) us per cycle, planar copy \(format(result.planarCopy / 1000, 1)) us: ratio \(format(result.processor / result.planarCopy))")
 }
 
 print("== aqjack --ports against jack_lsp -c -l (median of 21 runs, same server)")
