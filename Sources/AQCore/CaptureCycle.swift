@@ -13,14 +13,21 @@ public struct CaptureCycle: BitwiseCopyable, Equatable, Sendable {
     /// of the next cycle's start: together they map frames to host time.
     public var cycleStartMicros: UInt64
     public var nextCycleStartMicros: UInt64
+    /// Whether JACK's transport rolled during the cycle, and the transport frame of the
+    /// record's first frame.
+    public var transportRolling: Bool
+    public var transportFrame: UInt64
 
     @inlinable
     public init(frameTime: UInt64, frameCount: Int, droppedFramesBefore: Int,
-                cycleStartMicros: UInt64, nextCycleStartMicros: UInt64) {
+                cycleStartMicros: UInt64, nextCycleStartMicros: UInt64,
+                transportRolling: Bool = false, transportFrame: UInt64 = 0) {
         self.frameTime = frameTime
         self.frameCount = frameCount
         self.droppedFramesBefore = droppedFramesBefore
         self.cycleStartMicros = cycleStartMicros
         self.nextCycleStartMicros = nextCycleStartMicros
+        self.transportRolling = transportRolling
+        self.transportFrame = transportFrame
     }
 }

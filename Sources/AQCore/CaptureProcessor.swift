@@ -148,7 +148,9 @@ public final class CaptureProcessor: RealtimeProcessor, @unchecked Sendable {
         recordSpace[0] = CaptureCycle(frameTime: frameTime, frameCount: frameCount,
                                       droppedFramesBefore: droppedSinceLastRecord,
                                       cycleStartMicros: cycle.cycleStartMicros,
-                                      nextCycleStartMicros: cycle.nextCycleStartMicros)
+                                      nextCycleStartMicros: cycle.nextCycleStartMicros,
+                                      transportRolling: cycle.transportRolling,
+                                      transportFrame: UInt64(cycle.transportFrame) &+ UInt64(skip))
         cycles.commitWrite(1)
         droppedSinceLastRecord = 0
         recordedCycleCount.add(1, ordering: .relaxed)

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Plays interleaved frames from a sample ring to the output ports on the process thread, from
+/// Plays frames from a planar ring (``PlanarFrameRing``) to the output ports on the process thread, from
 /// a start frame on, with volume (linear ramps) and stereo pan; a ``PlaybackFeeder`` fills the
 /// ring on another thread.
 ///
@@ -10,7 +10,7 @@ import Synchronization
 /// holding the last one has been written.
 public final class PlaybackProcessor: RealtimeProcessor, @unchecked Sendable {
     public let channelCount: Int
-    @usableFromInline let samples: RingConsumer<Float>
+    @usableFromInline let samples: PlanarRingConsumer
     @usableFromInline let wakeup: RealtimeWakeup
     @usableFromInline var frameTimes = FrameTimeExtender()
     @usableFromInline var gain: Float = 1
@@ -49,7 +49,7 @@ public final class PlaybackProcessor: RealtimeProcessor, @unchecked Sendable {
     /// Whether the drain target has been reached and its last frame written.
     public let isDrained = Atomic<Bool>(false)
 
-    init(channelCount: Int, samples: consuming RingConsumer<Float>, wakeup: RealtimeWakeup) {
+    init(channelCount: Int, samples: consuming PlanarRingConsumer, wakeup: RealtimeWakeup) {
         self.channelCount = channelCount
         self.samples = samples
         self.wakeup = wakeup
@@ -58,7 +58,7 @@ public final class PlaybackProcessor: RealtimeProcessor, @unchecked Sendable {
     /// Creates a processor and the feeder of its ring (`capacityFrames` frames).
     public static func make(channelCount: Int, capacityFrames: Int) -> (PlaybackProcessor, PlaybackFeeder) {
         precondition(channelCount > 0, "playback needs at least one channel")
-        let ring = SPSCRing<Float>(minimumCapacity: channelCount * capacityFrames)
+        let ring = PlanarFrameRing(channelCount: channelCount, minimumFrames: capacityFrames)
         let wakeup = RealtimeWakeup()
         let processor = PlaybackProcessor(channelCount: channelCount, samples: ring.consumer, wakeup: wakeup)
         let feeder = PlaybackFeeder(channelCount: channelCount, samples: ring.producer, wakeup: wakeup)
@@ -82,7 +82,7 @@ public final class PlaybackProcessor: RealtimeProcessor, @unchecked Sendable {
         let outputs = cycle.outputs
         for channel in 0 ..< outputs.count { outputs[channel].update(repeating: 0, count: frameCount) }
         if discardRequested.load(ordering: .acquiring) {
-            samples.commitRead(samples.readableCount)
+            samples.commitRead(samples.readableFrames)
             discardRequested.store(false, ordering: .releasing)
         }
         let start = startFrame.load(ordering: .acquiring)
@@ -92,7 +92,7 @@ public final class PlaybackProcessor: RealtimeProcessor, @unchecked Sendable {
         let wanted = frameCount - skip
         let played = playedFrameCount.load(ordering: .relaxed)
         let target = drainTarget.load(ordering: .acquiring)
-        let available = samples.readableCount / channelCount
+        let available = samples.readableFrames
         let take = min(min(wanted, available), max(0, target - played))
         // (Nested, not `&&`: the autoclosure of `&&` would retain self.)
         if take > 0 {
@@ -126,44 +126,45 @@ public final class PlaybackProcessor: RealtimeProcessor, @unchecked Sendable {
             if pan < 0 { rightBalance = 1 + pan }
         }
 
-        let regions = samples.readableRegions()
         let channels = min(channelCount, outputs.count)
         if rampDone >= rampTotal {
-            // No ramp running: the gain is the same for every frame, so each channel is one
-            // loop over the ring, with the same arithmetic as below (sample × gain × balance).
+            // No ramp running: the gain is the same for every frame (the same arithmetic as
+            // below, sample × gain × balance); each channel is one contiguous run of the ring.
             for channel in 0 ..< channels {
                 let balance = channel == 0 ? leftBalance : channel == 1 ? rightBalance : 1
                 let output = outputs[channel] + skip
-                let head = regions.first
-                var frame = 0
-                var index = channel
-                while frame < take && index < head.count {
-                    output[frame] = head[index] * gain * balance
-                    frame += 1
-                    index += channelCount
-                }
-                let tail = regions.second
-                index -= head.count
-                while frame < take {
-                    output[frame] = tail[index] * gain * balance
-                    frame += 1
-                    index += channelCount
-                }
+                let run = samples.channelRun(channel, count: take)
+                let head = run.first.count
+                for frame in 0 ..< head { output[frame] = run.first[frame] * gain * balance }
+                for frame in 0 ..< take - head { output[head + frame] = run.second[frame] * gain * balance }
             }
-        }
-        for frame in 0 ..< (rampDone >= rampTotal ? 0 : take) {
-            if rampDone < rampTotal {
-                rampDone += 1
-                gain = rampDone == rampTotal ? Float(bitPattern: appliedTargetBits)
-                    : rampStartGain + rampDelta * (Float(rampDone) / Float(rampTotal))
-            }
-            let base = frame * channelCount
+        } else {
+            // A ramp: the gain changes frame by frame. Each channel repeats the same steps from
+            // the same starting state, so every channel gets the same gain at the same frame.
+            let startGain = gain, startDone = rampDone
             for channel in 0 ..< channels {
                 let balance = channel == 0 ? leftBalance : channel == 1 ? rightBalance : 1
-                outputs[channel][skip + frame] = regions[base + channel] * gain * balance
+                let run = samples.channelRun(channel, count: take)
+                gain = startGain
+                rampDone = startDone
+                for frame in 0 ..< take {
+                    if rampDone < rampTotal {
+                        rampDone += 1
+                        gain = rampDone == rampTotal ? Float(bitPattern: appliedTargetBits)
+                            : rampStartGain + rampDelta * (Float(rampDone) / Float(rampTotal))
+                    }
+                    outputs[channel][skip + frame] = run[frame] * gain * balance
+                }
+            }
+            if channels == 0 {
+                for _ in 0 ..< take where rampDone < rampTotal {
+                    rampDone += 1
+                    gain = rampDone == rampTotal ? Float(bitPattern: appliedTargetBits)
+                        : rampStartGain + rampDelta * (Float(rampDone) / Float(rampTotal))
+                }
             }
         }
-        samples.commitRead(take * channelCount)
+        samples.commitRead(take)
         playedFrameCount.store(played + take, ordering: .relaxed)
 
         if played + take >= target {
@@ -219,49 +220,63 @@ public final class PlaybackProcessor: RealtimeProcessor, @unchecked Sendable {
     public func setPan(_ pan: Float) { panBits.store(pan.bitPattern, ordering: .releasing) }
 }
 
-/// The producer side of a ``PlaybackProcessor``: writes interleaved frames into its ring.
+/// The producer side of a ``PlaybackProcessor``: writes interleaved frames into its planar ring.
 /// Use from one thread at a time (the queue thread); not real-time.
 public final class PlaybackFeeder: @unchecked Sendable {
     public let channelCount: Int
-    let samples: RingProducer<Float>
+    let samples: PlanarRingProducer
     let wakeup: RealtimeWakeup
+    /// Where ``write(frameCount:_:)`` has its frames made, interleaved, before they are spread
+    /// over the channels; grown on demand, up to ``scratchFrames``.
+    private var scratch = UnsafeMutableBufferPointer<Float>(start: nil, count: 0)
+    /// Frames made at a time by ``write(frameCount:_:)``.
+    static let scratchFrames = 4096
 
-    init(channelCount: Int, samples: consuming RingProducer<Float>, wakeup: RealtimeWakeup) {
+    init(channelCount: Int, samples: consuming PlanarRingProducer, wakeup: RealtimeWakeup) {
         self.channelCount = channelCount
         self.samples = samples
         self.wakeup = wakeup
     }
 
-    deinit { wakeup.destroy() }
+    deinit {
+        scratch.deallocate()
+        wakeup.destroy()
+    }
 
     /// Frames of free space in the ring.
-    public var writableFrameCount: Int { samples.writableCount / channelCount }
+    public var writableFrameCount: Int { samples.writableFrames }
 
     /// Frames in the ring not yet played.
-    public var queuedFrameCount: Int { (samples.capacity - samples.writableCount) / channelCount }
+    public var queuedFrameCount: Int { samples.capacityFrames - samples.writableFrames }
 
     /// Frames the ring holds when full.
-    public var capacityFrames: Int { samples.capacity / channelCount }
+    public var capacityFrames: Int { samples.capacityFrames }
 
     /// Writes up to `frameCount` interleaved frames; returns how many fit.
     public func write(_ frames: UnsafePointer<Float>, frameCount: Int) -> Int {
         let count = min(frameCount, writableFrameCount)
-        _ = samples.write(UnsafeBufferPointer(start: frames, count: count * channelCount))
+        if count > 0 { samples.writeInterleaved(frames, frameCount: count) }
         return count
     }
 
-    /// Writes up to `frameCount` interleaved frames straight into the ring's free space: `produce`
-    /// fills one or two runs of samples (the second after the ring's wrap), each told how many
-    /// samples of the frames come before it. Returns the frames written.
+    /// Writes up to `frameCount` interleaved frames that `produce` makes: it fills runs of
+    /// interleaved samples, each told how many samples of the frames come before it. Returns the
+    /// frames written.
     public func write(frameCount: Int, _ produce: (_ samples: UnsafeMutableBufferPointer<Float>, _ samplesBefore: Int) -> Void) -> Int {
         let count = min(frameCount, writableFrameCount)
         guard count > 0 else { return 0 }
-        let regions = samples.writableRegions()
-        let total = count * channelCount
-        let head = min(total, regions.first.count)
-        produce(UnsafeMutableBufferPointer(rebasing: regions.first[0 ..< head]), 0)
-        if total > head { produce(UnsafeMutableBufferPointer(rebasing: regions.second[0 ..< (total - head)]), head) }
-        samples.commitWrite(total)
+        let chunk = min(count, Self.scratchFrames)
+        if scratch.count < chunk * channelCount {
+            scratch.deallocate()
+            scratch = .allocate(capacity: chunk * channelCount)
+        }
+        var done = 0
+        while done < count {
+            let frames = min(chunk, count - done)
+            produce(UnsafeMutableBufferPointer(rebasing: scratch[0 ..< frames * channelCount]), done * channelCount)
+            samples.writeInterleaved(scratch.baseAddress!, frameCount: frames)
+            done += frames
+        }
         return count
     }
 

@@ -24,13 +24,19 @@ public struct ProcessCycle {
     /// Per MIDI output port, where the processor puts this cycle's events (in time order); the
     /// driver writes them to the port after the processor returns.
     public let midiOutputs: UnsafeBufferPointer<MIDIOutputList>
+    /// Whether JACK's transport rolls during this cycle (`JackTransportRolling`; a transport
+    /// state holds for a whole cycle). False when the driver has no transport.
+    public let transportRolling: Bool
+    /// The transport frame of this cycle's first frame (`jack_position_t.frame`).
+    public let transportFrame: UInt32
 
     @inlinable
     public init(frameCount: Int, frameTime: UInt32, cycleStartMicros: UInt64, nextCycleStartMicros: UInt64,
                 inputs: UnsafeBufferPointer<UnsafePointer<Float>>,
                 outputs: UnsafeBufferPointer<UnsafeMutablePointer<Float>>,
                 midiInputs: UnsafeBufferPointer<MIDIEventList> = UnsafeBufferPointer(start: nil, count: 0),
-                midiOutputs: UnsafeBufferPointer<MIDIOutputList> = UnsafeBufferPointer(start: nil, count: 0)) {
+                midiOutputs: UnsafeBufferPointer<MIDIOutputList> = UnsafeBufferPointer(start: nil, count: 0),
+                transportRolling: Bool = false, transportFrame: UInt32 = 0) {
         self.frameCount = frameCount
         self.frameTime = frameTime
         self.cycleStartMicros = cycleStartMicros
@@ -39,6 +45,8 @@ public struct ProcessCycle {
         self.outputs = outputs
         self.midiInputs = midiInputs
         self.midiOutputs = midiOutputs
+        self.transportRolling = transportRolling
+        self.transportFrame = transportFrame
     }
 }
 

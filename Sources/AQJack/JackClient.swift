@@ -335,5 +335,42 @@ public final class JackClient: @unchecked Sendable {
     }
 }
 
+// MARK: Transport
+
+/// JACK's transport as one read of it saw it.
+public struct JackTransportSnapshot: Sendable, Equatable {
+    /// `JackTransportStopped`, `JackTransportRolling`, `JackTransportStarting` ...: rolling only
+    /// when ``isRolling``.
+    public let isRolling: Bool
+    /// Whether the transport is starting (waiting for slow-sync clients) or rolling.
+    public let isStartingOrRolling: Bool
+    /// The transport frame.
+    public let frame: UInt32
+}
+
+extension JackClient {
+    /// The transport now (`jack_transport_query`). Any thread.
+    public var transport: JackTransportSnapshot {
+        var position = jack_position_t()
+        let state = jack_transport_query(rawValue, &position)
+        return JackTransportSnapshot(isRolling: state == JackTransportRolling,
+                                     isStartingOrRolling: state == JackTransportRolling || state == JackTransportStarting,
+                                     frame: position.frame)
+    }
+
+    /// Starts the transport rolling (`jack_transport_start`), from the next cycle on (after
+    /// slow-sync clients are ready).
+    public func startTransport() { jack_transport_start(rawValue) }
+
+    /// Stops the transport (`jack_transport_stop`) at the next cycle.
+    public func stopTransport() { jack_transport_stop(rawValue) }
+
+    /// Moves the transport to `frame` (`jack_transport_locate`), at the next cycle.
+    public func locateTransport(to frame: UInt32) throws(JackError) {
+        let code = jack_transport_locate(rawValue, frame)
+        if code != 0 { throw .callFailed(function: "jack_transport_locate", code: code) }
+    }
+}
+
 /// `EEXIST`, which `jack_connect` returns for a connection that already exists.
 private let EEXIST_CODE: Int32 = 17

@@ -152,13 +152,18 @@ let jackProcessThunk: @convention(c) (jack_nframes_t, UnsafeMutableRawPointer?) 
         }
         return 0
     }
+    // The transport for this whole cycle (jack_transport_query is real-time safe; from the
+    // process thread it describes the cycle's first frame).
+    var position = jack_position_t()
+    let transportState = jack_transport_query(state.client, &position)
     var cycle = ProcessCycle(
         frameCount: Int(frameCount), frameTime: cycleFrame,
         cycleStartMicros: cycleStart, nextCycleStartMicros: nextCycleStart,
         inputs: UnsafeBufferPointer(start: state.inputBuffers, count: state.inputCount),
         outputs: UnsafeBufferPointer(start: state.outputBuffers, count: state.outputCount),
         midiInputs: UnsafeBufferPointer(start: state.midiLists, count: state.midiCount),
-        midiOutputs: UnsafeBufferPointer(start: state.midiOutputLists, count: state.midiOutputCount))
+        midiOutputs: UnsafeBufferPointer(start: state.midiOutputLists, count: state.midiOutputCount),
+        transportRolling: transportState.rawValue == JackTransportRolling.rawValue, transportFrame: position.frame)
     withUnsafePointer(to: &cycle) { entry(processor, UnsafeRawPointer($0)) }
     return 0
 }

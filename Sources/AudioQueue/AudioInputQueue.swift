@@ -417,6 +417,16 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// the server's, not this queue's. Any thread.
     public var serverSkippedFrameCount: Int { processor.serverSkippedFrameCount.load(ordering: .relaxed) }
 
+    /// JACK's transport as the queue saw it, cycle by cycle: removes and returns the changes
+    /// (rolling, stopped, relocated) that took effect before device frame `sampleTime`, oldest
+    /// first. The first after a start is the state the recording began in. Every change is on
+    /// the timeline of the buffers' `mSampleTime`, and comes before the buffer holding its frame
+    /// is delivered: a callback asks with its buffer's end (`mSampleTime` + frames) and learns
+    /// which of its frames the transport rolled over. Any thread; typically the callback.
+    public func takeTransportChanges(before sampleTime: Double) -> [TransportChange] {
+        lock.withLock { pipeline.transportLog.take(before: sampleTime) }
+    }
+
     /// Per-channel level metering of each delivered buffer (`kAudioQueueProperty_EnableLevelMetering`).
     public var isLevelMeteringEnabled: Bool {
         get { lock.withLock { pipeline.meteringEnabled } }

@@ -57,6 +57,8 @@ final class RecordingPipeline {
     var latencyCompensationFrames = 0
     /// Processing stages (4.), set while the queue is stopped.
     var processing = ProcessingChain()
+    /// JACK's transport, cycle by cycle (``AudioInputQueue/takeTransportChanges(before:)``).
+    var transportLog = TransportTracker()
 
     // MARK: Counters (any thread)
 
@@ -148,6 +150,7 @@ final class RecordingPipeline {
     /// Forgets the timeline (a stop or reset): the next cycle starts it afresh.
     func resetTimeline() {
         timeline.reset()
+        transportLog.reset()
         processing.reset()
     }
 
@@ -157,6 +160,8 @@ final class RecordingPipeline {
         if !lock.withLock({ deviceIsRunning }) { onFirstCycle() }
         lock.lock()
         defer { lock.unlock() }
+        transportLog.note(rolling: record.transportRolling, position: record.transportFrame, frameCount: record.frameCount,
+                          sampleTime: Double(record.frameTime) - Double(latencyCompensationFrames))
         // Frames at the start of this record already in a compressed stream (JACK repeated a
         // cycle's frame time around an xrun): dropped, as a PCM file overwrites them in place.
         var alreadyEncoded = 0

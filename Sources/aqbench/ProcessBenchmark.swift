@@ -78,3 +78,48 @@ extension ProcessBenchmark {
         return (Double(processNanoseconds) / Double(cycles), Double(copyNanoseconds) / Double(cycles))
     }
 }
+
+extension ProcessBenchmark {
+    /// The playback cycle at scale: a ring of `ringSeconds` at 48 kHz filled by the feeder before
+    /// every cycle (so what the process thread reads was just written, far from where it read
+    /// last), outputs of `period` frames. Returns ns per cycle (mean over `cycles`) for the
+    /// processor, and for a plain planar copy out of a ring as large (the floor).
+    static func coldPlaybackCycle(channelCount: Int, period: Int, cycles: Int, ringSeconds: Int) -> (processor: Double, planarCopy: Double) {
+        let (processor, feeder) = PlaybackProcessor.make(channelCount: channelCount, capacityFrames: 48000 * ringSeconds)
+        processor.play(fromFrame: 0)
+        let outputs = UnsafeMutablePointer<Float>.allocate(capacity: channelCount * period)
+        outputs.initialize(repeating: 0, count: channelCount * period)
+        defer { outputs.deallocate() }
+        let outputTable = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: channelCount)
+        defer { outputTable.deallocate() }
+        for channel in 0 ..< channelCount { outputTable[channel] = outputs + channel * period }
+        let planarCount = channelCount * 48000 * ringSeconds
+        let planar = UnsafeMutablePointer<Float>.allocate(capacity: planarCount)
+        planar.initialize(repeating: 1, count: planarCount)
+        defer { planar.deallocate() }
+        var processNanoseconds: UInt64 = 0, copyNanoseconds: UInt64 = 0
+        var planarOffset = 0
+        for cycleIndex in 0 ..< cycles {
+            _ = feeder.write(frameCount: period) { run, before in
+                for index in 0 ..< run.count { run[index] = Float(index &+ before &+ cycleIndex) }
+            }
+            let cycle = ProcessCycle(frameCount: period, frameTime: UInt32(truncatingIfNeeded: cycleIndex * period),
+                                     cycleStartMicros: 0, nextCycleStartMicros: 0,
+                                     inputs: UnsafeBufferPointer(start: nil, count: 0),
+                                     outputs: UnsafeBufferPointer(start: outputTable, count: channelCount))
+            var start = DispatchTime.now().uptimeNanoseconds
+            processor.process(cycle)
+            processNanoseconds += DispatchTime.now().uptimeNanoseconds - start
+            if planarOffset + channelCount * period > planarCount { planarOffset = 0 }
+            for index in 0 ..< channelCount * period { planar[planarOffset + index] = Float(index &- cycleIndex) }
+            start = DispatchTime.now().uptimeNanoseconds
+            for channel in 0 ..< channelCount {
+                outputTable[channel].update(from: planar + planarOffset + channel * period, count: period)
+            }
+            planarOffset += channelCount * period
+            copyNanoseconds += DispatchTime.now().uptimeNanoseconds - start
+        }
+        precondition(processor.underrunFrameCount.load(ordering: .relaxed) == 0)
+        return (Double(processNanoseconds) / Double(cycles), Double(copyNanoseconds) / Double(cycles))
+    }
+}

@@ -60,6 +60,11 @@ case "cold-capture":
     let result = ProcessBenchmark.coldCaptureCycle(channelCount: Int(arguments[2])!, period: 128, cycles: 5000, ringSeconds: Int(arguments[3])!)
     print("capture \(format(result.processor / 1000, 1)) us, planar copy \(format(result.planarCopy / 1000, 1)) us per cycle")
     exit(0)
+case "cold-playback":
+    // aqbench cold-playback CHANNELS RING-SECONDS: the playback cycle, against a planar copy.
+    let result = ProcessBenchmark.coldPlaybackCycle(channelCount: Int(arguments[2])!, period: 128, cycles: 5000, ringSeconds: Int(arguments[3])!)
+    print("playback \(format(result.processor / 1000, 1)) us, planar copy \(format(result.planarCopy / 1000, 1)) us per cycle")
+    exit(0)
 case "offline-render":
     // aqbench offline-render FILE: AudioOutputQueue offline rendering speed (no server).
     print(try offlineRenderBenchmark(path: arguments[2]))
@@ -211,6 +216,11 @@ for channels in [2, 64, 256] {
 print("  with a 2 s ring (never in cache) and inputs written afresh every cycle, against a planar copy of the inputs:")
 for channels in [256, 1024, 2040] {
     let result = ProcessBenchmark.coldCaptureCycle(channelCount: channels, period: 128, cycles: 5000, ringSeconds: 2)
+    print("  \(channels) channels: \(format(result.processor / 1000, 1)) us per cycle, planar copy \(format(result.planarCopy / 1000, 1)) us: ratio \(format(result.processor / result.planarCopy))")
+}
+print("== playback process cycle at period 128, with a 2 s ring filled just before each cycle, against a planar copy")
+for channels in [2, 256, 1024, 2040] {
+    let result = ProcessBenchmark.coldPlaybackCycle(channelCount: channels, period: 128, cycles: 5000, ringSeconds: 2)
     print("  \(channels) channels: \(format(result.processor / 1000, 1)) us per cycle, planar copy \(format(result.planarCopy / 1000, 1)) us: ratio \(format(result.processor / result.planarCopy))")
 }
 

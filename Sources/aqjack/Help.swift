@@ -16,6 +16,7 @@ enum Help {
              [-f wav|w64|rf64|aiff|aifc|caf|aac|m4a|mp4] [-b 16|24|32|float|double]
              [--codec lpcm|aac|alac] [--bitrate BPS] [-q QUALITY] [-r RATE]
              [--src-quality best|medium|fastest] [--resampler soxr|libsamplerate] [-d SECONDS] [--start-at FRAME]
+             [--split SECONDS | --split-size BYTES] [--on-file CMD] [--transport | --transport-multi]
              [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--no-latency-compensation]
              [--force] [--meter|--no-meter] [--json] FILE
       aqjack [--server NAME] [--name CLIENT] play [-p DEST_PORT_OR_GLOB]... [--no-connect]
@@ -57,6 +58,11 @@ enum Help {
     and CAF (its packet table is updated in place, for the first ~46 minutes), and every
     complete one-second fragment in M4A/MP4.
     --codec alac records Apple Lossless (-b 16 or 24) to .m4a or .mp4.
+    --split SECONDS (--split-size BYTES) writes NAME-001.ext, NAME-002.ext ... of that length,
+    sample continuous; --on-file CMD runs CMD PATH for each finished file (JSON on its stdin).
+    --transport waits while JACK's transport is stopped and records exactly the frames it rolls
+    (TimeReference = the transport frame it rolled from), ending at the stop; --transport-multi
+    writes NAME-001.ext ... one per roll (and per relocation while rolling) until Ctrl-C.
 
     play registers CLIENT:out_1..N (the widest file's channel count), connects them to the physical
     playback ports (or the -p ports, in natural order; none with --no-connect), plays the files

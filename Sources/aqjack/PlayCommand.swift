@@ -205,6 +205,7 @@ struct PlayCommand {
         let underruns = queue.underrunFrameCount
         let start = queue.playbackStartFrame
         let xruns = client.notifications.xrunCount.load(ordering: .relaxed)
+        let timing = client.processTiming
         if reason != .end { queue.stop(immediate: true) }
         queue.dispose()
         if let readFailure {
@@ -216,7 +217,7 @@ struct PlayCommand {
         let report = PlayReport(files: paths, channels: channels, sampleRate: Int(rate), framesPlayed: played,
                                 expectedFrames: source.totalFrames, deviceSampleRate: Int(deviceRate), deviceFrames: deviceFrames,
                                 startFrameTime: start, underrunFrames: underruns, xruns: xruns, ports: Array(targets.prefix(channels)),
-                                exitReason: reason.rawValue)
+                                exitReason: reason.rawValue, processTiming: timing)
         report.print(json: json)
         // One convention for every subcommand (README, "Exit status"): stopping by Ctrl-C or
         // SIGTERM is a normal end, like a recording's; the summary's exitReason tells them apart.
@@ -431,6 +432,8 @@ struct PlayReport: Encodable {
     let xruns: Int
     let ports: [String]
     let exitReason: String
+    /// How the process callback kept time (its slow cycles are the xruns aqjack caused).
+    let processTiming: ProcessTiming
 
     func print(json: Bool) {
         printSummary(self, json: json) {

@@ -21,7 +21,7 @@ struct RecordCommand {
         options = try RecordOptions(arguments: &cursor, globals: &globals)
     }
 
-    enum ExitReason: String { case duration, interrupt, terminate, serverShutdown = "server-shutdown", error }
+    enum ExitReason: String { case duration, transportStop = "transport-stop", interrupt, terminate, serverShutdown = "server-shutdown", error }
 
     func run(globals: GlobalOptions) throws(JackError) -> Int32 {
         let signals = SignalWatcher()
@@ -46,6 +46,11 @@ struct RecordCommand {
         if sources.count > channelCount { sources = Array(sources.prefix(channelCount)) }
         // Another rate than the server's is resampled by the queue (libsamplerate).
         let format = options.format(channelCount: channelCount, sampleRate: options.rate ?? client.sampleRate)
+        if options.transport != nil, let rate = options.rate, rate != client.sampleRate {
+            client.close()
+            Diagnostics.error("--transport records at the server's rate (\(client.sampleRate) Hz), frame for frame with the transport; drop -r \(rate) and convert the takes")
+            return ExitStatus.failure
+        }
 
         // Plugins next: a URI, control or value that does not fit is reported before any file exists.
         var stages: [LV2Stage] = []
@@ -65,6 +70,8 @@ struct RecordCommand {
         let hook = options.onFileCommand.map(FileHook.init(command:))
         /// The files of a recording split in time (--split), as they are finalized.
         var split: TimeSplitFiles?
+        /// The takes of a transport-synced recording (--transport, --transport-multi).
+        var transportTakes: TransportRecordSession?
         var queue: AudioInputQueue!
         var latencyCompensation = 0
         do {   // queue errors and file errors: both carry an OSStatus and a message
@@ -91,6 +98,15 @@ struct RecordCommand {
                         ? try SplitRecordingFiles(path: path, fileType: fileType, format: format, eraseExisting: force)
                         : try AudioFile.create(path: path, fileType: fileType, format: format, eraseExisting: force).pcmWriter!
                 }
+                if let mode = options.transport {
+                    let takes = try TransportRecordSession(
+                        path: options.path, multi: mode == .multi, layout: try LinearPCMLayout(validating: format), make: make,
+                        takeChanges: { [unowned queue] in queue!.takeTransportChanges(before: $0) },
+                        finalized: { paths, frames in paths.forEach { hook?.run(path: $0, frames: frames) } })
+                    transportTakes = takes
+                    session = takes
+                    files = takes.paths
+                } else {
                 let writer: any RecordingFiles
                 // --split-size: whole frames of audio data per file (the header comes on top).
                 let splitFrames = options.splitSeconds.map { Int64(($0 * format.mSampleRate).rounded()) }
@@ -106,6 +122,7 @@ struct RecordCommand {
                 }
                 files = writer.paths
                 session = RecordSession(writer: writer, targetFrames: targetFrames, deviceRate: Double(client.sampleRate))
+                }
             }
             box.session = session
             if !stages.isEmpty { try queue.setProcessingStages(stages) }
@@ -143,7 +160,7 @@ struct RecordCommand {
             meter.show(queue: queue, session: session, xruns: client.notifications.xrunCount.load(ordering: .relaxed))
         }
         var reason: ExitReason = switch cause {
-        case .finished: session.summary.failure == nil ? .duration : .error
+        case .finished: session.summary.failure != nil ? .error : options.transport != nil ? .transportStop : .duration
         case .serverShutdown: .serverShutdown
         case .interrupt: .interrupt
         case .terminate: .terminate
@@ -157,7 +174,13 @@ struct RecordCommand {
         let underruns = queue.underrunFrameCount
         let failure = session.finish(queue: queue)
         queue.dispose()
-        if let split { files = split.paths } else { files.forEach { hook?.run(path: $0, frames: session.summary.frames) } }
+        if let split {
+            files = split.paths
+        } else if let transportTakes {
+            files = transportTakes.paths
+        } else {
+            files.forEach { hook?.run(path: $0, frames: session.summary.frames) }
+        }
         hook?.waitForAll()
         if let failure, reason != .serverShutdown { reason = .error; Diagnostics.error(failure) }
         if reason == .serverShutdown {
@@ -172,6 +195,10 @@ struct RecordCommand {
         report.serverSkippedFrames = serverSkipped
         report.latencyCompensationFrames = latencyCompensation
         report.splitSeconds = options.splitSeconds ?? options.splitBytes.map { Double($0 / Int64(format.mBytesPerFrame)) / format.mSampleRate }
+        if let transportTakes {
+            report.transportTakes = transportTakes.takes
+            report.transportRelocations = transportTakes.relocations
+        }
         report.print(json: options.json)
         return reason == .serverShutdown || reason == .error ? ExitStatus.failure : ExitStatus.success
     }
@@ -206,6 +233,10 @@ struct RecordReport: Encodable {
     var latencyCompensationFrames = 0
     /// `--split`: the length of each file, seconds.
     var splitSeconds: Double?
+    /// `--transport`/`--transport-multi`: the takes begun (rolls, and relocations in multi
+    /// mode), and the relocations while rolling.
+    var transportTakes: Int?
+    var transportRelocations: Int?
 
     init(files: [String], fileType: String, format: AudioStreamBasicDescription, frames: Int64, startFrame: UInt64?,
          lostFrames: Int64, overrunFrames: Int, underrunFrames: Int, xruns: Int, ports: [String], exitReason: String) {

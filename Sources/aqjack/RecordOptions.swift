@@ -19,6 +19,9 @@ struct RecordOptions {
     var splitBytes: Int64?
     /// `--on-file CMD`: run for each finalized file.
     var onFileCommand: String?
+    /// `--transport` (one take, roll to stop) or `--transport-multi` (a file per roll).
+    var transport: TransportMode?
+    enum TransportMode { case single, multi }
     var startFrame: UInt64?
     var force = false
     /// 'lpcm' or 'aac ' (AAC for .aac/.m4a/.mp4; CAF with --codec aac).
@@ -98,6 +101,8 @@ struct RecordOptions {
                                                       meaning: "the audio bytes of each file (e.g. 2000000000 for files under 2 GB)"))
             case .option("--on-file"):
                 onFileCommand = try cursor.value(for: "--on-file", expected: "a command to run with each finished file's path, e.g. 'flac -f'")
+            case .option("--transport"): transport = .single
+            case .option("--transport-multi"): transport = .multi
             case .option("--start-at"):
                 startFrame = try cursor.integer(for: "--start-at", in: 0 ... latestStartFrame, meaning: "a JACK frame time")
             case .option("--resampler"): resampler = try cursor.resampler(for: "--resampler")
@@ -109,7 +114,7 @@ struct RecordOptions {
             case let .option(option):
                 if try chain.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --start-at, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --start-at, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
             case let .operand(word):
                 paths.append(word)
             }
@@ -145,6 +150,16 @@ struct RecordOptions {
         }
         if (splitSeconds != nil || splitBytes != nil) && isCompressed {
             throw UsageError(message: "--split splits linear-PCM recordings (\(FileTypes.extensionList(prefix: ".") { $0.recordableCodecs.contains(AudioFormatValues.linearPCM) })); record PCM and convert the parts for \(isAAC ? "AAC" : "Apple Lossless")")
+        }
+        if let transport {
+            let name = transport == .single ? "--transport" : "--transport-multi"
+            // The take starts and ends where the transport does: nothing else decides it.
+            if seconds != nil || startFrame != nil || splitSeconds != nil || splitBytes != nil {
+                throw UsageError(message: "\(name) records from the transport's roll to its stop: drop -d, --start-at, --split and --split-size")
+            }
+            if isCompressed {
+                throw UsageError(message: "\(name) records linear PCM (\(FileTypes.extensionList(prefix: ".") { $0.recordableCodecs.contains(AudioFormatValues.linearPCM) })); record PCM and convert the takes for \(isAAC ? "AAC" : "Apple Lossless")")
+            }
         }
         if isALAC, let depth, depth != "16" && depth != "24" {
             throw UsageError(message: "-b \(depth) with --codec alac: Apple Lossless records 16 or 24 bits")
