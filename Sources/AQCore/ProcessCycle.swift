@@ -121,3 +121,18 @@ public struct MIDIOutputList {
         self.count = count
     }
 }
+
+/// The slow-sync entry point a driver calls on the process thread, before a cycle, while JACK's
+/// transport is starting or has been relocated: the processor (unretained), whether the
+/// transport is starting, and the transport frame it will roll from. Returns whether the
+/// processor is ready to roll from there (JACK holds the transport in `Starting` until every
+/// slow-sync client is, or its sync timeout passes).
+public typealias TransportSyncEntry = @convention(c) (
+    _ processor: UnsafeMutableRawPointer, _ starting: Bool, _ position: UInt32
+) -> Bool
+
+/// A ``RealtimeProcessor`` that takes part in JACK's transport as a slow-sync client.
+public protocol TransportSyncing: RealtimeProcessor {
+    /// This type's sync function (see ``TransportSyncEntry``). Real-time safe.
+    static var syncEntry: TransportSyncEntry { get }
+}

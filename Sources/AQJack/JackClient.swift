@@ -229,6 +229,15 @@ public final class JackClient: @unchecked Sendable {
                 bridge.pointee.entry = nil
                 bridge.pointee.processor = nil
             }
+            // A processor that takes part in the transport becomes a slow-sync client: JACK holds
+            // a start or locate until it is ready.
+            if let syncing = processor as? any TransportSyncing {
+                bridge.pointee.syncEntry = type(of: syncing).syncEntry
+                let code = jack_set_sync_callback(rawValue, jackSyncThunk, UnsafeMutableRawPointer(bridge))
+                if code != 0 { throw .callFailed(function: "jack_set_sync_callback", code: code) }
+            } else {
+                bridge.pointee.syncEntry = nil
+            }
             state.processor = processor
             let code = jack_activate(rawValue)
             if code != 0 {

@@ -68,6 +68,8 @@ struct ProcessBridgeState {
     /// in practice); events past it are not handed on.
     static let midiEventCapacity = 1024
     var entry: RealtimeEntry? = nil
+    /// The processor's slow-sync function, when it takes part in the transport.
+    var syncEntry: TransportSyncEntry? = nil
     var processor: UnsafeMutableRawPointer? = nil
     /// Timing of every cycle, for as long as the client lives.
     let timing: UnsafeMutablePointer<ProcessTimingCounters>
@@ -219,4 +221,13 @@ private func threadCPUMicros() -> UInt64 {
     var now = timespec()
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
     return UInt64(now.tv_sec) &* 1_000_000 &+ UInt64(now.tv_nsec) / 1000
+}
+
+/// The slow-sync callback JACK calls on the process thread, before a cycle, while the transport
+/// is starting or after a locate (`jack_set_sync_callback`): asks the processor whether it is
+/// ready to roll from the position. Real-time safe, as ``jackProcessThunk``.
+let jackSyncThunk: @convention(c) (jack_transport_state_t, UnsafeMutablePointer<jack_position_t>?, UnsafeMutableRawPointer?) -> Int32 = { transportState, position, argument in
+    let state = argument.unsafelyUnwrapped.assumingMemoryBound(to: ProcessBridgeState.self).pointee
+    guard let entry = state.syncEntry, let processor = state.processor, let position else { return 1 }
+    return entry(processor, transportState.rawValue == JackTransportStarting.rawValue, position.pointee.frame) ? 1 : 0
 }

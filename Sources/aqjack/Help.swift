@@ -22,6 +22,7 @@ enum Help {
       aqjack [--server NAME] [--name CLIENT] play [-p DEST_PORT_OR_GLOB]... [--no-connect]
              [--volume 0..1] [--loop N|inf] [--start-at FRAME] [--resampler soxr|libsamplerate]
              [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--json] FILE...
+      aqjack [--server NAME] [--name CLIENT] play --transport [-p DEST_PORT_OR_GLOB]... [--json] FILE
       aqjack convert IN OUT [-f FILE_TYPE] [--codec lpcm|aac|alac|flac] [--bitrate BPS]
              [-q 0..127] [-r RATE] [-c CHANNELS] [-b 16|24|32] [--src-quality best|medium|fastest]
              [--resampler soxr|libsamplerate] [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--force] [--json]
@@ -69,6 +70,8 @@ enum Help {
     in order through the output queue, shows elapsed/total and underruns on a terminal, and
     exits 0 once the last frame has played; Ctrl-C or SIGTERM stops at once (exit 0, as for
     record); the server's shutdown or a file that cannot be read to its end exits 1.
+    play --transport puts one file on JACK's transport timeline (file frame 0 at transport frame
+    0): it plays where the transport rolls, and holds a start or locate until it is ready there.
 
     convert is afconvert's job: reads anything aqjack reads (PCM, FLAC, ALAC, Ogg, MP3 through
     libsndfile; AAC in ADTS, CAF, M4A, MP4) and writes linear PCM (WAVE, AIFF, AIFC, CAF, W64,

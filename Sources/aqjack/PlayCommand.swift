@@ -19,6 +19,8 @@ struct PlayCommand {
     var json = false
     var resampler = Resampler.Engine.soxr
     var paths: [String] = []
+    /// `--transport`: the file follows JACK's transport (``TransportPlay``).
+    var transport = false
     /// `--lv2` plugins the files play through, on the queue thread (latency compensated).
     var chain = PluginChainOptions()
     /// The largest `--loop` count (more is `inf`): keeps loops × frames inside Int64.
@@ -44,16 +46,39 @@ struct PlayCommand {
             case .option("--start-at"):
                 startFrame = try cursor.integer(for: "--start-at", in: 0 ... latestStartFrame, meaning: "a JACK frame time")
             case .option("--json"): json = true
+            case .option("--transport"): transport = true
             case .option("--resampler"): resampler = try cursor.resampler(for: "--resampler")
             case let .option(option):
                 if try chain.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for play: expected -p, --no-connect, --volume, --loop, --start-at, --resampler, --lv2, --set, --preset, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for play: expected -p, --no-connect, --volume, --loop, --start-at, --transport, --resampler, --lv2, --set, --preset, --json, --server or --name")
             case let .operand(path):
                 paths.append(path)
             }
         }
         guard !paths.isEmpty else { throw UsageError(message: "play needs at least one FILE, e.g. aqjack play take1.wav") }
+        if transport {
+            // The transport says where and when: one file, placed at transport frame 0.
+            if paths.count > 1 { throw UsageError(message: "--transport plays one FILE on the transport's timeline, got \(paths.count)") }
+            if loops != 1 || startFrame != nil || !chain.isEmpty || volume != 1 {
+                throw UsageError(message: "--transport plays the file where the transport is: drop --loop, --start-at, --volume and --lv2")
+            }
+        }
+    }
+
+    /// The ports to play into: the physical playback ports, the `-p` matches in natural order,
+    /// or none with --no-connect; nil (the error said, the client closed) when a `-p` matches
+    /// nothing.
+    func targets(client: JackClient) -> [String]? {
+        guard connect else { return [] }
+        if destinations.isEmpty { return client.portNames(direction: .input, physicalOnly: true, audioOnly: true) }
+        let (selected, unmatched) = PortMatching.select(destinations, from: client.portNames(direction: .input, audioOnly: true))
+        if !unmatched.isEmpty {
+            client.close()
+            Diagnostics.error("no JACK input port matches \(unmatched.map { "'\($0)'" }.joined(separator: ", ")) on server '\(client.serverName)'; `aqjack --ports --input` lists them")
+            return nil
+        }
+        return selected
     }
 
     /// The queue's buffers: three of 0.1 s (frames at `rate` Hz).
@@ -76,6 +101,7 @@ struct PlayCommand {
     enum ExitReason: String { case end, interrupt, terminate, serverShutdown = "server-shutdown", fileError = "file-error", error }
 
     func run(globals: GlobalOptions) throws(JackError) -> Int32 {
+        if transport { return try TransportPlay.run(path: paths[0], command: self, globals: globals) }
         let signals = SignalWatcher()
         // Every file first: a bad one is reported before anything plays.
         var readers: [FrameSource] = []
@@ -109,21 +135,7 @@ struct PlayCommand {
             client.close()
             return ExitStatus.failure
         }
-        let inputs = client.portNames(direction: .input, audioOnly: true)
-        var targets: [String] = []
-        if connect {
-            if destinations.isEmpty {
-                targets = client.portNames(direction: .input, physicalOnly: true, audioOnly: true)
-            } else {
-                let (selected, unmatched) = PortMatching.select(destinations, from: inputs)
-                if !unmatched.isEmpty {
-                    client.close()
-                    Diagnostics.error("no JACK input port matches \(unmatched.map { "'\($0)'" }.joined(separator: ", ")) on server '\(client.serverName)'; `aqjack --ports --input` lists them")
-                    return ExitStatus.failure
-                }
-                targets = selected
-            }
-        }
+        guard let targets = targets(client: client) else { return ExitStatus.failure }
         // The queue plays native floats; each file's packets are decoded into them.
         let format = AudioStreamBasicDescription(mSampleRate: rate, mFormatID: AudioFormatValues.linearPCM,
                                                  mFormatFlags: AudioFormatValues.isFloat | AudioFormatValues.isPacked,

@@ -163,3 +163,58 @@ extension JackServerSuite.RealtimeSafetyTests {
         #expect(allocations == 0 && frees == 0 && locks == 0)
     }
 }
+
+extension JackServerSuite.RealtimeSafetyTests {
+    @Test("transport-following playback (8 channels; the transport started, relocated while rolling and stopped: slow-sync calls and seeks on the process thread): zero allocations, frees and mutex locks")
+    func transportPlaybackIsAllocationFree() throws {
+        let client = try JackClient(name: TestServer.uniqueClientName("rttransport"), exactName: true)
+        let ports = try client.registerPorts(prefix: "out_", count: 8, direction: .output)
+        let (processor, feeder) = TransportPlaybackProcessor.make(channelCount: 8, capacityFrames: 48000, readyFrames: 4096)
+        let watchedBefore = aq_probe_watched_thread_count()
+        try client.setThreadInitCallback(aq_probe_watch_current_thread)
+        client.stopTransport()
+        try client.activate(processor: processor, outputs: ports)
+        var processThread = [client.processThreadID]
+        aq_probe_count_only(&processThread, 1)
+        defer { aq_probe_count_only(nil, 0) }
+        // The feeder thread: services seeks, keeps the ring full (a constant, as a file would).
+        let feeding = UnsafeCounter()
+        let feederThread = Thread {
+            let chunk = [Float](repeating: 0.25, count: 8 * 1024)
+            while feeding.value == 0 {
+                _ = feeder.serviceSeek(milliseconds: 20)
+                if !feeder.hasPendingSeek, feeder.writableFrameCount >= 1024 {
+                    chunk.withUnsafeBufferPointer { feeder.write($0.baseAddress!, frameCount: 1024) }
+                } else {
+                    feeder.waitForCycle(milliseconds: 5)
+                }
+            }
+            feeding.value = 2
+        }
+        feederThread.start()
+        usleep(300_000)
+        #expect(aq_probe_watched_thread_count() > watchedBefore)
+        aq_probe_reset_and_enable()
+        try client.locateTransport(to: 96_000)
+        client.startTransport()
+        usleep(800_000)
+        try client.locateTransport(to: 480_000)
+        usleep(800_000)
+        client.stopTransport()
+        usleep(200_000)
+        aq_probe_disable()
+        let allocations = aq_probe_allocation_count()
+        let frees = aq_probe_free_count()
+        let locks = aq_probe_mutex_lock_count()
+        feeding.value = 1
+        while feeding.value != 2 { usleep(1000) }
+        try client.deactivate()
+        client.close()
+        let played = processor.playedFrameCount.load(ordering: .relaxed)
+        print("transport playback: played \(played), missed \(processor.missedFrameCount.load(ordering: .relaxed)), seeks \(processor.seekCount.load(ordering: .relaxed)); allocations \(allocations), frees \(frees), mutex locks \(locks)")
+        #expect(played > 48000 && processor.seekCount.load(ordering: .relaxed) >= 2)
+        #expect(allocations == 0)
+        #expect(frees == 0)
+        #expect(locks == 0)
+    }
+}

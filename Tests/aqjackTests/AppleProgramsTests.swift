@@ -57,7 +57,13 @@ enum ApplePrograms {
         if (try? String(contentsOfFile: folder + "/Package.swift", encoding: .utf8)) != manifest {
             try manifest.write(toFile: folder + "/Package.swift", atomically: true, encoding: .utf8)
         }
-        let result = try ExternalTool.run("swift", ["build", "--package-path", folder])
+        var result = try ExternalTool.run("swift", ["build", "--package-path", folder])
+        if result.status != 0 {
+            // The kept build plan can miss a source file added to our package since (measured:
+            // "cannot find type 'TransportChange'" after a new file): build once more from clean.
+            try? FileManager.default.removeItem(atPath: folder + "/.build")
+            result = try ExternalTool.run("swift", ["build", "--package-path", folder])
+        }
         guard result.status == 0 else {
             throw NSError(domain: "ApplePrograms", code: Int(result.status),
                           userInfo: [NSLocalizedDescriptionKey: "the Apple-style programs did not build: \(result.standardOutput.suffix(4000)) \(result.standardError.suffix(2000))"])
