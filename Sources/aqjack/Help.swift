@@ -17,6 +17,7 @@ enum Help {
              [--codec lpcm|aac|alac] [--bitrate BPS] [-q QUALITY] [-r RATE]
              [--src-quality best|medium|fastest] [--resampler soxr|libsamplerate] [-d SECONDS] [--start-at FRAME]
              [--split SECONDS | --split-size BYTES] [--on-file CMD] [--transport | --transport-multi]
+             [--trigger DBFS [--hold SECONDS] | --armed] [--pre-roll SECONDS]
              [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--no-latency-compensation]
              [--force] [--meter|--no-meter] [--json] FILE
       aqjack [--server NAME] [--name CLIENT] play [-p DEST_PORT_OR_GLOB]... [--no-connect]
@@ -64,6 +65,9 @@ enum Help {
     --transport waits while JACK's transport is stopped and records exactly the frames it rolls
     (TimeReference = the transport frame it rolled from), ending at the stop; --transport-multi
     writes NAME-001.ext ... one per roll (and per relocation while rolling) until Ctrl-C.
+    --trigger DBFS records NAME-001.ext ... from the first frame at that peak level to --hold
+    seconds (default 1) after the last; --armed starts and ends takes at each SIGUSR1;
+    --pre-roll SECONDS starts each take that long before its trigger, from memory.
 
     play registers CLIENT:out_1..N (the widest file's channel count), connects them to the physical
     playback ports (or the -p ports, in natural order; none with --no-connect), plays the files

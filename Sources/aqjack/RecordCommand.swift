@@ -72,6 +72,8 @@ struct RecordCommand {
         var split: TimeSplitFiles?
         /// The takes of a transport-synced recording (--transport, --transport-multi).
         var transportTakes: TransportRecordSession?
+        /// The takes of a triggered or SIGUSR1-armed recording.
+        var armedTakes: ArmedRecordSession?
         var queue: AudioInputQueue!
         var latencyCompensation = 0
         do {   // queue errors and file errors: both carry an OSStatus and a message
@@ -98,14 +100,25 @@ struct RecordCommand {
                         ? try SplitRecordingFiles(path: path, fileType: fileType, format: format, eraseExisting: force)
                         : try AudioFile.create(path: path, fileType: fileType, format: format, eraseExisting: force).pcmWriter!
                 }
+                let finalized = { (paths: [String], frames: Int64) in paths.forEach { hook?.run(path: $0, frames: frames) } }
                 if let mode = options.transport {
-                    let takes = try TransportRecordSession(
-                        path: options.path, multi: mode == .multi, layout: try LinearPCMLayout(validating: format), make: make,
-                        takeChanges: { [unowned queue] in queue!.takeTransportChanges(before: $0) },
-                        finalized: { paths, frames in paths.forEach { hook?.run(path: $0, frames: frames) } })
-                    transportTakes = takes
-                    session = takes
-                    files = takes.paths
+                    let takes = try TakeFiles(path: options.path, numbered: mode == .multi, layout: try LinearPCMLayout(validating: format),
+                                              make: make, finalized: finalized)
+                    let transport = TransportRecordSession(takes: takes, multi: mode == .multi,
+                                                           takeChanges: { [unowned queue] in queue!.takeTransportChanges(before: $0) })
+                    transportTakes = transport
+                    session = transport
+                    files = transport.paths
+                } else if options.isArmedRecording {
+                    let takes = try TakeFiles(path: options.path, numbered: true, layout: try LinearPCMLayout(validating: format),
+                                              make: make, finalized: finalized)
+                    let start: ArmedRecordSession.Start = options.triggerLevel.map { .level(Float(pow(10, $0 / 20))) } ?? .signal
+                    let armed = ArmedRecordSession(takes: takes, start: start, holdSeconds: options.holdSeconds ?? 1,
+                                                   preRollSeconds: options.preRollSeconds ?? 0, sampleRate: format.mSampleRate)
+                    if case .signal = start { armed.listenForToggleSignal() }
+                    armedTakes = armed
+                    session = armed
+                    files = []
                 } else {
                 let writer: any RecordingFiles
                 // --split-size: whole frames of audio data per file (the header comes on top).
@@ -178,6 +191,8 @@ struct RecordCommand {
             files = split.paths
         } else if let transportTakes {
             files = transportTakes.paths
+        } else if let armedTakes {
+            files = armedTakes.paths
         } else {
             files.forEach { hook?.run(path: $0, frames: session.summary.frames) }
         }
@@ -196,9 +211,10 @@ struct RecordCommand {
         report.latencyCompensationFrames = latencyCompensation
         report.splitSeconds = options.splitSeconds ?? options.splitBytes.map { Double($0 / Int64(format.mBytesPerFrame)) / format.mSampleRate }
         if let transportTakes {
-            report.transportTakes = transportTakes.takes
-            report.transportRelocations = transportTakes.relocations
+            report.takes = transportTakes.takeCount
+            report.transportRelocations = transportTakes.relocationCount
         }
+        if let armedTakes { report.takes = armedTakes.takeCount }
         report.print(json: options.json)
         return reason == .serverShutdown || reason == .error ? ExitStatus.failure : ExitStatus.success
     }
@@ -233,9 +249,9 @@ struct RecordReport: Encodable {
     var latencyCompensationFrames = 0
     /// `--split`: the length of each file, seconds.
     var splitSeconds: Double?
-    /// `--transport`/`--transport-multi`: the takes begun (rolls, and relocations in multi
-    /// mode), and the relocations while rolling.
-    var transportTakes: Int?
+    /// `--transport`, `--trigger`, `--armed`: the takes begun (rolls and relocations in multi
+    /// mode, triggers, SIGUSR1 starts); the relocations while the transport rolled.
+    var takes: Int?
     var transportRelocations: Int?
 
     init(files: [String], fileType: String, format: AudioStreamBasicDescription, frames: Int64, startFrame: UInt64?,

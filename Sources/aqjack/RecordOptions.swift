@@ -22,6 +22,15 @@ struct RecordOptions {
     /// `--transport` (one take, roll to stop) or `--transport-multi` (a file per roll).
     var transport: TransportMode?
     enum TransportMode { case single, multi }
+    /// `--trigger DBFS`: takes start at that peak level; `--hold SECONDS` after the last.
+    var triggerLevel: Double?
+    var holdSeconds: Double?
+    /// `--armed`: SIGUSR1 toggles takes.
+    var armed = false
+    /// `--pre-roll SECONDS`: each take starts that long before its trigger.
+    var preRollSeconds: Double?
+    /// Takes that start and stop by themselves (trigger or SIGUSR1).
+    var isArmedRecording: Bool { triggerLevel != nil || armed }
     var startFrame: UInt64?
     var force = false
     /// 'lpcm' or 'aac ' (AAC for .aac/.m4a/.mp4; CAF with --codec aac).
@@ -103,6 +112,13 @@ struct RecordOptions {
                 onFileCommand = try cursor.value(for: "--on-file", expected: "a command to run with each finished file's path, e.g. 'flac -f'")
             case .option("--transport"): transport = .single
             case .option("--transport-multi"): transport = .multi
+            case .option("--trigger"):
+                triggerLevel = try cursor.real(for: "--trigger", in: -120 ... 0, meaning: "a peak level in dBFS, e.g. -30")
+            case .option("--hold"):
+                holdSeconds = try cursor.real(for: "--hold", in: 0 ... 3600, meaning: "seconds below the trigger level before a take ends")
+            case .option("--pre-roll"):
+                preRollSeconds = try cursor.real(for: "--pre-roll", in: 0 ... 600, meaning: "seconds kept before each take's start")
+            case .option("--armed"): armed = true
             case .option("--start-at"):
                 startFrame = try cursor.integer(for: "--start-at", in: 0 ... latestStartFrame, meaning: "a JACK frame time")
             case .option("--resampler"): resampler = try cursor.resampler(for: "--resampler")
@@ -114,7 +130,7 @@ struct RecordOptions {
             case let .option(option):
                 if try chain.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --start-at, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --trigger, --hold, --armed, --pre-roll, --start-at, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
             case let .operand(word):
                 paths.append(word)
             }
@@ -156,6 +172,25 @@ struct RecordOptions {
             // The take starts and ends where the transport does: nothing else decides it.
             if seconds != nil || startFrame != nil || splitSeconds != nil || splitBytes != nil {
                 throw UsageError(message: "\(name) records from the transport's roll to its stop: drop -d, --start-at, --split and --split-size")
+            }
+            if isCompressed {
+                throw UsageError(message: "\(name) records linear PCM (\(FileTypes.extensionList(prefix: ".") { $0.recordableCodecs.contains(AudioFormatValues.linearPCM) })); record PCM and convert the takes for \(isAAC ? "AAC" : "Apple Lossless")")
+            }
+        }
+        if triggerLevel != nil && armed {
+            throw UsageError(message: "--trigger starts takes at a level, --armed at SIGUSR1: give one")
+        }
+        if holdSeconds != nil && triggerLevel == nil {
+            throw UsageError(message: "--hold is how long a --trigger take goes on below the level: give --trigger DBFS too")
+        }
+        if preRollSeconds != nil && !isArmedRecording {
+            throw UsageError(message: "--pre-roll keeps the seconds before a take's start: give --trigger DBFS or --armed")
+        }
+        if isArmedRecording {
+            let name = armed ? "--armed" : "--trigger"
+            if transport != nil { throw UsageError(message: "\(name) and --transport both start and stop takes: give one") }
+            if seconds != nil || startFrame != nil || splitSeconds != nil || splitBytes != nil {
+                throw UsageError(message: "\(name) starts and stops takes by itself: drop -d, --start-at, --split and --split-size")
             }
             if isCompressed {
                 throw UsageError(message: "\(name) records linear PCM (\(FileTypes.extensionList(prefix: ".") { $0.recordableCodecs.contains(AudioFormatValues.linearPCM) })); record PCM and convert the takes for \(isAAC ? "AAC" : "Apple Lossless")")

@@ -24,73 +24,48 @@ final class TransportRecordSession: RecordingSession, @unchecked Sendable {
     let isFinished = Atomic<Bool>(false)
     private let lock = NSLock()
     private let multi: Bool
-    private let path: String
-    private let layout: LinearPCMLayout
-    /// Opens the files of a take at a path.
-    private let make: (String) throws(AudioFileError) -> any RecordingFiles
+    private let takes: TakeFiles
     /// The transport changes before a device frame (the queue's, taken as buffers come).
     private let takeChanges: (Double) -> [TransportChange]
-    /// Called with the paths and length of each take as it is finalized (--on-file).
-    private let finalized: ([String], Int64) -> Void
-
-    /// The take being written: its files, the device frame of its first frame, where it is on
-    /// the device timeline (gaps are filled with silence), the transport frame expected next.
-    private var take: (files: any RecordingFiles, timeline: TimelineAligner, start: Double)?
-    /// The single-mode file, opened before the transport rolls (so a refusal comes first).
-    private var waitingFiles: (any RecordingFiles)?
     private var rolling = false
-    private var takeCount = 0
-    private var closedPaths: [String] = []
-    private var closedFrames: Int64 = 0
     private(set) var relocations = 0
-    private var startFrame: UInt64?
-    private var lostFrames: Int64 = 0
     private var failure: String?
 
-    /// - Parameters:
-    ///   - path: the file (single), or the name the takes are numbered from (multi).
-    init(path: String, multi: Bool, layout: LinearPCMLayout,
-         make: @escaping (String) throws(AudioFileError) -> any RecordingFiles,
-         takeChanges: @escaping (Double) -> [TransportChange],
-         finalized: @escaping ([String], Int64) -> Void) throws(AudioFileError) {
-        self.path = path
+    init(takes: TakeFiles, multi: Bool, takeChanges: @escaping (Double) -> [TransportChange]) {
+        self.takes = takes
         self.multi = multi
-        self.layout = layout
-        self.make = make
         self.takeChanges = takeChanges
-        self.finalized = finalized
-        if !multi { waitingFiles = try make(path) }
     }
 
-    /// Every file written, in order (takes, then channel groups).
-    var paths: [String] {
-        lock.withLock { closedPaths + (take?.files.paths ?? waitingFiles?.paths ?? []) }
-    }
+    var paths: [String] { lock.withLock { takes.paths } }
     /// Takes begun so far.
-    var takes: Int { lock.withLock { takeCount } }
+    var takeCount: Int { lock.withLock { takes.takeCount } }
+    var relocationCount: Int { lock.withLock { relocations } }
 
-    var framesWritten: Int64 { lock.withLock { closedFrames + (take?.files.packetCount ?? 0) } }
+    var framesWritten: Int64 { lock.withLock { takes.frames } }
     var summary: (start: UInt64?, frames: Int64, lost: Int64, failure: String?) {
-        lock.withLock { (startFrame, closedFrames + (take?.files.packetCount ?? 0), lostFrames, failure) }
+        lock.withLock { (takes.firstFrame, takes.frames, takes.lostFrames, failure) }
     }
 
     func handle(_ buffer: AudioQueueBufferRef, startTime: AudioTimeStamp) -> Bool {
         lock.lock()
         defer { lock.unlock() }
         guard failure == nil, !isFinished.load(ordering: .relaxed) else { return false }
-        let frames = Int(buffer.pointee.mAudioDataByteSize) / layout.bytesPerFrame
+        let bytesPerFrame = takes.layout.bytesPerFrame
+        let frames = Int(buffer.pointee.mAudioDataByteSize) / bytesPerFrame
         guard frames > 0 else { return true }
         let first = startTime.mSampleTime
+        let data = UnsafeRawPointer(buffer.pointee.mAudioData)
         do throws(AudioFileError) {
             var done = 0
             for change in takeChanges(first + Double(frames)) {
                 let at = min(frames, max(0, Int((change.sampleTime - first).rounded())))
-                try write(buffer, from: done, to: at, startingAt: first)
+                if rolling { try takes.write(data + done * bytesPerFrame, frames: at - done, at: first + Double(done)) }
                 done = at
                 try apply(change)
                 if isFinished.load(ordering: .relaxed) { return false }
             }
-            try write(buffer, from: done, to: frames, startingAt: first)
+            if rolling { try takes.write(data + done * bytesPerFrame, frames: frames - done, at: first + Double(done)) }
         } catch {
             failure = error.message
             isFinished.store(true, ordering: .releasing)
@@ -99,32 +74,15 @@ final class TransportRecordSession: RecordingSession, @unchecked Sendable {
         return true
     }
 
-    /// Writes frames `from ..< to` of `buffer` (first frame at device frame `first`) to the take,
-    /// when the transport rolls; silence for a gap since the take's previous frames.
-    private func write(_ buffer: AudioQueueBufferRef, from: Int, to: Int, startingAt first: Double) throws(AudioFileError) {
-        guard rolling, to > from, var current = take else { return }
-        let position = Int64((first + Double(from) - current.start).rounded())
-        let placement = current.timeline.place(position: position, count: Int64(to - from))
-        take = current
-        if placement.silence > 0 {
-            try appendSilence(Int(placement.silence), to: current.files)
-            lostFrames += placement.silence
-        }
-        let skip = Int(placement.skip)
-        if to - from > skip {
-            try current.files.append(buffer.pointee.mAudioData + (from + skip) * layout.bytesPerFrame, frames: to - from - skip)
-        }
-    }
-
     private func apply(_ change: TransportChange) throws(AudioFileError) {
         if change.isRolling {
             if !rolling {
-                try begin(at: change)
+                try takes.begin(at: change.sampleTime, timeReference: change.position)
             } else if change.isRelocation {
                 relocations += 1
                 if multi {
-                    try end()
-                    try begin(at: change)
+                    try takes.end()
+                    try takes.begin(at: change.sampleTime, timeReference: change.position)
                 } else {
                     Diagnostics.note("the transport moved to frame \(change.position) while recording; recorded through (the file goes on without a gap)")
                 }
@@ -132,64 +90,15 @@ final class TransportRecordSession: RecordingSession, @unchecked Sendable {
             rolling = true
         } else if rolling {
             rolling = false
-            try end()
+            try takes.end()
             if !multi { isFinished.store(true, ordering: .releasing) }
-        }
-    }
-
-    /// Starts a take whose first frame is device frame `change.sampleTime`, transport frame
-    /// `change.position`.
-    private func begin(at change: TransportChange) throws(AudioFileError) {
-        takeCount += 1
-        let files: any RecordingFiles
-        if let waiting = waitingFiles {
-            files = waiting
-            waitingFiles = nil
-        } else {
-            files = try make(TimeSplitFiles.partPath(path, index: takeCount))
-        }
-        if files.canCarryTimeReference { try files.markStart(frame: change.position) }
-        take = (files, TimelineAligner(longestFilledGap: 10 * Int64(files.sampleRate)), change.sampleTime)
-        if startFrame == nil { startFrame = UInt64(max(0, change.sampleTime)) }
-    }
-
-    /// Finalizes the take being written.
-    private func end() throws(AudioFileError) {
-        guard let current = take else { return }
-        take = nil
-        try current.files.close()
-        closedPaths += current.files.paths
-        closedFrames += current.files.packetCount
-        finalized(current.files.paths, current.files.packetCount)
-    }
-
-    private func appendSilence(_ frames: Int, to files: any RecordingFiles) throws(AudioFileError) {
-        let chunk = min(frames, 8192)
-        let zeros = UnsafeMutableRawPointer.allocate(byteCount: chunk * layout.bytesPerFrame, alignment: 16)
-        defer { zeros.deallocate() }
-        zeros.initializeMemory(as: UInt8.self, repeating: 0, count: chunk * layout.bytesPerFrame)
-        var left = frames
-        while left > 0 {
-            let count = min(left, chunk)
-            try files.append(zeros, frames: count)
-            left -= count
         }
     }
 
     func finish(queue: AudioInputQueue) -> String? {
         lock.lock()
         defer { lock.unlock() }
-        do throws(AudioFileError) {
-            try end()
-            // Single mode, never rolled: the empty file opened up front is still valid.
-            if let waiting = waitingFiles {
-                try waiting.close()
-                closedPaths += waiting.paths
-                waitingFiles = nil
-            }
-        } catch {
-            failure = failure ?? error.message
-        }
+        do throws(AudioFileError) { try takes.close() } catch { failure = failure ?? error.message }
         return failure
     }
 }

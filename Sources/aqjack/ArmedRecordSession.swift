@@ -1,0 +1,182 @@
+import AQMedia
+import AudioQueue
+import CAudioTypes
+import Dispatch
+import Foundation
+import Glibc
+import Synchronization
+
+/// `aqjack record --trigger DBFS [--hold SECONDS]` and `--armed` (SIGUSR1 toggles), each with an
+/// optional `--pre-roll SECONDS`: takes that start and stop by themselves, on the queue thread,
+/// into `NAME-001.ext`, `NAME-002.ext` ...
+///
+/// - `--trigger`: a take starts at the first frame in which any channel's peak reaches the level
+///   (|sample| ≥ 10^(dBFS/20)), and ends `hold` seconds after the last such frame (those frames
+///   included); then the recorder is armed again. Decided frame by frame on the delivered
+///   samples, so the cut is at the frame, not at a period.
+/// - `--armed`: each SIGUSR1 toggles recording, at the first frame of the next buffer the queue
+///   delivers (within 0.1 s).
+/// - `--pre-roll`: while waiting, the last `pre-roll` seconds are kept in memory; a take starts
+///   with them, so its first frame is exactly pre-roll × rate frames before the trigger frame
+///   (fewer only when the recording has not run that long, or a gap broke the history).
+///
+/// Every take's BWF TimeReference is the JACK frame time of its first frame.
+final class ArmedRecordSession: RecordingSession, @unchecked Sendable {
+    enum Start { case level(Float), signal }
+
+    let isFinished = Atomic<Bool>(false)
+    /// SIGUSR1s received (``Start/signal``); each one not yet applied toggles recording.
+    let toggleRequests = Atomic<Int>(0)
+    private var appliedToggles = 0
+    private let lock = NSLock()
+    private let takes: TakeFiles
+    private let start: Start
+    private let holdFrames: Int
+    private let bytesPerFrame: Int
+    private let channelCount: Int
+    /// The last frames while waiting: a ring of `preRollFrames` frames, in the files' layout,
+    /// `historyCount` of them valid, the newest ending at device frame `historyEnd`.
+    private let preRollFrames: Int
+    private let history: UnsafeMutableRawPointer
+    private var historyStart = 0
+    private var historyCount = 0
+    private var historyEnd = 0.0
+    /// The latest frame at or above the level in the take being written (device frame).
+    private var lastLoudFrame = 0.0
+    private var decoded: [Float] = []
+    private var failure: String?
+
+    init(takes: TakeFiles, start: Start, holdSeconds: Double, preRollSeconds: Double, sampleRate: Double) {
+        self.takes = takes
+        self.start = start
+        holdFrames = Int((holdSeconds * sampleRate).rounded())
+        preRollFrames = Int((preRollSeconds * sampleRate).rounded())
+        bytesPerFrame = takes.layout.bytesPerFrame
+        channelCount = takes.layout.channelCount
+        history = .allocate(byteCount: max(1, preRollFrames * bytesPerFrame), alignment: 16)
+    }
+
+    deinit { history.deallocate() }
+
+    /// The SIGUSR1 source (``Start/signal``), kept while the session lives.
+    private var signalSource: DispatchSourceSignal?
+
+    /// Counts SIGUSR1 into ``toggleRequests`` from now on (the signal no longer kills the
+    /// process). Call before any port connects, so a script that waits for the connection and
+    /// then signals never hits the default action.
+    func listenForToggleSignal() {
+        signal(SIGUSR1, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
+        source.setEventHandler { [weak self] in self?.toggleRequests.add(1, ordering: .releasing) }
+        source.resume()
+        signalSource = source
+    }
+
+    var paths: [String] { lock.withLock { takes.paths } }
+    var takeCount: Int { lock.withLock { takes.takeCount } }
+    var framesWritten: Int64 { lock.withLock { takes.frames } }
+    var summary: (start: UInt64?, frames: Int64, lost: Int64, failure: String?) {
+        lock.withLock { (takes.firstFrame, takes.frames, takes.lostFrames, failure) }
+    }
+
+    func handle(_ buffer: AudioQueueBufferRef, startTime: AudioTimeStamp) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard failure == nil, !isFinished.load(ordering: .relaxed) else { return false }
+        let frames = Int(buffer.pointee.mAudioDataByteSize) / bytesPerFrame
+        guard frames > 0 else { return true }
+        let first = startTime.mSampleTime
+        let data = UnsafeRawPointer(buffer.pointee.mAudioData)
+        do throws(AudioFileError) {
+            var done = 0
+            // SIGUSR1: toggle at this buffer's first frame.
+            let toggles = toggleRequests.load(ordering: .acquiring)
+            if case .signal = start, toggles != appliedToggles {
+                let flips = toggles - appliedToggles
+                appliedToggles = toggles
+                if flips % 2 == 1 {
+                    if takes.isRecording { try takes.end() } else { try beginTake(at: first) }
+                }
+            }
+            if case .level(let threshold) = start {
+                if decoded.count < frames * channelCount { decoded = [Float](repeating: 0, count: frames * channelCount) }
+                decoded.withUnsafeMutableBufferPointer { takes.layout.decode(from: data, into: $0.baseAddress!, count: frames * channelCount) }
+                while done < frames {
+                    if takes.isRecording {
+                        // Through the hold after the last loud frame, then the take ends.
+                        var end = frames
+                        for frame in done ..< frames {
+                            if isLoud(frame, threshold) { lastLoudFrame = first + Double(frame) }
+                            if first + Double(frame) - lastLoudFrame > Double(holdFrames) { end = frame; break }
+                        }
+                        try takes.write(data + done * bytesPerFrame, frames: end - done, at: first + Double(done))
+                        done = end
+                        if end < frames { try takes.end() }
+                    } else {
+                        var trigger = frames
+                        for frame in done ..< frames where isLoud(frame, threshold) { trigger = frame; break }
+                        remember(data + done * bytesPerFrame, frames: trigger - done, at: first + Double(done))
+                        done = trigger
+                        if trigger < frames {
+                            lastLoudFrame = first + Double(trigger)
+                            try beginTake(at: first + Double(trigger))
+                        }
+                    }
+                }
+            } else if takes.isRecording {
+                try takes.write(data, frames: frames, at: first)
+            } else {
+                remember(data, frames: frames, at: first)
+            }
+        } catch {
+            failure = error.message
+            isFinished.store(true, ordering: .releasing)
+            return false
+        }
+        return true
+    }
+
+    /// Whether any channel of `frame` (of ``decoded``) reaches `threshold`.
+    private func isLoud(_ frame: Int, _ threshold: Float) -> Bool {
+        let base = frame * channelCount
+        for channel in 0 ..< channelCount where abs(decoded[base + channel]) >= threshold { return true }
+        return false
+    }
+
+    /// Starts a take at device frame `trigger`, with the pre-roll the history holds before it.
+    private func beginTake(at trigger: Double) throws(AudioFileError) {
+        // The history counts only if it ends right before the trigger (no gap in between).
+        let count = historyEnd == trigger ? historyCount : 0
+        let firstFrame = trigger - Double(count)
+        try takes.begin(at: firstFrame, timeReference: UInt64(max(0, firstFrame)))
+        if count > 0 {
+            let head = min(count, preRollFrames - historyStart)
+            try takes.write(history + historyStart * bytesPerFrame, frames: head, at: firstFrame)
+            try takes.write(history, frames: count - head, at: firstFrame + Double(head))
+        }
+        historyStart = 0
+        historyCount = 0
+    }
+
+    /// Keeps the newest `preRollFrames` of the frames seen while waiting; a gap since the last
+    /// ones starts the history afresh.
+    private func remember(_ bytes: UnsafeRawPointer, frames: Int, at sampleTime: Double) {
+        guard preRollFrames > 0, frames > 0 else { return }
+        if historyEnd != sampleTime { historyStart = 0; historyCount = 0 }
+        historyEnd = sampleTime + Double(frames)
+        let kept = min(frames, preRollFrames)
+        let source = bytes + (frames - kept) * bytesPerFrame
+        for index in 0 ..< kept {
+            let slot = (historyStart + historyCount) % preRollFrames
+            (history + slot * bytesPerFrame).copyMemory(from: source + index * bytesPerFrame, byteCount: bytesPerFrame)
+            if historyCount < preRollFrames { historyCount += 1 } else { historyStart = (historyStart + 1) % preRollFrames }
+        }
+    }
+
+    func finish(queue: AudioInputQueue) -> String? {
+        lock.lock()
+        defer { lock.unlock() }
+        do throws(AudioFileError) { try takes.close() } catch { failure = failure ?? error.message }
+        return failure
+    }
+}

@@ -1,0 +1,125 @@
+import AQMedia
+import AQServerSuite
+import AQTestSupport
+import CAudioTypes
+import Foundation
+import Testing
+
+extension JackServerSuite {
+    @Suite("aqjack record --trigger, --hold, --pre-roll and --armed")
+    struct RecordTriggerTests {
+        /// File frame `frame`'s sample on both channels: loud (0.5 and up, -6 dBFS) in the
+        /// `loud` ranges, else quiet (below -74 dBFS); every frame's value its own, so a take
+        /// shows exactly which frames it holds.
+        static func sample(_ frame: Int, loud: [Range<Int>]) -> Float {
+            loud.contains { $0.contains(frame) } ? 0.5 + Float(frame) * 1e-6 : Float(frame) * 1e-9
+        }
+
+        @Test("--trigger -40 --hold 0.25 --pre-roll 0.1 on a file played at a known JACK frame: two takes, each starting exactly 4800 frames before the first loud frame and ending exactly 12000 frames after the last, every sample the file's, TimeReference the JACK frame of the first")
+        func triggerPreRollHold() throws {
+            let loud = [24_000 ..< 48_000, 96_000 ..< 108_000]
+            let frames = 150_000
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-trigger-\(getpid())").path
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let source = folder + "/source.wav"
+            let format = AudioStreamBasicDescription(mSampleRate: 48000, mFormatID: AudioFormatValues.linearPCM,
+                                                     mFormatFlags: AudioFormatValues.isFloat | AudioFormatValues.isPacked,
+                                                     mBytesPerPacket: 8, mFramesPerPacket: 1, mBytesPerFrame: 8, mChannelsPerFrame: 2,
+                                                     mBitsPerChannel: 32, mReserved: 0)
+            let writer = try AudioFileWriter(path: source, fileType: AudioFileTypeValues.wave, format: format, eraseExisting: true)
+            var samples = [Float](repeating: 0, count: frames * 2)
+            for frame in 0 ..< frames {
+                samples[2 * frame] = Self.sample(frame, loud: loud)
+                samples[2 * frame + 1] = -Self.sample(frame, loud: loud)
+            }
+            try samples.withUnsafeBytes { try writer.writePackets($0.baseAddress!, byteCount: $0.count, startPacket: 0, packetCount: frames) }
+            try writer.close()
+
+            // The player first (its ports are the recorder's sources), scheduled 3 s ahead.
+            let control = try GeneratorClient(name: TestServer.uniqueClientName("trigclock"), channelCount: 1)
+            let start = UInt64(control.client.estimatedFrameTime) + 3 * 48000
+            let playerName = TestServer.uniqueClientName("trigplay")
+            let player = try AQJackCommand.start(["play", "--json", "--no-connect", "--start-at", "\(start)", "--name", playerName, source],
+                                                 standardOutput: URL(fileURLWithPath: folder + "/play.json"), standardError: URL(fileURLWithPath: folder + "/play.err"))
+            defer { if player.isRunning { kill(player.processIdentifier, SIGKILL) } }
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline, control.client.portInfo(named: "\(playerName):out_2") == nil { usleep(20_000) }
+            let recorderName = TestServer.uniqueClientName("trigrec")
+            let recorder = try AQJackCommand.start(["record", "--json", "--no-meter", "-p", "\(playerName):out_*", "--trigger", "-40", "--hold", "0.25",
+                                                    "--pre-roll", "0.1", "--name", recorderName, folder + "/take.wav"],
+                                                   standardOutput: URL(fileURLWithPath: folder + "/rec.json"), standardError: URL(fileURLWithPath: folder + "/rec.err"))
+            defer { if recorder.isRunning { kill(recorder.processIdentifier, SIGKILL) } }
+            player.waitUntilExit()
+            usleep(500_000)
+            kill(recorder.processIdentifier, SIGTERM)
+            recorder.waitUntilExit()
+            #expect(recorder.terminationStatus == 0, "\((try? String(contentsOfFile: folder + "/rec.err", encoding: .utf8)) ?? "")")
+            let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/rec.json")))
+            let played = try JSONDecoder().decode(PlaySummary.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/play.json")))
+            #expect(played.startFrameTime == start && played.underrunFrames == 0)
+            let takes = [folder + "/take-001.wav", folder + "/take-002.wav"]
+            try #require(summary.files == takes, "files \(summary.files)")
+            // Take k: file frames loud[k].lowerBound - 4800 ..< loud[k].upperBound - 1 + 1 + 12000.
+            for (path, range) in zip(takes, loud) {
+                let take = try SoundFileContents(path: path)
+                let first = range.lowerBound - 4800, end = range.upperBound + 12_000
+                #expect(take.frames == end - first, "\(path): \(take.frames) frames, expected \(end - first)")
+                #expect(take.timeReference == Int64(start) + Int64(first), "\(path): TimeReference \(String(describing: take.timeReference)), expected \(Int64(start) + Int64(first))")
+                var wrong = 0
+                for frame in 0 ..< min(take.frames, end - first) {
+                    let expected = Self.sample(first + frame, loud: loud)
+                    if take.samples[2 * frame] != expected || take.samples[2 * frame + 1] != -expected { wrong += 1 }
+                }
+                #expect(wrong <= summary.xruns * 128, "\(path): \(wrong) frames wrong, \(summary.xruns) xruns")
+            }
+        }
+
+        @Test("--armed --pre-roll 0.05: SIGUSR1 starts a take (with 2400 frames from before the signal), the next ends it, the third starts another that SIGTERM finalizes; every sample the generator's at its TimeReference")
+        func armedBySignal() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("armgen"), channelCount: 2)
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-armed-\(getpid())").path
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let name = TestServer.uniqueClientName("armrec")
+            let recorder = try AQJackCommand.start(["record", "--json", "--no-meter", "-p", "\(generator.client.name):out_*", "--armed", "--pre-roll", "0.05",
+                                                    "--name", name, folder + "/take.wav"],
+                                                   standardOutput: URL(fileURLWithPath: folder + "/rec.json"), standardError: URL(fileURLWithPath: folder + "/rec.err"))
+            defer { if recorder.isRunning { kill(recorder.processIdentifier, SIGKILL) } }
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline, generator.client.portInfo(named: "\(name):in_2")?.connections.isEmpty ?? true { usleep(20_000) }
+            usleep(300_000)   // more than the pre-roll recorded while waiting
+            for pause in [600_000, 300_000, 400_000] as [UInt32] {
+                kill(recorder.processIdentifier, SIGUSR1)
+                usleep(pause)
+            }
+            kill(recorder.processIdentifier, SIGTERM)
+            recorder.waitUntilExit()
+            #expect(recorder.terminationStatus == 0, "\((try? String(contentsOfFile: folder + "/rec.err", encoding: .utf8)) ?? "")")
+            let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/rec.json")))
+            let takes = [folder + "/take-001.wav", folder + "/take-002.wav"]
+            try #require(summary.files == takes, "files \(summary.files)")
+            for (path, seconds) in zip(takes, [0.6, 0.4]) {
+                let take = try SoundFileContents(path: path)
+                // The signal's time, give or take the 0.1 s buffers it is applied at, plus the pre-roll.
+                #expect(Double(take.frames) >= (seconds - 0.25) * 48000 + 2400 && Double(take.frames) <= (seconds + 0.25) * 48000 + 2400, "\(path): \(take.frames) frames")
+                let check = verifyFloatRecording(take, channels: 2)
+                #expect(check.wrong <= summary.xruns * 128 * 2 && Int64(check.silent) <= summary.lostFrames, "\(path): \(check)")
+            }
+        }
+
+        @Test("--trigger, --armed, --hold and --pre-roll refuse what they cannot go with (exit 2, a message naming them)")
+        func refusals() throws {
+            let both = try AQJackCommand.run(["record", "--trigger", "-30", "--armed", temporaryPath("t.wav")])
+            #expect(both.status == 2 && both.standardError.contains("give one"), "\(both.standardError)")
+            let hold = try AQJackCommand.run(["record", "--hold", "1", temporaryPath("t.wav")])
+            #expect(hold.status == 2 && hold.standardError.contains("give --trigger DBFS too"), "\(hold.standardError)")
+            let preRoll = try AQJackCommand.run(["record", "--pre-roll", "1", temporaryPath("t.wav")])
+            #expect(preRoll.status == 2 && preRoll.standardError.contains("give --trigger DBFS or --armed"), "\(preRoll.standardError)")
+            let level = try AQJackCommand.run(["record", "--trigger", "6", temporaryPath("t.wav")])
+            #expect(level.status == 2 && level.standardError.contains("--trigger"), "\(level.standardError)")
+            let duration = try AQJackCommand.run(["record", "--armed", "-d", "1", temporaryPath("t.wav")])
+            #expect(duration.status == 2 && duration.standardError.contains("drop -d"), "\(duration.standardError)")
+        }
+    }
+}
