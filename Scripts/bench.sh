@@ -19,6 +19,15 @@ if ! command -v jack_capture >/dev/null || ! command -v sndfile-jackplay >/dev/n
 fi
 Scripts/build-release.sh >/dev/null || exit 0
 Scripts/with-dummy-jack.sh --period 128 -- .build/release/aqbench .build/release/aqjack || true
+# How busy the host is: a 1-channel generator alone for 10 s, and the cycles jackd found it had
+# not finished (a client that does almost nothing: every one is the host's, not aqjack's).
+cat > "${TMPDIR:-/tmp}/aqjack-baseline.sh" <<'BASELINE'
+log="${TMPDIR:-/tmp}/jackd-${JACK_DEFAULT_SERVER}.log"
+before=$(wc -l < "$log")
+.build/release/aqbench generate 1 10 > /dev/null 2>&1
+echo "== host: a 1-channel generator alone for 10 s at period 128: $(tail -n +$((before + 1)) "$log" | grep -c 'was not finished') unfinished cycles (the host's, the baseline for every loss below)"
+BASELINE
+Scripts/with-dummy-jack.sh --period 128 -- bash "${TMPDIR:-/tmp}/aqjack-baseline.sh" || true
 seconds=${BENCH_RECORD_SECONDS:-60}
 echo "== recording ${seconds} s with aqjack record and jack_capture (same server, one after the other)"
 for channels in 64 256 1024 2040; do
