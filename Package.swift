@@ -58,8 +58,10 @@ let package = Package(
         // Apple's spelling (types, constants, OSStatus functions) over AudioQueue and AQMedia, so
         // that code written for macOS/iOS compiles with its `import AudioToolbox` unchanged.
         .target(name: "AudioToolbox", dependencies: ["AudioQueue", "AQJack", "AQMedia", "AQCodecs", "CAudioTypes"]),
+        // Session control: the OSC 1.0 message codec (`aqjack record --osc`), fuzzed.
+        .target(name: "AQControl"),
         // The command-line tool.
-        .executableTarget(name: "aqjack", dependencies: ["AQJack", "AQMedia", "AQCodecs", "AudioQueue", "AQPlugins"]),
+        .executableTarget(name: "aqjack", dependencies: ["AQJack", "AQMedia", "AQCodecs", "AudioQueue", "AQPlugins", "AQControl"]),
 
         // Test support reused by later issues: deterministic generator client, ring sink, server helpers.
         // The test signal's generator runs on JACK's process thread: the same real-time checks as AQCore.
@@ -71,7 +73,7 @@ let package = Package(
         // Counts malloc/free/mutex calls on marked threads; linked only into test binaries.
         .target(name: "CRTProbe"),
         // libFuzzer target for the ADTS, cookie and packet-file parsers (Scripts/fuzz.sh).
-        .executableTarget(name: "FuzzParsers", dependencies: ["AQCodecs", "AQMedia", "CAudioTypes"]),
+        .executableTarget(name: "FuzzParsers", dependencies: ["AQCodecs", "AQMedia", "CAudioTypes", "AQControl"]),
         // Benchmarks, run by Scripts/bench.sh.
         .executableTarget(name: "aqbench", dependencies: ["AQCore", "AQJack", "AQTestSupport", "AQMedia", "AudioQueue", "AQPlugins"]),
 
@@ -80,6 +82,6 @@ let package = Package(
         .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQJackTests", dependencies: ["AQServerSuite", "AQCore", "AQJack", "AQTestSupport", "CRTProbe", "AQPlugins"]),
         .testTarget(name: "AudioQueueTests", dependencies: ["AQServerSuite", "AQJack", "AudioQueue", "AudioToolbox", "AQCodecs", "AQTestSupport", "CSndFile", "CAudioTypes"]),
-        .testTarget(name: "aqjackTests", dependencies: ["AQServerSuite", "aqjack", "AQJack", "AQTestSupport", "AudioQueue", "AudioToolbox", "AQCodecs", "AQMedia", "CSndFile"]),
+        .testTarget(name: "aqjackTests", dependencies: ["AQServerSuite", "aqjack", "AQJack", "AQTestSupport", "AudioQueue", "AudioToolbox", "AQCodecs", "AQMedia", "CSndFile", "AQControl"]),
     ]
 )

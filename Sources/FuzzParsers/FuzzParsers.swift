@@ -1,4 +1,4 @@
-// A libFuzzer target for the parsers: AAC magic cookies (ES_Descriptor / AudioSpecificConfig),
+// A libFuzzer target for the parsers: OSC datagrams, AAC magic cookies (ES_Descriptor / AudioSpecificConfig),
 // ADTS headers, the ADTS, CAF and MPEG-4 packet readers on whole files, every file the CLI opens
 // (libsndfile's WAVE/AIFF/CAF/FLAC with our header checks, decoded to frames), and growing
 // prefixes of files (partial input). Built and run by Scripts/fuzz.sh:
@@ -9,6 +9,7 @@
 // input byte picks the parser; the rest is its input. Any crash, trap or sanitizer report is a
 // bug: every parser must answer bad input with an error.
 import AQCodecs
+import AQControl
 import AQMedia
 import CAudioTypes
 import Glibc
@@ -17,7 +18,7 @@ import Glibc
 public func fuzzParsers(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size > 0 else { return 0 }
     let body = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
-    switch data[0] % 6 {
+    switch data[0] % 7 {
     case 0:
         // The magic cookie as AudioFile, the converter and the queue read it.
         if let descriptor = try? ElementaryStreamDescriptor(parsing: body) {
@@ -45,6 +46,14 @@ public func fuzzParsers(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         // A whole file as `aqjack info`, `convert` and `play` open it: the packet readers or
         // libsndfile (WAVE, AIFF, CAF, FLAC, ...) and our header checks, then every frame.
         withFile(body) { readFrames(at: $0) }
+    case 5:
+        // An OSC datagram as `aqjack record --osc` receives it; what decodes must re-encode
+        // to a message that decodes the same.
+        if let message = try? OSCMessage(decoding: body) {
+            precondition((try? OSCMessage(decoding: message.encoded)) == message || message.arguments.contains {
+                if case .float32(let value) = $0 { return value.isNaN } else { return false }
+            }, "an OSC message did not survive its own encoding")
+        }
     default:
         // Partial input, as a file still being written or a stream still arriving
         // (AudioFileStream's case): growing prefixes of the file, each opened and read.

@@ -23,11 +23,14 @@ import Synchronization
 /// Every take's BWF TimeReference is the JACK frame time of its first frame.
 final class ArmedRecordSession: RecordingSession, @unchecked Sendable {
     enum Start { case level(Float), signal }
+    /// What OSC asks for (``OSCControl``), carried out at the next buffer's first frame.
+    enum Request: Sendable { case start, stop, split }
 
     let isFinished = Atomic<Bool>(false)
     /// SIGUSR1s received (``Start/signal``); each one not yet applied toggles recording.
     let toggleRequests = Atomic<Int>(0)
     private var appliedToggles = 0
+    private let requests = Mutex<[Request]>([])
     private let lock = NSLock()
     private let takes: TakeFiles
     private let start: Start
@@ -74,6 +77,12 @@ final class ArmedRecordSession: RecordingSession, @unchecked Sendable {
 
     var paths: [String] { lock.withLock { takes.paths } }
     var takeCount: Int { lock.withLock { takes.takeCount } }
+    var isRecording: Bool { lock.withLock { takes.isRecording } }
+
+    /// Asks for a take to start, stop or split (sample continuous) at the next buffer. Any thread.
+    func request(_ request: Request) {
+        requests.withLock { $0.append(request) }
+    }
     var framesWritten: Int64 { lock.withLock { takes.frames } }
     var summary: (start: UInt64?, frames: Int64, lost: Int64, failure: String?) {
         lock.withLock { (takes.firstFrame, takes.frames, takes.lostFrames, failure) }
@@ -96,6 +105,18 @@ final class ArmedRecordSession: RecordingSession, @unchecked Sendable {
                 appliedToggles = toggles
                 if flips % 2 == 1 {
                     if takes.isRecording { try takes.end() } else { try beginTake(at: first) }
+                }
+            }
+            // OSC: start, stop, or split (the next take's first frame follows the last's).
+            for request in requests.withLock({ pending in defer { pending = [] }; return pending }) {
+                switch request {
+                case .start: if !takes.isRecording { try beginTake(at: first) }
+                case .stop: try takes.end()
+                case .split:
+                    if takes.isRecording {
+                        try takes.end()
+                        try beginTake(at: first)
+                    }
                 }
             }
             if case .level(let threshold) = start {

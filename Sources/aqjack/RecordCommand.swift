@@ -1,4 +1,5 @@
 import AQCodecs
+import AQControl
 import AQCore
 import AQJack
 import AQMedia
@@ -72,8 +73,9 @@ struct RecordCommand {
         var split: TimeSplitFiles?
         /// The takes of a transport-synced recording (--transport, --transport-multi).
         var transportTakes: TransportRecordSession?
-        /// The takes of a triggered or SIGUSR1-armed recording.
+        /// The takes of a triggered, SIGUSR1-armed or OSC-controlled recording.
         var armedTakes: ArmedRecordSession?
+        var osc: OSCControl?
         var queue: AudioInputQueue!
         var latencyCompensation = 0
         do {   // queue errors and file errors: both carry an OSStatus and a message
@@ -116,6 +118,24 @@ struct RecordCommand {
                     let armed = ArmedRecordSession(takes: takes, start: start, holdSeconds: options.holdSeconds ?? 1,
                                                    preRollSeconds: options.preRollSeconds ?? 0, sampleRate: format.mSampleRate)
                     if case .signal = start { armed.listenForToggleSignal() }
+                    if let port = options.oscPort {
+                            osc = try OSCControl(host: options.oscHost, port: port, handlers: OSCControl.Handlers(
+                                command: { armed.request($0) },
+                                quit: { signals.received.store(SIGTERM, ordering: .releasing) },
+                                status: { [weak queue] in
+                                    let summary = armed.summary
+                                    var fields: [OSCMessage.Argument] = [
+                                        .string(armed.isRecording ? "recording" : "waiting"),
+                                        .int32(Int32(clamping: summary.frames)), .string(armed.paths.last ?? ""),
+                                        .int32(Int32(clamping: summary.lost)),
+                                        .int32(Int32(clamping: client.notifications.xrunCount.load(ordering: .relaxed)))]
+                                    for level in queue?.currentLevels ?? [] {
+                                        fields.append(.float32(level.mPeakPower > 1e-6 ? 20 * log10(level.mPeakPower) : -120))
+                                    }
+                                    return fields
+                                }))
+                        Diagnostics.note("listening for OSC on \(options.oscHost):\(osc!.port) (/aqjack/start, /stop, /split, /status, /quit)")
+                    }
                     armedTakes = armed
                     session = armed
                     files = []
@@ -155,6 +175,7 @@ struct RecordCommand {
                                             : Int(max(format.mBytesPerFrame, format.mBytesPerFrame * UInt32(format.mSampleRate / 10)))
             for _ in 0 ..< 4 { try queue.enqueue(queue.allocateBuffer(byteCapacity: bufferBytes)) }
             try queue.start(atFrame: options.startFrame)
+            osc?.start()
         } catch {
             queue?.dispose()
             if queue == nil { client.close() }
@@ -179,6 +200,7 @@ struct RecordCommand {
         case .terminate: .terminate
         }
         meter.finish()
+        osc?.stop()
         queue.stop(immediate: true)
         let xruns = client.notifications.xrunCount.load(ordering: .relaxed)
         let timing = client.processTiming

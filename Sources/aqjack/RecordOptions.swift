@@ -29,8 +29,11 @@ struct RecordOptions {
     var armed = false
     /// `--pre-roll SECONDS`: each take starts that long before its trigger.
     var preRollSeconds: Double?
-    /// Takes that start and stop by themselves (trigger or SIGUSR1).
-    var isArmedRecording: Bool { triggerLevel != nil || armed }
+    /// `--osc PORT` (UDP on `--osc-host`, default 127.0.0.1): /aqjack/start, /stop, /split, /status, /quit.
+    var oscPort: Int?
+    var oscHost = "127.0.0.1"
+    /// Takes that start and stop by themselves (trigger, SIGUSR1 or OSC).
+    var isArmedRecording: Bool { triggerLevel != nil || armed || oscPort != nil }
     var startFrame: UInt64?
     var force = false
     /// 'lpcm' or 'aac ' (AAC for .aac/.m4a/.mp4; CAF with --codec aac).
@@ -119,6 +122,10 @@ struct RecordOptions {
             case .option("--pre-roll"):
                 preRollSeconds = try cursor.real(for: "--pre-roll", in: 0 ... 600, meaning: "seconds kept before each take's start")
             case .option("--armed"): armed = true
+            case .option("--osc"):
+                oscPort = try cursor.integer(for: "--osc", in: 0 ... 65535, meaning: "a UDP port for OSC (0: any free one, printed on standard error)")
+            case .option("--osc-host"):
+                oscHost = try cursor.value(for: "--osc-host", expected: "an IPv4 address to listen on, e.g. 127.0.0.1")
             case .option("--start-at"):
                 startFrame = try cursor.integer(for: "--start-at", in: 0 ... latestStartFrame, meaning: "a JACK frame time")
             case .option("--resampler"): resampler = try cursor.resampler(for: "--resampler")
@@ -130,7 +137,7 @@ struct RecordOptions {
             case let .option(option):
                 if try chain.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --trigger, --hold, --armed, --pre-roll, --start-at, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --trigger, --hold, --armed, --pre-roll, --osc, --osc-host, --start-at, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
             case let .operand(word):
                 paths.append(word)
             }
@@ -177,8 +184,8 @@ struct RecordOptions {
                 throw UsageError(message: "\(name) records linear PCM (\(FileTypes.extensionList(prefix: ".") { $0.recordableCodecs.contains(AudioFormatValues.linearPCM) })); record PCM and convert the takes for \(isAAC ? "AAC" : "Apple Lossless")")
             }
         }
-        if triggerLevel != nil && armed {
-            throw UsageError(message: "--trigger starts takes at a level, --armed at SIGUSR1: give one")
+        if triggerLevel != nil && (armed || oscPort != nil) {
+            throw UsageError(message: "--trigger starts takes at a level, --armed and --osc on command: give one")
         }
         if holdSeconds != nil && triggerLevel == nil {
             throw UsageError(message: "--hold is how long a --trigger take goes on below the level: give --trigger DBFS too")
@@ -187,7 +194,7 @@ struct RecordOptions {
             throw UsageError(message: "--pre-roll keeps the seconds before a take's start: give --trigger DBFS or --armed")
         }
         if isArmedRecording {
-            let name = armed ? "--armed" : "--trigger"
+            let name = oscPort != nil ? "--osc" : armed ? "--armed" : "--trigger"
             if transport != nil { throw UsageError(message: "\(name) and --transport both start and stop takes: give one") }
             if seconds != nil || startFrame != nil || splitSeconds != nil || splitBytes != nil {
                 throw UsageError(message: "\(name) starts and stops takes by itself: drop -d, --start-at, --split and --split-size")

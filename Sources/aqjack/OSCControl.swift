@@ -1,0 +1,123 @@
+import AQControl
+import Foundation
+import Glibc
+import Synchronization
+
+/// `aqjack record --osc PORT [--osc-host ADDRESS]`: OSC 1.0 over UDP, on its own thread.
+///
+/// | message | effect | reply (to the sender) |
+/// |---|---|---|
+/// | `/aqjack/start` | starts a take (with the pre-roll) | `/aqjack/reply ,ss "/aqjack/start" "ok"` |
+/// | `/aqjack/stop` | ends the take | same, for `/aqjack/stop` |
+/// | `/aqjack/split` | ends the take and starts the next at the next frame, sample continuous | same |
+/// | `/aqjack/status` | — | `/aqjack/status ,siisii` state (`recording`/`waiting`), frames (int32, saturating), file, lost frames, xruns, then one float32 peak dBFS per channel |
+/// | `/aqjack/quit` | ends the recording as SIGTERM does | `/aqjack/reply` |
+///
+/// Anything else gets `/aqjack/reply ,ss ADDRESS "error: ..."`. Commands take effect at the
+/// next buffer the queue delivers (within 0.1 s).
+final class OSCControl: @unchecked Sendable {
+    /// What a command does; the status's fields.
+    struct Handlers {
+        var command: (ArmedRecordSession.Request) -> Void
+        var quit: () -> Void
+        var status: () -> [OSCMessage.Argument]
+    }
+
+    private let socket: Int32
+    private let handlers: Handlers
+    private let running = Atomic<Bool>(true)
+    private var thread: Thread?
+
+    /// Binds the UDP port (0: any free one, see ``port``).
+    /// - Throws: a message naming the address and the system's reason.
+    init(host: String, port: Int, handlers: Handlers) throws(OSCControlError) {
+        self.handlers = handlers
+        socket = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard socket >= 0 else { throw OSCControlError(message: "cannot open a UDP socket for --osc: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            close(socket)
+            throw OSCControlError(message: "--osc-host '\(host)' is not an IPv4 address (e.g. 127.0.0.1, or 0.0.0.0 for every interface)")
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(socket)
+            throw OSCControlError(message: "--osc cannot listen on \(host):\(port): \(reason)")
+        }
+        // Wake up every 100 ms to notice ``stop()``.
+        var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// The UDP port listened on.
+    var port: Int {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func start() {
+        let thread = Thread { [self] in serve() }
+        thread.name = "aqjack-osc"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Stops listening and closes the socket.
+    func stop() {
+        running.store(false, ordering: .releasing)
+        while let thread, !thread.isFinished { usleep(1000) }
+        close(socket)
+    }
+
+    private func serve() {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while running.load(ordering: .acquiring) {
+            var sender = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let count = buffer.withUnsafeMutableBytes { bytes in
+                withUnsafeMutablePointer(to: &sender) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(socket, bytes.baseAddress, bytes.count, 0, $0, &length) }
+                }
+            }
+            guard count > 0 else { continue }
+            let reply: OSCMessage
+            do throws(OSCMessage.DecodingError) {
+                reply = respond(to: try OSCMessage(decoding: Array(buffer[0 ..< count])))
+            } catch {
+                reply = OSCMessage(address: "/aqjack/reply", arguments: [.string(""), .string("error: \(error.message)")])
+            }
+            let bytes = reply.encoded
+            _ = bytes.withUnsafeBytes { data in
+                withUnsafePointer(to: &sender) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(socket, data.baseAddress, data.count, 0, $0, length) }
+                }
+            }
+        }
+    }
+
+    private func respond(to message: OSCMessage) -> OSCMessage {
+        func ok() -> OSCMessage { OSCMessage(address: "/aqjack/reply", arguments: [.string(message.address), .string("ok")]) }
+        switch message.address {
+        case "/aqjack/start": handlers.command(.start); return ok()
+        case "/aqjack/stop": handlers.command(.stop); return ok()
+        case "/aqjack/split": handlers.command(.split); return ok()
+        case "/aqjack/quit": handlers.quit(); return ok()
+        case "/aqjack/status": return OSCMessage(address: "/aqjack/status", arguments: handlers.status())
+        default:
+            return OSCMessage(address: "/aqjack/reply", arguments: [
+                .string(message.address), .string("error: unknown address: expected /aqjack/start, /stop, /split, /status or /quit")])
+        }
+    }
+}
+
+struct OSCControlError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
