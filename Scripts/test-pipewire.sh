@@ -34,28 +34,7 @@ cleanup() {
 trap cleanup EXIT
 
 # minimal.conf with its ALSA source and sink replaced by one null sink.
-python3 - /usr/share/pipewire/minimal.conf "$work/pipewire.conf" <<'EOF'
-import re, sys
-text = open(sys.argv[1]).read()
-start = text.index("context.objects")
-body = text[start:]
-# Drop every adapter object that opens ALSA hardware; keep the rest (the driver nodes).
-objects = re.split(r"(?=\n    \{ factory = )", body)
-kept = [o for o in objects if "api.alsa" not in o]
-null_sink = '''
-    { factory = adapter
-        args = {
-            factory.name     = support.null-audio-sink
-            node.name        = "aqjack-null-sink"
-            media.class      = "Audio/Sink"
-            audio.position   = [ FL FR ]
-            monitor.channel-volumes = false
-            node.driver      = true
-        }
-    }'''
-kept.insert(1, null_sink)
-open(sys.argv[2], "w").write(text[:start] + "".join(kept))
-EOF
+python3 Scripts/pipewire-null-sink.py /usr/share/pipewire/minimal.conf "$work/pipewire.conf" || exit 1
 pipewire -c "$work/pipewire.conf" > "$work/pipewire.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 100); do pw-jack jack_lsp > /dev/null 2>&1 && break; sleep 0.1; done
@@ -71,16 +50,16 @@ check() {  # NAME CONDITION-STATUS DETAIL
 aq=.build/release/aqjack
 bench=.build/release/aqbench
 
-ports=$(pw-jack "$aq" --ports --json 2>&1)
-echo "$ports" | grep -q '"input"'; check "ports" $? "(aqjack --ports --json: $(echo "$ports" | grep -o '"name":"[^"]*"' | head -4 | tr '\n' ' '))"
+ports=$(timeout 30 pw-jack "$aq" --ports --json 2>&1)
+echo "$ports" | grep -q '"input"'; check "ports" $? "(aqjack --ports --json lists $(echo "$ports" | grep -o 'aqjack-null-sink:playback_[A-Z]*' | sort -u | tr '\n' ' '))"
 
-demo=$(pw-jack "$aq" demo -o "$work/demo.wav" 2>&1); status=$?
+demo=$(timeout 60 pw-jack "$aq" demo -o "$work/demo.wav" 2>&1); status=$?
 check "demo" $status "($(echo "$demo" | grep -o 'check: [^—]*' | head -1))"
 
-pw-jack "$bench" generate 2 30 > "$work/gen.out" 2>&1 &
+timeout 40 pw-jack "$bench" generate 2 30 > "$work/gen.out" 2>&1 &
 generator=$!
 for _ in $(seq 1 100); do grep -q ready "$work/gen.out" && break; sleep 0.05; done
-pw-jack "$aq" record --json --no-meter -p 'bench-gen:out_*' -d 2 "$work/rec.wav" > "$work/rec.json" 2> "$work/rec.err"; status=$?
+timeout 30 pw-jack "$aq" record --json --no-meter -p 'bench-gen:out_*' -d 2 "$work/rec.wav" > "$work/rec.json" 2> "$work/rec.err"; status=$?
 kill "$generator" 2>/dev/null; wait "$generator" 2>/dev/null
 start=$(grep -o '"startFrameTime":[0-9]*' "$work/rec.json" | cut -d: -f2)
 if [ "$status" -eq 0 ] && [ -n "$start" ]; then
@@ -91,7 +70,7 @@ else
 fi
 
 sox -V1 -n -r 48000 -c 2 -b 16 "$work/tone.wav" synth 1 sine 440 vol 0.5
-play=$(pw-jack "$aq" play --json "$work/tone.wav" 2>&1); status=$?
+play=$(timeout 30 pw-jack "$aq" play --json "$work/tone.wav" 2>&1); status=$?
 played=$(echo "$play" | grep -o '"framesPlayed":[0-9]*' | cut -d: -f2)
 underruns=$(echo "$play" | grep -o '"underrunFrames":[0-9]*' | cut -d: -f2)
 [ "$status" -eq 0 ] && [ "${played:-0}" -eq 48000 ] && [ "${underruns:-1}" -eq 0 ]; check "play" $? "(exit $status, $played frames played, $underruns underrun frames)"
