@@ -21,18 +21,15 @@ import Synchronization
 ///   (fewer only when the recording has not run that long, or a gap broke the history).
 ///
 /// Every take's BWF TimeReference is the JACK frame time of its first frame.
-final class ArmedRecordSession: RecordingSession, @unchecked Sendable {
+final class ArmedRecordSession: TakeRecordSession, @unchecked Sendable {
     enum Start { case level(Float), signal }
     /// What OSC asks for (``OSCControl``), carried out at the next buffer's first frame.
     enum Request: Sendable { case start, stop, split }
 
-    let isFinished = Atomic<Bool>(false)
     /// SIGUSR1s received (``Start/signal``); each one not yet applied toggles recording.
     let toggleRequests = Atomic<Int>(0)
     private var appliedToggles = 0
     private let requests = Mutex<[Request]>([])
-    private let lock = NSLock()
-    private let takes: TakeFiles
     private let start: Start
     private let holdFrames: Int
     private let bytesPerFrame: Int
@@ -47,16 +44,15 @@ final class ArmedRecordSession: RecordingSession, @unchecked Sendable {
     /// The latest frame at or above the level in the take being written (device frame).
     private var lastLoudFrame = 0.0
     private var decoded: [Float] = []
-    private var failure: String?
 
     init(takes: TakeFiles, start: Start, holdSeconds: Double, preRollSeconds: Double, sampleRate: Double) {
-        self.takes = takes
         self.start = start
         holdFrames = Int((holdSeconds * sampleRate).rounded())
         preRollFrames = Int((preRollSeconds * sampleRate).rounded())
         bytesPerFrame = takes.layout.bytesPerFrame
         channelCount = takes.layout.channelCount
         history = .allocate(byteCount: max(1, preRollFrames * bytesPerFrame), alignment: 16)
+        super.init(takes: takes)
     }
 
     deinit { history.deallocate() }
@@ -75,28 +71,13 @@ final class ArmedRecordSession: RecordingSession, @unchecked Sendable {
         signalSource = source
     }
 
-    var paths: [String] { lock.withLock { takes.paths } }
-    var takeCount: Int { lock.withLock { takes.takeCount } }
-    var isRecording: Bool { lock.withLock { takes.isRecording } }
 
     /// Asks for a take to start, stop or split (sample continuous) at the next buffer. Any thread.
     func request(_ request: Request) {
         requests.withLock { $0.append(request) }
     }
-    var framesWritten: Int64 { lock.withLock { takes.frames } }
-    var summary: (start: UInt64?, frames: Int64, lost: Int64, failure: String?) {
-        lock.withLock { (takes.firstFrame, takes.frames, takes.lostFrames, failure) }
-    }
-
-    func handle(_ buffer: AudioQueueBufferRef, startTime: AudioTimeStamp) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard failure == nil, !isFinished.load(ordering: .relaxed) else { return false }
-        let frames = Int(buffer.pointee.mAudioDataByteSize) / bytesPerFrame
-        guard frames > 0 else { return true }
-        let first = startTime.mSampleTime
-        let data = UnsafeRawPointer(buffer.pointee.mAudioData)
-        do throws(AudioFileError) {
+    override func takeFrames(_ data: UnsafeRawPointer, frames: Int, at first: Double) throws(AudioFileError) -> Bool {
+        do {
             var done = 0
             // SIGUSR1: toggle at this buffer's first frame.
             let toggles = toggleRequests.load(ordering: .acquiring)
@@ -149,10 +130,6 @@ final class ArmedRecordSession: RecordingSession, @unchecked Sendable {
             } else {
                 remember(data, frames: frames, at: first)
             }
-        } catch {
-            failure = error.message
-            isFinished.store(true, ordering: .releasing)
-            return false
         }
         return true
     }
@@ -192,12 +169,5 @@ final class ArmedRecordSession: RecordingSession, @unchecked Sendable {
             (history + slot * bytesPerFrame).copyMemory(from: source + index * bytesPerFrame, byteCount: bytesPerFrame)
             if historyCount < preRollFrames { historyCount += 1 } else { historyStart = (historyStart + 1) % preRollFrames }
         }
-    }
-
-    func finish(queue: AudioInputQueue) -> String? {
-        lock.lock()
-        defer { lock.unlock() }
-        do throws(AudioFileError) { try takes.close() } catch { failure = failure ?? error.message }
-        return failure
     }
 }

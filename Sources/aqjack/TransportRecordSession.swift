@@ -20,57 +20,32 @@ import Synchronization
 ///
 /// (jack_capture's `--jack-transport` measured here wrote 98,560 frames while the transport
 /// rolled 98,304: one period too many. Here the cut is at the cycle the state changed in.)
-final class TransportRecordSession: RecordingSession, @unchecked Sendable {
-    let isFinished = Atomic<Bool>(false)
-    private let lock = NSLock()
+final class TransportRecordSession: TakeRecordSession, @unchecked Sendable {
     private let multi: Bool
-    private let takes: TakeFiles
     /// The transport changes before a device frame (the queue's, taken as buffers come).
     private let takeChanges: (Double) -> [TransportChange]
     private var rolling = false
     private(set) var relocations = 0
-    private var failure: String?
 
     init(takes: TakeFiles, multi: Bool, takeChanges: @escaping (Double) -> [TransportChange]) {
-        self.takes = takes
         self.multi = multi
         self.takeChanges = takeChanges
+        super.init(takes: takes)
     }
 
-    var paths: [String] { lock.withLock { takes.paths } }
-    /// Takes begun so far.
-    var takeCount: Int { lock.withLock { takes.takeCount } }
     var relocationCount: Int { lock.withLock { relocations } }
 
-    var framesWritten: Int64 { lock.withLock { takes.frames } }
-    var summary: (start: UInt64?, frames: Int64, lost: Int64, failure: String?) {
-        lock.withLock { (takes.firstFrame, takes.frames, takes.lostFrames, failure) }
-    }
-
-    func handle(_ buffer: AudioQueueBufferRef, startTime: AudioTimeStamp) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard failure == nil, !isFinished.load(ordering: .relaxed) else { return false }
+    override func takeFrames(_ data: UnsafeRawPointer, frames: Int, at first: Double) throws(AudioFileError) -> Bool {
         let bytesPerFrame = takes.layout.bytesPerFrame
-        let frames = Int(buffer.pointee.mAudioDataByteSize) / bytesPerFrame
-        guard frames > 0 else { return true }
-        let first = startTime.mSampleTime
-        let data = UnsafeRawPointer(buffer.pointee.mAudioData)
-        do throws(AudioFileError) {
-            var done = 0
-            for change in takeChanges(first + Double(frames)) {
-                let at = min(frames, max(0, Int((change.sampleTime - first).rounded())))
-                if rolling { try takes.write(data + done * bytesPerFrame, frames: at - done, at: first + Double(done)) }
-                done = at
-                try apply(change)
-                if isFinished.load(ordering: .relaxed) { return false }
-            }
-            if rolling { try takes.write(data + done * bytesPerFrame, frames: frames - done, at: first + Double(done)) }
-        } catch {
-            failure = error.message
-            isFinished.store(true, ordering: .releasing)
-            return false
+        var done = 0
+        for change in takeChanges(first + Double(frames)) {
+            let at = min(frames, max(0, Int((change.sampleTime - first).rounded())))
+            if rolling { try takes.write(data + done * bytesPerFrame, frames: at - done, at: first + Double(done)) }
+            done = at
+            try apply(change)
+            if isFinished.load(ordering: .relaxed) { return false }
         }
+        if rolling { try takes.write(data + done * bytesPerFrame, frames: frames - done, at: first + Double(done)) }
         return true
     }
 
@@ -93,12 +68,5 @@ final class TransportRecordSession: RecordingSession, @unchecked Sendable {
             try takes.end()
             if !multi { isFinished.store(true, ordering: .releasing) }
         }
-    }
-
-    func finish(queue: AudioInputQueue) -> String? {
-        lock.lock()
-        defer { lock.unlock() }
-        do throws(AudioFileError) { try takes.close() } catch { failure = failure ?? error.message }
-        return failure
     }
 }
