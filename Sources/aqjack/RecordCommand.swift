@@ -24,8 +24,29 @@ struct RecordCommand {
 
     enum ExitReason: String { case duration, transportStop = "transport-stop", interrupt, terminate, serverShutdown = "server-shutdown", error }
 
-    func run(globals: GlobalOptions) throws(JackError) -> Int32 {
+    func run(globals given: GlobalOptions) throws(JackError) -> Int32 {
         let signals = SignalWatcher()
+        // Under a session manager (NSM_URL set): announce, and take the JACK client name and the
+        // folder for the file from its /nsm/client/open before anything else.
+        var options = self.options, globals = given
+        var nsm: NSMClient?
+        if let url = ProcessInfo.processInfo.environment["NSM_URL"], !url.isEmpty {
+            do throws(NSMError) {
+                let manager = try NSMClient(url: url, name: "aqjack record")
+                let session = try manager.waitForOpen(seconds: 10)
+                do {
+                    try FileManager.default.createDirectory(atPath: session.path, withIntermediateDirectories: true)
+                } catch {
+                    throw NSMError(message: "cannot make the session folder '\(session.path)': \(error.localizedDescription)")
+                }
+                options.path = session.path + "/" + (options.path as NSString).lastPathComponent
+                globals.clientName = session.clientID
+                nsm = manager
+            } catch {
+                Diagnostics.error(error.message)
+                return ExitStatus.failure
+            }
+        }
         let client = try JackClient(name: globals.clientName, server: globals.server)
 
         // Which ports feed which channel.
@@ -176,6 +197,7 @@ struct RecordCommand {
             for _ in 0 ..< 4 { try queue.enqueue(queue.allocateBuffer(byteCapacity: bufferBytes)) }
             try queue.start(atFrame: options.startFrame)
             osc?.start()
+            nsm?.confirmOpen(message: "recording \(channelCount) channel(s) to \(options.path)")
         } catch {
             queue?.dispose()
             if queue == nil { client.close() }
@@ -201,6 +223,7 @@ struct RecordCommand {
         }
         meter.finish()
         osc?.stop()
+        nsm?.stop()
         queue.stop(immediate: true)
         let xruns = client.notifications.xrunCount.load(ordering: .relaxed)
         let timing = client.processTiming

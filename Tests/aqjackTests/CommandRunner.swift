@@ -18,10 +18,12 @@ enum AQJackCommand {
     }
 
     /// Starts `aqjack` with `arguments` without waiting; output goes to the given files.
-    static func start(_ arguments: [String], standardOutput: URL, standardError: URL, standardInput: Pipe? = nil) throws -> Process {
+    static func start(_ arguments: [String], standardOutput: URL, standardError: URL, standardInput: Pipe? = nil,
+                      environment: [String: String] = [:]) throws -> Process {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         if let standardInput { process.standardInput = standardInput }
         FileManager.default.createFile(atPath: standardOutput.path, contents: nil)
         FileManager.default.createFile(atPath: standardError.path, contents: nil)

@@ -1,0 +1,133 @@
+import AQControl
+import Foundation
+import Glibc
+import Synchronization
+
+/// A Non Session Manager client (NSM API 1.1.2), for `aqjack record` when `NSM_URL` is set.
+///
+/// The protocol as nsmd, RaySession and Agordejo speak it: the client sends
+/// `/nsm/server/announce ,sssiii` (its name, capabilities, executable, API 1.2, pid) to `NSM_URL`;
+/// the server answers `/reply ,ssss` ("/nsm/server/announce", a message, its name, its
+/// capabilities), then `/nsm/client/open ,sss` (the path to keep files under, the display name,
+/// the client id). The client opens its JACK client named by the id, puts its files under the
+/// path, and answers `/reply ,ss` ("/nsm/client/open", "..."). Later `/nsm/client/save` is
+/// answered the same way; the session closes the client with SIGTERM, which ends a recording
+/// cleanly anyway. Capabilities declared: `:message:` (we send `/nsm/client/message` notes).
+/// All on one UDP socket, read by its own thread once open.
+final class NSMClient: @unchecked Sendable {
+    /// What `/nsm/client/open` gave.
+    struct Session: Equatable {
+        /// The path prefix to keep files under (aqjack makes it a directory).
+        let path: String
+        let displayName: String
+        /// The client id: aqjack's JACK client name.
+        let clientID: String
+    }
+
+    private let socket: Int32
+    private var server = sockaddr_in()
+    private let running = Atomic<Bool>(true)
+    private var thread: Thread?
+
+    /// Opens the socket and sends the announce to `url` (`osc.udp://HOST:PORT/`).
+    init(url: String, name: String) throws(NSMError) {
+        guard let parsed = URL(string: url), parsed.scheme == "osc.udp", let host = parsed.host, let port = parsed.port else {
+            throw NSMError(message: "NSM_URL '\(url)' is not an OSC URL: expected osc.udp://HOST:PORT/")
+        }
+        socket = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard socket >= 0 else { throw NSMError(message: "cannot open a UDP socket for NSM: \(String(cString: strerror(errno)))") }
+        server.sin_family = sa_family_t(AF_INET)
+        server.sin_port = in_port_t(UInt16(port).bigEndian)
+        let address = host == "localhost" ? "127.0.0.1" : host
+        guard inet_pton(AF_INET, address, &server.sin_addr) == 1 else {
+            close(socket)
+            throw NSMError(message: "NSM_URL host '\(host)' is not an IPv4 address")
+        }
+        var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        send(OSCMessage(address: "/nsm/server/announce", arguments: [
+            .string(name), .string(":message:"), .string("aqjack"), .int32(1), .int32(2), .int32(getpid())]))
+    }
+
+    deinit { close(socket) }
+
+    /// Waits (up to `seconds`) for the server's `/nsm/client/open`.
+    /// - Throws: when the server answers with `/error`, or says nothing in time.
+    func waitForOpen(seconds: Double) throws(NSMError) -> Session {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            guard let message = receive() else { continue }
+            switch message.address {
+            case "/error":
+                throw NSMError(message: "the NSM server refused the announce: \(message.arguments.map(Self.text).joined(separator: " "))")
+            case "/nsm/client/open":
+                guard message.arguments.count >= 3, case .string(let path) = message.arguments[0],
+                      case .string(let display) = message.arguments[1], case .string(let id) = message.arguments[2] else {
+                    throw NSMError(message: "/nsm/client/open without its path, display name and client id")
+                }
+                return Session(path: path, displayName: display, clientID: id)
+            default:
+                continue   // the announce's /reply, and anything else before the open
+            }
+        }
+        throw NSMError(message: "no /nsm/client/open from the NSM server at NSM_URL within \(Int(seconds)) s")
+    }
+
+    /// Answers the open, then serves `/nsm/client/save` (answered once the files are
+    /// consistent: aqjack's are always finalized on a schedule) until ``stop()``.
+    func confirmOpen(message: String) {
+        send(OSCMessage(address: "/reply", arguments: [.string("/nsm/client/open"), .string(message)]))
+        let thread = Thread { [self] in
+            while running.load(ordering: .acquiring) {
+                guard let request = receive() else { continue }
+                if request.address == "/nsm/client/save" {
+                    send(OSCMessage(address: "/reply", arguments: [.string("/nsm/client/save"), .string("aqjack records continuously; the files are valid as they stand")]))
+                }
+            }
+        }
+        thread.name = "aqjack-nsm"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// A note for the session manager's GUI (`:message:`), priority 0 ... 3.
+    func note(_ text: String, priority: Int32 = 0) {
+        send(OSCMessage(address: "/nsm/client/message", arguments: [.int32(priority), .string(text)]))
+    }
+
+    func stop() {
+        running.store(false, ordering: .releasing)
+        while let thread, !thread.isFinished { usleep(1000) }
+    }
+
+    private func send(_ message: OSCMessage) {
+        let bytes = message.encoded
+        _ = bytes.withUnsafeBytes { data in
+            withUnsafePointer(to: &server) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(socket, data.baseAddress, data.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+        }
+    }
+
+    /// One message, or nil after the socket's 100 ms timeout (or an undecodable datagram).
+    private func receive() -> OSCMessage? {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return nil }
+        return try? OSCMessage(decoding: Array(buffer[0 ..< count]))
+    }
+
+    private static func text(_ argument: OSCMessage.Argument) -> String {
+        switch argument {
+        case .string(let value): value
+        case .int32(let value): String(value)
+        case .float32(let value): String(value)
+        case .blob(let value): "\(value.count) bytes"
+        }
+    }
+}
+
+struct NSMError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
