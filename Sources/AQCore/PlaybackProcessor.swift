@@ -80,20 +80,29 @@ public final class PlaybackProcessor: RealtimeProcessor, @unchecked Sendable {
         let cycleFrame = frameTimes.extend(cycle.frameTime)
         nextCycleFrame.store(cycleFrame &+ UInt64(frameCount), ordering: .relaxed)
         let outputs = cycle.outputs
-        for channel in 0 ..< outputs.count { outputs[channel].update(repeating: 0, count: frameCount) }
         if discardRequested.load(ordering: .acquiring) {
             samples.commitRead(samples.readableFrames)
             discardRequested.store(false, ordering: .releasing)
         }
         let start = startFrame.load(ordering: .acquiring)
-        if paused.load(ordering: .relaxed) { return }
-        guard start != .max, cycleFrame &+ UInt64(frameCount) > start else { return }
+        if paused.load(ordering: .relaxed) {
+            silenceOutputs(outputs, except: 0, from: 0, count: 0, frameCount: frameCount)
+            return
+        }
+        guard start != .max, cycleFrame &+ UInt64(frameCount) > start else {
+            silenceOutputs(outputs, except: 0, from: 0, count: 0, frameCount: frameCount)
+            return
+        }
         let skip = start > cycleFrame ? Int(start &- cycleFrame) : 0
         let wanted = frameCount - skip
         let played = playedFrameCount.load(ordering: .relaxed)
         let target = drainTarget.load(ordering: .acquiring)
         let available = samples.readableFrames
         let take = min(min(wanted, available), max(0, target - played))
+        // Silence where nothing plays: every frame of the channels the ring has none for, and
+        // the frames before the start and after what the ring holds (the rest is written once,
+        // below, instead of cleared first and written again).
+        silenceOutputs(outputs, except: min(channelCount, outputs.count), from: skip, count: take, frameCount: frameCount)
         // (Nested, not `&&`: the autoclosure of `&&` would retain self.)
         if take > 0 {
             if firstPlayedFrame.load(ordering: .relaxed) == .max {
@@ -282,4 +291,19 @@ public final class PlaybackFeeder: @unchecked Sendable {
 
     /// Waits up to `milliseconds` for the process thread to finish a cycle.
     public func waitForCycle(milliseconds: Int) { wakeup.wait(milliseconds: milliseconds) }
+}
+
+/// Writes silence to every output, except frames `from ..< from + count` of the first `except`
+/// outputs (which the caller writes). Real-time safe.
+@inline(__always)
+func silenceOutputs(_ outputs: UnsafeBufferPointer<UnsafeMutablePointer<Float>>, except written: Int, from start: Int, count: Int, frameCount: Int) {
+    for channel in 0 ..< outputs.count {
+        let output = outputs[channel]
+        if channel < written {
+            for frame in 0 ..< start { output[frame] = 0 }
+            for frame in start + count ..< frameCount { output[frame] = 0 }
+        } else {
+            for frame in 0 ..< frameCount { output[frame] = 0 }
+        }
+    }
 }

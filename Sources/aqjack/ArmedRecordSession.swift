@@ -77,59 +77,57 @@ final class ArmedRecordSession: TakeRecordSession, @unchecked Sendable {
         requests.withLock { $0.append(request) }
     }
     override func takeFrames(_ data: UnsafeRawPointer, frames: Int, at first: Double) throws(AudioFileError) -> Bool {
-        do {
-            var done = 0
-            // SIGUSR1: toggle at this buffer's first frame.
-            let toggles = toggleRequests.load(ordering: .acquiring)
-            if case .signal = start, toggles != appliedToggles {
-                let flips = toggles - appliedToggles
-                appliedToggles = toggles
-                if flips % 2 == 1 {
-                    if takes.isRecording { try takes.end() } else { try beginTake(at: first) }
+        var done = 0
+        // SIGUSR1: toggle at this buffer's first frame.
+        let toggles = toggleRequests.load(ordering: .acquiring)
+        if case .signal = start, toggles != appliedToggles {
+            let flips = toggles - appliedToggles
+            appliedToggles = toggles
+            if flips % 2 == 1 {
+                if takes.isRecording { try takes.end() } else { try beginTake(at: first) }
+            }
+        }
+        // OSC: start, stop, or split (the next take's first frame follows the last's).
+        for request in requests.withLock({ pending in defer { pending = [] }; return pending }) {
+            switch request {
+            case .start: if !takes.isRecording { try beginTake(at: first) }
+            case .stop: try takes.end()
+            case .split:
+                if takes.isRecording {
+                    try takes.end()
+                    try beginTake(at: first)
                 }
             }
-            // OSC: start, stop, or split (the next take's first frame follows the last's).
-            for request in requests.withLock({ pending in defer { pending = [] }; return pending }) {
-                switch request {
-                case .start: if !takes.isRecording { try beginTake(at: first) }
-                case .stop: try takes.end()
-                case .split:
-                    if takes.isRecording {
-                        try takes.end()
-                        try beginTake(at: first)
+        }
+        if case .level(let threshold) = start {
+            if decoded.count < frames * channelCount { decoded = [Float](repeating: 0, count: frames * channelCount) }
+            decoded.withUnsafeMutableBufferPointer { takes.layout.decode(from: data, into: $0.baseAddress!, count: frames * channelCount) }
+            while done < frames {
+                if takes.isRecording {
+                    // Through the hold after the last loud frame, then the take ends.
+                    var end = frames
+                    for frame in done ..< frames {
+                        if isLoud(frame, threshold) { lastLoudFrame = first + Double(frame) }
+                        if first + Double(frame) - lastLoudFrame > Double(holdFrames) { end = frame; break }
+                    }
+                    try takes.write(data + done * bytesPerFrame, frames: end - done, at: first + Double(done))
+                    done = end
+                    if end < frames { try takes.end() }
+                } else {
+                    var trigger = frames
+                    for frame in done ..< frames where isLoud(frame, threshold) { trigger = frame; break }
+                    remember(data + done * bytesPerFrame, frames: trigger - done, at: first + Double(done))
+                    done = trigger
+                    if trigger < frames {
+                        lastLoudFrame = first + Double(trigger)
+                        try beginTake(at: first + Double(trigger))
                     }
                 }
             }
-            if case .level(let threshold) = start {
-                if decoded.count < frames * channelCount { decoded = [Float](repeating: 0, count: frames * channelCount) }
-                decoded.withUnsafeMutableBufferPointer { takes.layout.decode(from: data, into: $0.baseAddress!, count: frames * channelCount) }
-                while done < frames {
-                    if takes.isRecording {
-                        // Through the hold after the last loud frame, then the take ends.
-                        var end = frames
-                        for frame in done ..< frames {
-                            if isLoud(frame, threshold) { lastLoudFrame = first + Double(frame) }
-                            if first + Double(frame) - lastLoudFrame > Double(holdFrames) { end = frame; break }
-                        }
-                        try takes.write(data + done * bytesPerFrame, frames: end - done, at: first + Double(done))
-                        done = end
-                        if end < frames { try takes.end() }
-                    } else {
-                        var trigger = frames
-                        for frame in done ..< frames where isLoud(frame, threshold) { trigger = frame; break }
-                        remember(data + done * bytesPerFrame, frames: trigger - done, at: first + Double(done))
-                        done = trigger
-                        if trigger < frames {
-                            lastLoudFrame = first + Double(trigger)
-                            try beginTake(at: first + Double(trigger))
-                        }
-                    }
-                }
-            } else if takes.isRecording {
-                try takes.write(data, frames: frames, at: first)
-            } else {
-                remember(data, frames: frames, at: first)
-            }
+        } else if takes.isRecording {
+            try takes.write(data, frames: frames, at: first)
+        } else {
+            remember(data, frames: frames, at: first)
         }
         return true
     }

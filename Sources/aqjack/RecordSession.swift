@@ -60,7 +60,7 @@ final class RecordSession: @unchecked Sendable {
             let placement = timeline.place(position: position, count: Int64(frames))
             if placement.silence > 0 {
                 let gap = targetFrames.map { min(placement.silence, $0 - writer.packetCount) } ?? placement.silence
-                try writeSilence(frames: Int(gap))
+                try writer.appendSilence(frames: Int(gap))
                 lostFrames += gap
             }
             let skip = Int(placement.skip)
@@ -79,20 +79,6 @@ final class RecordSession: @unchecked Sendable {
             return false
         }
         return true
-    }
-
-    private func writeSilence(frames: Int) throws(AudioFileError) {
-        guard frames > 0 else { return }
-        let chunk = min(frames, 8192)
-        let zeros = UnsafeMutableRawPointer.allocate(byteCount: chunk * writer.layout.bytesPerFrame, alignment: 16)
-        defer { zeros.deallocate() }
-        zeros.initializeMemory(as: UInt8.self, repeating: 0, count: chunk * writer.layout.bytesPerFrame)
-        var left = frames
-        while left > 0 {
-            let count = min(left, chunk)
-            try writer.append(zeros, frames: count)
-            left -= count
-        }
     }
 
     func close() -> String? {

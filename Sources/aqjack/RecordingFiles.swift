@@ -23,6 +23,24 @@ protocol RecordingFiles: AnyObject {
     func close() throws(AudioFileError)
 }
 
+extension RecordingFiles {
+    /// Appends `frames` frames of silence (all-zero bytes: zero in every PCM encoding), in chunks
+    /// of at most 8192 frames: the frames a gap in the JACK timeline leaves.
+    func appendSilence(frames: Int) throws(AudioFileError) {
+        guard frames > 0 else { return }
+        let chunk = min(frames, 8192)
+        let zeros = UnsafeMutableRawPointer.allocate(byteCount: chunk * layout.bytesPerFrame, alignment: 16)
+        defer { zeros.deallocate() }
+        zeros.initializeMemory(as: UInt8.self, repeating: 0, count: chunk * layout.bytesPerFrame)
+        var left = frames
+        while left > 0 {
+            let count = min(left, chunk)
+            try append(zeros, frames: count)
+            left -= count
+        }
+    }
+}
+
 extension AudioFileWriter: RecordingFiles {
     var sampleRate: Double { dataFormat.mSampleRate }
     var paths: [String] { [path] }

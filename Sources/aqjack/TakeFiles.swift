@@ -70,7 +70,7 @@ final class TakeFiles {
         let placement = take.timeline.place(position: Int64((sampleTime - take.start).rounded()), count: Int64(frames))
         current = take
         if placement.silence > 0 {
-            try appendSilence(Int(placement.silence), to: take.files)
+            try take.files.appendSilence(frames: Int(placement.silence))
             lostFrames += placement.silence
         }
         let skip = Int(placement.skip)
@@ -94,19 +94,6 @@ final class TakeFiles {
             waiting = nil
             try single.close()
             closedPaths += single.paths
-        }
-    }
-
-    private func appendSilence(_ frames: Int, to files: any RecordingFiles) throws(AudioFileError) {
-        let chunk = min(frames, 8192)
-        let zeros = UnsafeMutableRawPointer.allocate(byteCount: chunk * layout.bytesPerFrame, alignment: 16)
-        defer { zeros.deallocate() }
-        zeros.initializeMemory(as: UInt8.self, repeating: 0, count: chunk * layout.bytesPerFrame)
-        var left = frames
-        while left > 0 {
-            let count = min(left, chunk)
-            try files.append(zeros, frames: count)
-            left -= count
         }
     }
 }
