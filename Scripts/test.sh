@@ -13,12 +13,13 @@ Scripts/build-release.sh
 # Tests run one at a time: the freewheel and real-time tests need the server and the two cores
 # to themselves. First every test outside the JACK server suite with no server at all (a server
 # name nobody runs, AQJACK_NO_SERVER=1 so the offline tests also check that a device start
-# fails), then the JACK server suite against a private dummy server (Scripts/jack-suite.sh: a
-# test that failed while the server reported xruns is rerun alone, at most five attempts).
+# fails), then the JACK server suite against a private dummy server. Both under
+# Scripts/jack-suite.sh's watchdog (a test that stalls is named, its threads printed, and the
+# run killed; the whole JACK suite has a time budget), which in the JACK suite also reruns a test
+# that failed while the server reported xruns, alone, at most five attempts.
 # Filtered runs (arguments given) run what they select against the server.
 if [ $# -eq 0 ]; then
-  AQJACK_NO_SERVER=1 JACK_DEFAULT_SERVER="aqjack-no-server-$$" JACK_NO_START_SERVER=1 \
-    swift test --no-parallel --skip JackServerSuite
+  Scripts/jack-suite.sh --no-server --skip JackServerSuite
   Scripts/jack-suite.sh --filter JackServerSuite
 else
   Scripts/jack-suite.sh "$@"

@@ -57,7 +57,7 @@ public final class DummyJackServer {
             let deadline = Date().addingTimeInterval(5)
             while process.isRunning && Date() < deadline { usleep(10_000) }
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+            _ = process.waitForExit(timeout: 5)
         }
         for file in (try? FileManager.default.contentsOfDirectory(atPath: "/dev/shm")) ?? [] where file.contains("_\(name)_") {
             try? FileManager.default.removeItem(atPath: "/dev/shm/" + file)

@@ -1,3 +1,4 @@
+import AQJack
 import Foundation
 
 /// Runs reference tools (ffprobe, ffmpeg, sox) found on PATH and collects what they print.
@@ -20,8 +21,16 @@ public enum ExternalTool {
         try process.run()
         let outData = output.fileHandleForReading.readDataToEndOfFile()
         let errData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, standardOutput: String(decoding: outData, as: UTF8.self),
+        // At most 10 minutes (no reference tool here takes more than seconds): a tool still
+        // running then is killed and reported as status -1, so a hang fails a test instead of
+        // stalling the suite. waitForExit, not waitUntilExit: see Process.waitForExit.
+        guard let exit = process.waitForExit(timeout: 600) else {
+            kill(process.processIdentifier, SIGKILL)
+            _ = process.waitForExit(timeout: 10)
+            return Result(status: -1, standardOutput: String(decoding: outData, as: UTF8.self),
+                          standardError: "\(tool) was still running after 600 s: killed")
+        }
+        return Result(status: exit.status, standardOutput: String(decoding: outData, as: UTF8.self),
                       standardError: String(decoding: errData, as: UTF8.self))
     }
 

@@ -1,3 +1,4 @@
+import AQJack
 import Foundation
 
 /// Wall time of whole commands, median of several runs.
@@ -12,11 +13,11 @@ enum CommandBenchmark {
             process.standardError = FileHandle.nullDevice
             let start = Date()
             try process.run()
-            process.waitUntilExit()
+            let exit = process.waitForExit()
             times.append(Date().timeIntervalSince(start))
-            guard process.terminationStatus == 0 else {
-                throw NSError(domain: "aqbench", code: Int(process.terminationStatus),
-                              userInfo: [NSLocalizedDescriptionKey: "\(executable) \(arguments) exited \(process.terminationStatus)"])
+            guard let exit, exit.succeeded else {
+                throw NSError(domain: "aqbench", code: Int(exit?.status ?? -1),
+                              userInfo: [NSLocalizedDescriptionKey: "\(executable) \(arguments) ended with \(exit.map { "\($0)" } ?? "no status")"])
             }
         }
         return times.sorted()[times.count / 2]

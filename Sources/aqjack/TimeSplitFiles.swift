@@ -1,3 +1,4 @@
+import AQJack
 import AQMedia
 import Foundation
 
@@ -105,9 +106,8 @@ final class FileHook: @unchecked Sendable {
                 try process.run()
                 input.fileHandleForWriting.write(Data(summary.utf8))
                 try? input.fileHandleForWriting.close()
-                process.waitUntilExit()
-                if process.terminationStatus != 0 {
-                    Diagnostics.note("--on-file '\(command)' failed for \(path) (exit \(process.terminationStatus)); the recording goes on")
+                if let exit = process.waitForExit(), !exit.succeeded {
+                    Diagnostics.note("--on-file '\(command)' failed for \(path) (\(exit)); the recording goes on")
                 }
             } catch {
                 Diagnostics.note("--on-file '\(command)' could not run for \(path): \(error.localizedDescription)")

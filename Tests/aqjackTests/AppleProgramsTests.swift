@@ -20,8 +20,8 @@ enum ApplePrograms {
         process.standardError = output
         try process.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+        let processExit = process.exitStatus()
+        return (processExit.status, text)
     }
 
     /// Builds the programs (incrementally, in a folder kept between runs); returns the folder

@@ -1,4 +1,6 @@
+import AQJack
 import Foundation
+import Testing
 
 /// Runs the built `aqjack` executable (beside this test binary) and collects what it printed.
 struct CommandResult {
@@ -47,10 +49,24 @@ enum AQJackCommand {
         // Read before waiting, so a large listing cannot fill the pipe and block the child.
         let outData = output.fileHandleForReading.readDataToEndOfFile()
         let errData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return CommandResult(status: process.terminationStatus,
+        let processExit = process.exitStatus()
+        return CommandResult(status: processExit.status,
                              standardOutput: String(decoding: outData, as: UTF8.self),
                              standardError: String(decoding: errData, as: UTF8.self),
-                             seconds: Date().timeIntervalSince(started), terminatedByExit: process.terminationReason == .exit)
+                             seconds: Date().timeIntervalSince(started), terminatedByExit: processExit.isExit)
+    }
+}
+
+extension Process {
+    /// Waits for the child at most `seconds` (with ``Process/waitForExit(timeout:)``, never
+    /// Foundation's `waitUntilExit()`, which has hung a CI run here). A child still running then
+    /// is killed (SIGKILL) and the test records an issue: a hung child fails its test instead of
+    /// stalling the whole suite.
+    func exitStatus(within seconds: Double = 300, sourceLocation: SourceLocation = #_sourceLocation) -> ChildExit {
+        if let exit = waitForExit(timeout: seconds) { return exit }
+        Issue.record("\(executableURL?.lastPathComponent ?? "a child") \(arguments ?? []) was still running after \(Int(seconds)) s: killed",
+                     sourceLocation: sourceLocation)
+        kill(processIdentifier, SIGKILL)
+        return waitForExit(timeout: 10) ?? .signalled(SIGKILL)
     }
 }

@@ -24,13 +24,13 @@ extension JackServerSuite {
         }
 
         /// Interrupts the host (Ctrl-C), waits for it, then stops and disposes of the recorder;
-        /// returns the host's standard error.
-        static func stopHost(_ host: Process, err: URL, recorder: AudioInputQueue) -> String {
+        /// returns how the host ended and its standard error.
+        static func stopHost(_ host: Process, err: URL, recorder: AudioInputQueue) -> (exit: ChildExit, errors: String) {
             host.interrupt()
-            host.waitUntilExit()
+            let exit = host.exitStatus()
             recorder.stop()
             recorder.dispose()
-            return String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
+            return (exit, String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))
         }
 
         @Test("host swh amp --set gain=6 between the generator and a recording queue: every sample is the plugin's own offline result for the generator's signal (bit-exact)")
@@ -42,8 +42,8 @@ extension JackServerSuite {
                                                        "-o", "\(recorder.driver.name):in_1"], name: name, expectPort: "output")
             defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
             usleep(1_000_000)
-            let errors = Self.stopHost(host, err: err, recorder: recorder)
-            #expect(host.terminationStatus == 0, "\(errors)")
+            let (hostExit, errors) = Self.stopHost(host, err: err, recorder: recorder)
+            #expect(hostExit.status == 0, "\(errors)")
             // The plugin itself, offline on the same frames: what the host must have produced.
             let world = LV2World()
             var checked = 0, wrong = 0
@@ -80,8 +80,8 @@ extension JackServerSuite {
             let (host, out, err) = try started.get()
             defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
             usleep(1_000_000)
-            let errors = Self.stopHost(host, err: err, recorder: recorder)
-            #expect(host.terminationStatus == 0, "\(errors)")
+            let (hostExit, errors) = Self.stopHost(host, err: err, recorder: recorder)
+            #expect(hostExit.status == 0, "\(errors)")
             var checked = 0, wrong = 0
             for delivery in log.deliveries {
                 let first = UInt32(truncatingIfNeeded: Int64(delivery.startTime.mSampleTime))
@@ -109,8 +109,8 @@ extension JackServerSuite {
             usleep(400_000)
             input.fileHandleForWriting.write(Data("gain 12\n".utf8))
             usleep(400_000)
-            let errors = Self.stopHost(host, err: err, recorder: recorder)
-            #expect(host.terminationStatus == 0, "\(errors)")
+            let (hostExit, errors) = Self.stopHost(host, err: err, recorder: recorder)
+            #expect(hostExit.status == 0, "\(errors)")
             #expect(errors.contains("console: 'loud': expected SYMBOL=VALUE"), "\(errors)")
             // Each sample is the signal at one of the three gains, in order 0, -6, 12 dB.
             let world = LV2World()
@@ -148,8 +148,8 @@ extension JackServerSuite {
                                                        "-o", "\(recorder.driver.name):in_*"], name: name, expectPort: "right_out")
             defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
             while UInt64(sender.client.estimatedFrameTime) < notes[1].frame + 12_000 { usleep(50_000) }
-            let errors = Self.stopHost(host, err: err, recorder: recorder)
-            #expect(host.terminationStatus == 0, "\(errors)")
+            let (hostExit, errors) = Self.stopHost(host, err: err, recorder: recorder)
+            #expect(hostExit.status == 0, "\(errors)")
             #expect(sender.processor.sentCount.load(ordering: .relaxed) == 4)
             // The left channel on the JACK timeline.
             var left: [UInt64: Float] = [:]
@@ -190,9 +190,9 @@ extension JackServerSuite {
             defer { for file in [out, err, playerOut, playerErr] { try? FileManager.default.removeItem(at: file) } }
             let result = try AQJackCommand.run(["record", "--json", "-p", "\(hostName):out_*", "--start-at", "\(start)", "-d", "1", "--no-meter",
                                                 "--name", TestServer.uniqueClientName("latrec"), path])
-            player.waitUntilExit()
+            _ = player.exitStatus()
             host.terminate()
-            host.waitUntilExit()
+            _ = host.exitStatus()
             #expect(result.status == 0, "\(result.standardError)")
             let summary = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
             #expect(summary?["latencyCompensationFrames"] as? Int == 240)
@@ -210,8 +210,8 @@ extension JackServerSuite {
             defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
             let listing = try AQJackCommand.run(["--ports", "\(name):*", "--json"])
             host.terminate()
-            host.waitUntilExit()
-            #expect(host.terminationStatus == 0)
+            let hostExit = host.exitStatus()
+            #expect(hostExit.status == 0)
             let ports = (try JSONSerialization.jsonObject(with: Data(listing.standardOutput.utf8)) as? [String: Any])?["ports"] as? [[String: Any]] ?? []
             func latency(_ port: String, _ mode: String) -> [Int]? {
                 guard let entry = ports.first(where: { $0["name"] as? String == "\(name):\(port)" }),
@@ -234,8 +234,8 @@ extension JackServerSuite {
                 let (host, out, err) = try Self.startHost([PluginConvertTests.amp, "--state", directory] + extra, name: name, expectPort: "output")
                 defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
                 host.interrupt()
-                host.waitUntilExit()
-                #expect(host.terminationStatus == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+                let hostExit = host.exitStatus()
+                #expect(hostExit.status == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
                 return try JSONSerialization.jsonObject(with: Data(contentsOf: out)) as? [String: Any]
             }
             let first = try run(["--set", "gain=-12"])

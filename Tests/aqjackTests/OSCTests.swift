@@ -100,8 +100,8 @@ extension JackServerSuite {
             #expect(client.send("/aqjack/stop")?.arguments == [.string("/aqjack/stop"), .string("ok")])
             usleep(200_000)
             #expect(client.send("/aqjack/quit")?.arguments == [.string("/aqjack/quit"), .string("ok")])
-            recorder.waitUntilExit()
-            #expect(recorder.terminationStatus == 0, "\((try? String(contentsOfFile: folder + "/rec.err", encoding: .utf8)) ?? "")")
+            let recorderExit = recorder.exitStatus()
+            #expect(recorderExit.status == 0, "\((try? String(contentsOfFile: folder + "/rec.err", encoding: .utf8)) ?? "")")
             let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/rec.json")))
             let takes = [folder + "/take-001.wav", folder + "/take-002.wav"]
             try #require(summary.files == takes, "files \(summary.files)")

@@ -103,8 +103,8 @@ extension JackServerSuite {
             sox.executableURL = URL(fileURLWithPath: "/usr/bin/sox")
             sox.arguments = ["-n", "-r", "44100", "-c", "1", "-b", "32", "-e", "floating-point", path, "synth", "2", "sine", "1000", "gain", "-6"]
             try sox.run()
-            sox.waitUntilExit()
-            try #require(sox.terminationStatus == 0)
+            let soxExit = sox.exitStatus()
+            try #require(soxExit.status == 0)
             let (recorder, log) = try startFloatRecorder(channels: 1, role: "rsrec")
             let result = try AQJackCommand.run(["play", "--json", "-p", "\(recorder.driver.name):in_1",
                                                 "--name", TestServer.uniqueClientName("rsplay"), path])
@@ -132,8 +132,8 @@ extension JackServerSuite {
             usleep(1_000_000)
             let interrupted = Date()
             kill(process.processIdentifier, SIGINT)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
+            let processExit = process.exitStatus()
+            #expect(processExit.status == 0)
             #expect(Date().timeIntervalSince(interrupted) < 1)
             let summary = try JSONDecoder().decode(PlaySummary.self, from: Data(contentsOf: out))
             #expect(summary.exitReason == "interrupt" && summary.framesPlayed > 0 && summary.framesPlayed < 48000 * 10)

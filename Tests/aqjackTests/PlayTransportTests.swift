@@ -55,8 +55,8 @@ extension JackServerSuite {
             control.stopTransport()
             usleep(200_000)
             kill(player.processIdentifier, SIGTERM)
-            player.waitUntilExit()
-            #expect(player.terminationStatus == 0, "\((try? String(contentsOf: err, encoding: .utf8)) ?? "")")
+            let playerExit = player.exitStatus()
+            #expect(playerExit.status == 0, "\((try? String(contentsOf: err, encoding: .utf8)) ?? "")")
             let summary = try JSONDecoder().decode(TransportPlaySummary.self, from: Data(contentsOf: out))
             // What the capture client got, cycle by cycle, against the transport of that cycle.
             var rolled = 0, wrong = 0, loudWhileStopped = 0, pastEnd = 0

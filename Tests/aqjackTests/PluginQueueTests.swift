@@ -68,7 +68,7 @@ extension JackServerSuite {
             clock.close()
             let result = try AQJackCommand.run(["record", "--json", "-p", "\(playerName):out_*", "--start-at", "\(start)", "-d", "1", "--no-meter",
                                                 "--name", TestServer.uniqueClientName("lv2qrecord"), path] + Self.chain)
-            player.waitUntilExit()
+            _ = player.exitStatus()
             #expect(result.status == 0, "\(result.standardError)")
             let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(result.standardOutput.utf8))
             #expect(summary.startFrameTime == start && summary.lostFrames == 0)

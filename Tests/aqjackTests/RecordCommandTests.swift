@@ -53,8 +53,8 @@ func soxFrames(_ path: String) -> Int? {
     process.standardError = FileHandle.nullDevice
     guard (try? process.run()) != nil else { return nil }
     let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { return nil }
+    let processExit = process.exitStatus()
+    guard processExit.status == 0 else { return nil }
     return Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
 }
 
@@ -145,8 +145,8 @@ extension JackServerSuite {
             process.standardInput = FileHandle.nullDevice
             try process.run()
             let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "\(output)")
+            let processExit = process.exitStatus()
+            #expect(processExit.status == 0, "\(output)")
             // A 0.5 sine: peak -6 dBFS, RMS -9 dBFS on both channels.
             #expect(output.contains("peak/rms dBFS 1:-6/-9 2:-6/-9"), "\(output)")
             #expect(output.contains("ring ") && output.contains("lost 0") && output.contains("xruns "))
@@ -177,8 +177,8 @@ extension JackServerSuite {
                                                   standardOutput: out, standardError: err)
             usleep(1_500_000)
             kill(process.processIdentifier, signal)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+            let processExit = process.exitStatus()
+            #expect(processExit.status == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
             let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: out))
             #expect(summary.exitReason == (signal == SIGINT ? "interrupt" : "terminate"))
             let file = try SoundFileContents(path: path)
@@ -199,7 +199,7 @@ extension JackServerSuite {
                                                   standardOutput: out, standardError: err)
             usleep(5_000_000)
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            _ = process.exitStatus()
             let frames = try #require(soxFrames(path), "sox cannot read the file left by a killed recorder")
             #expect(frames >= 4 * 48000)
             let file = try SoundFileContents(path: path)
@@ -219,7 +219,7 @@ extension JackServerSuite {
                                                   standardOutput: out, standardError: err)
             usleep(2_000_000)
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            _ = process.exitStatus()
             let frames = try #require(soxFrames(path), "sox cannot read the .\(fileExtension) left by a killed recorder")
             #expect(frames >= 48000)
             let file = try SoundFileContents(path: path)
@@ -242,9 +242,9 @@ extension JackServerSuite {
                                                   standardOutput: out, standardError: err)
             usleep(1_500_000)
             server.stop()
-            process.waitUntilExit()
+            let processExit = process.exitStatus()
             generator.client.close()
-            #expect(process.terminationStatus == 1)
+            #expect(processExit.status == 1)
             let message = String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
             #expect(message.contains("shut down"))
             let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: out))
@@ -324,7 +324,7 @@ enum WideRecording {
         try generator.run()
         // SIGKILL: the child inherits the test process's signal mask, SIGTERM blocked, so
         // terminate() left the generator running out its time (the 2 s split test took 53 s).
-        defer { kill(generator.processIdentifier, SIGKILL); generator.waitUntilExit() }
+        defer { kill(generator.processIdentifier, SIGKILL); _ = generator.exitStatus() }
         #expect(String(decoding: ready.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready"))
         let out = URL(fileURLWithPath: path + ".out"), err = URL(fileURLWithPath: path + ".err")
         defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
@@ -344,11 +344,11 @@ enum WideRecording {
             func size() -> UInt64 { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.uint64Value ?? 0 }
             while process.isRunning, Date() < deadline, size() < oneSecond { usleep(20_000) }
             try switcher.setFreewheel(true)
-            process.waitUntilExit()
+            _ = process.exitStatus()
             try switcher.setFreewheel(false)
         }
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+        let processExit = process.exitStatus()
+        #expect(processExit.status == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
         let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: out))
         #expect(summary.channels == channels && summary.frames == Int64(seconds * 48000))
         let timing = try #require(summary.processTiming)
@@ -383,7 +383,7 @@ enum WideRecording {
         verify.standardOutput = verdict
         try verify.run()
         let words = String(decoding: verdict.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: " ")
-        verify.waitUntilExit()
+        _ = verify.exitStatus()
         let figures = words.compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         try #require(figures.count == 3, "aqbench verify: \(words.joined(separator: " "))")
         #expect(figures[0] == frames)

@@ -50,11 +50,11 @@ extension JackServerSuite {
                                                     "--pre-roll", "0.1", "--name", recorderName, folder + "/take.wav"],
                                                    standardOutput: URL(fileURLWithPath: folder + "/rec.json"), standardError: URL(fileURLWithPath: folder + "/rec.err"))
             defer { if recorder.isRunning { kill(recorder.processIdentifier, SIGKILL) } }
-            player.waitUntilExit()
+            _ = player.exitStatus()
             usleep(500_000)
             kill(recorder.processIdentifier, SIGTERM)
-            recorder.waitUntilExit()
-            #expect(recorder.terminationStatus == 0, "\((try? String(contentsOfFile: folder + "/rec.err", encoding: .utf8)) ?? "")")
+            let recorderExit = recorder.exitStatus()
+            #expect(recorderExit.status == 0, "\((try? String(contentsOfFile: folder + "/rec.err", encoding: .utf8)) ?? "")")
             let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/rec.json")))
             let played = try JSONDecoder().decode(PlaySummary.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/play.json")))
             #expect(played.startFrameTime == start && played.underrunFrames == 0)
@@ -94,8 +94,8 @@ extension JackServerSuite {
                 usleep(pause)
             }
             kill(recorder.processIdentifier, SIGTERM)
-            recorder.waitUntilExit()
-            #expect(recorder.terminationStatus == 0, "\((try? String(contentsOfFile: folder + "/rec.err", encoding: .utf8)) ?? "")")
+            let recorderExit = recorder.exitStatus()
+            #expect(recorderExit.status == 0, "\((try? String(contentsOfFile: folder + "/rec.err", encoding: .utf8)) ?? "")")
             let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/rec.json")))
             let takes = [folder + "/take-001.wav", folder + "/take-002.wav"]
             try #require(summary.files == takes, "files \(summary.files)")
