@@ -29,10 +29,12 @@ echo "== host: a 1-channel generator alone for 10 s at period 128: $(tail -n +$(
 BASELINE
 Scripts/with-dummy-jack.sh --period 128 -- bash "${TMPDIR:-/tmp}/aqjack-baseline.sh" || true
 seconds=${BENCH_RECORD_SECONDS:-60}
-echo "== recording ${seconds} s with aqjack record and jack_capture (same server, one after the other)"
+echo "== recording ${seconds} s with aqjack record and jack_capture (same server, one after the other; who goes first alternates)"
+first=jack_capture
 for channels in 64 256 1024 2040; do
   # 4096 ports: the generator's and a recorder's 2040 each fit (JACK2's maximum).
-  Scripts/with-dummy-jack.sh --period 128 --port-max 4096 -- Scripts/bench-record.sh "$channels" "$seconds" || true
+  BENCH_RECORD_FIRST=$first Scripts/with-dummy-jack.sh --period 128 --port-max 4096 -- Scripts/bench-record.sh "$channels" "$seconds" || true
+  first=$([ $first = aqjack ] && echo jack_capture || echo aqjack)
 done
 echo "== start: exec -> first frame with every channel, median of 5 (play: 15) (same server, alternating)"
 for channels in 64 256 1024; do

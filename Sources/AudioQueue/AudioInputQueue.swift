@@ -169,10 +169,11 @@ public final class AudioInputQueue: @unchecked Sendable {
     }
 
     /// Frames of capture ring: two seconds (the queue thread may stall that long, a slow disk,
-    /// without loss), but at most 256 MiB of samples, so that wide recordings fit in memory:
-    /// 1024 channels at 48 kHz get 1.36 s, 2040 channels 0.68 s.
+    /// without loss), but at most 1 GiB of samples: 2040 channels at 48 kHz take 783 MB, and get
+    /// two seconds too (at 96 kHz, 1.37 s). It was at most 256 MiB, and the 0.68 s that gave 2040
+    /// channels overran by 384 frames in a 60 s bench recording (one stall of the queue thread).
     static func ringFrames(channelCount: Int, sampleRate: Int) -> Int {
-        min(2 * sampleRate, (256 << 20) / (4 * max(channelCount, 1)))
+        min(2 * sampleRate, (1 << 30) / (4 * max(channelCount, 1)))
     }
 
     // MARK: Buffers

@@ -148,6 +148,7 @@ struct HostCommand {
                               xruns: client.notifications.xrunCount.load(ordering: .relaxed),
                               inputs: host.audioInputs.map(\.name), outputs: host.audioOutputs.map(\.name), midiInputs: host.midiInputs.map(\.name),
                               exitReason: reason)
+        SessionLoop.waitForFreewheelEnd(client: client, signals: signals)
         try? client.deactivate()
         var stateFailure: String?
         if let stateDirectory {

@@ -219,6 +219,7 @@ struct PlayCommand {
         let xruns = client.notifications.xrunCount.load(ordering: .relaxed)
         let timing = client.processTiming
         if reason != .end { queue.stop(immediate: true) }
+        SessionLoop.waitForFreewheelEnd(client: client, signals: signals)
         queue.dispose()
         if let readFailure {
             Diagnostics.error("\(readFailure); played \(played) of \(source.totalFrames.map(String.init) ?? "inf") frames")

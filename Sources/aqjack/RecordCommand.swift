@@ -231,6 +231,7 @@ struct RecordCommand {
         let serverSkipped = queue.serverSkippedFrameCount
         let underruns = queue.underrunFrameCount
         let failure = session.finish(queue: queue)
+        SessionLoop.waitForFreewheelEnd(client: client, signals: signals)
         queue.dispose()
         if let split {
             files = split.paths

@@ -21,4 +21,28 @@ enum SessionLoop {
             usleep(50_000)
         }
     }
+
+    /// Keeps the client in the graph while the server freewheels, so that it leaves only in real
+    /// time: returns at once when the server is not freewheeling; otherwise says so on standard
+    /// error and waits until freewheel ends, the server shuts down, or a (further) SIGINT or
+    /// SIGTERM comes. Call it after the file is complete, before the client is deactivated.
+    ///
+    /// Why: with JACK2 1.9.21 (Debian 12) a client that leaves the graph during freewheel wedges
+    /// the server. Measured here with a dummy server, a generator and a persistent client that
+    /// switches freewheel: when the recorder (aqjack record, or a 64-port C client doing
+    /// jack_client_close) ended during freewheel, either `jack_set_freewheel(0)` never returned
+    /// or the next `jack_client_open` never did, 3 rounds of 3; with the recorder ending after
+    /// freewheel was switched off, 4 rounds of 4 were clean. jack2 #753 reports the same kind of
+    /// break for clients that join during a freewheel export. (It hung a CI run in the
+    /// 1024-channel freewheel test.)
+    static func waitForFreewheelEnd(client: JackClient, signals: SignalWatcher) {
+        let notifications = client.notifications
+        guard notifications.isFreewheeling.load(ordering: .acquiring), !notifications.hasShutDown.load(ordering: .acquiring) else { return }
+        Diagnostics.note("the server is freewheeling: '\(client.name)' stays in the JACK graph until freewheel ends (a client that leaves during freewheel wedges JACK2); everything is written. Ctrl-C leaves now")
+        signals.received.store(0, ordering: .releasing)
+        while notifications.isFreewheeling.load(ordering: .acquiring), !notifications.hasShutDown.load(ordering: .acquiring),
+              signals.received.load(ordering: .acquiring) == 0 {
+            usleep(10_000)
+        }
+    }
 }

@@ -47,6 +47,7 @@ enum TransportPlay {
         while !thread.isFinished { usleep(1000) }
         let xruns = client.notifications.xrunCount.load(ordering: .relaxed)
         let timing = client.processTiming
+        SessionLoop.waitForFreewheelEnd(client: client, signals: signals)
         client.close()
         let failure = feeding.failure.withLock { $0 }
         if let failure { Diagnostics.error(failure) }

@@ -344,7 +344,14 @@ enum WideRecording {
             func size() -> UInt64 { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.uint64Value ?? 0 }
             while process.isRunning, Date() < deadline, size() < oneSecond { usleep(20_000) }
             try switcher.setFreewheel(true)
-            _ = process.exitStatus()
+            // The recording ends during freewheel; aqjack then stays in the graph until freewheel
+            // ends (a client leaving during freewheel wedges JACK2: SessionLoop.waitForFreewheelEnd),
+            // and says so. Switch back once it has, then it leaves.
+            let note = "stays in the JACK graph until freewheel ends"
+            func errors() -> String { (try? String(contentsOf: err, encoding: .utf8)) ?? "" }
+            let waitDeadline = Date().addingTimeInterval(120)
+            while process.isRunning, Date() < waitDeadline, !errors().contains(note) { usleep(20_000) }
+            #expect(errors().contains(note), "the recorder did not wait for freewheel to end: \(errors())")
             try switcher.setFreewheel(false)
         }
         let processExit = process.exitStatus()
