@@ -84,34 +84,39 @@ run_attempt() {
   trap - INT TERM
 }
 
-attempt=1
 build=()
 declare -A passed_names=()
-while :; do
+pending=()      # tests that failed in a group run while the server reported xruns: rerun alone
+round=1
+
+# Runs one attempt with "$@" as swift test's selection and classifies it: sets states, failed
+# (patterns of failed or unfinished tests), notrun, count, xruns, dir. Exits the script on a
+# failure that is not to be rerun (no xrun, a crash, the budget used up).
+attempt_and_check() {
   dir=$(mktemp -d "${TMPDIR:-/tmp}/aqjack-$label.XXXXXX")
-  echo "$label: attempt $attempt: swift test --no-parallel ${build[*]} ${args[*]}"
-  run_attempt "$dir" "${build[@]}" "${args[@]}"
+  echo "$label: $1: swift test --no-parallel ${build[*]} ${*:2}"
+  run_attempt "$dir" "${build[@]}" "${@:2}"
+  build=(--skip-build)
   xruns=$(cat "$dir"/jackd-*.log 2>/dev/null | grep -cE "was not finished|XRun =")
   states=$(python3 Scripts/test-events.py "$dir/events.jsonl" 2>/dev/null)
+  local state pattern name
   while IFS=$'\t' read -r state pattern name; do
     [ "$state" = passed ] && passed_names["$pattern"]=1
   done <<< "$states"
   failed=$(printf '%s\n' "$states" | awk -F'\t' '$1 == "failed" || $1 == "unfinished" { print $2 }')
   notrun=$(printf '%s\n' "$states" | awk -F'\t' '$1 == "notrun" { print $2 }')
+  local unfinished
   unfinished=$(printf '%s\n' "$states" | awk -F'\t' '$1 == "unfinished" { print $3 }')
   count=$(printf '%s' "$failed" | grep -c .)
   if [ $run_status -eq 0 ] && [ $run_verdict = finished ] && [ "$count" -eq 0 ]; then
     rm -rf "$dir"
-    echo "$label: ${#passed_names[@]} passed, 0 failed, in $((SECONDS - started_at)) s"
-    exit 0
+    return
   fi
   if [ -z "$states" ]; then
     echo "$label: swift test exited $run_status before any test ran (a build error or a crash at start): not rerun; logs in $dir" >&2
     exit $((run_status == 0 ? 1 : run_status))
   fi
-  if [ -n "$unfinished" ]; then
-    printf '%s: the run ended inside: %s\n' "$label" "$unfinished" >&2
-  fi
+  [ -z "$unfinished" ] || printf '%s: the run ended inside: %s\n' "$label" "$unfinished" >&2
   if [ $run_verdict = finished ] && [ -n "$unfinished" ]; then
     echo "$label: swift test exited $run_status inside a test (a crash): not rerun; logs in $dir" >&2
     echo "$label: ${#passed_names[@]} passed, $count failed"
@@ -128,24 +133,45 @@ while :; do
   fi
   if [ "$count" -gt 0 ] && { [ $server = no ] || [ "$xruns" -eq 0 ]; }; then
     echo "$label: $count failed$([ $server = yes ] && echo " with no xrun reported by the server"): not rerun; logs in $dir" >&2
+    printf '    %s\n' $failed >&2
     echo "$label: ${#passed_names[@]} passed, $count failed"
     exit 1
-  fi
-  if [ $attempt -ge $max_attempts ]; then
-    echo "$label: $count still failed on attempt $attempt ($xruns xrun reports from the server); logs in $dir" >&2
-    echo "$label: ${#passed_names[@]} passed, $count failed"
-    exit 1
-  fi
-  rerun=$(printf '%s\n%s\n' "$failed" "$notrun" | grep .)
-  if [ "$count" -gt 0 ]; then
-    echo "$label: attempt $attempt: $count failed while the server reported $xruns xruns; rerunning them on a fresh server:"
-    printf '    %s\n' $failed
-  fi
-  if [ -n "$notrun" ]; then
-    echo "$label: attempt $attempt: $(printf '%s\n' "$notrun" | grep -c .) tests not reached; running them too"
   fi
   rm -rf "$dir"
-  args=(--filter "$(printf '%s\n' "$rerun" | paste -sd '|')")
-  build=(--skip-build)
-  attempt=$((attempt + 1))
+}
+
+# The suite (or the selection given), then whatever a stalled run had not reached.
+selection=("${args[@]}")
+while :; do
+  attempt_and_check "run $round" "${selection[@]}"
+  if [ "$count" -gt 0 ]; then
+    echo "$label: run $round: $count failed while the server reported $xruns xruns; each is rerun alone on a fresh server:"
+    printf '    %s\n' $failed
+    pending+=($failed)
+  fi
+  [ -n "$notrun" ] || break
+  echo "$label: run $round: $(printf '%s\n' "$notrun" | grep -c .) tests not reached; running them now"
+  selection=(--filter "$(printf '%s\n' "$notrun" | paste -sd '|')")
+  round=$((round + 1))
 done
+
+# Each failed test alone, on a fresh server each time, until it passes: attempts 2 to 5.
+still=()
+for test in "${pending[@]}"; do
+  attempt=2
+  while :; do
+    attempt_and_check "attempt $attempt of $test" --filter "$test"
+    [ "$count" -gt 0 ] || break
+    if [ $attempt -ge $max_attempts ]; then
+      echo "$label: $test failed on all $max_attempts attempts ($xruns xrun reports from the server in the last)" >&2
+      still+=("$test")
+      break
+    fi
+    attempt=$((attempt + 1))
+  done
+done
+if [ ${#still[@]} -gt 0 ]; then
+  echo "$label: ${#passed_names[@]} passed, ${#still[@]} failed"
+  exit 1
+fi
+echo "$label: ${#passed_names[@]} passed, 0 failed, in $((SECONDS - started_at)) s$([ ${#pending[@]} -gt 0 ] && echo " (${#pending[@]} after reruns)")"
