@@ -50,9 +50,6 @@ public func integerSignalStart(_ samples: [Float], channels: Int, bits: Int) -> 
     return start
 }
 
-/// Like ``integerSignalStart(_:channels:bits:)`` for a recording aligned to the JACK timeline in
-/// which lost frames were written as silence: every frame must be the signal for its position,
-/// or all zeros. Returns the start and the number of silent frames, or nil.
 /// Like ``integerSignalStartAllowingSilence(_:channels:bits:)``, but a frame that is neither
 /// silence nor the signal counts as wrong instead of failing the check: the frames of a cycle a
 /// server xrun left stale (the generator not finished in time), for tests that allow one cycle
@@ -75,22 +72,10 @@ public func integerSignalCheck(_ samples: [Float], channels: Int, bits: Int) -> 
     return (start, silent, wrong)
 }
 
+/// Like ``integerSignalStart(_:channels:bits:)`` for a recording aligned to the JACK timeline in
+/// which lost frames were written as silence: every frame must be the signal for its position,
+/// or all zeros. Returns the start and the number of silent frames, or nil.
 public func integerSignalStartAllowingSilence(_ samples: [Float], channels: Int, bits: Int) -> (start: UInt32, silentFrames: Int)? {
-    let frames = samples.count / channels
-    guard let firstSound = (0 ..< frames).first(where: { frame in (0 ..< channels).contains { samples[frame * channels + $0] != 0 } }) else { return nil }
-    let period = UInt32(1) << UInt32(bits - 5)
-    guard let soundFrame = (0 ..< period).first(where: { TestSignal.integerSample(channel: 0, frame: $0, bits: bits) == samples[firstSound * channels] }) else { return nil }
-    let start = soundFrame &- UInt32(firstSound)
-    var silent = 0
-    for frame in 0 ..< frames {
-        let values = (0 ..< channels).map { samples[frame * channels + $0] }
-        if values.allSatisfy({ $0 == 0 }) {
-            silent += 1
-            continue
-        }
-        for channel in 0 ..< channels where values[channel] != TestSignal.integerSample(channel: channel, frame: start &+ UInt32(frame), bits: bits) {
-            return nil
-        }
-    }
-    return (start, silent)
+    guard let check = integerSignalCheck(samples, channels: channels, bits: bits), check.wrongFrames == 0 else { return nil }
+    return (check.start, check.silentFrames)
 }

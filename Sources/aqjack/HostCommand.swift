@@ -66,7 +66,28 @@ struct HostCommand {
         let exitReason: String
     }
 
-    func run(globals: GlobalOptions) throws(JackError) -> Int32 {
+    /// Under a session manager (NSM_URL set) the JACK client is named by the session's client
+    /// id and the plugin's state lives in the session's folder: restored at the start when saved
+    /// there, saved on `/nsm/client/save` and at the end; a control changed on the console marks
+    /// the session dirty. Then hosts.
+    func run(globals given: GlobalOptions) throws(JackError) -> Int32 {
+        var command = self, globals = given
+        var nsm: NSMClient?
+        do throws(NSMError) {
+            if let (manager, session) = try NSMClient.join(as: "aqjack host", capabilities: ":dirty:message:") {
+                command.stateDirectory = session.path
+                globals.clientName = session.clientID
+                nsm = manager
+            }
+        } catch {
+            Diagnostics.error(error.message)
+            return ExitStatus.failure
+        }
+        defer { nsm?.stop() }
+        return try command.host(globals: globals, nsm: nsm)
+    }
+
+    private func host(globals: GlobalOptions, nsm: NSMClient?) throws(JackError) -> Int32 {
         let signals = SignalWatcher()
         // lilv reads every bundle's Turtle while the server opens the client (both about 20 ms
         // here, the second waiting on jackd): exec -> ports on the graph 56 -> 48 ms.
@@ -128,11 +149,21 @@ struct HostCommand {
             print("hosting \(host.instance.description.name) (\(uri)) as '\(client.name)', latency \(host.latencyFrames) frames; SYMBOL=VALUE on standard input sets a control")
         }
         let console = ControlConsole(host: host)
+        if let nsm {
+            // LV2 lets save run beside the plugin's run() (state.h: save is in its own threading
+            // class), so it runs on the session manager's thread.
+            nonisolated(unsafe) let instance = host.instance
+            let folder = stateDirectory ?? ""
+            nsm.confirmOpen(message: "hosting \(host.instance.description.name) as '\(client.name)'") {
+                do throws(PluginError) { try instance.saveState(to: folder) } catch { return error.message }
+                return nil
+            }
+        }
         // A plugin that needs fixed blocks cannot follow a change of JACK's period (its outputs
         // fall silent): the host ends, saying so.
         let periodChanged = { host.instance.fixedBlock.map { $0 != client.bufferSize } ?? false }
         let cause = SessionLoop.run(client: client, signals: signals, finished: periodChanged) {
-            console.applyPending()
+            if console.applyPending() { nsm?.markDirty(true) }
             host.refreshLatency()
         }
         let reason = switch cause {
@@ -196,14 +227,21 @@ final class ControlConsole: @unchecked Sendable {
         }
     }
 
-    /// Queues the lines read so far for the process thread. The session loop's thread.
-    func applyPending() {
+    /// Queues the lines read so far for the process thread; true when a control changed. The
+    /// session loop's thread.
+    @discardableResult
+    func applyPending() -> Bool {
         let lines = lock.withLock { () -> [(String, Float)] in
             defer { pending.removeAll() }
             return pending
         }
+        var changed = false
         for (symbol, value) in lines {
-            do throws(PluginError) { try host.set(symbol, to: value) } catch { Diagnostics.error("console: \(error.message)") }
+            do throws(PluginError) {
+                try host.set(symbol, to: value)
+                changed = true
+            } catch { Diagnostics.error("console: \(error.message)") }
         }
+        return changed
     }
 }

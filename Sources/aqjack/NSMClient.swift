@@ -3,7 +3,8 @@ import Foundation
 import Glibc
 import Synchronization
 
-/// A Non Session Manager client (NSM API 1.1.2), for `aqjack record` when `NSM_URL` is set.
+/// A Non Session Manager client (NSM API 1.1.2), for `aqjack record`, `play` and `host` when
+/// `NSM_URL` is set.
 ///
 /// The protocol as nsmd, RaySession and Agordejo speak it: the client sends
 /// `/nsm/server/announce ,sssiii` (its name, capabilities, executable, API 1.2, pid) to `NSM_URL`;
@@ -11,9 +12,11 @@ import Synchronization
 /// capabilities), then `/nsm/client/open ,sss` (the path to keep files under, the display name,
 /// the client id). The client opens its JACK client named by the id, puts its files under the
 /// path, and answers `/reply ,ss` ("/nsm/client/open", "..."). Later `/nsm/client/save` is
-/// answered the same way; the session closes the client with SIGTERM, which ends a recording
-/// cleanly anyway. Capabilities declared: `:message:` (we send `/nsm/client/message` notes).
-/// All on one UDP socket, read by its own thread once open.
+/// answered the same way (or with `/error ,sis`: "/nsm/client/save", -1, why, when saving failed);
+/// the session closes the client with SIGTERM, which ends a recording cleanly anyway.
+/// Capabilities declared: `:message:` (we send `/nsm/client/message` notes), and for `host`
+/// `:dirty:` (`/nsm/client/is_dirty` when a control changed since the last save,
+/// `/nsm/client/is_clean` after a save). All on one UDP socket, read by its own thread once open.
 final class NSMClient: @unchecked Sendable {
     /// What `/nsm/client/open` gave.
     struct Session: Equatable {
@@ -29,8 +32,22 @@ final class NSMClient: @unchecked Sendable {
     private let running = Atomic<Bool>(true)
     private var thread: Thread?
 
+    /// Under a session manager (`NSM_URL` set and not empty): announces `name` with
+    /// `capabilities`, waits (10 s at most) for the open and makes its folder; nil otherwise.
+    static func join(as name: String, capabilities: String = ":message:") throws(NSMError) -> (client: NSMClient, session: Session)? {
+        guard let url = ProcessInfo.processInfo.environment["NSM_URL"], !url.isEmpty else { return nil }
+        let manager = try NSMClient(url: url, name: name, capabilities: capabilities)
+        let session = try manager.waitForOpen(seconds: 10)
+        do {
+            try FileManager.default.createDirectory(atPath: session.path, withIntermediateDirectories: true)
+        } catch {
+            throw NSMError(message: "cannot make the session folder '\(session.path)': \(error.localizedDescription)")
+        }
+        return (manager, session)
+    }
+
     /// Opens the socket and sends the announce to `url` (`osc.udp://HOST:PORT/`).
-    init(url: String, name: String) throws(NSMError) {
+    init(url: String, name: String, capabilities: String = ":message:") throws(NSMError) {
         guard let parsed = URL(string: url), parsed.scheme == "osc.udp", let host = parsed.host, let port = parsed.port else {
             throw NSMError(message: "NSM_URL '\(url)' is not an OSC URL: expected osc.udp://HOST:PORT/")
         }
@@ -46,7 +63,7 @@ final class NSMClient: @unchecked Sendable {
         var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         send(OSCMessage(address: "/nsm/server/announce", arguments: [
-            .string(name), .string(":message:"), .string("aqjack"), .int32(1), .int32(2), .int32(getpid())]))
+            .string(name), .string(capabilities), .string("aqjack"), .int32(1), .int32(2), .int32(getpid())]))
     }
 
     deinit { close(socket) }
@@ -73,21 +90,33 @@ final class NSMClient: @unchecked Sendable {
         throw NSMError(message: "no /nsm/client/open from the NSM server at NSM_URL within \(Int(seconds)) s")
     }
 
-    /// Answers the open, then serves `/nsm/client/save` (answered once the files are
-    /// consistent: aqjack's are always finalized on a schedule) until ``stop()``.
-    func confirmOpen(message: String) {
+    /// Answers the open, then serves `/nsm/client/save` until ``stop()``: runs `save` (on this
+    /// client's thread; it returns nil when saved, else why not) and answers `/reply`, or
+    /// `/error` when it failed. Without `save` the answer is that the files are valid as they
+    /// stand (a recording's are finalized on a schedule; a player keeps none).
+    func confirmOpen(message: String, save: (@Sendable () -> String?)? = nil) {
         send(OSCMessage(address: "/reply", arguments: [.string("/nsm/client/open"), .string(message)]))
         let thread = Thread { [self] in
             while running.load(ordering: .acquiring) {
                 guard let request = receive() else { continue }
-                if request.address == "/nsm/client/save" {
-                    send(OSCMessage(address: "/reply", arguments: [.string("/nsm/client/save"), .string("aqjack records continuously; the files are valid as they stand")]))
+                guard request.address == "/nsm/client/save" else { continue }
+                if let failure = save?() {
+                    // ERR_GENERAL, as nsmd's API document numbers it.
+                    send(OSCMessage(address: "/error", arguments: [.string("/nsm/client/save"), .int32(-1), .string(failure)]))
+                } else {
+                    send(OSCMessage(address: "/reply", arguments: [.string("/nsm/client/save"), .string(save == nil ? "the files are valid as they stand" : "saved")]))
+                    if save != nil { markDirty(false) }
                 }
             }
         }
         thread.name = "aqjack-nsm"
         self.thread = thread
         thread.start()
+    }
+
+    /// Tells the session manager whether there are unsaved changes (`:dirty:`).
+    func markDirty(_ dirty: Bool) {
+        send(OSCMessage(address: dirty ? "/nsm/client/is_dirty" : "/nsm/client/is_clean"))
     }
 
     /// A note for the session manager's GUI (`:message:`), priority 0 ... 3.

@@ -23,6 +23,8 @@ struct PlayCommand {
     var transport = false
     /// `--lv2` plugins the files play through, on the queue thread (latency compensated).
     var chain = PluginChainOptions()
+    /// The session manager, under NSM: answered once the files play.
+    var nsm: NSMClient?
     /// The largest `--loop` count (more is `inf`): keeps loops × frames inside Int64.
     static let mostLoops = 1_000_000
     /// File rates `play` accepts, in Hz: the rates JACK servers run at, with room on both sides.
@@ -100,7 +102,25 @@ struct PlayCommand {
 
     enum ExitReason: String { case end, interrupt, terminate, serverShutdown = "server-shutdown", fileError = "file-error", error }
 
-    func run(globals: GlobalOptions) throws(JackError) -> Int32 {
+    /// Under a session manager (NSM_URL set) the JACK client is named by the session's client
+    /// id, and a relative path is a file in the session's folder; then plays.
+    func run(globals given: GlobalOptions) throws(JackError) -> Int32 {
+        var command = self, globals = given
+        do throws(NSMError) {
+            if let (manager, session) = try NSMClient.join(as: "aqjack play") {
+                command.paths = paths.map { $0.hasPrefix("/") ? $0 : session.path + "/" + $0 }
+                globals.clientName = session.clientID
+                command.nsm = manager
+            }
+        } catch {
+            Diagnostics.error(error.message)
+            return ExitStatus.failure
+        }
+        defer { command.nsm?.stop() }
+        return try command.play(globals: globals)
+    }
+
+    private func play(globals: GlobalOptions) throws(JackError) -> Int32 {
         if transport { return try TransportPlay.run(path: paths[0], command: self, globals: globals) }
         let signals = SignalWatcher()
         // Every file first: a bad one is reported before anything plays.
@@ -192,6 +212,7 @@ struct PlayCommand {
             return ExitStatus.failure
         }
 
+        nsm?.confirmOpen(message: "playing \(paths.count) file(s) as '\(client.name)'")
         let progress = isatty(STDOUT_FILENO) == 1 && !json
         let total = source.totalFrames.map { Double($0) / rate }
         let cause = SessionLoop.run(client: client, signals: signals, finished: { stopped.load(ordering: .acquiring) }) {

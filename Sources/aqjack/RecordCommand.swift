@@ -30,22 +30,15 @@ struct RecordCommand {
         // folder for the file from its /nsm/client/open before anything else.
         var options = self.options, globals = given
         var nsm: NSMClient?
-        if let url = ProcessInfo.processInfo.environment["NSM_URL"], !url.isEmpty {
-            do throws(NSMError) {
-                let manager = try NSMClient(url: url, name: "aqjack record")
-                let session = try manager.waitForOpen(seconds: 10)
-                do {
-                    try FileManager.default.createDirectory(atPath: session.path, withIntermediateDirectories: true)
-                } catch {
-                    throw NSMError(message: "cannot make the session folder '\(session.path)': \(error.localizedDescription)")
-                }
+        do throws(NSMError) {
+            if let (manager, session) = try NSMClient.join(as: "aqjack record") {
                 options.path = session.path + "/" + (options.path as NSString).lastPathComponent
                 globals.clientName = session.clientID
                 nsm = manager
-            } catch {
-                Diagnostics.error(error.message)
-                return ExitStatus.failure
             }
+        } catch {
+            Diagnostics.error(error.message)
+            return ExitStatus.failure
         }
         let client = try JackClient(name: globals.clientName, server: globals.server)
 

@@ -42,6 +42,7 @@ enum TransportPlay {
         let feeding = FeedingThread(source: source, feeder: feeder)
         let thread = Thread { feeding.run() }
         thread.start()
+        command.nsm?.confirmOpen(message: "playing '\(path)' with the transport as '\(client.name)'")
         let cause = SessionLoop.run(client: client, signals: signals, finished: { feeding.failure.withLock { $0 != nil } }) {}
         feeding.done.store(true, ordering: .releasing)
         while !thread.isFinished { usleep(1000) }

@@ -1,4 +1,5 @@
 import AQControl
+import AQJack
 import AQServerSuite
 import AQTestSupport
 import Foundation
@@ -58,8 +59,19 @@ final class TestNSMServer {
     }
 }
 
+/// The announce, the server's reply and the open of a session at `sessionPath` for `clientID`;
+/// returns the client's reply to the open (nil when none came).
+func openNSMSession(_ server: TestNSMServer, name: String, capabilities: String, pid: Int32, sessionPath: String, clientID: String) throws -> OSCMessage? {
+    let announce = try #require(server.receive(), "no announce")
+    #expect(announce.address == "/nsm/server/announce")
+    #expect(announce.arguments == [.string(name), .string(capabilities), .string("aqjack"), .int32(1), .int32(2), .int32(pid)])
+    server.send(OSCMessage(address: "/reply", arguments: [.string("/nsm/server/announce"), .string("welcome"), .string("test-nsm"), .string(":server-control:")]))
+    server.send(OSCMessage(address: "/nsm/client/open", arguments: [.string(sessionPath), .string(name), .string(clientID)]))
+    return server.receiveSkippingNotes()
+}
+
 extension JackServerSuite {
-    @Suite("aqjack record under NSM")
+    @Suite("aqjack record, play and host under NSM")
     struct NSMTests {
         @Test("NSM_URL set: announce (name, :message:, executable, API 1.2, pid) → open: the JACK client is named by the client id, the file goes under the session path, the open is answered once recording; save answered; SIGTERM closes it with exit 0 and a bit-exact file")
         func recordUnderNSM() throws {
@@ -72,14 +84,10 @@ extension JackServerSuite {
                                                    standardOutput: URL(fileURLWithPath: folder + "/rec.json"), standardError: URL(fileURLWithPath: folder + "/rec.err"),
                                                    environment: ["NSM_URL": server.url])
             defer { if recorder.isRunning { kill(recorder.processIdentifier, SIGKILL) } }
-            let announce = try #require(server.receive(), "no announce")
-            #expect(announce.address == "/nsm/server/announce")
-            #expect(announce.arguments == [.string("aqjack record"), .string(":message:"), .string("aqjack"), .int32(1), .int32(2), .int32(recorder.processIdentifier)])
-            server.send(OSCMessage(address: "/reply", arguments: [.string("/nsm/server/announce"), .string("welcome"), .string("test-nsm"), .string(":server-control:")]))
             let clientID = TestServer.uniqueClientName("nsmrec")
             let sessionPath = folder + "/session/aqjack.\(clientID)"
-            server.send(OSCMessage(address: "/nsm/client/open", arguments: [.string(sessionPath), .string("aqjack record"), .string(clientID)]))
-            let opened = try #require(server.receiveSkippingNotes(), "no reply to the open")
+            let opened = try #require(try openNSMSession(server, name: "aqjack record", capabilities: ":message:", pid: recorder.processIdentifier,
+                                                         sessionPath: sessionPath, clientID: clientID), "no reply to the open")
             #expect(opened.address == "/reply" && opened.arguments.first == .string("/nsm/client/open"), "\(opened)")
             // Answered once recording: the client is on the graph under its id, connected.
             #expect(generator.client.portInfo(named: "\(clientID):in_1")?.connections == [generator.portNames[0]])
@@ -95,6 +103,78 @@ extension JackServerSuite {
             let take = try SoundFileContents(path: sessionPath + "/take.wav")
             let check = verifyFloatRecording(take, channels: 2)
             #expect(take.frames > 24_000 && check.wrong <= summary.xruns * 128 * 2 && Int64(check.silent) <= summary.lostFrames, "\(check)")
+        }
+
+        @Test("play under NSM: the JACK client is named by the client id, a relative file is the session folder's, the open is answered once playing, save answered, the file plays to its end (exit 0)")
+        func playUnderNSM() throws {
+            let server = TestNSMServer()
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-nsmplay-\(getpid())").path
+            let clientID = TestServer.uniqueClientName("nsmplay")
+            let sessionPath = folder + "/session/aqjack.\(clientID)"
+            try FileManager.default.createDirectory(atPath: sessionPath, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            // 2 s of a stereo 1 kHz tone in the session's folder.
+            let made = try ExternalTool.run("sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", sessionPath + "/tone.wav", "synth", "2", "sine", "1000"])
+            try #require(made.status == 0, "\(made.standardError)")
+            let watcher = try JackClient(name: TestServer.uniqueClientName("nsmwatch"))
+            defer { watcher.close() }
+            let player = try AQJackCommand.start(["play", "--json", "tone.wav"],
+                                                 standardOutput: URL(fileURLWithPath: folder + "/play.json"), standardError: URL(fileURLWithPath: folder + "/play.err"),
+                                                 environment: ["NSM_URL": server.url])
+            defer { if player.isRunning { kill(player.processIdentifier, SIGKILL) } }
+            let opened = try #require(try openNSMSession(server, name: "aqjack play", capabilities: ":message:", pid: player.processIdentifier,
+                                                         sessionPath: sessionPath, clientID: clientID), "no reply to the open")
+            #expect(opened.address == "/reply" && opened.arguments.first == .string("/nsm/client/open"), "\(opened)")
+            #expect(watcher.portNames().contains("\(clientID):out_1"), "no port of '\(clientID)' on the graph once the open was answered")
+            server.send(OSCMessage(address: "/nsm/client/save"))
+            let saved = try #require(server.receiveSkippingNotes(), "no reply to the save")
+            #expect(saved.address == "/reply" && saved.arguments.first == .string("/nsm/client/save"), "\(saved)")
+            let playerExit = player.exitStatus()
+            #expect(playerExit.status == 0, "\((try? String(contentsOfFile: folder + "/play.err", encoding: .utf8)) ?? "")")
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/play.json"))) as? [String: Any])
+            #expect(summary["framesPlayed"] as? Int == 96_000 && summary["exitReason"] as? String == "end", "\(summary)")
+        }
+
+        @Test("host under NSM: :dirty: declared; a control changed on the console sends is_dirty; save writes the plugin's state into the session folder (reply, then is_clean); a second open of the session restores it")
+        func hostUnderNSM() throws {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-nsmhost-\(getpid())").path
+            let clientID = TestServer.uniqueClientName("nsmhost")
+            let sessionPath = folder + "/session/aqjack.\(clientID)"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            /// One run of the host in the session; `change` is a console line to type; returns the
+            /// summary's controls.
+            func session(change: String?) throws -> [String: Double] {
+                let server = TestNSMServer()
+                let input = Pipe()
+                let host = try AQJackCommand.start(["host", PluginConvertTests.amp, "--json"],
+                                                   standardOutput: URL(fileURLWithPath: folder + "/host.json"), standardError: URL(fileURLWithPath: folder + "/host.err"),
+                                                   standardInput: input, environment: ["NSM_URL": server.url])
+                defer { if host.isRunning { kill(host.processIdentifier, SIGKILL) } }
+                let opened = try #require(try openNSMSession(server, name: "aqjack host", capabilities: ":dirty:message:", pid: host.processIdentifier,
+                                                             sessionPath: sessionPath, clientID: clientID), "no reply to the open")
+                #expect(opened.address == "/reply" && opened.arguments.first == .string("/nsm/client/open"), "\(opened)")
+                if let change {
+                    input.fileHandleForWriting.write(Data((change + "\n").utf8))
+                    let dirty = try #require(server.receiveSkippingNotes(), "no is_dirty after a control changed")
+                    #expect(dirty.address == "/nsm/client/is_dirty")
+                    server.send(OSCMessage(address: "/nsm/client/save"))
+                    let saved = try #require(server.receiveSkippingNotes(), "no reply to the save")
+                    #expect(saved.address == "/reply" && saved.arguments.first == .string("/nsm/client/save"), "\(saved)")
+                    let clean = try #require(server.receiveSkippingNotes(), "no is_clean after the save")
+                    #expect(clean.address == "/nsm/client/is_clean")
+                    #expect(FileManager.default.fileExists(atPath: sessionPath + "/state.ttl"), "no state in the session folder")
+                }
+                kill(host.processIdentifier, SIGTERM)
+                let hostExit = host.exitStatus()
+                #expect(hostExit.status == 0, "\((try? String(contentsOfFile: folder + "/host.err", encoding: .utf8)) ?? "")")
+                let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/host.json"))) as? [String: Any])
+                #expect(summary["client"] as? String == clientID, "\(summary)")
+                return (summary["controls"] as? [String: Double]) ?? [:]
+            }
+            #expect(try session(change: "gain=6")["gain"] == 6)
+            // The second open restores the saved gain (the host's default is 0 dB).
+            #expect(try session(change: nil)["gain"] == 6)
         }
 
         @Test("an NSM_URL that is not an OSC URL: exit 1 with a message naming it")
