@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs tests under a watchdog: the JACK server suite against a private dummy server (rerunning a
-# test that failed while the server reported xruns, alone on a fresh server, at most 5 attempts),
+# test that failed while the server reported xruns, alone on a fresh server, at most 8 attempts),
 # or with --no-server the other tests with no server at all (no rerun).
 #
 #   Scripts/jack-suite.sh [--no-server] [SWIFT TEST ARGS...]   (default: --filter JackServerSuite)
@@ -29,7 +29,7 @@ server=yes
 if [ "${1:-}" = "--no-server" ]; then server=no; shift; fi
 args=("$@")
 [ ${#args[@]} -gt 0 ] || args=(--filter JackServerSuite)
-max_attempts=5
+max_attempts=8
 stall=${AQJACK_TEST_STALL:-480}
 budget=${AQJACK_SUITE_BUDGET:-3000}
 started_at=$SECONDS
@@ -155,7 +155,9 @@ while :; do
   round=$((round + 1))
 done
 
-# Each failed test alone, on a fresh server each time, until it passes: attempts 2 to 5.
+# Each failed test alone, on a fresh server each time, until it passes: attempts 2 to 8 (two
+# tests needed their fifth in CI runs of 2026-12-02, with 1,772 and 5,717 xrun reports in the
+# first run; a real defect fails all eight).
 still=()
 for test in "${pending[@]}"; do
   attempt=2

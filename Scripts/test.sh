@@ -16,7 +16,7 @@ Scripts/build-release.sh
 # fails), then the JACK server suite against a private dummy server. Both under
 # Scripts/jack-suite.sh's watchdog (a test that stalls is named, its threads printed, and the
 # run killed; the whole JACK suite has a time budget), which in the JACK suite also reruns a test
-# that failed while the server reported xruns, alone, at most five attempts.
+# that failed while the server reported xruns, alone, at most eight attempts.
 # Filtered runs (arguments given) run what they select against the server.
 if [ $# -eq 0 ]; then
   Scripts/jack-suite.sh --no-server --skip JackServerSuite
