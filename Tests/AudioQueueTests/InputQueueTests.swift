@@ -67,16 +67,29 @@ extension JackServerSuite {
 
             let deliveries = log.deliveries
             let result = verifyIntegerSignal(deliveries, channels: 2, bits: 16)
+            let xruns = generator.client.notifications.xrunCount.load(ordering: .relaxed)
             #expect(result.frames >= 48000 * 19 / 10, "\(result)")
-            #expect(result.wrong == 0)
-            #expect(result.gaps == 0)
             #expect(queue.underrunFrameCount == 0)
-            // Every full buffer holds 4800 frames; host times advance with the frames.
-            #expect(deliveries.dropLast().allSatisfy { $0.samples.count == 4800 * 2 })
-            #expect(deliveries.allSatisfy { $0.startTime.mFlags == [.sampleTimeValid, .hostTimeValid, .rateScalarValid] })
-            if deliveries.count >= 2 {
-                let hostDelta = Double(deliveries[1].startTime.mHostTime) - Double(deliveries[0].startTime.mHostTime)
-                #expect(abs(hostDelta - 100_000_000) < 2_000_000)   // 4800 frames = 100 ms
+            let short = deliveries.dropLast().filter { $0.samples.count != 4800 * 2 }.count
+            if xruns == 0 {
+                #expect(deliveries.allSatisfy { $0.startTime.mFlags == [.sampleTimeValid, .hostTimeValid, .rateScalarValid] })
+                #expect(result.wrong == 0)
+                #expect(result.gaps == 0)
+                // Every full buffer holds 4800 frames; host times advance with the frames.
+                #expect(short == 0)
+                if deliveries.count >= 2 {
+                    let hostDelta = Double(deliveries[1].startTime.mHostTime) - Double(deliveries[0].startTime.mHostTime)
+                    #expect(abs(hostDelta - 100_000_000) < 2_000_000)   // 4800 frames = 100 ms
+                }
+            } else {
+                // A server xrun makes JACK skip or repeat a cycle's frame time (a gap, which ends
+                // the buffer early) and can leave a cycle of a late generator stale: at most two
+                // gaps and one stale cycle per xrun, and a short buffer only at a gap. (This test
+                // needed 5 and 8 attempts in two CI runs of 2026-12-02 when it allowed none.)
+                #expect(result.wrong <= xruns * 128 * 2, "\(result), \(xruns) xruns")
+                #expect(result.gaps <= 2 * xruns, "\(result), \(xruns) xruns")
+                #expect(short <= result.gaps, "\(short) short buffers, \(result)")
+                #expect(deliveries.allSatisfy { $0.startTime.mFlags.contains(.sampleTimeValid) })
             }
         }
 
