@@ -11,7 +11,7 @@
 # 66 such lines in consecutive runs of the same seven tests, 253 in one run of the suite, 63 in
 # 10 s in one CI run). Such a cycle hands the next client a stale buffer or makes JACK skip or
 # repeat a frame time, and a bit-exact test then fails on the server's fault. A test that fails on
-# a run without any server xrun, or on its fifth attempt, fails the suite; so does a crash.
+# a run without any server xrun, or on its eighth attempt, fails the suite; so does a crash.
 #
 # Why the watchdog: a CI run hung for over an hour inside one test and was killed at its time
 # limit with nothing to show. The tests' progress is read from Swift Testing's event stream as
@@ -21,7 +21,8 @@
 # was in counts as failed; the tests it had not reached run in the next attempt.
 #
 # Each attempt runs with its own TMPDIR: with-dummy-jack.sh and the tests' PrivateJackServer
-# write their jackd logs there (jackd-NAME.log), and that is where the xruns are counted.
+# (and NetJackSlave) write their jackd logs there (jackd-NAME.log), and that is where the xruns
+# are counted.
 set -u
 cd "$(dirname "$0")/.."
 

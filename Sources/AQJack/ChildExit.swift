@@ -63,4 +63,16 @@ extension Process {
             usleep(5_000)
         }
     }
+
+    /// Waits at most `timeout` seconds (with ``waitForExit(timeout:)``); a child still running
+    /// then is killed (SIGKILL) and waited for again (at most 10 s). Returns how it ended and
+    /// whether this call had to kill it: the one "a hung child must not hang us" wait of the
+    /// tests and the reference-tool runner.
+    ///
+    /// Threads: any. Blocks the calling thread.
+    public func waitOrKill(timeout: Double) -> (exit: ChildExit, killed: Bool) {
+        if let exit = waitForExit(timeout: timeout) { return (exit, false) }
+        kill(processIdentifier, SIGKILL)
+        return (waitForExit(timeout: 10) ?? .signalled(SIGKILL), true)
+    }
 }

@@ -23,10 +23,9 @@ public enum ExternalTool {
         let errData = error.fileHandleForReading.readDataToEndOfFile()
         // At most 10 minutes (no reference tool here takes more than seconds): a tool still
         // running then is killed and reported as status -1, so a hang fails a test instead of
-        // stalling the suite. waitForExit, not waitUntilExit: see Process.waitForExit.
-        guard let exit = process.waitForExit(timeout: 600) else {
-            kill(process.processIdentifier, SIGKILL)
-            _ = process.waitForExit(timeout: 10)
+        // stalling the suite. Not waitUntilExit: see Process.waitForExit.
+        let (exit, killed) = process.waitOrKill(timeout: 600)
+        if killed {
             return Result(status: -1, standardOutput: String(decoding: outData, as: UTF8.self),
                           standardError: "\(tool) was still running after 600 s: killed")
         }

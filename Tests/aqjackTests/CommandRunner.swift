@@ -63,10 +63,11 @@ extension Process {
     /// is killed (SIGKILL) and the test records an issue: a hung child fails its test instead of
     /// stalling the whole suite.
     func exitStatus(within seconds: Double = 300, sourceLocation: SourceLocation = #_sourceLocation) -> ChildExit {
-        if let exit = waitForExit(timeout: seconds) { return exit }
-        Issue.record("\(executableURL?.lastPathComponent ?? "a child") \(arguments ?? []) was still running after \(Int(seconds)) s: killed",
-                     sourceLocation: sourceLocation)
-        kill(processIdentifier, SIGKILL)
-        return waitForExit(timeout: 10) ?? .signalled(SIGKILL)
+        let (exit, killed) = waitOrKill(timeout: seconds)
+        if killed {
+            Issue.record("\(executableURL?.lastPathComponent ?? "a child") \(arguments ?? []) was still running after \(Int(seconds)) s: killed",
+                         sourceLocation: sourceLocation)
+        }
+        return exit
     }
 }
