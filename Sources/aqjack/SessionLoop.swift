@@ -33,8 +33,15 @@ enum SessionLoop {
     /// jack_client_close) ended during freewheel, either `jack_set_freewheel(0)` never returned
     /// or the next `jack_client_open` never did, 3 rounds of 3; with the recorder ending after
     /// freewheel was switched off, 4 rounds of 4 were clean. jack2 #753 reports the same kind of
-    /// break for clients that join during a freewheel export. (It hung a CI run in the
-    /// 1024-channel freewheel test.)
+    /// break for clients that join during a freewheel export. With this wait, 4 rounds of 4
+    /// were clean at 64 channels.
+    ///
+    /// Not enough at 1024 channels: in a CI run the recorder waited here, freewheel was switched
+    /// off, and then its `jack_deactivate` never returned (nor the switching client's
+    /// `jack_client_close`), so the 1024-channel disk test runs in real time only (README,
+    /// "Known behaviour of JACK"). It is a per-command wait, not part of `JackClient.close`,
+    /// because only a command knows that ending later is acceptable; a library client that
+    /// closes during freewheel meets the JACK2 defect as any other client does.
     static func waitForFreewheelEnd(client: JackClient, signals: SignalWatcher) {
         let notifications = client.notifications
         guard notifications.isFreewheeling.load(ordering: .acquiring), !notifications.hasShutDown.load(ordering: .acquiring) else { return }
