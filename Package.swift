@@ -82,6 +82,6 @@ let package = Package(
         .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQJackTests", dependencies: ["AQServerSuite", "AQCore", "AQJack", "AQTestSupport", "CRTProbe", "AQPlugins"]),
         .testTarget(name: "AudioQueueTests", dependencies: ["AQServerSuite", "AQJack", "AudioQueue", "AudioToolbox", "AQCodecs", "AQTestSupport", "CSndFile", "CAudioTypes"]),
-        .testTarget(name: "aqjackTests", dependencies: ["AQServerSuite", "aqjack", "AQJack", "AQTestSupport", "AudioQueue", "AudioToolbox", "AQCodecs", "AQMedia", "CSndFile", "AQControl"]),
+        .testTarget(name: "aqjackTests", dependencies: ["AQServerSuite", "aqjack", "aqbench", "AQJack", "AQTestSupport", "AudioQueue", "AudioToolbox", "AQCodecs", "AQMedia", "CSndFile", "AQControl"]),
     ]
 )

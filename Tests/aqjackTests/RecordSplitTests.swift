@@ -1,3 +1,4 @@
+import AQJack
 import AQServerSuite
 import AQTestSupport
 import Foundation
@@ -7,14 +8,12 @@ extension JackServerSuite {
     @Suite("aqjack record --split and --on-file")
     struct RecordSplitTests {
         @Test("--split 1 over 10 s: 10 files of exactly 48000 frames, each with its own TimeReference (the frame after the last file's), every frame bit-exact but for cycles a server xrun left stale, none repeated; --on-file ran once per file, in order, with its JSON summary")
-        func splitInFreewheel() throws {
+        func splitInRealTime() throws {
             let generator = try GeneratorClient(name: TestServer.uniqueClientName("splitgen"), channelCount: 2)
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-split-\(getpid())").path
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: folder) }
-            // Real time: aqjack record does not start in freewheel, and switching the server to
-            // freewheel under an in-process generator made jackd loop on "Process error" (40 GB
-            // of log): the freewheel data check of the issue is not done here (see the note).
+            // In real time, on the suite's server; the freewheel data check is splitInFreewheel.
             let result = try AQJackCommand.run(["record", "--json", "--no-meter", "-p", "\(generator.client.name):out_*", "-d", "10", "--split", "1",
                                                 "--on-file", "cat >> '\(folder)/summaries'; printf '%s\\n' >> '\(folder)/paths'",
                                                 "--name", TestServer.uniqueClientName("splitrec"), folder + "/take.wav"])
@@ -41,6 +40,72 @@ extension JackServerSuite {
             #expect(paths == expected)
             let summaries = try String(contentsOfFile: folder + "/summaries", encoding: .utf8).split(separator: "\n")
             #expect(summaries.count == 10 && summaries.allSatisfy { $0.contains("\"frames\":48000") })
+        }
+
+        @Test("--split 1 over 10 s with the server switched to freewheel 1 s in: 10 files of 48000 frames, TimeReferences 48000 apart, files 3-10 (recorded in freewheel, faster than real time) bit-exact, no frame lost or repeated; the recorder stays in the graph until freewheel ends")
+        func splitInFreewheel() throws {
+            // A server of the test's own, and the generator and the switch in processes of their
+            // own: switching the suite's server to freewheel under an in-process generator made
+            // jackd loop on "Process error" (40 GB of log), and a client that leaves during
+            // freewheel wedges JACK2 (README, "Known behaviour of JACK"). This arrangement
+            // (aqbench generate, aqjack record, jack_freewheel) passed 6 rounds of 6 by hand.
+            let server = try PrivateJackServer(period: 128, portMaximum: 64, realtime: true)
+            defer { server.stop() }
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-splitfw-\(getpid())").path
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let generator = Process()
+            generator.executableURL = AQJackCommand.executable.deletingLastPathComponent().appendingPathComponent("aqbench")
+            generator.arguments = ["generate", "2", "120"]
+            generator.environment = ProcessInfo.processInfo.environment.merging(["JACK_DEFAULT_SERVER": server.name]) { $1 }
+            let ready = Pipe()
+            generator.standardOutput = ready
+            try generator.run()
+            defer { kill(generator.processIdentifier, SIGKILL); _ = generator.exitStatus(within: 10) }
+            #expect(String(decoding: ready.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready"))
+            let recorder = try AQJackCommand.start(["--server", server.name, "record", "--json", "--no-meter", "-p", "bench-gen:out_*",
+                                                    "-c", "2", "-d", "10", "--split", "1", "--name", "splitfw-rec", folder + "/take.wav"],
+                                                   standardOutput: URL(fileURLWithPath: folder + "/out"), standardError: URL(fileURLWithPath: folder + "/err"))
+            defer { if recorder.isRunning { kill(recorder.processIdentifier, SIGKILL); _ = recorder.exitStatus(within: 10) } }
+            // Connected, then 1 s in real time; then freewheel until the recorder says it waits.
+            let watcher = try JackClient(name: "splitfw-watch", server: server.name)
+            defer { watcher.close() }
+            var waited = 0
+            while watcher.portInfo(named: "bench-gen:out_2")?.connections.contains("splitfw-rec:in_2") != true && waited < 400 {
+                usleep(25_000)
+                waited += 1
+            }
+            try #require(waited < 400, "the recorder did not connect within 10 s")
+            usleep(1_000_000)
+            let freewheel = { (on: Bool) in
+                try ExternalTool.run("env", ["JACK_DEFAULT_SERVER=\(server.name)", "timeout", "20", "jack_freewheel", on ? "y" : "n"]).status
+            }
+            #expect(try freewheel(true) == 0)
+            var noted = false
+            for _ in 0 ..< 1200 where !noted && recorder.isRunning {
+                noted = ((try? String(contentsOfFile: folder + "/err", encoding: .utf8)) ?? "").contains("the server is freewheeling")
+                if !noted { usleep(50_000) }
+            }
+            #expect(try freewheel(false) == 0)
+            #expect(noted, "the recorder did not say it waits for freewheel to end")
+            #expect(recorder.exitStatus(within: 60).succeeded, "\((try? String(contentsOfFile: folder + "/err", encoding: .utf8)) ?? "")")
+            let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/out")))
+            let expected = (1 ... 10).map { folder + String(format: "/take-%03d.wav", $0) }
+            #expect(summary.files == expected && summary.frames == 480_000)
+            let start = try #require(summary.startFrameTime)
+            var exactFiles = 0
+            for (index, path) in expected.enumerated() {
+                let part = try SoundFileContents(path: path)
+                #expect(part.frames == 48000, "\(path)")
+                #expect(part.timeReference.map(UInt64.init) == start + UInt64(index * 48000), "\(path)")
+                let check = verifyFloatRecording(part, channels: 2)
+                print("freewheel split: \(URL(fileURLWithPath: path).lastPathComponent) from \(part.timeReference ?? -1): \(check.wrong) wrong samples, \(check.silent) silent frames")
+                if check.wrong == 0 && check.silent == 0 { exactFiles += 1 }
+                // The first two hold the real-time second and the switch, where this host's xruns
+                // fall (wrong 0-640 frames in the hand runs); from the third on, all freewheel.
+                if index >= 2 { #expect(check.wrong == 0 && check.silent == 0, "\(path): \(check)") }
+            }
+            print("freewheel split: \(exactFiles) of 10 files bit-exact; the recording: \(summary.xruns) xruns, \(summary.lostFrames) frames lost")
         }
 
         @Test("--split-size 96000 over 1 s of 2-channel float (8 bytes a frame): 4 files of exactly 12000 frames, sample continuous")
