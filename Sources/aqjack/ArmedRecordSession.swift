@@ -16,6 +16,9 @@ import Synchronization
 ///   samples, so the cut is at the frame, not at a period.
 /// - `--armed`: each SIGUSR1 toggles recording, at the first frame of the next buffer the queue
 ///   delivers (within 0.1 s).
+/// - `--osc` (alone or with `--trigger`): `/aqjack/start`, `/stop` and `/split` at the first
+///   frame of the next buffer; with `--trigger`, a take started so ends by the hold rule, and
+///   the level starts the next.
 /// - `--pre-roll`: while waiting, the last `pre-roll` seconds are kept in memory; a take starts
 ///   with them, so its first frame is exactly pre-roll × rate frames before the trigger frame
 ///   (fewer only when the recording has not run that long, or a gap broke the history).
@@ -90,7 +93,14 @@ final class ArmedRecordSession: TakeRecordSession, @unchecked Sendable {
         // OSC: start, stop, or split (the next take's first frame follows the last's).
         for request in requests.withLock({ pending in defer { pending = [] }; return pending }) {
             switch request {
-            case .start: if !takes.isRecording { try beginTake(at: first) }
+            case .start:
+                if !takes.isRecording {
+                    try beginTake(at: first)
+                    // With --trigger, a take started on command ends as a triggered one does:
+                    // `hold` after the last loud frame, and at least `hold` frames long (as if
+                    // the frame before its first had been loud).
+                    lastLoudFrame = first - 1
+                }
             case .stop: try takes.end()
             case .split:
                 if takes.isRecording {

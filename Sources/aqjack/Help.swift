@@ -17,7 +17,7 @@ enum Help {
              [--codec lpcm|aac|alac] [--bitrate BPS] [-q QUALITY] [-r RATE]
              [--src-quality best|medium|fastest] [--resampler soxr|libsamplerate] [-d SECONDS] [--start-at FRAME]
              [--split SECONDS | --split-size BYTES] [--on-file CMD] [--transport | --transport-multi]
-             [--trigger DBFS [--hold SECONDS] | --armed] [--pre-roll SECONDS]
+             [--trigger DBFS [--hold SECONDS] | --armed] [--pre-roll SECONDS] [--osc PORT [--osc-host ADDRESS]]
              [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--no-latency-compensation]
              [--force] [--meter|--no-meter] [--json] FILE
       aqjack [--server NAME] [--name CLIENT] play [-p DEST_PORT_OR_GLOB]... [--no-connect]
@@ -68,6 +68,8 @@ enum Help {
     --trigger DBFS records NAME-001.ext ... from the first frame at that peak level to --hold
     seconds (default 1) after the last; --armed starts and ends takes at each SIGUSR1;
     --pre-roll SECONDS starts each take that long before its trigger, from memory.
+    --osc PORT (UDP on 127.0.0.1, or --osc-host; 0: any free port, noted) takes /aqjack/start,
+    /stop, /split, /status and /quit, alone or beside --trigger or --armed.
 
     play registers CLIENT:out_1..N (the widest file's channel count), connects them to the physical
     playback ports (or the -p ports, in natural order; none with --no-connect), plays the files

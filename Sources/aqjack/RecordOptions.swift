@@ -184,8 +184,11 @@ struct RecordOptions {
                 throw UsageError(message: "\(name) records linear PCM (\(FileTypes.extensionList(prefix: ".") { $0.recordableCodecs.contains(AudioFormatValues.linearPCM) })); record PCM and convert the takes for \(isAAC ? "AAC" : "Apple Lossless")")
             }
         }
-        if triggerLevel != nil && (armed || oscPort != nil) {
-            throw UsageError(message: "--trigger starts takes at a level, --armed and --osc on command: give one")
+        // --trigger with --osc: the level starts takes, OSC may start, stop or split one too and
+        // reads the status (a studio watching a trigger recorder from its control surface).
+        // SIGUSR1's toggle has no meaning beside a level, so --armed stays alone.
+        if triggerLevel != nil && armed {
+            throw UsageError(message: "--trigger starts takes at a level, --armed on SIGUSR1: give one (--trigger works with --osc)")
         }
         if holdSeconds != nil && triggerLevel == nil {
             throw UsageError(message: "--hold is how long a --trigger take goes on below the level: give --trigger DBFS too")
@@ -194,7 +197,7 @@ struct RecordOptions {
             throw UsageError(message: "--pre-roll keeps the seconds before a take's start: give --trigger DBFS or --armed")
         }
         if isArmedRecording {
-            let name = oscPort != nil ? "--osc" : armed ? "--armed" : "--trigger"
+            let name = triggerLevel != nil ? "--trigger" : oscPort != nil ? "--osc" : "--armed"
             if transport != nil { throw UsageError(message: "\(name) and --transport both start and stop takes: give one") }
             if seconds != nil || startFrame != nil || splitSeconds != nil || splitBytes != nil {
                 throw UsageError(message: "\(name) starts and stops takes by itself: drop -d, --start-at, --split and --split-size")

@@ -114,5 +114,52 @@ extension JackServerSuite {
                 #expect(check.wrong <= summary.xruns * 128 * 2 && Int64(check.silent) <= summary.lostFrames, "\(check)")
             }
         }
+
+        @Test("--trigger -40 --hold 0.25 with --osc 0 on silent inputs: /aqjack/start starts a take that the hold ends after exactly 12000 frames (as if the frame before it were loud); a second /start, then /stop, ends one shorter; /status says waiting or recording; each answered")
+        func triggerWithOSC() throws {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-trigosc-\(getpid())").path
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            // The dummy backend's capture ports: silence, never at the level.
+            let recorder = try AQJackCommand.start(["record", "--json", "--no-meter", "-p", "system:capture_*", "-c", "2", "--trigger", "-40",
+                                                    "--hold", "0.25", "--osc", "0", "--name", TestServer.uniqueClientName("trigosc"),
+                                                    folder + "/take.wav"],
+                                                   standardOutput: URL(fileURLWithPath: folder + "/rec.json"), standardError: URL(fileURLWithPath: folder + "/rec.err"))
+            defer { if recorder.isRunning { kill(recorder.processIdentifier, SIGKILL); _ = recorder.exitStatus(within: 10) } }
+            var port: Int?
+            let deadline = Date().addingTimeInterval(10)
+            while port == nil, Date() < deadline {
+                let text = (try? String(contentsOfFile: folder + "/rec.err", encoding: .utf8)) ?? ""
+                if let range = text.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+                    port = Int(text[range].split(separator: ":")[1])
+                }
+                usleep(20_000)
+            }
+            let client = OSCClient(port: try #require(port, "no OSC port noted: \((try? String(contentsOfFile: folder + "/rec.err", encoding: .utf8)) ?? "")"))
+            usleep(300_000)
+            #expect(client.send("/aqjack/status")?.arguments.first == .string("waiting"))
+            #expect(client.send("/aqjack/start")?.arguments == [.string("/aqjack/start"), .string("ok")])
+            usleep(250_000)
+            #expect(client.send("/aqjack/status")?.arguments.first == .string("recording"))
+            // The hold (0.25 s) ends the take by itself; the level never starts another.
+            usleep(1_000_000)
+            #expect(client.send("/aqjack/status")?.arguments.first == .string("waiting"))
+            #expect(client.send("/aqjack/start")?.arguments == [.string("/aqjack/start"), .string("ok")])
+            usleep(50_000)
+            #expect(client.send("/aqjack/stop")?.arguments == [.string("/aqjack/stop"), .string("ok")])
+            usleep(300_000)
+            #expect(client.send("/aqjack/quit")?.arguments == [.string("/aqjack/quit"), .string("ok")])
+            #expect(recorder.exitStatus().status == 0, "\((try? String(contentsOfFile: folder + "/rec.err", encoding: .utf8)) ?? "")")
+            let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/rec.json")))
+            let takes = [folder + "/take-001.wav", folder + "/take-002.wav"]
+            try #require(summary.files == takes, "files \(summary.files)")
+            let first = try SoundFileContents(path: takes[0]), second = try SoundFileContents(path: takes[1])
+            print("--trigger with --osc: takes of \(first.frames) and \(second.frames) frames")
+            #expect(first.frames == 12_000, "a take started on command lasts the hold on silence")
+            #expect(second.frames > 0 && second.frames < 12_000, "/stop ends the take before its hold")
+            #expect(first.samples.allSatisfy { $0 == 0 } && second.samples.allSatisfy { $0 == 0 })
+            let firstStart = try #require(first.timeReference), secondStart = try #require(second.timeReference)
+            #expect(secondStart >= firstStart + 12_000)
+        }
     }
 }
