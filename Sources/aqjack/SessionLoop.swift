@@ -1,4 +1,5 @@
 import AQJack
+import Foundation
 import Glibc
 
 /// The one loop `aqjack record` and `aqjack play` wait in on the main thread while the queue
@@ -11,14 +12,52 @@ enum SessionLoop {
         case finished, serverShutdown, interrupt, terminate
     }
 
+    /// Polls every 50 ms until `finished`, the server's shutdown, or SIGINT/SIGTERM; calls `tick`
+    /// each time. Says on standard error when the server runs no process cycle of the client
+    /// for 2 s while it is active, and when cycles come again (``CycleWatch``).
     static func run(client: JackClient, signals: SignalWatcher, finished: () -> Bool, tick: () -> Void) -> Cause {
+        var watch = CycleWatch(client: client)
         while true {
             if finished() { return .finished }
             if client.notifications.hasShutDown.load(ordering: .acquiring) { return .serverShutdown }
             let signal = signals.received.load(ordering: .acquiring)
             if signal != 0 { return signal == SIGTERM ? .terminate : .interrupt }
             tick()
+            watch.check()
             usleep(50_000)
+        }
+    }
+
+    /// Notices a client that the server no longer runs: no process callback for 2 s while it is
+    /// active. In real time a callback comes every period (2.7 ms at 128 frames, 48 kHz), and in
+    /// freewheel faster still; none for 2 s means a stopped or wedged server, or the JACK2
+    /// (1.9.21) defect that runs no cycles of a client that joined while the server freewheels
+    /// (measured: `jack_freewheel y`, then `aqjack record -d 2` wrote 256 frames in 30 s and did
+    /// not end). Without this note a recording would sit there silently. Main thread.
+    struct CycleWatch {
+        let client: JackClient
+        private var lastCycles: UInt64
+        private var lastChange = Date()
+        private var stalled = false
+
+        init(client: JackClient) {
+            self.client = client
+            lastCycles = client.processTiming.cycles
+        }
+
+        mutating func check() {
+            let cycles = client.processTiming.cycles
+            if cycles != lastCycles {
+                if stalled {
+                    Diagnostics.note("the server runs '\(client.name)' again, after \(String(format: "%.1f", Date().timeIntervalSince(lastChange))) s without a cycle")
+                }
+                lastCycles = cycles
+                lastChange = Date()
+                stalled = false
+            } else if !stalled, client.isActive, Date().timeIntervalSince(lastChange) >= 2 {
+                stalled = true
+                Diagnostics.note("the server has run no cycle of '\(client.name)' for 2 s: nothing is recorded or played meanwhile. The server may be stopped or wedged; if it is freewheeling, JACK2 runs no cycles of a client that joined during freewheel (switch it off: jack_freewheel n). Ctrl-C ends")
+            }
         }
     }
 

@@ -166,6 +166,30 @@ extension JackServerSuite {
             #expect(info.status == 0 && info.standardOutput.contains("\"frames\":24000"), "\(info.standardOutput) \(info.standardError)")
         }
 
+        @Test("the JACK server stopped (SIGSTOP) for 3 s during a recording: after 2 s aqjack says it gets no cycles, says when they come again, and the recording ends as asked (exit 0, all 6 s of frames)")
+        func serverStalls() throws {
+            let server = try PrivateJackServer(realtime: true)
+            defer { server.stop() }
+            let path = temporaryPath("stall.wav")
+            let out = URL(fileURLWithPath: temporaryPath("stall.out"))
+            let err = URL(fileURLWithPath: temporaryPath("stall.err"))
+            defer { for file in [path, out.path, err.path] { try? FileManager.default.removeItem(atPath: file) } }
+            let process = try AQJackCommand.start(["record", "--json", "--no-meter", "--server", server.name, "-p", "system:capture_*", "-c", "2",
+                                                   "-d", "6", path], standardOutput: out, standardError: err)
+            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); _ = process.exitStatus(within: 10) } }
+            usleep(1_500_000)
+            kill(server.processIdentifier, SIGSTOP)
+            usleep(3_000_000)
+            kill(server.processIdentifier, SIGCONT)
+            let processExit = process.exitStatus(within: 60)
+            let message = String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
+            #expect(processExit.succeeded, "\(message)")
+            #expect(message.contains("the server has run no cycle of"), "\(message)")
+            #expect(message.contains("again, after"), "\(message)")
+            let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: out))
+            #expect(summary.exitReason == "duration" && summary.frames == 288_000)
+        }
+
         @Test("the JACK server dying during playback: exit 1, reason server-shutdown")
         func playServerDeath() throws {
             let server = try PrivateJackServer()
