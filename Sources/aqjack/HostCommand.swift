@@ -180,13 +180,13 @@ struct HostCommand {
                               inputs: host.audioInputs.map(\.name), outputs: host.audioOutputs.map(\.name), midiInputs: host.midiInputs.map(\.name),
                               exitReason: reason)
         SessionLoop.waitForFreewheelEnd(client: client, signals: signals)
-        try? client.deactivate()
+        SessionLoop.leaving(client, afterward: "the plugin's state was not saved") { _ = try? client.deactivate() }
         var stateFailure: String?
         if let stateDirectory {
             do throws(PluginError) { try host.instance.saveState(to: stateDirectory) } catch { stateFailure = error.message }
         }
         let controls = Dictionary(uniqueKeysWithValues: host.instance.description.controlInputs.map { ($0.symbol, host.instance.control($0.symbol) ?? 0) })
-        client.close()
+        SessionLoop.leaving(client, afterward: "the plugin's state is saved") { client.close() }
         if cause == .serverShutdown {
             Diagnostics.error("the JACK server '\(client.serverName)' shut down (\(client.notifications.shutdownReason.withLock { $0 } ?? "no reason given"))")
         }

@@ -239,9 +239,11 @@ struct PlayCommand {
         let start = queue.playbackStartFrame
         let xruns = client.notifications.xrunCount.load(ordering: .relaxed)
         let timing = client.processTiming
-        if reason != .end { queue.stop(immediate: true) }
+        SessionLoop.leaving(client, afterward: "playback had stopped") {
+            if reason != .end { queue.stop(immediate: true) }
+        }
         SessionLoop.waitForFreewheelEnd(client: client, signals: signals)
-        queue.dispose()
+        SessionLoop.leaving(client, afterward: "playback had ended") { queue.dispose() }
         if let readFailure {
             Diagnostics.error("\(readFailure); played \(played) of \(source.totalFrames.map(String.init) ?? "inf") frames")
         }

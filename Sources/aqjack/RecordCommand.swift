@@ -217,7 +217,9 @@ struct RecordCommand {
         meter.finish()
         osc?.stop()
         nsm?.stop()
-        queue.stop(immediate: true)
+        SessionLoop.leaving(client, afterward: "the recording holds every buffer written until then (its header is rewritten with each)") {
+            queue.stop(immediate: true)
+        }
         let xruns = client.notifications.xrunCount.load(ordering: .relaxed)
         let timing = client.processTiming
         let overruns = queue.overrunFrameCount
@@ -225,7 +227,7 @@ struct RecordCommand {
         let underruns = queue.underrunFrameCount
         let failure = session.finish(queue: queue)
         SessionLoop.waitForFreewheelEnd(client: client, signals: signals)
-        queue.dispose()
+        SessionLoop.leaving(client, afterward: "the recording is complete") { queue.dispose() }
         if let split {
             files = split.paths
         } else if let transportTakes {

@@ -1,4 +1,5 @@
 import AQJack
+import Dispatch
 import Foundation
 import Glibc
 
@@ -26,6 +27,26 @@ enum SessionLoop {
             watch.check()
             usleep(50_000)
         }
+    }
+
+    /// Runs `body` (the JACK calls on the way out: stopping the queue's device, deactivating,
+    /// closing) and, when it has not returned after `seconds`, says so and leaves the process
+    /// with exit 1 instead of waiting forever. Main thread.
+    ///
+    /// Why: libjack's deactivate and close wait for the server's answer without a limit. A server
+    /// stopped (SIGSTOP) or wedged (JACK2 after a client joined during freewheel, measured here)
+    /// never answers, and a studio script would hang on aqjack. What is already written stays:
+    /// the recording's header is rewritten with every buffer. `afterward` says what the user
+    /// keeps (e.g. the file and its frames).
+    static func leaving<T>(_ client: JackClient, within seconds: Double = 10, afterward: String, _ body: () throws -> T) rethrows -> T {
+        let server = client.serverName
+        let deadline = DispatchWorkItem {
+            Diagnostics.error("the JACK server '\(server)' did not answer for \(Int(seconds)) s while aqjack was leaving it (stopped or wedged): leaving without its answer; \(afterward)")
+            _exit(ExitStatus.failure)
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: deadline)
+        defer { deadline.cancel() }
+        return try body()
     }
 
     /// Notices a client that the server no longer runs: no process callback for 2 s while it is

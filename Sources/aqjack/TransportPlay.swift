@@ -49,7 +49,7 @@ enum TransportPlay {
         let xruns = client.notifications.xrunCount.load(ordering: .relaxed)
         let timing = client.processTiming
         SessionLoop.waitForFreewheelEnd(client: client, signals: signals)
-        client.close()
+        SessionLoop.leaving(client, afterward: "playback had stopped") { client.close() }
         let failure = feeding.failure.withLock { $0 }
         if let failure { Diagnostics.error(failure) }
         if cause == .serverShutdown {

@@ -190,6 +190,33 @@ extension JackServerSuite {
             #expect(summary.exitReason == "duration" && summary.frames == 288_000)
         }
 
+        @Test("Ctrl-C while the JACK server does not answer (stopped with SIGSTOP): aqjack leaves after 10 s with exit 1 and a message naming the server, instead of waiting forever in libjack; the file is valid and holds what was recorded")
+        func serverSilentAtExit() throws {
+            let server = try PrivateJackServer(realtime: true)
+            defer { server.stop() }
+            let path = temporaryPath("silent-exit.wav")
+            let out = URL(fileURLWithPath: temporaryPath("silent-exit.out"))
+            let err = URL(fileURLWithPath: temporaryPath("silent-exit.err"))
+            defer { for file in [path, out.path, err.path] { try? FileManager.default.removeItem(atPath: file) } }
+            let process = try AQJackCommand.start(["record", "--json", "--no-meter", "--server", server.name, "-p", "system:capture_*", "-c", "2", path],
+                                                  standardOutput: out, standardError: err)
+            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); _ = process.exitStatus(within: 10) } }
+            usleep(2_000_000)
+            kill(server.processIdentifier, SIGSTOP)
+            defer { kill(server.processIdentifier, SIGCONT) }
+            usleep(200_000)
+            kill(process.processIdentifier, SIGINT)
+            let started = Date()
+            let processExit = process.exitStatus(within: 60)
+            let seconds = Date().timeIntervalSince(started)
+            let message = String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
+            #expect(processExit == .exited(1), "\(message)")
+            #expect(message.contains("the JACK server '\(server.name)' did not answer for 10 s"), "\(message)")
+            #expect(seconds >= 9 && seconds < 30, "left after \(seconds) s")
+            let file = try SoundFileContents(path: path)
+            #expect(file.frames >= 48_000, "\(file.frames) frames kept")
+        }
+
         @Test("the JACK server dying during playback: exit 1, reason server-shutdown")
         func playServerDeath() throws {
             let server = try PrivateJackServer()
