@@ -239,9 +239,7 @@ struct PlayCommand {
         let start = queue.playbackStartFrame
         let xruns = client.notifications.xrunCount.load(ordering: .relaxed)
         let timing = client.processTiming
-        SessionLoop.leaving(client, afterward: "playback had stopped") {
-            if reason != .end { queue.stop(immediate: true) }
-        }
+        if reason != .end { queue.stop(immediate: true) }
         SessionLoop.waitForFreewheelEnd(client: client, signals: signals)
         SessionLoop.leaving(client, afterward: "playback had ended") { queue.dispose() }
         if let readFailure {

@@ -217,9 +217,9 @@ struct RecordCommand {
         meter.finish()
         osc?.stop()
         nsm?.stop()
-        SessionLoop.leaving(client, afterward: "the recording holds every buffer written until then (its header is rewritten with each)") {
-            queue.stop(immediate: true)
-        }
+        // Not under SessionLoop.leaving: stopping drains the ring into the file (no JACK call),
+        // which may rightly take long on a slow disk.
+        queue.stop(immediate: true)
         let xruns = client.notifications.xrunCount.load(ordering: .relaxed)
         let timing = client.processTiming
         let overruns = queue.overrunFrameCount

@@ -29,9 +29,11 @@ enum SessionLoop {
         }
     }
 
-    /// Runs `body` (the JACK calls on the way out: stopping the queue's device, deactivating,
-    /// closing) and, when it has not returned after `seconds`, says so and leaves the process
-    /// with exit 1 instead of waiting forever. Main thread.
+    /// Runs `body` (the JACK calls on the way out: deactivating and closing the client, which a
+    /// queue's dispose does) and, when it has not returned after `seconds`, says so and leaves
+    /// the process with exit 1 instead of waiting forever. Only for calls that wait on the
+    /// server: not for draining a recording into its file, which may rightly take long. Main
+    /// thread.
     ///
     /// Why: libjack's deactivate and close wait for the server's answer without a limit. A server
     /// stopped (SIGSTOP) or wedged (JACK2 after a client joined during freewheel, measured here)
