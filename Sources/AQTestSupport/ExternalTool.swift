@@ -9,8 +9,14 @@ public enum ExternalTool {
         public let standardError: String
     }
 
+    /// Runs `tool` with `arguments` and waits at most `timeout` seconds (default 600: no
+    /// reference tool here takes more than seconds). A tool still running then is killed
+    /// (SIGKILL) and reported as status -1, so a hang fails a test instead of stalling the suite.
+    /// Its output is read on other threads while it runs, so the limit holds even when the tool
+    /// hangs with its output open (a JACK tool waiting on a wedged server hung a CI run here
+    /// inside the reading). Not Foundation's waitUntilExit: see Process.waitForExit.
     @discardableResult
-    public static func run(_ tool: String, _ arguments: [String]) throws -> Result {
+    public static func run(_ tool: String, _ arguments: [String], timeout: Double = 600) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [tool] + arguments
@@ -19,18 +25,36 @@ public enum ExternalTool {
         process.standardOutput = output
         process.standardError = error
         try process.run()
-        let outData = output.fileHandleForReading.readDataToEndOfFile()
-        let errData = error.fileHandleForReading.readDataToEndOfFile()
-        // At most 10 minutes (no reference tool here takes more than seconds): a tool still
-        // running then is killed and reported as status -1, so a hang fails a test instead of
-        // stalling the suite. Not waitUntilExit: see Process.waitForExit.
-        let (exit, killed) = process.waitOrKill(timeout: 600)
+        let outText = PipeText(output), errText = PipeText(error)
+        let (exit, killed) = process.waitOrKill(timeout: timeout)
+        // A child of the tool may still hold the pipes: read what came, at most 5 s more.
+        let out = outText.text(within: 5), err = errText.text(within: 5)
         if killed {
-            return Result(status: -1, standardOutput: String(decoding: outData, as: UTF8.self),
-                          standardError: "\(tool) was still running after 600 s: killed")
+            return Result(status: -1, standardOutput: out, standardError: "\(tool) was still running after \(Int(timeout)) s: killed")
         }
-        return Result(status: exit.status, standardOutput: String(decoding: outData, as: UTF8.self),
-                      standardError: String(decoding: errData, as: UTF8.self))
+        return Result(status: exit.status, standardOutput: out, standardError: err)
+    }
+
+    /// Everything a pipe delivers until end of file, read on a thread of its own.
+    private final class PipeText: @unchecked Sendable {
+        private let lock = NSLock()
+        private var data = Data()
+        private let done = DispatchSemaphore(value: 0)
+
+        init(_ pipe: Pipe) {
+            let handle = pipe.fileHandleForReading
+            Thread.detachNewThread { [self] in
+                let read = handle.readDataToEndOfFile()
+                lock.withLock { data = read }
+                done.signal()
+            }
+        }
+
+        /// What was read, once end of file came or `seconds` passed (then empty).
+        func text(within seconds: Double) -> String {
+            _ = done.wait(timeout: .now() + seconds)
+            return lock.withLock { String(decoding: data, as: UTF8.self) }
+        }
     }
 
     /// What ffprobe says about the first audio stream: codec_name, profile, sample_rate,

@@ -36,7 +36,7 @@ public final class NetJackSlave {
         netName = "aqslave\(Int.random(in: 0 ..< 1_000_000))"
         let port = 20_000 + Int.random(in: 0 ..< 20_000)
         self.master = master
-        let load = try ExternalTool.run("jack_load", ["-s", master, "-i", "-a 127.0.0.1 -p \(port)", "netmanager"])
+        let load = try ExternalTool.run("jack_load", ["-s", master, "-i", "-a 127.0.0.1 -p \(port)", "netmanager"], timeout: 20)
         guard load.status == 0 else { throw Failure.netmanager("exit \(load.status): \(load.standardOutput)\(load.standardError)") }
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("jackd-\(name).log").path
         do {
@@ -44,9 +44,25 @@ public final class NetJackSlave {
                                            driver: ["net", "-a", "127.0.0.1", "-p", "\(port)", "-C", "\(channels)",
                                                     "-P", "\(channels)", "-l", "\(latency)", "-n", netName],
                                            logPath: log, readyWithin: 20)
+            // The slave's server takes clients before it has found the master; its system ports
+            // and its client on the master come once it has (measured: a client connecting right
+            // away found no system:capture_1, and a player there failed). Wait for both.
+            let masterProbe = try JackClient(name: "aqjack-net-probe", server: master)
+            defer { masterProbe.close() }
+            let slaveProbe = try JackClient(name: "aqjack-net-probe", server: name)
+            defer { slaveProbe.close() }
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline, masterProbe.portInfo(named: "\(netName):from_slave_\(channels)") == nil
+                || slaveProbe.portInfo(named: "system:playback_\(channels)") == nil {
+                usleep(20_000)
+            }
+            guard masterProbe.portInfo(named: "\(netName):from_slave_\(channels)") != nil,
+                  slaveProbe.portInfo(named: "system:playback_\(channels)") != nil else {
+                throw Failure.slave("no \(netName):from_slave_\(channels) on the master or system:playback_\(channels) on the slave after 20 s")
+            }
         } catch {
             // The netmanager must go, or the master cannot be stopped (see stop()).
-            _ = try? ExternalTool.run("timeout", ["10", "jack_unload", "netmanager", master])
+            _ = try? ExternalTool.run("jack_unload", ["netmanager", master], timeout: 10)
             throw Failure.slave("\(error); its log: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
         }
     }
@@ -63,7 +79,7 @@ public final class NetJackSlave {
     public func stop() {
         if !unloaded {
             unloaded = true
-            _ = try? ExternalTool.run("timeout", ["10", "jack_unload", "netmanager", master])
+            _ = try? ExternalTool.run("jack_unload", ["netmanager", master], timeout: 10)
         }
         server.stop()
     }

@@ -78,7 +78,7 @@ extension JackServerSuite {
             try #require(waited < 400, "the recorder did not connect within 10 s")
             usleep(1_000_000)
             let freewheel = { (on: Bool) in
-                try ExternalTool.run("env", ["JACK_DEFAULT_SERVER=\(server.name)", "timeout", "20", "jack_freewheel", on ? "y" : "n"]).status
+                try ExternalTool.run("env", ["JACK_DEFAULT_SERVER=\(server.name)", "jack_freewheel", on ? "y" : "n"], timeout: 20).status
             }
             #expect(try freewheel(true) == 0)
             var noted = false
