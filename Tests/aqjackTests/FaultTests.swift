@@ -168,21 +168,15 @@ extension JackServerSuite {
 
         @Test("the JACK server stopped (SIGSTOP) for 3 s during a recording: after 2 s aqjack says it gets no cycles, says when they come again, and the recording ends as asked (exit 0, all 6 s of frames)")
         func serverStalls() throws {
-            let server = try PrivateJackServer(realtime: true)
-            defer { server.stop() }
-            let path = temporaryPath("stall.wav")
-            let out = URL(fileURLWithPath: temporaryPath("stall.out"))
-            let err = URL(fileURLWithPath: temporaryPath("stall.err"))
-            defer { for file in [path, out.path, err.path] { try? FileManager.default.removeItem(atPath: file) } }
-            let process = try AQJackCommand.start(["record", "--json", "--no-meter", "--server", server.name, "-p", "system:capture_*", "-c", "2",
-                                                   "-d", "6", path], standardOutput: out, standardError: err)
-            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); _ = process.exitStatus(within: 10) } }
+            let recording = try PrivateServerRecording(role: "stall", arguments: ["-d", "6"])
+            defer { recording.cleanUp() }
+            let (server, process, out) = (recording.server, recording.process, recording.out)
             usleep(1_500_000)
             kill(server.processIdentifier, SIGSTOP)
             usleep(3_000_000)
             kill(server.processIdentifier, SIGCONT)
             let processExit = process.exitStatus(within: 60)
-            let message = String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
+            let message = recording.standardError
             #expect(processExit.succeeded, "\(message)")
             #expect(message.contains("the server has run no cycle of"), "\(message)")
             #expect(message.contains("again, after"), "\(message)")
@@ -192,24 +186,17 @@ extension JackServerSuite {
 
         @Test("Ctrl-C while the JACK server does not answer (stopped with SIGSTOP): aqjack leaves after 10 s with exit 1 and a message naming the server, instead of waiting forever in libjack; the file is valid and holds what was recorded")
         func serverSilentAtExit() throws {
-            let server = try PrivateJackServer(realtime: true)
-            defer { server.stop() }
-            let path = temporaryPath("silent-exit.wav")
-            let out = URL(fileURLWithPath: temporaryPath("silent-exit.out"))
-            let err = URL(fileURLWithPath: temporaryPath("silent-exit.err"))
-            defer { for file in [path, out.path, err.path] { try? FileManager.default.removeItem(atPath: file) } }
-            let process = try AQJackCommand.start(["record", "--json", "--no-meter", "--server", server.name, "-p", "system:capture_*", "-c", "2", path],
-                                                  standardOutput: out, standardError: err)
-            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); _ = process.exitStatus(within: 10) } }
+            let recording = try PrivateServerRecording(role: "silent-exit", arguments: [])
+            defer { recording.cleanUp() }
+            let (server, process, path) = (recording.server, recording.process, recording.path)
             usleep(2_000_000)
             kill(server.processIdentifier, SIGSTOP)
-            defer { kill(server.processIdentifier, SIGCONT) }
             usleep(200_000)
             kill(process.processIdentifier, SIGINT)
             let started = Date()
             let processExit = process.exitStatus(within: 60)
             let seconds = Date().timeIntervalSince(started)
-            let message = String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
+            let message = recording.standardError
             #expect(processExit == .exited(1), "\(message)")
             #expect(message.contains("the JACK server '\(server.name)' did not answer for 10 s"), "\(message)")
             #expect(seconds >= 9 && seconds < 30, "left after \(seconds) s")
@@ -261,5 +248,36 @@ extension JackServerSuite {
             let readme = try String(contentsOfFile: #filePath.components(separatedBy: "/Tests/")[0] + "/README.md", encoding: .utf8)
             #expect(readme.contains("Ctrl-C (SIGINT) or SIGTERM ends `record` and `play` normally"))
         }
+    }
+}
+
+/// `aqjack record --json --no-meter` of the silent capture ports of a real-time server of the
+/// test's own, for the tests that stop that server (SIGSTOP) under it.
+struct PrivateServerRecording {
+    let server: PrivateJackServer
+    let path: String
+    let out: URL
+    let err: URL
+    let process: Process
+
+    /// Starts the server, then the recorder with `arguments` added (e.g. `-d 6`).
+    init(role: String, arguments: [String]) throws {
+        server = try PrivateJackServer(realtime: true)
+        path = temporaryPath(role + ".wav")
+        out = URL(fileURLWithPath: temporaryPath(role + ".out"))
+        err = URL(fileURLWithPath: temporaryPath(role + ".err"))
+        process = try AQJackCommand.start(["record", "--json", "--no-meter", "--server", server.name, "-p", "system:capture_*", "-c", "2"]
+                                          + arguments + [path], standardOutput: out, standardError: err)
+    }
+
+    /// What the recorder wrote to standard error so far.
+    var standardError: String { String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self) }
+
+    /// Lets the server run again, kills a recorder still running, stops the server, removes the files.
+    func cleanUp() {
+        kill(server.processIdentifier, SIGCONT)
+        if process.isRunning { kill(process.processIdentifier, SIGKILL); _ = process.exitStatus(within: 10) }
+        server.stop()
+        for file in [path, out.path, err.path] { try? FileManager.default.removeItem(atPath: file) }
     }
 }

@@ -66,6 +66,20 @@ extension JackServerSuite {
             }
         }
 
+        /// The UDP port a recorder started with `--osc 0` bound, from its note on standard error
+        /// (the file `errorPath`), waiting up to 10 s for it; nil when none came.
+        static func notedPort(in errorPath: String) -> Int? {
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline {
+                let text = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
+                if let range = text.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+                    return Int(text[range].split(separator: ":")[1])
+                }
+                usleep(20_000)
+            }
+            return nil
+        }
+
         @Test("--osc 0: /aqjack/start, /split, /status (state, frames, file, lost, xruns, a peak per channel), /stop, /quit: two takes, the second's first frame the frame after the first's last, every sample the generator's; each command answered")
         func controlledByOSC() throws {
             let generator = try GeneratorClient(name: TestServer.uniqueClientName("oscgen"), channelCount: 2)
@@ -77,17 +91,7 @@ extension JackServerSuite {
                                                     "--name", name, folder + "/take.wav"],
                                                    standardOutput: URL(fileURLWithPath: folder + "/rec.json"), standardError: URL(fileURLWithPath: folder + "/rec.err"))
             defer { if recorder.isRunning { kill(recorder.processIdentifier, SIGKILL) } }
-            // The port it bound, from its note on standard error.
-            var port: Int?
-            let deadline = Date().addingTimeInterval(10)
-            while port == nil, Date() < deadline {
-                let text = (try? String(contentsOfFile: folder + "/rec.err", encoding: .utf8)) ?? ""
-                if let range = text.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
-                    port = Int(text[range].split(separator: ":")[1])
-                }
-                usleep(20_000)
-            }
-            let client = OSCClient(port: try #require(port, "no OSC port noted"))
+            let client = OSCClient(port: try #require(Self.notedPort(in: folder + "/rec.err"), "no OSC port noted"))
             usleep(200_000)
             #expect(client.send("/aqjack/start")?.arguments == [.string("/aqjack/start"), .string("ok")])
             usleep(500_000)
@@ -126,16 +130,8 @@ extension JackServerSuite {
                                                     folder + "/take.wav"],
                                                    standardOutput: URL(fileURLWithPath: folder + "/rec.json"), standardError: URL(fileURLWithPath: folder + "/rec.err"))
             defer { if recorder.isRunning { kill(recorder.processIdentifier, SIGKILL); _ = recorder.exitStatus(within: 10) } }
-            var port: Int?
-            let deadline = Date().addingTimeInterval(10)
-            while port == nil, Date() < deadline {
-                let text = (try? String(contentsOfFile: folder + "/rec.err", encoding: .utf8)) ?? ""
-                if let range = text.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
-                    port = Int(text[range].split(separator: ":")[1])
-                }
-                usleep(20_000)
-            }
-            let client = OSCClient(port: try #require(port, "no OSC port noted: \((try? String(contentsOfFile: folder + "/rec.err", encoding: .utf8)) ?? "")"))
+            let client = OSCClient(port: try #require(Self.notedPort(in: folder + "/rec.err"),
+                                                      "no OSC port noted: \((try? String(contentsOfFile: folder + "/rec.err", encoding: .utf8)) ?? "")"))
             usleep(300_000)
             #expect(client.send("/aqjack/status")?.arguments.first == .string("waiting"))
             #expect(client.send("/aqjack/start")?.arguments == [.string("/aqjack/start"), .string("ok")])

@@ -7,6 +7,24 @@ import Testing
 extension JackServerSuite {
     @Suite("aqjack record --split and --on-file")
     struct RecordSplitTests {
+        /// The parts of a `--split 1 -d 10` recording of the 2-channel test signal, each checked
+        /// against the generator (``verifyFloatRecording``), after the checks both split tests
+        /// share: the summary names `take-001.wav ... take-010.wav` and 480,000 frames; each
+        /// part holds 48,000 frames and starts on the frame after the last one's (TimeReference
+        /// = start + 48,000 × k).
+        static func tenSecondParts(_ summary: RecordSummary, folder: String,
+                                   sourceLocation: SourceLocation = #_sourceLocation) throws -> [(String, (frames: Int, wrong: Int, silent: Int))] {
+            let expected = (1 ... 10).map { folder + String(format: "/take-%03d.wav", $0) }
+            #expect(summary.files == expected && summary.frames == 480_000, sourceLocation: sourceLocation)
+            let start = try #require(summary.startFrameTime, sourceLocation: sourceLocation)
+            return try expected.enumerated().map { index, path in
+                let part = try SoundFileContents(path: path)
+                #expect(part.frames == 48000, "\(path)", sourceLocation: sourceLocation)
+                #expect(part.timeReference.map(UInt64.init) == start + UInt64(index * 48000), "\(path)", sourceLocation: sourceLocation)
+                return (path, verifyFloatRecording(part, channels: 2))
+            }
+        }
+
         @Test("--split 1 over 10 s: 10 files of exactly 48000 frames, each with its own TimeReference (the frame after the last file's), every frame bit-exact but for cycles a server xrun left stale, none repeated; --on-file ran once per file, in order, with its JSON summary")
         func splitInRealTime() throws {
             let generator = try GeneratorClient(name: TestServer.uniqueClientName("splitgen"), channelCount: 2)
@@ -20,21 +38,11 @@ extension JackServerSuite {
             #expect(result.status == 0, "\(result.standardError)")
             let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(result.standardOutput.utf8))
             let expected = (1 ... 10).map { folder + String(format: "/take-%03d.wav", $0) }
-            #expect(summary.files == expected && summary.frames == 480_000)
-            let start = try #require(summary.startFrameTime)
-            var frames = 0
-            for (index, path) in expected.enumerated() {
-                let part = try SoundFileContents(path: path)
-                #expect(part.frames == 48000, "\(path)")
-                // Sample continuous: part k starts on the frame after part k-1's last.
-                #expect(part.timeReference.map(UInt64.init) == start + UInt64(index * 48000), "\(path)")
+            for (path, check) in try Self.tenSecondParts(summary, folder: folder) {
                 // Bit-exact but for cycles a server xrun left stale (the generator in this debug
                 // test process late: at most one cycle per xrun); silence only for frames counted lost.
-                let check = verifyFloatRecording(part, channels: 2)
                 #expect(check.wrong <= summary.xruns * 128 * 2 && Int64(check.silent) <= summary.lostFrames, "\(path): \(check), \(summary.xruns) xruns")
-                frames += part.frames
             }
-            #expect(frames == 480_000)
             // The hook: every file once, in order, each with its JSON summary on stdin.
             let paths = try String(contentsOfFile: folder + "/paths", encoding: .utf8).split(separator: "\n").map(String.init)
             #expect(paths == expected)
@@ -90,16 +98,9 @@ extension JackServerSuite {
             #expect(noted, "the recorder did not say it waits for freewheel to end")
             #expect(recorder.exitStatus(within: 60).succeeded, "\((try? String(contentsOfFile: folder + "/err", encoding: .utf8)) ?? "")")
             let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/out")))
-            let expected = (1 ... 10).map { folder + String(format: "/take-%03d.wav", $0) }
-            #expect(summary.files == expected && summary.frames == 480_000)
-            let start = try #require(summary.startFrameTime)
             var exactFiles = 0
-            for (index, path) in expected.enumerated() {
-                let part = try SoundFileContents(path: path)
-                #expect(part.frames == 48000, "\(path)")
-                #expect(part.timeReference.map(UInt64.init) == start + UInt64(index * 48000), "\(path)")
-                let check = verifyFloatRecording(part, channels: 2)
-                print("freewheel split: \(URL(fileURLWithPath: path).lastPathComponent) from \(part.timeReference ?? -1): \(check.wrong) wrong samples, \(check.silent) silent frames")
+            for (index, (path, check)) in try Self.tenSecondParts(summary, folder: folder).enumerated() {
+                print("freewheel split: \(URL(fileURLWithPath: path).lastPathComponent): \(check.wrong) wrong samples, \(check.silent) silent frames")
                 if check.wrong == 0 && check.silent == 0 { exactFiles += 1 }
                 // The first two hold the real-time second and the switch, where this host's xruns
                 // fall (wrong 0-640 frames in the hand runs); from the third on, all freewheel.
