@@ -40,7 +40,9 @@ public final class JackServerProcess {
         do { try process.run() } catch { throw JackError.serverNotRunning(server: name, status: []) }
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline && process.isRunning {
-            if let probe = try? JackClient(name: "aqjack-ready-probe", server: name) {
+            // Named after this process: clients of one name on two servers at once break each
+            // other (JACK2 names a client's socket by the client name alone).
+            if let probe = try? JackClient(name: "aqjack-ready-\(getpid())", server: name) {
                 probe.close()
                 return
             }

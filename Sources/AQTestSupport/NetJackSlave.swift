@@ -47,9 +47,10 @@ public final class NetJackSlave {
             // The slave's server takes clients before it has found the master; its system ports
             // and its client on the master come once it has (measured: a client connecting right
             // away found no system:capture_1, and a player there failed). Wait for both.
-            let masterProbe = try JackClient(name: "aqjack-net-probe", server: master)
+            // Two names: clients of one name on two servers at once break each other (README).
+            let masterProbe = try JackClient(name: TestServer.uniqueClientName("netprobe"), server: master)
             defer { masterProbe.close() }
-            let slaveProbe = try JackClient(name: "aqjack-net-probe", server: name)
+            let slaveProbe = try JackClient(name: TestServer.uniqueClientName("netprobe"), server: name)
             defer { slaveProbe.close() }
             let deadline = Date().addingTimeInterval(20)
             while Date() < deadline, masterProbe.portInfo(named: "\(netName):from_slave_\(channels)") == nil

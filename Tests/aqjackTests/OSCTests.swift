@@ -119,14 +119,14 @@ extension JackServerSuite {
             }
         }
 
-        @Test("--trigger -40 --hold 0.25 with --osc 0 on silent inputs: /aqjack/start starts a take that the hold ends after exactly 12000 frames (as if the frame before it were loud); a second /start, then /stop, ends one shorter; /status says waiting or recording; each answered")
+        @Test("--trigger -40 --hold 1 with --osc 0 on silent inputs: /aqjack/start starts a take that the hold ends after exactly 48000 frames (as if the frame before it were loud); a second /start, then /stop, ends one shorter; /status says waiting or recording; each answered")
         func triggerWithOSC() throws {
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-trigosc-\(getpid())").path
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: folder) }
             // The dummy backend's capture ports: silence, never at the level.
             let recorder = try AQJackCommand.start(["record", "--json", "--no-meter", "-p", "system:capture_*", "-c", "2", "--trigger", "-40",
-                                                    "--hold", "0.25", "--osc", "0", "--name", TestServer.uniqueClientName("trigosc"),
+                                                    "--hold", "1", "--osc", "0", "--name", TestServer.uniqueClientName("trigosc"),
                                                     folder + "/take.wav"],
                                                    standardOutput: URL(fileURLWithPath: folder + "/rec.json"), standardError: URL(fileURLWithPath: folder + "/rec.err"))
             defer { if recorder.isRunning { kill(recorder.processIdentifier, SIGKILL); _ = recorder.exitStatus(within: 10) } }
@@ -135,13 +135,15 @@ extension JackServerSuite {
             usleep(300_000)
             #expect(client.send("/aqjack/status")?.arguments.first == .string("waiting"))
             #expect(client.send("/aqjack/start")?.arguments == [.string("/aqjack/start"), .string("ok")])
-            usleep(250_000)
+            // Requests apply at the next 0.1 s buffer the queue delivers, and buffers may come late
+            // and together: the checks leave the hold (1 s) a wide margin either way.
+            usleep(300_000)
             #expect(client.send("/aqjack/status")?.arguments.first == .string("recording"))
-            // The hold (0.25 s) ends the take by itself; the level never starts another.
-            usleep(1_000_000)
+            // The hold ends the take by itself; the level never starts another.
+            usleep(2_500_000)
             #expect(client.send("/aqjack/status")?.arguments.first == .string("waiting"))
             #expect(client.send("/aqjack/start")?.arguments == [.string("/aqjack/start"), .string("ok")])
-            usleep(50_000)
+            usleep(300_000)
             #expect(client.send("/aqjack/stop")?.arguments == [.string("/aqjack/stop"), .string("ok")])
             usleep(300_000)
             #expect(client.send("/aqjack/quit")?.arguments == [.string("/aqjack/quit"), .string("ok")])
@@ -151,11 +153,11 @@ extension JackServerSuite {
             try #require(summary.files == takes, "files \(summary.files)")
             let first = try SoundFileContents(path: takes[0]), second = try SoundFileContents(path: takes[1])
             print("--trigger with --osc: takes of \(first.frames) and \(second.frames) frames")
-            #expect(first.frames == 12_000, "a take started on command lasts the hold on silence")
-            #expect(second.frames > 0 && second.frames < 12_000, "/stop ends the take before its hold")
+            #expect(first.frames == 48_000, "a take started on command lasts the hold on silence")
+            #expect(second.frames > 0 && second.frames < 48_000, "/stop ends the take before its hold")
             #expect(first.samples.allSatisfy { $0 == 0 } && second.samples.allSatisfy { $0 == 0 })
             let firstStart = try #require(first.timeReference), secondStart = try #require(second.timeReference)
-            #expect(secondStart >= firstStart + 12_000)
+            #expect(secondStart >= firstStart + 48_000)
         }
     }
 }
