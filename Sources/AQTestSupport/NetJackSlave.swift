@@ -63,7 +63,7 @@ public final class NetJackSlave {
             }
         } catch {
             // The netmanager must go, or the master cannot be stopped (see stop()).
-            _ = try? ExternalTool.run("jack_unload", ["netmanager", master], timeout: 10)
+            Self.unloadNetmanager(from: master)
             throw Failure.slave("\(error); its log: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
         }
     }
@@ -80,9 +80,15 @@ public final class NetJackSlave {
     public func stop() {
         if !unloaded {
             unloaded = true
-            _ = try? ExternalTool.run("jack_unload", ["netmanager", master], timeout: 10)
+            Self.unloadNetmanager(from: master)
         }
         server.stop()
+    }
+
+    /// `jack_unload netmanager MASTER`, killed after 10 s (it does not return once the slave has
+    /// left).
+    private static func unloadNetmanager(from master: String) {
+        _ = try? ExternalTool.run("jack_unload", ["netmanager", master], timeout: 10)
     }
 
     private let master: String
