@@ -65,7 +65,7 @@ let package = Package(
 
         // Test support reused by later issues: deterministic generator client, ring sink, server helpers.
         // The test signal's generator runs on JACK's process thread: the same real-time checks as AQCore.
-        .target(name: "AQTestSupport", dependencies: ["AQCore", "AQJack", "CSndFile", "CAudioTypes"],
+        .target(name: "AQTestSupport", dependencies: ["AQCore", "AQJack", "AQMedia", "CSndFile", "CAudioTypes"],
                 swiftSettings: [.define("AQ_RT_CHECKS", .when(configuration: .release))]),
         // The serialized suite every JACK test joins; apart from AQTestSupport because it needs
         // Swift Testing, which the statically linked release tools (aqbench) cannot link.
@@ -80,7 +80,7 @@ let package = Package(
         .testTarget(name: "AQCoreTests", dependencies: ["AQCore"]),
         .testTarget(name: "AQCodecsTests", dependencies: ["AQCodecs", "AQMedia", "AQTestSupport", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs", "CSndFile", "CAudioTypes"]),
-        .testTarget(name: "AQJackTests", dependencies: ["AQServerSuite", "AQCore", "AQJack", "AQTestSupport", "CRTProbe", "AQPlugins"]),
+        .testTarget(name: "AQJackTests", dependencies: ["AQServerSuite", "AQCore", "AQJack", "AQTestSupport", "CRTProbe", "AQPlugins", "AQMedia"]),
         .testTarget(name: "AudioQueueTests", dependencies: ["AQServerSuite", "AQJack", "AudioQueue", "AudioToolbox", "AQCodecs", "AQTestSupport", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "aqjackTests", dependencies: ["AQServerSuite", "aqjack", "aqbench", "AQJack", "AQTestSupport", "AudioQueue", "AudioToolbox", "AQCodecs", "AQMedia", "CSndFile", "AQControl"]),
     ]

@@ -30,9 +30,29 @@ late_since() {  # LINE RECORDER-CLIENT: "recorder N, generator N, other N"
 }
 lines() { wc -l < "$log" 2>/dev/null || echo 0; }
 
+# The wrong frames of an aqjack recording by cause (aqbench events): silent frames (aqjack had
+# no cycle for them) where the generator's cycles jumped too (the server's skip) or not (aqjack's
+# own loss), and frames holding the signal of an older cycle (the generator had not written
+# this one) or a newer one.
+# The recorder's stalled callbacks (AQJACK_STALLS) mark the places where its thread began late
+# or ran long; a wrong run near neither a skip nor a stall would be aqjack's alone.
+wrong_by_cause() {  # FILE CHANNELS START_FRAME
+  local line gaps runs start=$3
+  { read -r line; read -r gaps; read -r runs; } < <(.build/release/aqbench events "$1" "$2" "$3" "$work/gen.out" "$work/stalls.txt")
+  set -- $line
+  printf '    aqjack wrong frames by cause: silent %s (in %s runs): %s where the generator skipped the same frames (the server), %s aqjack alone (%s of them more than 4 cycles from any skip); signal of an older cycle %s in %s runs; of a newer cycle %s in %s runs; other %s; wrong runs near neither a skip nor a stalled callback of aqjack: %s (%s frames)\n' \
+    "$3" "$2" "$5" "$7" "$9" "${12}" "${11}" "${15}" "${14}" "${18}" "${20}" "${21}"
+  [ -n "$gaps" ] && printf '    aqjack-only gaps (frame time+frames): %s\n' "$gaps"
+  [ -n "$runs" ] && printf '    every wrong run (frame time+frames:s silent, g other, else the offset of the signal found): %s\n' "$runs"
+  printf '    the generator'"'"'s jumps while aqjack recorded (frame time:frames skipped): %s\n' \
+    "$(awk -v from="$start" -v to="$(( start + seconds * rate ))" '$1 == "jump" && $2 >= from && $2 <= to { printf "%s:%s ", $2, $3 }' "$work/gen.out")"
+  printf '    aqjack'"'"'s stalled callbacks: %s\n' "$(awk '{ n++; if ($2 > 4000) late++; if ($4 > 1000) long++; if ($4 > max) max = $4; faults += $5 }
+    END { printf "%d (began over 4 ms after the one before: %d; used over 1 ms of CPU: %d; most CPU %d us; minor page faults in them %d)", n, late, long, max, faults }' "$work/stalls.txt" 2>/dev/null)"
+}
+
 if [ "$channels" -gt 1024 ]; then
   before=$(lines)
-  /usr/bin/time -f "%P %M" -o "$work/a.time" .build/release/aqjack record --json --name bench-rec -p 'bench-gen:out_*' \
+  AQJACK_STALLS="$work/stalls.txt" /usr/bin/time -f "%P %M" -o "$work/a.time" .build/release/aqjack record --json --name bench-rec -p 'bench-gen:out_*' \
     -d "$seconds" --no-meter "$work/aqjack.wav" > "$work/a.json" 2> "$work/a.err"
   status=$?
   read -r cpu rss < "$work/a.time"
@@ -49,6 +69,8 @@ if [ "$channels" -gt 1024 ]; then
     "$cpu" "$rss" "$(json_field lostFrames "$work/a.json")" "$(json_field overrunFrames "$work/a.json")" "$(json_field xruns "$work/a.json")" \
     "$(json_field slowCycles "$work/a.json")" "$checked" "$wrong"
   printf '    unfinished cycles the server reported (by client): %s; frames the server skipped %s\n' "$(late_since "$before" bench-rec)" "$(json_field serverSkippedFrames "$work/a.json")"
+  first_part=$(grep -o '"files":\[[^]]*\]' "$work/a.json" | grep -o '/[^"]*' | head -1)
+  [ -n "$first_part" ] && wrong_by_cause "$first_part" 1024 "$start"
   exit 0
 fi
 
@@ -68,11 +90,12 @@ measure() {  # name, command...
 run_aqjack() {
   local before
   before=$(lines)
-  a=$(measure aqjack .build/release/aqjack record --json --name bench-rec -p 'bench-gen:out_*' -d "$seconds" --no-meter "$work/aqjack.wav")
+  a=$(AQJACK_STALLS="$work/stalls.txt" measure aqjack .build/release/aqjack record --json --name bench-rec -p 'bench-gen:out_*' -d "$seconds" --no-meter "$work/aqjack.wav")
   a_xruns=$(json_field xruns "$work/aqjack.log")
   a_late=$(late_since "$before" bench-rec)
   a_skipped=$(json_field serverSkippedFrames "$work/aqjack.log")
   a_slow=$(json_field slowCycles "$work/aqjack.log")
+  a_causes=$(wrong_by_cause "$work/aqjack.wav" "$channels" "$(json_field startFrameTime "$work/aqjack.log")")
 }
 run_jack_capture() {
   local before
@@ -99,5 +122,6 @@ printf '    aqjack record: CPU %s %%, peak RSS %s KiB, exec->first complete fram
 printf '    jack_capture:  CPU %s %%, peak RSS %s KiB, exec->first complete frame %s s, channels apart %s frames, lost %s, repeated %s, xruns %s, frames %s\n' "$j_cpu" "$j_rss" "$j_start" "$j_partial" "$j_lost" "$j_repeated" "${j_xruns:-?}" "$j_frames"
 printf '    unfinished cycles the server reported (by client): aqjack run: %s; jack_capture run: %s\n' "$a_late" "$j_late"
 printf '    aqjack: frames the server skipped %s, its own callbacks longer than their cycle (thread CPU time) %s\n' "${a_skipped:-?}" "${a_slow:-?}"
+printf '%s\n' "$a_causes"
 awk -v ac="$a_cpu" -v jc="$j_cpu" -v ar="$a_rss" -v jr="$j_rss" -v as="$a_start" -v js="$j_start" 'BEGIN {
   printf "    ratios aqjack/jack_capture: CPU %.2f, RSS %.2f, start %.2f (one run; the start medians are under \"start\")\n", (jc > 0 ? ac / jc : 0), (jr > 0 ? ar / jr : 0), (js > 0 ? as / js : 0) }'

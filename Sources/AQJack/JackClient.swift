@@ -79,10 +79,19 @@ public final class JackClient: @unchecked Sendable {
         let timing = bridge.pointee.timing
         return ProcessTiming(cycles: timing.pointee.cycles.load(ordering: .relaxed),
                              lateCycles: timing.pointee.lateCycles.load(ordering: .relaxed),
+                             stalledCycles: timing.pointee.stalledCycles.load(ordering: .relaxed),
                              slowCycles: timing.pointee.slowCycles.load(ordering: .relaxed),
                              maximumLatenessMicros: timing.pointee.maximumLatenessMicros.load(ordering: .relaxed),
                              maximumDurationMicros: timing.pointee.maximumDurationMicros.load(ordering: .relaxed),
                              maximumCPUMicros: timing.pointee.maximumCPUMicros.load(ordering: .relaxed))
+    }
+
+    /// The first 1,024 stalled callbacks (``ProcessTiming/stalledCycles``) since the client
+    /// opened, in order. Any thread.
+    public var stalledCycleDetails: [StalledCycle] {
+        let timing = bridge.pointee.timing
+        let count = min(Int(timing.pointee.stalledCycles.load(ordering: .acquiring)), ProcessTimingCounters.stallCapacity)
+        return (0 ..< count).map { timing.pointee.stalls[$0] }
     }
 
     /// Deactivates (if needed) and closes the client; later calls do nothing. Safe after the

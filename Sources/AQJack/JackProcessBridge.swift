@@ -17,6 +17,9 @@ public struct ProcessTiming: Sendable, Equatable, Encodable {
     /// Callbacks that ended after the next cycle's start: JACK's "client was not finished",
     /// whether this client was slow or began late (a client before it in the graph, the system).
     public let lateCycles: UInt64
+    /// Callbacks that stalled (``StalledCycle``): began more than half a period after they were
+    /// due, or ran more than 0.5 ms of wall time.
+    public let stalledCycles: UInt64
     /// Callbacks that alone ran longer than their cycle: the xruns this client itself caused.
     /// Counted on the thread's CPU time, not the wall clock: in a virtual machine the host may
     /// stop a CPU for milliseconds in the middle of a callback (measured here: a 1024-channel
@@ -31,7 +34,42 @@ public struct ProcessTiming: Sendable, Equatable, Encodable {
     public let maximumCPUMicros: UInt64
 }
 
+/// A callback that stalled: it began more than half a period after it was due, or ran more
+/// than ``stallDurationMicros`` of wall time. Due is measured from the previous callback's start
+/// on the monotonic clock, not from JACK's cycle times: those are the estimates of JACK's clock
+/// filter, which lag while it settles (measured: a recorder's callbacks "began" 56 ms after
+/// their cycle's estimated start in its first second, falling by 0.17 ms a cycle).
+public struct StalledCycle: Sendable, Equatable {
+    /// Wall time over which a callback counts as stalled, µs.
+    public static let stallDurationMicros: UInt32 = 500
+    /// The cycle's frame time (`jack_get_cycle_times`' `current_frames`).
+    public let frameTime: UInt32
+    /// µs since the previous callback began.
+    public let sincePreviousMicros: UInt32
+    /// µs of wall time the callback ran.
+    public let durationMicros: UInt32
+    /// µs of the thread's CPU time the callback used.
+    public let cpuMicros: UInt32
+    /// Minor page faults the thread took since the previous callback ended (`getrusage`
+    /// RUSAGE_THREAD): memory that was locked but moved (compaction), or never touched.
+    public let minorFaults: UInt32
+}
+
 struct ProcessTimingCounters: ~Copyable {
+    /// The first ``stallCapacity`` stalled callbacks, in order (entries below `stalledCycles`).
+    static let stallCapacity = 1024
+    let stalls: UnsafeMutablePointer<StalledCycle>
+    /// When the previous callback began (µs, jack_get_time); 0 before the first.
+    let previousEntered = Atomic<UInt64>(0)
+    let stalledCycles = Atomic<UInt64>(0)
+    /// The process thread's minor page faults at the end of the previous callback.
+    let previousMinorFaults = Atomic<Int>(0)
+    init() {
+        stalls = .allocate(capacity: Self.stallCapacity)
+        stalls.initialize(repeating: StalledCycle(frameTime: 0, sincePreviousMicros: 0, durationMicros: 0, cpuMicros: 0, minorFaults: 0),
+                          count: Self.stallCapacity)
+    }
+    deinit { stalls.deallocate() }
     let cycles = Atomic<UInt64>(0)
     let lateCycles = Atomic<UInt64>(0)
     let slowCycles = Atomic<UInt64>(0)
@@ -125,7 +163,7 @@ let jackProcessThunk: @convention(c) (jack_nframes_t, UnsafeMutableRawPointer?) 
         nextCycleStart = 0
     }
     // Read once, here, for the processor and for the timing both.
-    defer { recordTiming(state, entered: entered, enteredCPU: enteredCPU, cycleStart: cycleStart, nextCycleStart: nextCycleStart) }
+    defer { recordTiming(state, frameTime: cycleFrame, periodMicros: periodMicros, entered: entered, enteredCPU: enteredCPU, cycleStart: cycleStart, nextCycleStart: nextCycleStart) }
     for index in 0 ..< state.inputCount {
         let buffer = jack_port_get_buffer(state.inputPorts.unsafelyUnwrapped[index], frameCount)
         state.inputBuffers.unsafelyUnwrapped[index] = UnsafePointer(buffer.unsafelyUnwrapped.assumingMemoryBound(to: Float.self))
@@ -188,7 +226,8 @@ private func writeMIDIOutputs(_ state: ProcessBridgeState, frameCount: jack_nfra
 
 /// Adds one cycle to the client's timing counters. Process thread only (the single writer).
 @inline(__always)
-private func recordTiming(_ state: ProcessBridgeState, entered: jack_time_t, enteredCPU: UInt64, cycleStart: jack_time_t, nextCycleStart: jack_time_t) {
+private func recordTiming(_ state: ProcessBridgeState, frameTime: jack_nframes_t, periodMicros: Float, entered: jack_time_t, enteredCPU: UInt64,
+                          cycleStart: jack_time_t, nextCycleStart: jack_time_t) {
     let left = jack_get_time()
     let cpu = threadCPUMicros() &- enteredCPU
     let timing = state.timing
@@ -199,6 +238,23 @@ private func recordTiming(_ state: ProcessBridgeState, entered: jack_time_t, ent
     }
     if cpu > timing.pointee.maximumCPUMicros.load(ordering: .relaxed) {
         timing.pointee.maximumCPUMicros.store(cpu, ordering: .relaxed)
+    }
+    var usage = rusage()
+    getrusage(__rusage_who_t(1), &usage)  // RUSAGE_THREAD (1 on Linux; glibc declares it only with _GNU_SOURCE)
+    let minorFaults = usage.ru_minflt - timing.pointee.previousMinorFaults.load(ordering: .relaxed)
+    timing.pointee.previousMinorFaults.store(usage.ru_minflt, ordering: .relaxed)
+    let previous = timing.pointee.previousEntered.load(ordering: .relaxed)
+    timing.pointee.previousEntered.store(entered, ordering: .relaxed)
+    let sincePrevious = previous > 0 && entered > previous ? entered - previous : 0
+    if duration > UInt64(StalledCycle.stallDurationMicros) || (periodMicros > 0 && Double(sincePrevious) > 1.5 * Double(periodMicros)) {
+        let index = timing.pointee.stalledCycles.load(ordering: .relaxed)
+        if index < UInt64(ProcessTimingCounters.stallCapacity) {
+            timing.pointee.stalls[Int(index)] = StalledCycle(frameTime: frameTime, sincePreviousMicros: UInt32(truncatingIfNeeded: sincePrevious),
+                                                             durationMicros: UInt32(truncatingIfNeeded: duration),
+                                                             cpuMicros: UInt32(truncatingIfNeeded: cpu),
+                                                             minorFaults: UInt32(truncatingIfNeeded: minorFaults))
+        }
+        timing.pointee.stalledCycles.store(index &+ 1, ordering: .releasing)
     }
     // Cycle times 0: jack_get_cycle_times failed for this cycle.
     guard cycleStart > 0, entered >= cycleStart else { return }

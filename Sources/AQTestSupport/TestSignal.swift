@@ -1,4 +1,5 @@
 import AQCore
+import Synchronization
 
 /// A deterministic signal in which every sample says which channel and which JACK frame it
 /// belongs to, so a recording can be checked bit for bit.
@@ -60,6 +61,12 @@ public enum TestSignal {
 public final class SignalGeneratorProcessor: RealtimeProcessor, @unchecked Sendable {
     /// 0 for the full Float32 pattern, else the integer depth (8 ... 24) the samples survive.
     public let integerBits: Int
+    /// Every cycle whose frame time did not follow on from the previous cycle's end (JACK ran no
+    /// cycle of this client for the frames between): what the bench compares a recorder's gaps
+    /// with, to tell the server's skips from the recorder's own.
+    public let jumps = FrameJumpLog(capacity: 1 << 14)
+    /// The frame time the next cycle should start at, if it follows on (process thread only).
+    @usableFromInline var expectedFrameTime: UInt32?
     /// One period of a periodic wave, played on every channel from JACK frame 0 on (sample
     /// `table[t mod count]` at frame `t`), instead of the test signal; empty when unused.
     @usableFromInline let waveTable: UnsafeMutableBufferPointer<Float>
@@ -94,6 +101,10 @@ public final class SignalGeneratorProcessor: RealtimeProcessor, @unchecked Senda
     @_noLocks
     #endif
     public func process(_ cycle: ProcessCycle) {
+        if let expected = expectedFrameTime, expected != cycle.frameTime {
+            jumps.append(frameTime: cycle.frameTime, expected: expected)
+        }
+        expectedFrameTime = cycle.frameTime &+ UInt32(truncatingIfNeeded: cycle.frameCount)
         if let table = waveTable.baseAddress {
             let count = UInt32(truncatingIfNeeded: waveTable.count)
             for channel in 0 ..< cycle.outputs.count {
@@ -120,5 +131,49 @@ public final class SignalGeneratorProcessor: RealtimeProcessor, @unchecked Senda
                 }
             }
         }
+    }
+}
+
+/// Frame-time jumps a process callback saw, written by the process thread and read by any other.
+/// Fixed capacity, allocated at creation; jumps beyond it are counted, not stored. Noncopyable,
+/// held inside its processor, so the process thread reaches it without reference counting.
+public struct FrameJumpLog: ~Copyable, @unchecked Sendable {
+    /// One jump: the cycle's frame time, and the frame time it would have had had it followed on.
+    public struct Jump: Sendable, Equatable {
+        public var frameTime: UInt32
+        public var expected: UInt32
+        public init(frameTime: UInt32, expected: UInt32) {
+            self.frameTime = frameTime
+            self.expected = expected
+        }
+        /// Frames JACK ran no cycle for (negative: the frame time went back).
+        public var skippedFrames: Int { Int(Int32(bitPattern: frameTime &- expected)) }
+    }
+    let entries: UnsafeMutablePointer<Jump>
+    let capacity: Int
+    /// Jumps seen so far (may exceed ``capacity``). Published after each entry is written.
+    let count = Atomic<Int>(0)
+
+    public init(capacity: Int) {
+        self.capacity = capacity
+        entries = .allocate(capacity: capacity)
+        entries.initialize(repeating: Jump(frameTime: 0, expected: 0), count: capacity)
+    }
+
+    deinit { entries.deallocate() }
+
+    /// Adds a jump. Real-time safe; the process thread is the only writer.
+    @inline(__always)
+    func append(frameTime: UInt32, expected: UInt32) {
+        let index = count.load(ordering: .relaxed)
+        if index < capacity { entries[index] = Jump(frameTime: frameTime, expected: expected) }
+        count.store(index + 1, ordering: .releasing)
+    }
+
+    /// The jumps from `start` on (the stored ones), and the total seen. Any thread.
+    public func jumps(from start: Int) -> (jumps: [Jump], total: Int) {
+        let total = count.load(ordering: .acquiring)
+        let end = min(total, capacity)
+        return (start < end ? (start ..< end).map { entries[$0] } : [], total)
     }
 }

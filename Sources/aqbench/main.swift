@@ -18,7 +18,19 @@ case "generate":
     let generator = try GeneratorClient(name: "bench-gen", channelCount: Int(arguments[2])!)
     print("ready \(generator.client.estimatedFrameTime)")
     fflush(nil)
-    Thread.sleep(forTimeInterval: Double(arguments[3])!)
+    // Each frame-time jump of the generator's cycles, as it comes ("jump FRAME_TIME SKIPPED",
+    // 32-bit JACK frames): the bench matches a recorder's gaps against these (the server skipped
+    // those frames for every client) to find the gaps that were the recorder's alone.
+    let deadline = Date().addingTimeInterval(Double(arguments[3])!)
+    var printed = 0
+    while Date() < deadline {
+        Thread.sleep(forTimeInterval: 0.1)
+        let (jumps, total) = generator.processor.jumps.jumps(from: printed)
+        for jump in jumps { print("jump \(jump.frameTime) \(jump.skippedFrames)") }
+        if total > printed + jumps.count { print("jumps-unlogged \(total - printed - jumps.count)") }
+        printed = total
+        if !jumps.isEmpty { fflush(nil) }
+    }
     // How the generator's own callbacks kept time: the bench tells its late cycles from the
     // recorder's with these.
     FileHandle.standardError.write(Data("bench-gen timing: \(generator.client.processTiming)\n".utf8))
@@ -108,6 +120,51 @@ case "analyze":
     let startDelay = analysis.firstCompleteFrame.map { Double(($0 &- execFrame) & (TestSignal.framePeriod - 1)) / rate }
     print(String(format: "frames %d leadingPartialFrames %d lostFrames %d execToFirstCompleteFrame %.3f repeatedFrames %d",
                  analysis.frames, analysis.leadingPartialFrames, analysis.lostFrames, startDelay ?? -1, analysis.repeatedFrames))
+    exit(0)
+case "events":
+    // aqbench events FILE CHANNELS START_FRAME GENERATOR_OUTPUT [STALLS]: the runs of wrong frames in a
+    // recording of the test signal whose first frame is JACK frame START_FRAME, by cause
+    // (RecordingEvents), its silent frames matched against the "jump" lines `aqbench generate`
+    // printed. One line: "silence RUNS FRAMES server FRAMES recorder-only FRAMES isolated FRAMES
+    // older RUNS FRAMES newer RUNS FRAMES garbled RUNS FRAMES unexplained RUNS FRAMES" (isolated:
+    // recorder-only frames more than 512 frames from any jump of the generator's; unexplained:
+    // wrong runs more than 512 frames from any such jump and from any stalled callback of the
+    // recorder listed in STALLS, aqjack's AQJACK_STALLS file), then the recorder-only gaps
+    // ("FRAME_TIME+LENGTH"), at most 40, then every run (at most 200).
+    let events = try RecordingEvents(path: arguments[2], channels: Int(arguments[3])!, start: UInt32(truncatingIfNeeded: UInt64(arguments[4])!))
+    let generatorJumps = try String(contentsOfFile: arguments[5], encoding: .utf8).split(separator: "\n").compactMap { line -> FrameJumpLog.Jump? in
+        let fields = line.split(separator: " ")
+        guard fields.count == 3, fields[0] == "jump", let time = UInt32(fields[1]), let skipped = Int32(fields[2]) else { return nil }
+        return FrameJumpLog.Jump(frameTime: time, expected: time &- UInt32(bitPattern: skipped))
+    }
+    let (server, recorderOnly) = events.silence(against: generatorJumps)
+    func tally(_ include: (RecordingEvents.Kind) -> Bool) -> String {
+        let runs = events.runs.filter { include($0.kind) }
+        return "\(runs.count) \(runs.reduce(0) { $0 + $1.length })"
+    }
+    let isolated = recorderOnly.filter { !RecordingEvents.isNear($0, jumps: generatorJumps) }
+    // The recorder's stalled callbacks (AQJACK_STALLS lines: FRAME_TIME ...), as marks of no length.
+    let stalls = try arguments.count > 6 ? String(contentsOfFile: arguments[6], encoding: .utf8).split(separator: "\n").compactMap { line in
+        line.split(separator: " ").first.flatMap { UInt32($0) }.map { FrameJumpLog.Jump(frameTime: $0, expected: $0) }
+    } : []
+    let unexplained = events.runs.filter { !RecordingEvents.isNear($0, jumps: generatorJumps + stalls) }
+    print("silence \(tally { $0 == .silence }) server \(server) recorder-only \(recorderOnly.reduce(0) { $0 + $1.length })"
+          + " isolated \(isolated.reduce(0) { $0 + $1.length })"
+          + " older \(tally { if case .offset(let k) = $0 { k < 0 } else { false } })"
+          + " newer \(tally { if case .offset(let k) = $0 { k > 0 } else { false } })"
+          + " garbled \(tally { $0 == .garbled })"
+          + " unexplained \(unexplained.count) \(unexplained.reduce(0) { $0 + $1.length })")
+    print(recorderOnly.prefix(40).map { "\($0.frameTime)+\($0.length)" }.joined(separator: " "))
+    // Every run, for a closer look: FRAME_TIME+LENGTH:KIND (s silence, g garbled, else the offset).
+    print(events.runs.prefix(200).map { run in
+        let kind: String
+        switch run.kind {
+        case .silence: kind = "s"
+        case .garbled: kind = "g"
+        case .offset(let offset): kind = String(offset)
+        }
+        return "\(run.frameTime)+\(run.length):\(kind)"
+    }.joined(separator: " "))
     exit(0)
 case "multisine":
     // aqbench multisine SECONDS RATE CHANNELS: the music-like test signal as raw f32 on stdout.

@@ -1,3 +1,4 @@
+import AQJack
 import AQMedia
 import Foundation
 
@@ -13,6 +14,20 @@ enum Diagnostics {
 
     static func note(_ message: String) {
         FileHandle.standardError.write(Data("aqjack: \(FilePath.display(message))\n".utf8))
+    }
+}
+
+extension Diagnostics {
+    /// With `AQJACK_STALLS=FILE` in the environment, writes the client's stalled callbacks to
+    /// FILE, one a line: "FRAME_TIME SINCE_PREVIOUS_US DURATION_US CPU_US MINOR_FAULTS"
+    /// (``JackClient/stalledCycleDetails``). For the bench, which sets each gap in a recording
+    /// beside the callbacks around it.
+    static func writeStalls(of client: JackClient) {
+        guard let path = ProcessInfo.processInfo.environment["AQJACK_STALLS"] else { return }
+        let lines = client.stalledCycleDetails.map { "\($0.frameTime) \($0.sincePreviousMicros) \($0.durationMicros) \($0.cpuMicros) \($0.minorFaults)\n" }
+        if !FileManager.default.createFile(atPath: path, contents: Data(lines.joined().utf8)) {
+            warning("could not write the stalled callbacks to \(path) (AQJACK_STALLS)")
+        }
     }
 }
 

@@ -222,6 +222,7 @@ struct RecordCommand {
         queue.stop(immediate: true)
         let xruns = client.notifications.xrunCount.load(ordering: .relaxed)
         let timing = client.processTiming
+        Diagnostics.writeStalls(of: client)
         let overruns = queue.overrunFrameCount
         let serverSkipped = queue.serverSkippedFrameCount
         let underruns = queue.underrunFrameCount

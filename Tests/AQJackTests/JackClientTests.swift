@@ -3,6 +3,7 @@ import AQJack
 import AQServerSuite
 import AQTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 extension JackServerSuite {
@@ -77,6 +78,24 @@ extension JackServerSuite {
             } throws: { ($0 as? JackError) == .noSuchPort("nobody:out") }
         }
 
+        @Test("a callback that sleeps past its cycle is logged as stalled: its frame time, its wall time, and little CPU time")
+        func stalledCallbackLogged() throws {
+            let client = try JackClient(name: TestServer.uniqueClientName("stall"))
+            let processor = StallingProcessor(stallAt: 100, sleepMicroseconds: 6_000)
+            try client.activate(processor: processor)
+            let deadline = Date().addingTimeInterval(5)
+            while processor.callbacks.load(ordering: .relaxed) < 200 && Date() < deadline { usleep(10_000) }
+            client.close()
+            let stalledAt = processor.stalledFrameTime.load(ordering: .relaxed)
+            #expect(processor.callbacks.load(ordering: .relaxed) >= 200)
+            let stall = try #require(client.stalledCycleDetails.first { $0.frameTime == stalledAt },
+                                     "no stall logged at frame \(stalledAt): \(client.stalledCycleDetails)")
+            #expect(stall.durationMicros >= 6_000)
+            // Asleep, the thread used almost no CPU: a stall that is the system's, not the work's.
+            #expect(stall.cpuMicros < stall.durationMicros / 2, "\(stall)")
+            #expect(client.processTiming.stalledCycles >= 1)
+        }
+
         @Test("port registration of another client is reported on the notification thread")
         func portRegistrationNotification() throws {
             let watcher = try JackClient(name: TestServer.uniqueClientName("watch"))
@@ -104,4 +123,26 @@ final class LockedList: @unchecked Sendable {
     private var items: [String] = []
     func append(_ item: String) { lock.lock(); items.append(item); lock.unlock() }
     var values: [String] { lock.lock(); defer { lock.unlock() }; return items }
+}
+
+/// Counts its callbacks and sleeps once, in callback `stallAt`, for `sleepMicroseconds` (a
+/// stand-in for a thread the system stops; deliberately not real-time safe).
+final class StallingProcessor: RealtimeProcessor, @unchecked Sendable {
+    let stallAt: Int
+    let sleepMicroseconds: UInt32
+    let callbacks = Atomic<Int>(0)
+    let stalledFrameTime = Atomic<UInt32>(0)
+
+    init(stallAt: Int, sleepMicroseconds: UInt32) {
+        self.stallAt = stallAt
+        self.sleepMicroseconds = sleepMicroseconds
+    }
+
+    static let realtimeEntry: RealtimeEntry = { processor, cycle in
+        let stalling = Unmanaged<StallingProcessor>.fromOpaque(processor).takeUnretainedValue()
+        if stalling.callbacks.add(1, ordering: .relaxed).newValue == stalling.stallAt {
+            stalling.stalledFrameTime.store(cycle.load(as: ProcessCycle.self).frameTime, ordering: .relaxed)
+            usleep(stalling.sleepMicroseconds)
+        }
+    }
 }

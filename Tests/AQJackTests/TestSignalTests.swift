@@ -30,4 +30,27 @@ struct TestSignalTests {
         }
         #expect(seen.count == 64 * 200)
     }
+
+    @Test("the generator logs each cycle whose frame time does not follow on, forward or back, and only those")
+    func jumpLog() {
+        let generator = SignalGeneratorProcessor()
+        let period = 128
+        let output = UnsafeMutablePointer<Float>.allocate(capacity: period)
+        defer { output.deallocate() }
+        let outputs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 1)
+        defer { outputs.deallocate() }
+        outputs[0] = output
+        // 0, 128, (skip 256) 512, 640, (back 128) 640, 768: two jumps.
+        for frameTime: UInt32 in [0, 128, 512, 640, 640, 768] {
+            generator.process(ProcessCycle(frameCount: period, frameTime: frameTime, cycleStartMicros: 0, nextCycleStartMicros: 0,
+                                           inputs: UnsafeBufferPointer(start: nil, count: 0),
+                                           outputs: UnsafeBufferPointer(start: outputs, count: 1)))
+        }
+        let (jumps, total) = generator.jumps.jumps(from: 0)
+        #expect(total == 2)
+        #expect(jumps.map(\.frameTime) == [512, 640] && jumps.map(\.skippedFrames) == [256, -128])
+        #expect(generator.jumps.jumps(from: 1).jumps.map(\.frameTime) == [640])
+        #expect(output[0] == TestSignal.sample(channel: 0, frame: 768))
+    }
 }
+
