@@ -46,8 +46,11 @@ wrong_by_cause() {  # FILE CHANNELS START_FRAME
   [ -n "$runs" ] && printf '    every wrong run (frame time+frames:s silent, g other, else the offset of the signal found): %s\n' "$runs"
   printf '    the generator'"'"'s jumps while aqjack recorded (frame time:frames skipped): %s\n' \
     "$(awk -v from="$start" -v to="$(( start + seconds * rate ))" '$1 == "jump" && $2 >= from && $2 <= to { printf "%s:%s ", $2, $3 }' "$work/gen.out")"
-  printf '    aqjack'"'"'s stalled callbacks: %s\n' "$(awk '{ n++; if ($2 > 4000) late++; if ($4 > 1000) long++; if ($4 > max) max = $4; faults += $5 }
-    END { printf "%d (began over 4 ms after the one before: %d; used over 1 ms of CPU: %d; most CPU %d us; minor page faults in them %d)", n, late, long, max, faults }' "$work/stalls.txt" 2>/dev/null)"
+  # Stall lines: FRAME_TIME SINCE_PREVIOUS_US DURATION_US CPU_US MINOR_FAULTS.
+  local period_us
+  period_us=$(awk -v p="$(jack_bufsize 2>/dev/null || echo 128)" -v r="$rate" 'BEGIN { printf "%d", p * 1e6 / r }')
+  printf '    aqjack'"'"'s stalled callbacks: %s\n' "$(awk -v period="$period_us" '{ n++; if ($2 > 1.5 * period) late++; if ($4 > period / 2) long++; if ($4 > max) max = $4; faults += $5 }
+    END { printf "%d (began over 1.5 periods after the one before: %d; used over half a period of CPU: %d; most CPU %d us; minor page faults in them %d)", n, late, long, max, faults }' "$work/stalls.txt" 2>/dev/null)"
 }
 
 if [ "$channels" -gt 1024 ]; then

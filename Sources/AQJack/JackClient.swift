@@ -41,7 +41,9 @@ public final class JackClient: @unchecked Sendable {
     ///   returns within milliseconds), ``JackError/openFailed(server:client:status:)`` otherwise.
     ///
     /// The corresponding JACK function is `jack_client_open`.
-    public init(name: String, server: String? = nil, exactName: Bool = false) throws(JackError) {
+    /// - Parameter stallLogCapacity: how many stalled callbacks ``stalledCycleDetails`` keeps
+    ///   (20 bytes each, allocated and touched here); all of them are counted.
+    public init(name: String, server: String? = nil, exactName: Bool = false, stallLogCapacity: Int = 64) throws(JackError) {
         JackServer.quietLibraryMessages()
         let serverName = JackServer.resolvedName(server)
         var options = JackNoStartServer.rawValue
@@ -60,7 +62,7 @@ public final class JackClient: @unchecked Sendable {
         self.serverName = serverName
         self.name = String(cString: jack_get_client_name(client))
         bridge = .allocate(capacity: 1)
-        bridge.initialize(to: ProcessBridgeState(client: client))
+        bridge.initialize(to: ProcessBridgeState(client: client, stallCapacity: stallLogCapacity))
         jack_set_process_callback(client, jackProcessThunk, UnsafeMutableRawPointer(bridge))
         notifications.install(on: client)
     }
@@ -86,11 +88,11 @@ public final class JackClient: @unchecked Sendable {
                              maximumCPUMicros: timing.pointee.maximumCPUMicros.load(ordering: .relaxed))
     }
 
-    /// The first 1,024 stalled callbacks (``ProcessTiming/stalledCycles``) since the client
-    /// opened, in order. Any thread.
+    /// The first stalled callbacks (``ProcessTiming/stalledCycles``) since the client opened,
+    /// as many as the log holds (`stallLogCapacity`), in order. Any thread.
     public var stalledCycleDetails: [StalledCycle] {
         let timing = bridge.pointee.timing
-        let count = min(Int(timing.pointee.stalledCycles.load(ordering: .acquiring)), ProcessTimingCounters.stallCapacity)
+        let count = min(Int(timing.pointee.stalledCycles.load(ordering: .acquiring)), timing.pointee.stallCapacity)
         return (0 ..< count).map { timing.pointee.stalls[$0] }
     }
 

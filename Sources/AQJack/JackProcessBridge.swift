@@ -35,12 +35,12 @@ public struct ProcessTiming: Sendable, Equatable, Encodable {
 }
 
 /// A callback that stalled: it began more than half a period after it was due, or ran more
-/// than ``stallDurationMicros`` of wall time. Due is measured from the previous callback's start
+/// than a quarter of a period (at least ``stallDurationMicros``) of wall time. Due is measured from the previous callback's start
 /// on the monotonic clock, not from JACK's cycle times: those are the estimates of JACK's clock
 /// filter, which lag while it settles (measured: a recorder's callbacks "began" 56 ms after
 /// their cycle's estimated start in its first second, falling by 0.17 ms a cycle).
 public struct StalledCycle: Sendable, Equatable {
-    /// Wall time over which a callback counts as stalled, µs.
+    /// The least wall time over which a callback counts as stalled, µs.
     public static let stallDurationMicros: UInt32 = 500
     /// The cycle's frame time (`jack_get_cycle_times`' `current_frames`).
     public let frameTime: UInt32
@@ -56,26 +56,30 @@ public struct StalledCycle: Sendable, Equatable {
 }
 
 struct ProcessTimingCounters: ~Copyable {
-    /// The first ``stallCapacity`` stalled callbacks, in order (entries below `stalledCycles`).
-    static let stallCapacity = 1024
-    let stalls: UnsafeMutablePointer<StalledCycle>
-    /// When the previous callback began (µs, jack_get_time); 0 before the first.
-    let previousEntered = Atomic<UInt64>(0)
-    let stalledCycles = Atomic<UInt64>(0)
-    /// The process thread's minor page faults at the end of the previous callback.
-    let previousMinorFaults = Atomic<Int>(0)
-    init() {
-        stalls = .allocate(capacity: Self.stallCapacity)
-        stalls.initialize(repeating: StalledCycle(frameTime: 0, sincePreviousMicros: 0, durationMicros: 0, cpuMicros: 0, minorFaults: 0),
-                          count: Self.stallCapacity)
-    }
-    deinit { stalls.deallocate() }
     let cycles = Atomic<UInt64>(0)
     let lateCycles = Atomic<UInt64>(0)
     let slowCycles = Atomic<UInt64>(0)
     let maximumLatenessMicros = Atomic<UInt64>(0)
     let maximumDurationMicros = Atomic<UInt64>(0)
     let maximumCPUMicros = Atomic<UInt64>(0)
+    let stalledCycles = Atomic<UInt64>(0)
+    /// The first `stallCapacity` stalled callbacks, in order (entries below `stalledCycles`),
+    /// allocated and written through once here, before the process thread runs.
+    let stallCapacity: Int
+    let stalls: UnsafeMutablePointer<StalledCycle>
+    /// When the previous callback began (µs, jack_get_time); 0 before the first.
+    let previousEntered = Atomic<UInt64>(0)
+    /// The process thread's minor page faults at the end of the previous callback.
+    let previousMinorFaults = Atomic<Int>(0)
+
+    init(stallCapacity: Int) {
+        self.stallCapacity = max(1, stallCapacity)
+        stalls = .allocate(capacity: self.stallCapacity)
+        stalls.initialize(repeating: StalledCycle(frameTime: 0, sincePreviousMicros: 0, durationMicros: 0, cpuMicros: 0, minorFaults: 0),
+                          count: self.stallCapacity)
+    }
+
+    deinit { stalls.deallocate() }
 }
 
 /// What the process thunk reads each cycle: the client, the bound ports, scratch arrays for their
@@ -112,10 +116,10 @@ struct ProcessBridgeState {
     /// Timing of every cycle, for as long as the client lives.
     let timing: UnsafeMutablePointer<ProcessTimingCounters>
 
-    init(client: OpaquePointer) {
+    init(client: OpaquePointer, stallCapacity: Int) {
         self.client = client
         timing = .allocate(capacity: 1)
-        timing.initialize(to: ProcessTimingCounters())
+        timing.initialize(to: ProcessTimingCounters(stallCapacity: stallCapacity))
     }
 
     /// Frees the port tables. Only while inactive.
@@ -224,7 +228,9 @@ private func writeMIDIOutputs(_ state: ProcessBridgeState, frameCount: jack_nfra
     }
 }
 
-/// Adds one cycle to the client's timing counters. Process thread only (the single writer).
+/// Adds one cycle to the client's timing counters, and the cycle to the stall log when it
+/// stalled. Process thread only (the single writer). Two system calls a cycle, neither of which
+/// blocks or allocates: the thread's CPU clock and `getrusage` (0.5 and 0.25 µs here).
 @inline(__always)
 private func recordTiming(_ state: ProcessBridgeState, frameTime: jack_nframes_t, periodMicros: Float, entered: jack_time_t, enteredCPU: UInt64,
                           cycleStart: jack_time_t, nextCycleStart: jack_time_t) {
@@ -246,9 +252,10 @@ private func recordTiming(_ state: ProcessBridgeState, frameTime: jack_nframes_t
     let previous = timing.pointee.previousEntered.load(ordering: .relaxed)
     timing.pointee.previousEntered.store(entered, ordering: .relaxed)
     let sincePrevious = previous > 0 && entered > previous ? entered - previous : 0
-    if duration > UInt64(StalledCycle.stallDurationMicros) || (periodMicros > 0 && Double(sincePrevious) > 1.5 * Double(periodMicros)) {
+    let longest = max(Double(StalledCycle.stallDurationMicros), Double(periodMicros) / 4)
+    if Double(duration) > longest || (periodMicros > 0 && Double(sincePrevious) > 1.5 * Double(periodMicros)) {
         let index = timing.pointee.stalledCycles.load(ordering: .relaxed)
-        if index < UInt64(ProcessTimingCounters.stallCapacity) {
+        if index < UInt64(timing.pointee.stallCapacity) {
             timing.pointee.stalls[Int(index)] = StalledCycle(frameTime: frameTime, sincePreviousMicros: UInt32(truncatingIfNeeded: sincePrevious),
                                                              durationMicros: UInt32(truncatingIfNeeded: duration),
                                                              cpuMicros: UInt32(truncatingIfNeeded: cpu),

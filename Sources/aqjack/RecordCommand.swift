@@ -40,7 +40,7 @@ struct RecordCommand {
             Diagnostics.error(error.message)
             return ExitStatus.failure
         }
-        let client = try JackClient(name: globals.clientName, server: globals.server)
+        let client = try JackClient(name: globals.clientName, server: globals.server, stallLogCapacity: Diagnostics.stallLogCapacity)
 
         // Which ports feed which channel.
         let outputs = client.portNames(direction: .output, audioOnly: true)
