@@ -34,10 +34,12 @@ play_run() {  # command...
   local sink=$!
   wait_ready "$work/sink.out" || { kill "$sink"; echo "- -"; return; }
   local exec_frame; exec_frame=$(.build/release/aqbench frame)
-  "$@" > "$work/play.log" 2>&1 &
+  # aqjack notes each phase of its start against this (StartTrace); other players ignore it.
+  AQJACK_START_TRACE=$(date +%s%N) "$@" > "$work/play.log" 2>&1 &
   local player=$!
   wait "$sink"
   wait "$player"
+  grep '^aqjack: start:' "$work/play.log" >> "$work/phases" 2>/dev/null
   set -- $(grep -E '^(complete|incomplete)' "$work/sink.out") "" ""
   [ "$1" = complete ] && awk -v f="$2" -v e="$exec_frame" -v p="$period" -v r="$rate" -v a="$4" 'BEGIN { d = f - e; if (d < 0) d += p; printf "%.3f %d\n", d / r, a }' || echo "- -"
 }
@@ -72,3 +74,15 @@ printf '  %s, %s channels, exec -> first complete frame, %s runs each (s):\n' "$
 printf '    aqjack %-9s %s  median %s, channels apart at most %s frames\n' "$mode:" "${ours[*]}" "$a" "$ours_apart"
 printf '    %-16s %s  median %s, channels apart at most %s frames\n' "$reference:" "${theirs[*]}" "$b" "$theirs_apart"
 awk -v a="$a" -v b="$b" -v r="$reference" 'BEGIN { printf "    ratio of medians aqjack/%s: %.2f\n", r, (b > 0 ? a / b : 0) }'
+# Where aqjack play's start went (AQJACK_START_TRACE): the median time since exec at which each
+# phase ended, ms: main (runtime up), files (opened, read-ahead begun), client (JACK client
+# open), queue (ports registered, ring made, activated), connected, filled (first buffers),
+# started (start frame armed). The first complete frame comes after that.
+if [ -s "$work/phases" ]; then
+  printf '    aqjack play phases, median ms since exec:'
+  awk '{ for (i = 3; i < NF; i += 2) { v[$i] = v[$i] " " $(i + 1); if (!($i in seen)) { seen[$i] = 1; order[++n] = $i } } }
+    END { for (k = 1; k <= n; k++) { cmd = "echo" v[order[k]] " | tr \" \" \"\\n\" | sort -n"; m = 0; c = 0
+            while ((cmd | getline x) > 0) { c++; a[c] = x } close(cmd)
+            printf " %s %.1f", order[k], (c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2) }
+          printf "\n" }' "$work/phases"
+fi

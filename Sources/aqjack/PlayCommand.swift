@@ -121,6 +121,7 @@ struct PlayCommand {
     }
 
     private func play(globals: GlobalOptions) throws(JackError) -> Int32 {
+        StartTrace.mark("main")
         if transport { return try TransportPlay.run(path: paths[0], command: self, globals: globals) }
         let signals = SignalWatcher()
         // Every file first: a bad one is reported before anything plays.
@@ -148,7 +149,9 @@ struct PlayCommand {
         // the ports (about 0.1 s at 256 channels); mixed rates wait for the server's rate.
         var source = rates.count == 1 ? makeSource(readers, channelCount: channels, sampleRate: readers[0].sampleRate) : nil
         if rates.count == 1 && source == nil { return ExitStatus.failure }
+        StartTrace.mark("files")
         let client = try JackClient(name: globals.clientName, server: globals.server)
+        StartTrace.mark("client")
         let rate = rates.count == 1 ? readers[0].sampleRate : Double(client.sampleRate)
         if source == nil { source = makeSource(readers, channelCount: channels, sampleRate: rate) }
         guard let source else {
@@ -182,6 +185,7 @@ struct PlayCommand {
                     queue.stop(immediate: false)
                 }
             }
+            StartTrace.mark("queue")
             if !stages.isEmpty { try queue.setProcessingStages(stages) }
             queue.channelDestinations = Array(targets.prefix(channels))
             queue.volumeLevel = volume
@@ -202,11 +206,15 @@ struct PlayCommand {
                 }
             }
             let connected = Result { () throws(AudioQueueError) in try queue.connectDevice() }
+            StartTrace.mark("connected")
             try filling.take().get()
+            StartTrace.mark("filled")
             try connected.get()
             if source.finish() { queue.stop(immediate: false) }
             queue.prime()
             try queue.start(atFrame: startFrame)
+            StartTrace.mark("started")
+            StartTrace.report()
         } catch {
             Diagnostics.error(error.message)
             return ExitStatus.failure
