@@ -139,6 +139,9 @@ public final class PlaybackProcessor: RealtimeProcessor, @unchecked Sendable {
         if rampDone >= rampTotal {
             // No ramp running: the gain is the same for every frame (the same arithmetic as
             // below, sample × gain × balance); each channel is one contiguous run of the ring.
+            // The gain in a local: read from `self` in the loop, it had to be reloaded after every
+            // store (the output could alias it), which kept the loop from vectorizing.
+            let gain = gain
             for channel in 0 ..< channels {
                 let balance = channel == 0 ? leftBalance : channel == 1 ? rightBalance : 1
                 let output = outputs[channel] + skip
