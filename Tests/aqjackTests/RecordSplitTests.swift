@@ -12,7 +12,7 @@ extension JackServerSuite {
         /// share: the summary names `take-001.wav ... take-010.wav` and 480,000 frames; each
         /// part holds 48,000 frames and starts on the frame after the last one's (TimeReference
         /// = start + 48,000 × k).
-        static func tenSecondParts(_ summary: RecordSummary, folder: String,
+        static func tenSecondParts(_ summary: RecordSummary, folder: String, channels: Int = 2,
                                    sourceLocation: SourceLocation = #_sourceLocation) throws -> [(String, (frames: Int, wrong: Int, silent: Int))] {
             let expected = (1 ... 10).map { folder + String(format: "/take-%03d.wav", $0) }
             #expect(summary.files == expected && summary.frames == 480_000, sourceLocation: sourceLocation)
@@ -21,7 +21,7 @@ extension JackServerSuite {
                 let part = try SoundFileContents(path: path)
                 #expect(part.frames == 48000, "\(path)", sourceLocation: sourceLocation)
                 #expect(part.timeReference.map(UInt64.init) == start + UInt64(index * 48000), "\(path)", sourceLocation: sourceLocation)
-                return (path, verifyFloatRecording(part, channels: 2))
+                return (path, verifyFloatRecording(part, channels: channels))
             }
         }
 
@@ -52,59 +52,72 @@ extension JackServerSuite {
 
         @Test("--split 1 over 10 s with the server switched to freewheel 1 s in: 10 files of 48000 frames, TimeReferences 48000 apart, files 3-10 (recorded in freewheel, faster than real time) bit-exact, no frame lost or repeated; the recorder stays in the graph until freewheel ends")
         func splitInFreewheel() throws {
+            try Self.recordSplitInFreewheel(channels: 2)
+        }
+
+        @Test("1024 channels to disk, --split 1 over 10 s, the server switched to freewheel 1 s in: files 3-10 (recorded in freewheel) bit-exact on every channel, no frame lost or repeated (issue 11's data check in freewheel)")
+        func wideSplitInFreewheel() throws {
+            try Self.recordSplitInFreewheel(channels: 1024)
+        }
+
+        /// `channels` channels of the test signal from `aqbench generate`, recorded by `aqjack
+        /// record --split 1 -d 10` to the disk (/tmp), with the server switched to freewheel once
+        /// the first second is in; checks the ten parts.
+        static func recordSplitInFreewheel(channels: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
             // A server of the test's own, and the generator and the switch in processes of their
             // own: switching the suite's server to freewheel under an in-process generator made
             // jackd loop on "Process error" (40 GB of log), and a client that leaves during
             // freewheel wedges JACK2 (README, "Known behaviour of JACK"). This arrangement
             // (aqbench generate, aqjack record, jack_freewheel) passed 6 rounds of 6 by hand.
-            let server = try PrivateJackServer(period: 128, portMaximum: 64, realtime: true)
+            let server = try PrivateJackServer(period: 128, portMaximum: channels > 64 ? 4096 : 64, realtime: true)
             defer { server.stop() }
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-splitfw-\(getpid())").path
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: folder) }
             let generator = Process()
             generator.executableURL = AQJackCommand.executable.deletingLastPathComponent().appendingPathComponent("aqbench")
-            generator.arguments = ["generate", "2", "120"]
+            generator.arguments = ["generate", "\(channels)", "120"]
             generator.environment = ProcessInfo.processInfo.environment.merging(["JACK_DEFAULT_SERVER": server.name]) { $1 }
             let ready = Pipe()
             generator.standardOutput = ready
             try generator.run()
             defer { kill(generator.processIdentifier, SIGKILL); _ = generator.exitStatus(within: 10) }
-            #expect(String(decoding: ready.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready"))
+            #expect(String(decoding: ready.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready"), sourceLocation: sourceLocation)
             let recorder = try AQJackCommand.start(["--server", server.name, "record", "--json", "--no-meter", "-p", "bench-gen:out_*",
-                                                    "-c", "2", "-d", "10", "--split", "1", "--name", "splitfw-rec", folder + "/take.wav"],
+                                                    "-c", "\(channels)", "-d", "10", "--split", "1", "--name", "splitfw-rec", folder + "/take.wav"],
                                                    standardOutput: URL(fileURLWithPath: folder + "/out"), standardError: URL(fileURLWithPath: folder + "/err"))
             defer { if recorder.isRunning { kill(recorder.processIdentifier, SIGKILL); _ = recorder.exitStatus(within: 10) } }
             // Connected, then 1 s in real time; then freewheel until the recorder says it waits.
             let watcher = try JackClient(name: "splitfw-watch", server: server.name)
             defer { watcher.close() }
             var waited = 0
-            while watcher.portInfo(named: "bench-gen:out_2")?.connections.contains("splitfw-rec:in_2") != true && waited < 400 {
+            while watcher.portInfo(named: "bench-gen:out_\(channels)")?.connections.contains("splitfw-rec:in_\(channels)") != true && waited < 400 {
                 usleep(25_000)
                 waited += 1
             }
-            try #require(waited < 400, "the recorder did not connect within 10 s")
+            try #require(waited < 400, "the recorder did not connect within 10 s", sourceLocation: sourceLocation)
             usleep(1_000_000)
             let freewheel = { (on: Bool) in
                 try ExternalTool.run("env", ["JACK_DEFAULT_SERVER=\(server.name)", "jack_freewheel", on ? "y" : "n"], timeout: 20).status
             }
-            #expect(try freewheel(true) == 0)
+            #expect(try freewheel(true) == 0, sourceLocation: sourceLocation)
             var noted = false
             for _ in 0 ..< 1200 where !noted && recorder.isRunning {
                 noted = ((try? String(contentsOfFile: folder + "/err", encoding: .utf8)) ?? "").contains("the server is freewheeling")
                 if !noted { usleep(50_000) }
             }
-            #expect(try freewheel(false) == 0)
-            #expect(noted, "the recorder did not say it waits for freewheel to end")
-            #expect(recorder.exitStatus(within: 60).succeeded, "\((try? String(contentsOfFile: folder + "/err", encoding: .utf8)) ?? "")")
+            #expect(try freewheel(false) == 0, sourceLocation: sourceLocation)
+            #expect(noted, "the recorder did not say it waits for freewheel to end", sourceLocation: sourceLocation)
+            #expect(recorder.exitStatus(within: 60).succeeded, "\((try? String(contentsOfFile: folder + "/err", encoding: .utf8)) ?? "")",
+                    sourceLocation: sourceLocation)
             let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/out")))
             var exactFiles = 0
-            for (index, (path, check)) in try Self.tenSecondParts(summary, folder: folder).enumerated() {
+            for (index, (path, check)) in try tenSecondParts(summary, folder: folder, channels: channels, sourceLocation: sourceLocation).enumerated() {
                 print("freewheel split: \(URL(fileURLWithPath: path).lastPathComponent): \(check.wrong) wrong samples, \(check.silent) silent frames")
                 if check.wrong == 0 && check.silent == 0 { exactFiles += 1 }
                 // The first two hold the real-time second and the switch, where this host's xruns
                 // fall (wrong 0-640 frames in the hand runs); from the third on, all freewheel.
-                if index >= 2 { #expect(check.wrong == 0 && check.silent == 0, "\(path): \(check)") }
+                if index >= 2 { #expect(check.wrong == 0 && check.silent == 0, "\(path): \(check)", sourceLocation: sourceLocation) }
             }
             print("freewheel split: \(exactFiles) of 10 files bit-exact; the recording: \(summary.xruns) xruns, \(summary.lostFrames) frames lost")
         }
