@@ -1,4 +1,3 @@
-import AQMedia
 
 /// The runs of wrong frames in a float recording of ``TestSignal`` whose file frame `i` should
 /// hold JACK frame `start + i`, each with what the file says of its cause, and which of them
@@ -36,30 +35,22 @@ public struct RecordingEvents {
     public private(set) var runs: [Run] = []
     public private(set) var frames = 0
 
-    /// Streams the file through libsndfile, 4,800 frames at a time.
+    /// Streams the file through libsndfile (``streamFloatFrames(path:channels:chunk:_:)``).
     public init(path: String, channels: Int, start: UInt32) throws {
-        let reader = try AudioFileReader(path: path)
-        let chunk = 4800
-        var buffer = [Float](repeating: 0, count: chunk * channels)
         let period = Int(TestSignal.framePeriod)
-        while true {
-            let read = try buffer.withUnsafeMutableBufferPointer {
-                try reader.readFloatFrames(startFrame: Int64(frames), into: $0.baseAddress!, maximumFrames: chunk)
+        var runs: [Run] = []
+        frames = try streamFloatFrames(path: path, channels: channels) { samples, firstFrame, count in
+            for index in 0 ..< count {
+                let expected = start &+ UInt32(truncatingIfNeeded: firstFrame + index)
+                let row = samples.baseAddress! + index * channels
+                Self.add(kind: Self.kind(row, channels: channels, expected: expected, period: period), frameTime: expected, to: &runs)
             }
-            guard read > 0 else { break }
-            buffer.withUnsafeBufferPointer { samples in
-                for index in 0 ..< read {
-                    let expected = start &+ UInt32(truncatingIfNeeded: frames + index)
-                    let row = samples.baseAddress! + index * channels
-                    add(kind: Self.kind(row, channels: channels, expected: expected, period: period), frameTime: expected)
-                }
-            }
-            frames += read
         }
+        self.runs = runs
     }
 
     /// Correct frames end the current run; wrong ones extend it or start another.
-    private mutating func add(kind: Kind?, frameTime: UInt32) {
+    private static func add(kind: Kind?, frameTime: UInt32, to runs: inout [Run]) {
         guard let kind else { return }
         if let last = runs.last, last.kind == kind, last.frameTime &+ UInt32(last.length) == frameTime {
             runs[runs.count - 1].length += 1

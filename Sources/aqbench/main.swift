@@ -178,29 +178,20 @@ case "verify":
     // JACK frame START_FRAME + i, the file's channel c with the signal's FIRST_CHANNEL + c (0-based;
     // default 0: one part of a split recording starts later); prints "frames N wrong W
     // wrongFrames F" (W samples that differ, in F frames).
-    let reader = try AudioFileReader(path: arguments[2])
     let channels = Int(arguments[3])!
     let start = UInt64(arguments[4])!
     let firstChannel = arguments.count > 5 ? Int(arguments[5])! : 0
-    let chunk = 4800
-    var buffer = [Float](repeating: 0, count: chunk * channels)
-    var frame = 0
     var wrong = 0
     var wrongFrames = 0
-    while true {
-        let read = try buffer.withUnsafeMutableBufferPointer { try reader.readFloatFrames(startFrame: Int64(frame), into: $0.baseAddress!, maximumFrames: chunk) }
-        guard read > 0 else { break }
-        buffer.withUnsafeBufferPointer { samples in
-            for offset in 0 ..< read {
-                let jackFrame = UInt32(truncatingIfNeeded: start + UInt64(frame + offset))
-                let before = wrong
-                for channel in 0 ..< channels where samples[offset * channels + channel].bitPattern != TestSignal.sample(channel: firstChannel + channel, frame: jackFrame).bitPattern {
-                    wrong += 1
-                }
-                if wrong != before { wrongFrames += 1 }
+    let frame = try streamFloatFrames(path: arguments[2], channels: channels) { samples, firstFrame, count in
+        for offset in 0 ..< count {
+            let jackFrame = UInt32(truncatingIfNeeded: start + UInt64(firstFrame + offset))
+            let before = wrong
+            for channel in 0 ..< channels where samples[offset * channels + channel].bitPattern != TestSignal.sample(channel: firstChannel + channel, frame: jackFrame).bitPattern {
+                wrong += 1
             }
+            if wrong != before { wrongFrames += 1 }
         }
-        frame += read
     }
     print("frames \(frame) wrong \(wrong) wrongFrames \(wrongFrames)")
     exit(0)
