@@ -193,37 +193,36 @@ public final class CaptureReader: @unchecked Sendable {
 
     /// Where ``readCycle(_:)`` interleaves a cycle's planar block; grown to the largest cycle.
     private var scratch = UnsafeMutableBufferPointer<Float>(start: nil, count: 0)
+    /// Where a planar block that wraps around the ring's end is joined first (once a lap).
+    private var joined = UnsafeMutableBufferPointer<Float>(start: nil, count: 0)
 
     /// Interleaves the planar block of `frameCount` frames at the start of `block` into
-    /// ``scratch``, in tiles of 16 frames (a cache line of each channel's run), so the reads
-    /// stay sequential and the written rows stay in cache.
+    /// ``scratch`` (``SampleTranspose``, in cache-sized tiles).
     private func interleave(_ block: RingRegions<Float>, frameCount: Int) -> UnsafeMutableBufferPointer<Float> {
         let sampleCount = frameCount * channelCount
         if scratch.count < sampleCount {
             scratch.deallocate()
             scratch = .allocate(capacity: sampleCount)
         }
-        let destination = scratch.baseAddress!
-        let contiguous = sampleCount <= block.first.count ? block.first.baseAddress : nil
-        var tileStart = 0
-        while tileStart < frameCount {
-            let tileEnd = min(tileStart + 16, frameCount)
-            for channel in 0 ..< channelCount {
-                let base = channel * frameCount
-                if let contiguous {
-                    let source = contiguous + base
-                    for frame in tileStart ..< tileEnd { destination[frame * channelCount + channel] = source[frame] }
-                } else {
-                    for frame in tileStart ..< tileEnd { destination[frame * channelCount + channel] = block[base + frame] }
-                }
+        let planar: UnsafePointer<Float>
+        if sampleCount <= block.first.count {
+            planar = UnsafePointer(block.first.baseAddress!)
+        } else {
+            if joined.count < sampleCount {
+                joined.deallocate()
+                joined = .allocate(capacity: sampleCount)
             }
-            tileStart = tileEnd
+            block.copy(into: UnsafeMutableBufferPointer(rebasing: joined[0 ..< sampleCount]))
+            planar = UnsafePointer(joined.baseAddress!)
         }
+        SampleTranspose.interleave(planar, channelStride: frameCount, frameCount: frameCount, channelCount: channelCount,
+                                   into: scratch.baseAddress!)
         return UnsafeMutableBufferPointer(rebasing: scratch[0 ..< sampleCount])
     }
 
     deinit {
         scratch.deallocate()
+        joined.deallocate()
         wakeup.destroy()
         spaceWakeup.destroy()
         waitsWhenFull.deinitialize(count: 1)

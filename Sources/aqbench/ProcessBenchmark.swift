@@ -123,3 +123,77 @@ extension ProcessBenchmark {
         return (Double(processNanoseconds) / Double(cycles), Double(copyNanoseconds) / Double(cycles))
     }
 }
+
+extension ProcessBenchmark {
+    /// The consumer's side of a capture: `CaptureReader.readCycle`, which interleaves each
+    /// cycle's planar block, on a ring of `ringSeconds` at 48 kHz filled a cycle ahead by the
+    /// processor (as the queue thread finds it: just written, not in this core's cache). Returns
+    /// ns per cycle (mean over `cycles`) for the read, and for a plain copy of the same bytes out
+    /// of a ring as large (the floor: what the consumer cannot avoid touching).
+    static func readerCycle(channelCount: Int, period: Int, cycles: Int, ringSeconds: Int) -> (reader: Double, copy: Double) {
+        let (processor, reader) = CaptureProcessor.make(channelCount: channelCount, capacityFrames: 48000 * ringSeconds)
+        let inputs = UnsafeMutablePointer<Float>.allocate(capacity: channelCount * period)
+        defer { inputs.deallocate() }
+        let inputTable = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channelCount)
+        defer { inputTable.deallocate() }
+        for channel in 0 ..< channelCount { inputTable[channel] = UnsafePointer(inputs + channel * period) }
+        let ringCount = channelCount * 48000 * ringSeconds
+        let ring = UnsafeMutablePointer<Float>.allocate(capacity: ringCount)
+        ring.initialize(repeating: 1, count: ringCount)
+        defer { ring.deallocate() }
+        let target = UnsafeMutablePointer<Float>.allocate(capacity: channelCount * period)
+        defer { target.deallocate() }
+        var checksum: Float = 0
+        var readNanoseconds: UInt64 = 0, copyNanoseconds: UInt64 = 0
+        var ringOffset = 0
+        for cycleIndex in 0 ..< cycles {
+            for sample in 0 ..< channelCount * period { inputs[sample] = Float(sample &+ cycleIndex) }
+            processor.process(ProcessCycle(frameCount: period, frameTime: UInt32(truncatingIfNeeded: cycleIndex * period),
+                                           cycleStartMicros: 0, nextCycleStartMicros: 0,
+                                           inputs: UnsafeBufferPointer(start: inputTable, count: channelCount),
+                                           outputs: UnsafeBufferPointer(start: nil, count: 0)))
+            var start = DispatchTime.now().uptimeNanoseconds
+            _ = reader.readCycle { _, samples in checksum += samples[cycleIndex % samples.count] }
+            readNanoseconds += DispatchTime.now().uptimeNanoseconds - start
+            if ringOffset + channelCount * period > ringCount { ringOffset = 0 }
+            start = DispatchTime.now().uptimeNanoseconds
+            target.update(from: ring + ringOffset, count: channelCount * period)
+            copyNanoseconds += DispatchTime.now().uptimeNanoseconds - start
+            checksum += target[cycleIndex % (channelCount * period)]
+            ringOffset += channelCount * period
+        }
+        precondition(checksum.isFinite)
+        return (Double(readNanoseconds) / Double(cycles), Double(copyNanoseconds) / Double(cycles))
+    }
+}
+
+extension ProcessBenchmark {
+    /// The playback feeder's side: `PlanarRingProducer.writeInterleaved` of `chunk` frames at a
+    /// time out of an interleaved buffer of 2 s (a queue buffer's layout, not in cache) into a
+    /// ring of `ringSeconds` at 48 kHz, drained after each write. Returns ns per chunk (mean over
+    /// `chunks`) for the write, and for a plain copy of the same bytes (the floor).
+    static func feederWrite(channelCount: Int, chunk: Int, chunks: Int, ringSeconds: Int) -> (feeder: Double, copy: Double) {
+        var ring = PlanarFrameRing(channelCount: channelCount, minimumFrames: 48000 * ringSeconds)
+        let sourceCount = channelCount * 48000 * 2
+        let source = UnsafeMutablePointer<Float>.allocate(capacity: sourceCount)
+        for index in 0 ..< sourceCount { source[index] = Float(index % 1000) }
+        defer { source.deallocate() }
+        let target = UnsafeMutablePointer<Float>.allocate(capacity: sourceCount)
+        target.initialize(repeating: 0, count: sourceCount)
+        defer { target.deallocate() }
+        var writeNanoseconds: UInt64 = 0, copyNanoseconds: UInt64 = 0
+        var offset = 0
+        for _ in 0 ..< chunks {
+            if offset + channelCount * chunk > sourceCount { offset = 0 }
+            var start = DispatchTime.now().uptimeNanoseconds
+            ring.producer.writeInterleaved(source + offset, frameCount: chunk)
+            writeNanoseconds += DispatchTime.now().uptimeNanoseconds - start
+            ring.consumer.commitRead(chunk)
+            start = DispatchTime.now().uptimeNanoseconds
+            (target + offset).update(from: source + offset, count: channelCount * chunk)
+            copyNanoseconds += DispatchTime.now().uptimeNanoseconds - start
+            offset += channelCount * chunk
+        }
+        return (Double(writeNanoseconds) / Double(chunks), Double(copyNanoseconds) / Double(chunks))
+    }
+}

@@ -72,6 +72,19 @@ case "cold-capture":
     let result = ProcessBenchmark.coldCaptureCycle(channelCount: Int(arguments[2])!, period: 128, cycles: 5000, ringSeconds: Int(arguments[3])!)
     print("capture \(format(result.processor / 1000, 1)) us, planar copy \(format(result.planarCopy / 1000, 1)) us per cycle")
     exit(0)
+case "reader":
+    // aqbench reader CHANNELS RING-SECONDS [PERIOD]: the consumer's read of a capture cycle
+    // (interleaving the planar block), against a plain copy of as many bytes.
+    let period = arguments.count > 4 ? Int(arguments[4])! : 128
+    let result = ProcessBenchmark.readerCycle(channelCount: Int(arguments[2])!, period: period, cycles: 3000, ringSeconds: Int(arguments[3])!)
+    print("reader \(format(result.reader / 1000, 1)) us, copy \(format(result.copy / 1000, 1)) us per cycle")
+    exit(0)
+case "feeder":
+    // aqbench feeder CHANNELS RING-SECONDS CHUNK: the playback feeder's write of interleaved
+    // frames into its planar ring, CHUNK frames at a time, against a plain copy.
+    let result = ProcessBenchmark.feederWrite(channelCount: Int(arguments[2])!, chunk: Int(arguments[4])!, chunks: 2000, ringSeconds: Int(arguments[3])!)
+    print("feeder \(format(result.feeder / 1000, 1)) us, copy \(format(result.copy / 1000, 1)) us per chunk")
+    exit(0)
 case "cold-playback":
     // aqbench cold-playback CHANNELS RING-SECONDS: the playback cycle, against a planar copy.
     let result = ProcessBenchmark.coldPlaybackCycle(channelCount: Int(arguments[2])!, period: 128, cycles: 5000, ringSeconds: Int(arguments[3])!)
