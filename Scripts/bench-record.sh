@@ -30,6 +30,17 @@ late_since() {  # LINE RECORDER-CLIENT: "recorder N, generator N, other N"
 }
 lines() { wc -l < "$log" 2>/dev/null || echo 0; }
 
+# The host's floor for lost frames (Scripts/floor-client.c): the least a JACK client does with
+# this many ports (get each buffer, copy it to memory; no disk, no consumer thread), on the same
+# server and generator for as long, after the recorders.
+floor_line() {
+  cc -O2 -o "$work/floor-client" Scripts/floor-client.c -ljack || { echo "    floor: could not build Scripts/floor-client.c"; return; }
+  local result
+  result=$("$work/floor-client" "$channels" "$seconds" bench-gen:out_)
+  set -- $result
+  printf '    floor (a C client that only copies its %s ports, %s s, same server and generator): %s frames skipped, %s repeated, %s xruns\n' "$2" "$seconds" "$6" "$8" "${10}"
+}
+
 # The wrong frames of an aqjack recording by cause (aqbench events): silent frames (aqjack had
 # no cycle for them) where the generator's cycles jumped too (the server's skip) or not (aqjack's
 # own loss), and frames holding the signal of an older cycle (the generator had not written
@@ -74,6 +85,7 @@ if [ "$channels" -gt 1024 ]; then
   printf '    unfinished cycles the server reported (by client): %s; frames the server skipped %s\n' "$(late_since "$before" bench-rec)" "$(json_field serverSkippedFrames "$work/a.json")"
   first_part=$(grep -o '"files":\[[^]]*\]' "$work/a.json" | grep -o '/[^"]*' | head -1)
   [ -n "$first_part" ] && wrong_by_cause "$first_part" 1024 "$start"
+  floor_line
   exit 0
 fi
 
@@ -126,5 +138,6 @@ printf '    jack_capture:  CPU %s %%, peak RSS %s KiB, exec->first complete fram
 printf '    unfinished cycles the server reported (by client): aqjack run: %s; jack_capture run: %s\n' "$a_late" "$j_late"
 printf '    aqjack: frames the server skipped %s, its own callbacks longer than their cycle (thread CPU time) %s\n' "${a_skipped:-?}" "${a_slow:-?}"
 printf '%s\n' "$a_causes"
+floor_line
 awk -v ac="$a_cpu" -v jc="$j_cpu" -v ar="$a_rss" -v jr="$j_rss" -v as="$a_start" -v js="$j_start" 'BEGIN {
   printf "    ratios aqjack/jack_capture: CPU %.2f, RSS %.2f, start %.2f (one run; the start medians are under \"start\")\n", (jc > 0 ? ac / jc : 0), (jr > 0 ? ar / jr : 0), (js > 0 ? as / js : 0) }'

@@ -3,7 +3,9 @@
 # ring vs memcpy, capture process cycle as a fraction of the period (2, 64, 256 channels at
 # period 128), `aqjack --ports` vs `jack_lsp -c -l` on one private dummy server, and
 # `aqjack record` vs jack_capture at 64, 256 and 1024 channels and aqjack alone at 2040 (at
-# period 128 and again at 1024) (Scripts/bench-record.sh; BENCH_RECORD_SECONDS, default 60), the start of record vs
+# period 128 and again at 1024) (Scripts/bench-record.sh; BENCH_RECORD_SECONDS, default 60), each
+# size with the host's floor for lost frames (Scripts/floor-client.c: a C client that only copies
+# as many ports, on the same server and generator), the start of record vs
 # jack_capture and of play vs sndfile-jackplay (medians of 5 and 15, Scripts/bench-start.sh), and `aqjack play` vs sndfile-jackplay on a 16-channel file
 # at period 64 (Scripts/bench-play.sh; BENCH_PLAY_SECONDS, default 30), and `aqjack convert`
 # vs `ffmpeg -c:a aac` (WAV → AAC) and vs `sox rate` (48 → 44.1 kHz) (Scripts/bench-convert.sh;
