@@ -14,7 +14,9 @@ generator=
 trap '[ -n "$generator" ] && kill "$generator" 2>/dev/null; rm -rf "$work"' EXIT
 rate=48000
 
-.build/release/aqbench generate "$channels" $((seconds * 2 + 40)) > "$work/gen.out" &
+# Long enough for both recorders, their analyses and the floor client (at 1024 channels the
+# analyses took so long that a generator of seconds * 2 + 40 had gone before the floor ran).
+.build/release/aqbench generate "$channels" $((seconds * 3 + 300)) > "$work/gen.out" &
 generator=$!
 for _ in $(seq 1 200); do grep -q ready "$work/gen.out" 2>/dev/null && break; sleep 0.05; done
 
@@ -37,6 +39,7 @@ floor_line() {
   cc -O2 -o "$work/floor-client" Scripts/floor-client.c -ljack || { echo "    floor: could not build Scripts/floor-client.c"; return; }
   local result
   result=$("$work/floor-client" "$channels" "$seconds" bench-gen:out_)
+  [ -n "$result" ] || { echo "    floor: the C client did not run (its error is above)"; return; }
   set -- $result
   printf '    floor (a C client that only copies its %s ports, %s s, same server and generator): %s frames skipped, %s repeated, %s xruns\n' "$2" "$seconds" "$6" "$8" "${10}"
 }

@@ -20,17 +20,15 @@ public struct PlanarFrameRing: ~Copyable {
     /// Allocates: call it off the process thread.
     public init(channelCount: Int, minimumFrames: Int) {
         precondition(channelCount > 0 && minimumFrames > 0, "a planar ring needs channels and frames")
-        // The storage is a power of two of samples; each channel gets an equal share of it, an
-        // odd number of 64-byte lines. With a power-of-two share (any 1024-channel ring) every
-        // channel's run starts in the same cache set, and writing 16 channels a frame at a time
-        // (SampleTranspose) evicts each line before it is full: measured (aqbench feeder 1024 1
-        // 128, this VM) 416 us a 128-frame chunk against 18 us for a copy of its bytes.
-        let line = 64 / MemoryLayout<Float>.stride
+        // The storage is a power of two of samples; each channel gets an equal share of it.
+        // (An odd number of 64-byte lines per channel, so that 1024 channels' runs do not all
+        // start in one cache set, made no difference to the tiled writeInterleaved or to the
+        // process thread's read: aqbench feeder 1024 1 128 104-135 us against 122-127 us,
+        // cold-playback 1024 2 26 us against 26-28 us.)
         var samples = 1
-        while samples < channelCount * (minimumFrames + 2 * line) { samples <<= 1 }
+        while samples < channelCount * minimumFrames { samples <<= 1 }
         let storage = _RingStorage<Float>(capacity: samples, startIndex: 0)
-        var capacityFrames = samples / channelCount / line * line
-        if (capacityFrames / line) % 2 == 0 { capacityFrames -= line }
+        let capacityFrames = samples / channelCount
         producer = PlanarRingProducer(storage: storage, channelCount: channelCount, capacityFrames: capacityFrames)
         consumer = PlanarRingConsumer(storage: storage, channelCount: channelCount, capacityFrames: capacityFrames)
     }
