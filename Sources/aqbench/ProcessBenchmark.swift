@@ -45,11 +45,8 @@ extension ProcessBenchmark {
     /// processor, and for a plain planar copy of every input into a ring as large (the floor).
     static func coldCaptureCycle(channelCount: Int, period: Int, cycles: Int, ringSeconds: Int) -> (processor: Double, planarCopy: Double) {
         let (processor, reader) = CaptureProcessor.make(channelCount: channelCount, capacityFrames: 48000 * ringSeconds)
-        let inputs = UnsafeMutablePointer<Float>.allocate(capacity: channelCount * period)
-        defer { inputs.deallocate() }
-        let inputTable = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channelCount)
-        defer { inputTable.deallocate() }
-        for channel in 0 ..< channelCount { inputTable[channel] = UnsafePointer(inputs + channel * period) }
+        let ports = BenchmarkInputs(channelCount: channelCount, period: period)
+        let inputs = ports.samples
         let planarCount = channelCount * 48000 * ringSeconds
         let planar = UnsafeMutablePointer<Float>.allocate(capacity: planarCount)
         planar.initialize(repeating: 0, count: planarCount)
@@ -58,10 +55,7 @@ extension ProcessBenchmark {
         var planarOffset = 0
         for cycleIndex in 0 ..< cycles {
             for sample in 0 ..< channelCount * period { inputs[sample] = Float(sample &+ cycleIndex) }
-            let cycle = ProcessCycle(frameCount: period, frameTime: UInt32(truncatingIfNeeded: cycleIndex * period),
-                                     cycleStartMicros: 0, nextCycleStartMicros: 0,
-                                     inputs: UnsafeBufferPointer(start: inputTable, count: channelCount),
-                                     outputs: UnsafeBufferPointer(start: nil, count: 0))
+            let cycle = ports.cycle(cycleIndex)
             var start = DispatchTime.now().uptimeNanoseconds
             processor.process(cycle)
             processNanoseconds += DispatchTime.now().uptimeNanoseconds - start
@@ -70,7 +64,7 @@ extension ProcessBenchmark {
             start = DispatchTime.now().uptimeNanoseconds
             if planarOffset + channelCount * period > planarCount { planarOffset = 0 }
             for channel in 0 ..< channelCount {
-                (planar + planarOffset + channel * period).update(from: inputTable[channel], count: period)
+                (planar + planarOffset + channel * period).update(from: ports.table[channel], count: period)
             }
             planarOffset += channelCount * period
             copyNanoseconds += DispatchTime.now().uptimeNanoseconds - start
@@ -132,11 +126,8 @@ extension ProcessBenchmark {
     /// of a ring as large (the floor: what the consumer cannot avoid touching).
     static func readerCycle(channelCount: Int, period: Int, cycles: Int, ringSeconds: Int) -> (reader: Double, copy: Double) {
         let (processor, reader) = CaptureProcessor.make(channelCount: channelCount, capacityFrames: 48000 * ringSeconds)
-        let inputs = UnsafeMutablePointer<Float>.allocate(capacity: channelCount * period)
-        defer { inputs.deallocate() }
-        let inputTable = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channelCount)
-        defer { inputTable.deallocate() }
-        for channel in 0 ..< channelCount { inputTable[channel] = UnsafePointer(inputs + channel * period) }
+        let ports = BenchmarkInputs(channelCount: channelCount, period: period)
+        let inputs = ports.samples
         let ringCount = channelCount * 48000 * ringSeconds
         let ring = UnsafeMutablePointer<Float>.allocate(capacity: ringCount)
         ring.initialize(repeating: 1, count: ringCount)
@@ -148,10 +139,7 @@ extension ProcessBenchmark {
         var ringOffset = 0
         for cycleIndex in 0 ..< cycles {
             for sample in 0 ..< channelCount * period { inputs[sample] = Float(sample &+ cycleIndex) }
-            processor.process(ProcessCycle(frameCount: period, frameTime: UInt32(truncatingIfNeeded: cycleIndex * period),
-                                           cycleStartMicros: 0, nextCycleStartMicros: 0,
-                                           inputs: UnsafeBufferPointer(start: inputTable, count: channelCount),
-                                           outputs: UnsafeBufferPointer(start: nil, count: 0)))
+            processor.process(ports.cycle(cycleIndex))
             var start = DispatchTime.now().uptimeNanoseconds
             _ = reader.readCycle { _, samples in checksum += samples[cycleIndex % samples.count] }
             readNanoseconds += DispatchTime.now().uptimeNanoseconds - start
@@ -173,7 +161,7 @@ extension ProcessBenchmark {
     /// ring of `ringSeconds` at 48 kHz, drained after each write. Returns ns per chunk (mean over
     /// `chunks`) for the write, and for a plain copy of the same bytes (the floor).
     static func feederWrite(channelCount: Int, chunk: Int, chunks: Int, ringSeconds: Int) -> (feeder: Double, copy: Double) {
-        var ring = PlanarFrameRing(channelCount: channelCount, minimumFrames: 48000 * ringSeconds)
+        let ring = PlanarFrameRing(channelCount: channelCount, minimumFrames: 48000 * ringSeconds)
         let sourceCount = channelCount * 48000 * 2
         let source = UnsafeMutablePointer<Float>.allocate(capacity: sourceCount)
         for index in 0 ..< sourceCount { source[index] = Float(index % 1000) }
@@ -195,5 +183,37 @@ extension ProcessBenchmark {
             offset += channelCount * chunk
         }
         return (Double(writeNanoseconds) / Double(chunks), Double(copyNanoseconds) / Double(chunks))
+    }
+}
+
+/// `channelCount` input buffers of `period` frames in one block, and the pointer table a
+/// `ProcessCycle` hands the capture processor, as JACK's port buffers would be.
+final class BenchmarkInputs {
+    let channelCount: Int
+    let period: Int
+    /// Channel c's buffer is `samples + c * period`.
+    let samples: UnsafeMutablePointer<Float>
+    let table: UnsafeMutablePointer<UnsafePointer<Float>>
+
+    init(channelCount: Int, period: Int) {
+        self.channelCount = channelCount
+        self.period = period
+        samples = .allocate(capacity: channelCount * period)
+        samples.initialize(repeating: 0, count: channelCount * period)
+        table = .allocate(capacity: channelCount)
+        for channel in 0 ..< channelCount { table[channel] = UnsafePointer(samples + channel * period) }
+    }
+
+    deinit {
+        samples.deallocate()
+        table.deallocate()
+    }
+
+    /// Cycle `index` (frame time `index × period`) over these buffers, with no outputs.
+    func cycle(_ index: Int) -> ProcessCycle {
+        ProcessCycle(frameCount: period, frameTime: UInt32(truncatingIfNeeded: index * period),
+                     cycleStartMicros: 0, nextCycleStartMicros: 0,
+                     inputs: UnsafeBufferPointer(start: table, count: channelCount),
+                     outputs: UnsafeBufferPointer(start: nil, count: 0))
     }
 }
