@@ -44,6 +44,9 @@ floor_line() {
   printf '    floor (a C client that only copies its %s ports, %s s, same server and generator): %s frames skipped, %s repeated, %s xruns\n' "$2" "$seconds" "$6" "$8" "${10}"
 }
 
+# The server's period in frames (jack_bufsize prints "buffer size = N ..."; 128 when it cannot say).
+period() { local n; n=$(jack_bufsize 2>/dev/null | grep -o '[0-9][0-9]*' | head -1); echo "${n:-128}"; }
+
 # The wrong frames of an aqjack recording by cause (aqbench events): silent frames (aqjack had
 # no cycle for them) where the generator's cycles jumped too (the server's skip) or not (aqjack's
 # own loss), and frames holding the signal of an older cycle (the generator had not written
@@ -52,7 +55,7 @@ floor_line() {
 # or ran long; a wrong run near neither a skip nor a stall would be aqjack's alone.
 wrong_by_cause() {  # FILE CHANNELS START_FRAME
   local line gaps runs start=$3
-  { read -r line; read -r gaps; read -r runs; } < <(.build/release/aqbench events "$1" "$2" "$3" "$work/gen.out" "$work/stalls.txt")
+  { read -r line; read -r gaps; read -r runs; } < <(.build/release/aqbench events "$1" "$2" "$3" "$work/gen.out" "$work/stalls.txt" "$(period)")
   set -- $line
   printf '    aqjack wrong frames by cause: silent %s (in %s runs): %s where the generator skipped the same frames (the server), %s aqjack alone (%s of them more than 4 cycles from any skip); signal of an older cycle %s in %s runs; of a newer cycle %s in %s runs; other %s; wrong runs near neither a skip nor a stalled callback of aqjack: %s (%s frames)\n' \
     "$3" "$2" "$5" "$7" "$9" "${12}" "${11}" "${15}" "${14}" "${18}" "${20}" "${21}"
@@ -62,7 +65,7 @@ wrong_by_cause() {  # FILE CHANNELS START_FRAME
     "$(awk -v from="$start" -v to="$(( start + seconds * rate ))" '$1 == "jump" && $2 >= from && $2 <= to { printf "%s:%s ", $2, $3 }' "$work/gen.out")"
   # Stall lines: FRAME_TIME SINCE_PREVIOUS_US DURATION_US CPU_US MINOR_FAULTS.
   local period_us
-  period_us=$(awk -v p="$(jack_bufsize 2>/dev/null || echo 128)" -v r="$rate" 'BEGIN { printf "%d", p * 1e6 / r }')
+  period_us=$(awk -v p="$(period)" -v r="$rate" 'BEGIN { printf "%d", p * 1e6 / r }')
   printf '    aqjack'"'"'s stalled callbacks: %s\n' "$(awk -v period="$period_us" '{ n++; if ($2 > 1.5 * period) late++; if ($4 > period / 2) long++; if ($4 > max) max = $4; faults += $5 }
     END { printf "%d (began over 1.5 periods after the one before: %d; used over half a period of CPU: %d; most CPU %d us; minor page faults in them %d)", n, late, long, max, faults }' "$work/stalls.txt" 2>/dev/null)"
 }

@@ -135,15 +135,17 @@ case "analyze":
                  analysis.frames, analysis.leadingPartialFrames, analysis.lostFrames, startDelay ?? -1, analysis.repeatedFrames))
     exit(0)
 case "events":
-    // aqbench events FILE CHANNELS START_FRAME GENERATOR_OUTPUT [STALLS]: the runs of wrong frames in a
-    // recording of the test signal whose first frame is JACK frame START_FRAME, by cause
-    // (RecordingEvents), its silent frames matched against the "jump" lines `aqbench generate`
-    // printed. One line: "silence RUNS FRAMES server FRAMES recorder-only FRAMES isolated FRAMES
-    // older RUNS FRAMES newer RUNS FRAMES garbled RUNS FRAMES unexplained RUNS FRAMES" (isolated:
-    // recorder-only frames more than 512 frames from any jump of the generator's; unexplained:
-    // wrong runs more than 512 frames from any such jump and from any stalled callback of the
-    // recorder listed in STALLS, aqjack's AQJACK_STALLS file), then the recorder-only gaps
-    // ("FRAME_TIME+LENGTH"), at most 40, then every run (at most 200).
+    // aqbench events FILE CHANNELS START_FRAME GENERATOR_OUTPUT [STALLS [PERIOD]]: the runs of wrong
+    // frames in a recording of the test signal whose first frame is JACK frame START_FRAME, by
+    // cause (RecordingEvents), its silent frames matched against the "jump" lines `aqbench
+    // generate` printed. One line: "silence RUNS FRAMES server FRAMES recorder-only FRAMES
+    // isolated FRAMES older RUNS FRAMES newer RUNS FRAMES garbled RUNS FRAMES unexplained RUNS
+    // FRAMES" (isolated: recorder-only frames more than 4 cycles of PERIOD frames, default 128,
+    // from any jump of the generator's; unexplained: wrong runs more than 4 cycles from any such
+    // jump and from any stalled callback of the recorder listed in STALLS, aqjack's
+    // AQJACK_STALLS file), then the recorder-only gaps ("FRAME_TIME+LENGTH"), at most 40, then
+    // every run (at most 200). (The margin was 512 frames whatever the period: at period 1024 a
+    // run one cycle after a server skip counted as unexplained.)
     let events = try RecordingEvents(path: arguments[2], channels: Int(arguments[3])!, start: UInt32(truncatingIfNeeded: UInt64(arguments[4])!))
     let generatorJumps = try String(contentsOfFile: arguments[5], encoding: .utf8).split(separator: "\n").compactMap { line -> FrameJumpLog.Jump? in
         let fields = line.split(separator: " ")
@@ -155,12 +157,13 @@ case "events":
         let runs = events.runs.filter { include($0.kind) }
         return "\(runs.count) \(runs.reduce(0) { $0 + $1.length })"
     }
-    let isolated = recorderOnly.filter { !RecordingEvents.isNear($0, jumps: generatorJumps) }
+    let margin = UInt32(4 * (arguments.count > 7 ? Int(arguments[7])! : 128))
+    let isolated = recorderOnly.filter { !RecordingEvents.isNear($0, jumps: generatorJumps, margin: margin) }
     // The recorder's stalled callbacks (AQJACK_STALLS lines: FRAME_TIME ...), as marks of no length.
     let stalls = try arguments.count > 6 ? String(contentsOfFile: arguments[6], encoding: .utf8).split(separator: "\n").compactMap { line in
         line.split(separator: " ").first.flatMap { UInt32($0) }.map { FrameJumpLog.Jump(frameTime: $0, expected: $0) }
     } : []
-    let unexplained = events.runs.filter { !RecordingEvents.isNear($0, jumps: generatorJumps + stalls) }
+    let unexplained = events.runs.filter { !RecordingEvents.isNear($0, jumps: generatorJumps + stalls, margin: margin) }
     print("silence \(tally { $0 == .silence }) server \(server) recorder-only \(recorderOnly.reduce(0) { $0 + $1.length })"
           + " isolated \(isolated.reduce(0) { $0 + $1.length })"
           + " older \(tally { if case .offset(let k) = $0 { k < 0 } else { false } })"
