@@ -266,8 +266,9 @@ extension JackServerSuite {
         /// second was in the file) wedged JACK2 1.9.21 in two CI runs of 2026-12-02: once
         /// `jack_set_freewheel(0)` never returned after the recorder had left during freewheel;
         /// once, with the recorder staying until freewheel ended, its `jack_deactivate` and the
-        /// switching client's `jack_client_close` never returned. The 64-channel capture test
-        /// checks a freewheel recording bit-exact in process.
+        /// switching client's `jack_client_close` never returned. The freewheel check at this
+        /// width runs with the generator, the recorder and the switch as separate processes on a
+        /// private server: `RecordSplitTests.wideSplitInFreewheel`.
         @Test("1024 channels for 10 s to a file on disk (not /dev/shm), on a real-time server with room for 4096 ports: every sample bit-exact from one start frame (but whole cycles of a server xrun), no frame lost by aqjack (silence only where the server skipped frames), no callback of aqjack's using more CPU time than its cycle")
         func wideRecordingToDisk() throws {
             let server = try PrivateJackServer(period: 128, portMaximum: 4096, realtime: true)
