@@ -213,9 +213,14 @@ public final class AudioFileWriter {
     static let headerBytes = 1 << 16
 
     /// Streams what was written to the disk as it goes, instead of leaving it to the kernel's
-    /// writeback: every ``writeBehindBytes``, starts writing the new bytes back
-    /// (`sync_file_range`, no wait), waits for the step before (already under way) and drops it
-    /// from the page cache (`POSIX_FADV_DONTNEED`).
+    /// writeback: after a write call that leaves at least ``writeBehindBytes`` new, starts
+    /// writing the new bytes back (`sync_file_range`, no wait), waits for the step before
+    /// (already under way) and drops it from the page cache (`POSIX_FADV_DONTNEED`). It runs once
+    /// per ``writePackets(_:byteCount:startPacket:packetCount:)`` call, so a step is a whole
+    /// buffer when buffers are larger (19.6 MB at 1024 float channels and 0.1 s). Running it
+    /// after every 64 KiB slice in 1 MiB steps instead was tried (1024 channels, 30 s): its
+    /// longest calls went from 7.7 to 4.4 ms (`sync_file_range`) and 4.4 to 1.4 ms (`fadvise`),
+    /// but the thread's kernel time rose from 3.5 to 5.35 s and the frames lost did not change.
     ///
     /// Measured (2040 float channels, 392 MB/s, to /tmp on this 2-core VM): left to the kernel,
     /// dirty pages piled up for 4 s, then writeback and write throttling set in, the queue thread

@@ -1,4 +1,3 @@
-
 /// The runs of wrong frames in a float recording of ``TestSignal`` whose file frame `i` should
 /// hold JACK frame `start + i`, each with what the file says of its cause, and which of them
 /// the generator's own frame-time jumps explain.
