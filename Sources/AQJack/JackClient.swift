@@ -107,6 +107,7 @@ public final class JackClient: @unchecked Sendable {
         }
         guard wasOpen else { return }
         if wasActive && !notifications.hasShutDown.load(ordering: .acquiring) { jack_deactivate(rawValue) }
+        notifications.detach()
         jack_client_close(rawValue)
         state.withLock { $0.processor = nil }
     }
@@ -183,6 +184,7 @@ public final class JackClient: @unchecked Sendable {
             $0.inputs.removeAll { $0 == bits }
             $0.outputs.removeAll { $0 == bits }
         }
+        notifications.forget(port: bits)
         let code = jack_port_unregister(rawValue, port.rawValue)
         if code != 0 { throw .callFailed(function: "jack_port_unregister", code: code) }
     }

@@ -100,7 +100,7 @@ extension JackServerSuite {
         func portRegistrationNotification() throws {
             let watcher = try JackClient(name: TestServer.uniqueClientName("watch"))
             let seen = LockedList()
-            watcher.notifications.onPortRegistration { name, registered in seen.append("\(registered ? "+" : "-")\(name)") }
+            try watcher.notifications.onPortRegistration { name, registered in seen.append("\(registered ? "+" : "-")\(name)") }
             try watcher.activate()
             // JACK announces ports of active clients only.
             let other = try JackClient(name: TestServer.uniqueClientName("reg"), exactName: true)
@@ -113,6 +113,30 @@ extension JackServerSuite {
             #expect(seen.values.filter { $0.hasSuffix(portName) } == ["+\(portName)", "-\(portName)"], "\(seen.values)")
             other.close()
             watcher.close()
+        }
+
+        @Test("a first port registration handler on an active or closed client is refused with invalidState")
+        func portRegistrationHandlerTooLate() throws {
+            // The callback is installed with the first handler, and JACK takes callbacks only
+            // before activation: later, the refusal is an error, not a handler never called.
+            let client = try JackClient(name: TestServer.uniqueClientName("late"))
+            try client.activate()
+            let refusal = #expect(throws: JackError.self) { try client.notifications.onPortRegistration { _, _ in } }
+            guard case .invalidState(let message)? = refusal else {
+                Issue.record("expected invalidState, got \(String(describing: refusal))")
+                return
+            }
+            #expect(message.contains("before the client is activated"), "\(message)")
+            #expect(refusal?.status == -66678)
+            // Clearing the handler needs no callback, so it is always accepted.
+            try client.notifications.onPortRegistration(nil)
+            client.close()
+            let afterClose = #expect(throws: JackError.self) { try client.notifications.onPortRegistration { _, _ in } }
+            guard case .invalidState(let closedMessage)? = afterClose else {
+                Issue.record("expected invalidState, got \(String(describing: afterClose))")
+                return
+            }
+            #expect(closedMessage.contains("closed"), "\(closedMessage)")
         }
     }
 }
