@@ -30,10 +30,6 @@ public protocol AudioDriver: AnyObject, Sendable {
     /// The frame clock now, 32 bits, wrapping (JACK: `jack_frame_time`, an estimate between
     /// cycles; offline: the first frame of the next cycle).
     var estimatedFrameTime: UInt32 { get }
-    /// The first frame of the cycle the device is in now, exactly, when it can tell (JACK: the
-    /// server's frame timer, `jack_last_frame_time`); nil when it cannot (offline: no cycle runs
-    /// between the caller's calls).
-    var currentCycleStartFrame: UInt32? { get }
     /// The clock's time now, microseconds (JACK: `jack_get_time`; offline: derived from frames).
     var microseconds: UInt64 { get }
     /// The time (µs) at which `frame` starts, and the frame at a time, on this clock.
@@ -58,10 +54,6 @@ public protocol AudioDriver: AnyObject, Sendable {
     /// Whether cycles run only inside a caller's call (offline): then no cycle is ever in flight
     /// while the queue thread looks, and waits for one are skipped.
     var isClockedByCaller: Bool { get }
-}
-
-extension AudioDriver {
-    public var currentCycleStartFrame: UInt32? { nil }
 }
 
 /// A driver whose channels sit in a graph of other devices' ports (JACK), so a queue connects

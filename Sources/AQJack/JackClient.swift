@@ -127,12 +127,6 @@ public final class JackClient: @unchecked Sendable {
 
     /// The estimated current JACK frame time (`jack_frame_time`): any thread, not exact.
     public var estimatedFrameTime: UInt32 { jack_frame_time(rawValue) }
-    /// The frame time at which the server's current cycle began (`jack_last_frame_time`). JACK
-    /// documents the call for the process thread; JACK2 reads its frame timer from shared memory,
-    /// which the server advances at the start of each cycle before it switches in the cycle's
-    /// graph, so on any thread this is the latest cycle begun. Callers on other threads should
-    /// trust it only where a wrong answer costs nothing (see `firstFrameWithNewConnections`).
-    public var currentCycleStartFrame: UInt32 { jack_last_frame_time(rawValue) }
     /// JACK's microsecond clock (`jack_get_time`), the clock of ``ProcessCycle/cycleStartMicros``.
     public var microseconds: UInt64 { jack_get_time() }
 

@@ -23,7 +23,6 @@ public final class JackDriver: AudioDriver, AudioRouting, @unchecked Sendable {
     public var sampleRate: Int { client.sampleRate }
     public var bufferSize: Int { client.bufferSize }
     public var estimatedFrameTime: UInt32 { client.estimatedFrameTime }
-    public var currentCycleStartFrame: UInt32? { client.currentCycleStartFrame }
     public var microseconds: UInt64 { client.microseconds }
     public func microseconds(atFrame frame: UInt32) -> UInt64 { client.microseconds(atFrame: frame) }
     public func frame(atMicroseconds micros: UInt64) -> UInt32 { client.frame(atMicroseconds: micros) }

@@ -289,8 +289,8 @@ public final class AudioOutputQueue: @unchecked Sendable {
     }
 
     /// Starts (or resumes) playing: at JACK frame `startFrame` exactly, or at the first cycle
-    /// that carries the device's connections (the next cycle, or the one after when a cycle has
-    /// begun that the queue has not run in yet). Connects the device's ports first.
+    /// that carries the device's connections (within two periods from now). Connects the
+    /// device's ports first.
     ///
     /// The corresponding Apple function is `AudioQueueStart`.
     public func start(atFrame startFrame: UInt64? = nil) throws(AudioQueueError) {

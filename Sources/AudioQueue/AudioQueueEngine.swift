@@ -171,25 +171,11 @@ enum QueueDevice {
     /// the start of the cycle after the latest one the queue's processor ran in.
     ///
     /// The server takes new connections at the start of the first cycle after they are made.
-    /// When the server's frame timer says the current cycle is the one the processor has already
-    /// run in, the next cycle has not begun: it will carry every connection, so all channels
-    /// start there together. Otherwise (a cycle has begun without the processor having run in
-    /// it yet, so it may still have the old graph; or the timer is unknown, or says anything
-    /// else) one period later is the first cycle sure to. JACK2 advances the timer before it
-    /// switches graphs, so a timer still on the processor's cycle means no later cycle has taken
-    /// the graph yet. Should the next cycle begin between this answer and the start it arms, the
-    /// processor starts one cycle later, at its first cycle, still with every channel together.
-    /// Measured (256-channel `aqjack play`, period 128, 20 starts each in one sitting): from the
-    /// last connect's return to the first complete frame at a sink, median 11.9 ms with one
-    /// period always added, 8.5 ms with this (sndfile-jackplay, which does not align its
-    /// channels, 9.1 ms).
+    /// When a cycle has begun without the processor having run in it yet, `nextCycleFrame` is
+    /// that begun cycle, which may still have the old graph: one period later is the first cycle
+    /// sure to have every new connection, so all channels start there together.
     static func firstFrameWithNewConnections(nextCycleFrame: UInt64, on driver: any AudioDriver) -> UInt64 {
-        let period = UInt64(driver.bufferSize)
-        if nextCycleFrame >= period, let current = driver.currentCycleStartFrame,
-           current == UInt32(truncatingIfNeeded: nextCycleFrame - period) {
-            return nextCycleFrame
-        }
-        return nextCycleFrame + period
+        nextCycleFrame + UInt64(driver.bufferSize)
     }
 
     /// Starts `processor` on `driver`, closing the driver when that fails.
