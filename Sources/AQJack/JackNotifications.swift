@@ -12,7 +12,8 @@ public enum JackLatencyMode: Sendable {
 /// The handlers for JACK's non-real-time notifications and the counters they keep.
 ///
 /// JACK calls these on its notification thread (never the process thread). Handlers may be set
-/// or replaced at any time, from any thread.
+/// or replaced at any time, from any thread, except the first port registration handler, which
+/// must come before activation (``onPortRegistration(_:)``).
 public final class JackNotifications: Sendable {
     struct Handlers {
         var xrun: (@Sendable () -> Void)?
@@ -37,6 +38,8 @@ public final class JackNotifications: Sendable {
     public let hasShutDown = Atomic<Bool>(false)
     /// Whether the server is in freewheel mode now.
     public let isFreewheeling = Atomic<Bool>(false)
+    /// Whether the port registration callback is installed (``onPortRegistration(_:)``).
+    private let portRegistrationInstalled = Atomic<Bool>(false)
     /// The reason the server gave when it shut down, once it has.
     public let shutdownReason = Mutex<String?>(nil)
 
@@ -79,8 +82,6 @@ public final class JackNotifications: Sendable {
         portRegistrationInstalled.store(true, ordering: .releasing)
     }
 
-    /// Whether the port registration callback is installed (``onPortRegistration(_:)``).
-    private let portRegistrationInstalled = Atomic<Bool>(false)
     /// Calls `handler` with the server's reason when it shuts down or drops this client. Do not
     /// close the client from the handler; signal another thread.
     public func onShutdown(_ handler: (@Sendable (_ reason: String) -> Void)?) { handlers.withLock { $0.shutdown = handler } }
