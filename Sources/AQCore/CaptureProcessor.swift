@@ -27,7 +27,11 @@ public final class CaptureProcessor: RealtimeProcessor, @unchecked Sendable {
     /// Cycles recorded so far. Any thread.
     public let recordedCycleCount = Atomic<Int>(0)
     /// The first JACK frame to record; `UInt64.max` records nothing. Starts at 0 (record all).
+    /// While a start waits for its connection (``connectionWait``), the latest frame it may
+    /// start at.
     let armedFromFrame = Atomic<UInt64>(0)
+    /// The connection a start waits for, if any.
+    let connectionWait = ConnectionWait()
     /// Frame time at which the next cycle starts, published every cycle.
     let latestFrameTime = Atomic<UInt64>(0)
     /// Whether a full ring makes the process thread wait for the reader instead of dropping the
@@ -92,7 +96,11 @@ public final class CaptureProcessor: RealtimeProcessor, @unchecked Sendable {
         let cycleFrameTime = frameTimes.extend(cycle.frameTime)
         let previousEnd = latestFrameTime.load(ordering: .relaxed)
         latestFrameTime.store(cycleFrameTime &+ UInt64(cycle.frameCount), ordering: .relaxed)
-        let armedFrom = armedFromFrame.load(ordering: .acquiring)
+        var armedFrom = armedFromFrame.load(ordering: .acquiring)
+        if armedFrom != .max {
+            guard let resolved = connectionWait.resolve(armedFrom, startFrame: armedFromFrame, cycle: cycle, cycleFrame: cycleFrameTime, input: true) else { return }
+            armedFrom = resolved
+        }
         // JACK's frame time jumped past the previous cycle's end while recording: frames the
         // server never ran a cycle for (after a late cycle, an xrun), not frames this client lost.
         if previousEnd > 0, cycleFrameTime > previousEnd, armedFrom < previousEnd {
@@ -160,7 +168,16 @@ public final class CaptureProcessor: RealtimeProcessor, @unchecked Sendable {
     /// Records from JACK frame `frame` on (0: from the next cycle; `nil`: stop recording).
     /// Any thread. A frame inside a cycle starts the recording mid-cycle, sample-accurately.
     public func arm(fromFrame frame: UInt64?) {
+        connectionWait.cancel()
         armedFromFrame.store(frame ?? .max, ordering: .releasing)
+    }
+
+    /// Records from the first cycle whose graph has input `input` connected to the port named
+    /// `peer` (the last connection a start made; every connection made before it is in that
+    /// graph too), or from frame `latest` when no such cycle comes before it. Any thread.
+    public func arm(onceInput input: Int, isConnectedTo peer: String, noLaterThan latest: UInt64) {
+        connectionWait.wait(port: input, peer: peer)
+        armedFromFrame.store(latest, ordering: .releasing)
     }
 
     /// The JACK frame time (64-bit) at which the next cycle starts, as of the latest cycle;

@@ -24,8 +24,11 @@ public final class PlaybackProcessor: RealtimeProcessor, @unchecked Sendable {
     @usableFromInline var wasStarved = false
 
     // Control, written by the queue thread.
-    /// The first device frame to play; `UInt64.max` plays nothing.
+    /// The first device frame to play; `UInt64.max` plays nothing. While a start waits for its
+    /// connection (``connectionWait``), the latest frame it may start at.
     let startFrame = Atomic<UInt64>(.max)
+    /// The connection a start waits for, if any.
+    let connectionWait = ConnectionWait()
     let paused = Atomic<Bool>(false)
     /// Frames after which to stop taking data (a graceful stop); `Int.max` plays on.
     let drainTarget = Atomic<Int>(.max)
@@ -84,10 +87,17 @@ public final class PlaybackProcessor: RealtimeProcessor, @unchecked Sendable {
             samples.commitRead(samples.readableFrames)
             discardRequested.store(false, ordering: .releasing)
         }
-        let start = startFrame.load(ordering: .acquiring)
+        var start = startFrame.load(ordering: .acquiring)
         if paused.load(ordering: .relaxed) {
             silenceOutputs(outputs, except: 0, from: 0, count: 0, frameCount: frameCount)
             return
+        }
+        if start != .max {
+            guard let resolved = connectionWait.resolve(start, startFrame: startFrame, cycle: cycle, cycleFrame: cycleFrame, input: false) else {
+                silenceOutputs(outputs, except: 0, from: 0, count: 0, frameCount: frameCount)
+                return
+            }
+            start = resolved
         }
         guard start != .max, cycleFrame &+ UInt64(frameCount) > start else {
             silenceOutputs(outputs, except: 0, from: 0, count: 0, frameCount: frameCount)
@@ -196,8 +206,18 @@ public final class PlaybackProcessor: RealtimeProcessor, @unchecked Sendable {
 
     /// Plays from device frame `frame` on (`nil`: stop playing at the next cycle).
     public func play(fromFrame frame: UInt64?) {
+        connectionWait.cancel()
         if frame != nil { firstPlayedFrame.store(.max, ordering: .relaxed) }
         startFrame.store(frame ?? .max, ordering: .releasing)
+    }
+
+    /// Plays from the first cycle whose graph has output `output` connected to the port named
+    /// `peer` (the last connection a start made; every connection made before it is in that
+    /// graph too), or from frame `latest` when no such cycle comes before it.
+    public func play(onceOutput output: Int, isConnectedTo peer: String, noLaterThan latest: UInt64) {
+        connectionWait.wait(port: output, peer: peer)
+        firstPlayedFrame.store(.max, ordering: .relaxed)
+        startFrame.store(latest, ordering: .releasing)
     }
 
     public func setPaused(_ value: Bool) { paused.store(value, ordering: .releasing) }

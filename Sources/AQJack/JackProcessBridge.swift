@@ -207,9 +207,23 @@ let jackProcessThunk: @convention(c) (jack_nframes_t, UnsafeMutableRawPointer?) 
         outputs: UnsafeBufferPointer(start: state.outputBuffers, count: state.outputCount),
         midiInputs: UnsafeBufferPointer(start: state.midiLists, count: state.midiCount),
         midiOutputs: UnsafeBufferPointer(start: state.midiOutputLists, count: state.midiOutputCount),
-        transportRolling: transportState.rawValue == JackTransportRolling.rawValue, transportFrame: position.frame)
+        transportRolling: transportState.rawValue == JackTransportRolling.rawValue, transportFrame: position.frame,
+        connectionProbe: jackConnectionProbe, connectionProbeContext: UnsafeRawPointer(argument))
     withUnsafePointer(to: &cycle) { entry(processor, UnsafeRawPointer($0)) }
     return 0
+}
+
+/// ``ProcessCycle/isConnected(input:port:to:)`` on JACK: `jack_port_connected_to` on the bound
+/// port (JACK2 keeps each connection under both its ports). On the process thread libjack reads
+/// the graph the cycle runs with and never waits for a pending change (JACK2's `WaitGraphChange`
+/// is skipped on the real-time thread); it looks the peer up by name among the ports in use. No
+/// allocation, no lock, no system call.
+let jackConnectionProbe: ConnectionProbe = { context, input, index, peer in
+    let state = context.unsafelyUnwrapped.assumingMemoryBound(to: ProcessBridgeState.self).pointee
+    let count = input ? state.inputCount : state.outputCount
+    guard index >= 0, index < count,
+          let port = input ? state.inputPorts.unsafelyUnwrapped[index] : state.outputPorts.unsafelyUnwrapped[index] else { return false }
+    return jack_port_connected_to(port, peer) > 0
 }
 
 /// Writes the events the processor left for each MIDI output port (an empty buffer when none).

@@ -224,9 +224,10 @@ public final class AudioInputQueue: @unchecked Sendable {
     // MARK: Control
 
     /// Starts (or resumes) recording: from JACK frame `startFrame` exactly (on the device
-    /// timeline; a frame inside a cycle starts mid-cycle), or, without one, from the second
-    /// cycle after the device's ports are connected, so that every channel starts on the same
-    /// frame. Connects the device's ports first.
+    /// timeline; a frame inside a cycle starts mid-cycle), or, without one, from the first cycle
+    /// whose graph has the connections it made (the next one, unless late cycles hold back
+    /// JACK's graph change), so that every channel starts on the same frame. Connects the
+    /// device's ports first.
     ///
     /// The corresponding Apple function is `AudioQueueStart`.
     public func start(atFrame startFrame: UInt64? = nil) throws(AudioQueueError) {
@@ -245,8 +246,12 @@ public final class AudioInputQueue: @unchecked Sendable {
         }
         if let startFrame {
             processor.arm(fromFrame: startFrame + compensation)
-        } else if made {
-            processor.arm(fromFrame: QueueDevice.firstFrameWithNewConnections(nextCycleFrame: processor.nextCycleFrameTime, on: driver))
+        } else if let made {
+            // From the first cycle whose graph has the last connection made (the process thread
+            // checks; usually the next cycle), at the latest a few periods after the cycle sure to
+            // carry connections made just before.
+            let sure = QueueDevice.firstFrameWithNewConnections(nextCycleFrame: processor.nextCycleFrameTime, on: driver)
+            processor.arm(onceInput: made.channel, isConnectedTo: made.peer, noLaterThan: sure + QueueDevice.connectionWaitFrames(on: driver))
         } else {
             processor.arm(fromFrame: 0)
         }

@@ -63,8 +63,9 @@ public final class AudioOutputQueue: @unchecked Sendable {
     private var buffers = QueueBufferStore()
     private var device = "system"
     private var explicitDestinations: [String]?
-    /// The device and destinations ``connectDevice()`` connected, for the next start to skip.
-    private var preconnected: (device: String, destinations: [String]?)?
+    /// The device and destinations ``connectDevice()`` connected, for the next start to skip, and
+    /// the last connection it made.
+    private var preconnected: (device: String, destinations: [String]?, made: QueueDevice.MadeConnection?)?
     private var volume: Float = 1
     private var volumeRampSeconds: Double = 0
     private var pan: Float = 0
@@ -284,28 +285,29 @@ public final class AudioOutputQueue: @unchecked Sendable {
     public func connectDevice() throws(AudioQueueError) {
         let (deviceName, destinations, renderer) = lock.withLock { (device, explicitDestinations, offlineFormat?.driver) }
         guard renderer == nil, unavailableDeviceReason == nil else { return }
-        _ = try QueueDevice.connect(channelNames, direction: .output, on: driver, deviceName: deviceName, explicit: destinations)
-        lock.withLock { preconnected = (deviceName, destinations) }
+        let made = try QueueDevice.connect(channelNames, direction: .output, on: driver, deviceName: deviceName, explicit: destinations)
+        lock.withLock { preconnected = (deviceName, destinations, made) }
     }
 
     /// Starts (or resumes) playing: at JACK frame `startFrame` exactly, or at the first cycle
-    /// that carries the device's connections (within two periods from now). Connects the
-    /// device's ports first.
+    /// that carries the device's connections (the next one or the one after, unless late cycles
+    /// hold back JACK's graph change). Connects the device's ports first.
     ///
     /// The corresponding Apple function is `AudioQueueStart`.
     public func start(atFrame startFrame: UInt64? = nil) throws(AudioQueueError) {
-        let (wasPaused, deviceName, destinations, renderer, connected) = lock.withLock {
+        let (wasPaused, deviceName, destinations, renderer, preconnection) = lock.withLock {
             defer { preconnected = nil }
             return (runState == .paused, device, explicitDestinations, offlineFormat?.driver,
-                    preconnected.map { $0.device == device && $0.destinations == explicitDestinations } ?? false)
+                    preconnected.flatMap { $0.device == device && $0.destinations == explicitDestinations ? $0 : nil })
         }
+        var made = preconnection?.made
         if renderer == nil {
             if let unavailableDeviceReason {
                 throw AudioQueueError(AudioQueueError.invalidDeviceCode,
                                       "\(unavailableDeviceReason); this queue was made without a server, so it can only render offline (AudioQueueSetOfflineRenderFormat)")
             }
-            if !connected {
-                _ = try QueueDevice.connect(channelNames, direction: .output, on: driver, deviceName: deviceName, explicit: destinations)
+            if preconnection == nil {
+                made = try QueueDevice.connect(channelNames, direction: .output, on: driver, deviceName: deviceName, explicit: destinations)
             }
         }
         if wasPaused {
@@ -313,11 +315,21 @@ public final class AudioOutputQueue: @unchecked Sendable {
         } else {
             processor.cancelDrain()
             applyVolume(rampFrames: 0)
-            // On a device, from the first cycle sure to carry the new connections; offline
-            // rendering starts with the first frame rendered.
-            let first = renderer.map(\.currentFrame)
-                ?? QueueDevice.firstFrameWithNewConnections(nextCycleFrame: processor.nextCycleFrame.load(ordering: .relaxed), on: driver)
-            processor.play(fromFrame: startFrame ?? first)
+            // Offline rendering starts with the first frame rendered. On a device, a start that
+            // made connections starts at the first cycle whose graph has the last of them (the
+            // process thread checks; usually the next cycle), else at the first cycle sure to
+            // carry connections made just before (the next but one).
+            if let frame = startFrame ?? renderer.map(\.currentFrame) {
+                processor.play(fromFrame: frame)
+            } else {
+                let sure = QueueDevice.firstFrameWithNewConnections(nextCycleFrame: processor.nextCycleFrame.load(ordering: .relaxed), on: driver)
+                if let made {
+                    processor.play(onceOutput: made.channel, isConnectedTo: made.peer,
+                                   noLaterThan: sure + QueueDevice.connectionWaitFrames(on: driver))
+                } else {
+                    processor.play(fromFrame: sure)
+                }
+            }
         }
         lock.withLock {
             runState = drainAfterStart ? .draining : .running

@@ -137,10 +137,11 @@ enum QueueDevice {
     /// when given, else the i-th audio port of the device `deviceName` that faces the other way
     /// (its outputs for a recording queue, its inputs for a playback queue). A driver without a
     /// graph (offline) connects nothing.
-    /// - Returns: whether a new connection was made.
+    /// - Returns: the last connection made now (its channel's index and the peer's full name), or
+    ///   nil when every one existed already.
     static func connect(_ channels: [String], direction: AudioChannelDirection, on driver: any AudioDriver,
-                        deviceName: String, explicit: [String]?) throws(AudioQueueError) -> Bool {
-        guard let graph = driver as? any AudioRouting else { return false }
+                        deviceName: String, explicit: [String]?) throws(AudioQueueError) -> MadeConnection? {
+        guard let graph = driver as? any AudioRouting else { return nil }
         let recording = direction == .input
         let peers: [String]
         if let explicit {
@@ -156,15 +157,23 @@ enum QueueDevice {
         // query after a graph change sleeps 1.1 periods in libjack, its WaitGraphChange, until
         // the server has taken the change: querying before each connect cost 3 ms a channel at
         // period 128, 0.96 s of the 1.1 s start at 256 channels, measured.)
-        var made = false
-        for (channel, peer) in zip(channels, peers) {
+        var last: MadeConnection?
+        for (index, (channel, peer)) in zip(channels, peers).enumerated() {
             do {
-                made = try (recording ? graph.connect(peer, to: channel) : graph.connect(channel, to: peer)) || made
+                if try recording ? graph.connect(peer, to: channel) : graph.connect(channel, to: peer) {
+                    last = MadeConnection(channel: index, peer: peer)
+                }
             } catch {
                 throw AudioQueueError(AudioQueueError.cannotStartCode, "\(error)")
             }
         }
-        return made
+        return last
+    }
+
+    /// A connection a start made: the queue's channel (its port's index) and the peer port.
+    struct MadeConnection: Equatable {
+        var channel: Int
+        var peer: String
     }
 
     /// The first JACK frame sure to carry connections made just now, given `nextCycleFrame`,
@@ -174,8 +183,20 @@ enum QueueDevice {
     /// When a cycle has begun without the processor having run in it yet, `nextCycleFrame` is
     /// that begun cycle, which may still have the old graph: one period later is the first cycle
     /// sure to have every new connection, so all channels start there together.
+    ///
+    /// Sure only when the cycle before it finished in time: JACK2 switches in a new graph only
+    /// after a finished cycle. So a start that made connections lets its process thread find the
+    /// first cycle whose graph has them instead (AQCore's `ConnectionWait`), this frame plus
+    /// ``connectionWaitFrames(on:)`` at the latest.
     static func firstFrameWithNewConnections(nextCycleFrame: UInt64, on driver: any AudioDriver) -> UInt64 {
         nextCycleFrame + UInt64(driver.bufferSize)
+    }
+
+    /// How long after ``firstFrameWithNewConnections(nextCycleFrame:on:)`` a start that waits for
+    /// its connection starts anyway, in frames: 8 periods, for a graph switch that late cycles
+    /// held back; only a connection removed before it came into the graph waits them out.
+    static func connectionWaitFrames(on driver: any AudioDriver) -> UInt64 {
+        8 * UInt64(driver.bufferSize)
     }
 
     /// Starts `processor` on `driver`, closing the driver when that fails.

@@ -76,7 +76,7 @@ extension JackServerSuite {
 }
 
 extension JackServerSuite.RealtimeSafetyTests {
-    @Test("playback process thread (16 channels, volume ramps and pan changing): zero allocations, frees and mutex locks")
+    @Test("playback process thread (16 channels, volume ramps and pan changing, starts waiting for a connection): zero allocations, frees and mutex locks")
     func playbackIsAllocationFree() throws {
         let client = try JackClient(name: TestServer.uniqueClientName("rtplay"), exactName: true)
         let ports = try client.registerPorts(prefix: "out_", count: 16, direction: .output)
@@ -109,7 +109,21 @@ extension JackServerSuite.RealtimeSafetyTests {
             processor.setPan(step % 2 == 0 ? -0.5 : 0.5)
             usleep(100_000)
         }
+        // Starts that wait for a connection, the process thread asking JACK each cycle: one that
+        // is in the graph (out_1 → system:playback_1: the next cycle), one that is not (out_6:
+        // the latest frame, after 19 cycles of asking).
+        let period = UInt64(client.bufferSize)
+        let connectedNext = processor.nextCycleFrame.load(ordering: .relaxed)
+        processor.play(onceOutput: 0, isConnectedTo: "system:playback_1", noLaterThan: connectedNext + 48000)
+        usleep(100_000)
+        let connectedStart = processor.firstPlayedFrame.load(ordering: .acquiring)
+        let unconnectedLatest = processor.nextCycleFrame.load(ordering: .relaxed) + 20 * period
+        processor.play(onceOutput: 5, isConnectedTo: "system:playback_6", noLaterThan: unconnectedLatest)
+        usleep(200_000)
+        let unconnectedStart = processor.firstPlayedFrame.load(ordering: .acquiring)
         aq_probe_disable()
+        #expect(connectedStart <= connectedNext + period, "next cycle \(connectedNext), start \(connectedStart)")
+        #expect(unconnectedStart == unconnectedLatest)
         let played = processor.playedFrameCount.load(ordering: .relaxed) - playedBefore
         let allocations = aq_probe_allocation_count()
         let frees = aq_probe_free_count()

@@ -141,3 +141,45 @@ extension JackServerSuite {
         }
     }
 }
+
+extension JackServerSuite.InputQueueTests {
+    @Test("a start with no frame records from the first cycle whose graph has its connections: the next cycle, not the one after (the process thread checks), every channel from the same frame")
+    func startAtFirstConnectedCycle() throws {
+        let generator = try GeneratorClient(name: TestServer.uniqueClientName("cstart-gen"), channelCount: 4)
+        let format = pcmFormat(rate: 48000, channels: 4, bits: 32, float: true)
+        // The old rule recorded from one period after the next cycle the queue knew of once its
+        // ports were connected: every start below would be at nextCycle + period or later.
+        var starts: [(start: UInt64, nextCycle: UInt64)] = []
+        for _ in 0 ..< 5 {
+            let log = DeliveryLog()
+            let queue = try AudioInputQueue(format: format, clientName: TestServer.uniqueClientName("cstart-rec")) { _, buffer, startTime in
+                let count = Int(buffer.pointee.mAudioDataByteSize) / 4
+                log.append(.init(startTime: startTime, samples: (0 ..< count).map { buffer.pointee.mAudioData.load(fromByteOffset: $0 * 4, as: Float.self) }))
+            }
+            defer { queue.dispose() }
+            queue.currentDevice = generator.client.name
+            try queue.enqueue(queue.allocateBuffer(byteCapacity: 1024 * 16))
+            let running = Date().addingTimeInterval(2)
+            while queue.latestCycleEndFrame == 0 && Date() < running { usleep(1_000) }   // its first cycles
+            let nextCycle = queue.latestCycleEndFrame
+            try queue.start()
+            let deadline = Date().addingTimeInterval(2)
+            while log.deliveries.isEmpty && Date() < deadline { usleep(10_000) }
+            queue.stop(immediate: true)
+            let first = try #require(log.deliveries.first)
+            let start = UInt64(first.startTime.mSampleTime)
+            // Every channel carries the generator's signal from the first frame on: no channel
+            // joined late.
+            var wrong = 0
+            for frame in 0 ..< first.samples.count / 4 {
+                for channel in 0 ..< 4 where first.samples[frame * 4 + channel] != TestSignal.sample(channel: channel, frame: UInt32(truncatingIfNeeded: start + UInt64(frame))) {
+                    wrong += 1
+                }
+            }
+            #expect(first.samples.count == 1024 * 4)
+            #expect(wrong == 0, "start \(start)")
+            starts.append((start, nextCycle))
+        }
+        #expect(starts.contains { $0.start <= $0.nextCycle }, "\(starts)")
+    }
+}

@@ -128,6 +128,66 @@ extension JackServerSuite {
             #expect(capture.ports.map(\.connections.count) == [1, 1])
         }
 
+        /// One start after ``AudioOutputQueue/connectDevice()`` into a 2-channel capture client, with
+        /// `disconnectLast` removing the second connection between the two: the frame signal frame
+        /// 0 reached each channel at (nil: not within 2 s; the disconnected channel's stays nil),
+        /// the queue's start frame, and its processor's next cycle just before the start.
+        static func startAfterConnecting(disconnectLast: Bool = false) throws -> (arrivals: [UInt64?], start: UInt64, nextCycleBefore: UInt64, period: UInt64) {
+            let capture = try CaptureClient(name: TestServer.uniqueClientName("cstart-cap"), channelCount: 2, capacityFrames: 48000)
+            let firstSignalFrame = Mutex<[UInt64?]>([nil, nil])
+            try capture.activate()
+            let sink = CaptureSink(reader: capture.reader) { cycle, samples in
+                for frame in 0 ..< cycle.frameCount {
+                    for channel in 0 ..< 2 where samples[frame * 2 + channel].bitPattern == TestSignal.sample(channel: channel, frame: 0).bitPattern {
+                        firstSignalFrame.withLock { if $0[channel] == nil { $0[channel] = cycle.frameTime + UInt64(frame) } }
+                    }
+                }
+            }
+            defer {
+                try? capture.client.deactivate()
+                sink.stop()
+            }
+            let source = SignalSource(channels: 2, totalFrames: 9600)
+            let player = try AudioOutputQueue(format: pcmFormat(rate: 48000, channels: 2, bits: 32, float: true),
+                                              clientName: TestServer.uniqueClientName("cstart-play")) { _, _ in source.noteReturned() }
+            defer { player.dispose() }
+            player.channelDestinations = capture.ports.map(\.name)
+            try player.connectDevice()
+            if disconnectLast { try capture.client.disconnect("\(player.driver.name):out_2", from: capture.ports[1].name) }
+            let buffer = try player.allocateBuffer(byteCapacity: 9600 * 8)
+            #expect(source.fill(buffer))
+            try player.enqueue(buffer)
+            player.prime()
+            let before = player.latestCycleEndFrame
+            try player.start()
+            let deadline = Date().addingTimeInterval(2)
+            while firstSignalFrame.withLock({ $0[0] == nil || (!disconnectLast && $0[1] == nil) }) && Date() < deadline { usleep(10_000) }
+            let start = try #require(player.playbackStartFrame)
+            return (firstSignalFrame.withLock { $0 }, start, before, UInt64(player.driver.bufferSize))
+        }
+
+        @Test("a start after connectDevice() plays from the first cycle whose graph has the connections: the next cycle, not the one after (the process thread checks), every channel on the same frame")
+        func startAtFirstConnectedCycle() throws {
+            // The old rule started one period after the next cycle the queue knew of, always:
+            // every start below would be at nextCycleBefore + period or later.
+            var starts: [(start: UInt64, nextCycle: UInt64)] = []
+            for _ in 0 ..< 5 {
+                let (arrivals, start, nextCycle, _) = try Self.startAfterConnecting()
+                #expect(arrivals == [start, start], "no partial start")
+                starts.append((start, nextCycle))
+            }
+            #expect(starts.contains { $0.start <= $0.nextCycle }, "\(starts)")
+        }
+
+        @Test("a start whose last connection is removed before it reaches the graph still plays, 8 periods after the cycle sure to carry the connections")
+        func startWithoutItsConnection() throws {
+            let (arrivals, start, nextCycle, period) = try Self.startAfterConnecting(disconnectLast: true)
+            #expect(arrivals == [start, nil])
+            // The cycle sure to carry connections is the one after the next (nextCycle + period,
+            // or later when a cycle ran during the start call), and the wait is 8 periods.
+            #expect(start >= nextCycle + 9 * period && start <= nextCycle + 12 * period, "next cycle \(nextCycle), start \(start)")
+        }
+
         @Test("play → record through JACK, 16 channels, 30 s: bit-exact, the recording starts at the scheduled frame")
         func playRecordLoop() throws {
             let (deliveries, start, player) = try Self.loop(channels: 16, seconds: 30)
