@@ -159,6 +159,7 @@ struct PlayCommand {
             return ExitStatus.failure
         }
         guard let targets = targets(client: client) else { return ExitStatus.failure }
+        StartTrace.mark("targets")
         // The queue plays native floats; each file's packets are decoded into them.
         let format = AudioStreamBasicDescription(mSampleRate: rate, mFormatID: AudioFormatValues.linearPCM,
                                                  mFormatFlags: AudioFormatValues.isFloat | AudioFormatValues.isPacked,

@@ -6,32 +6,47 @@ enum PortMatching {
     /// The ports of `available` that `patterns` select, in pattern order, without repeats.
     static func select(_ patterns: [String], from available: [String]) -> (selected: [String], unmatched: [String]) {
         var selected: [String] = []
+        var seen = Set<String>()
         var unmatched: [String] = []
         for pattern in patterns {
             let matches = available.filter { $0 == pattern || fnmatch(pattern, $0, 0) == 0 }.sorted(by: naturalOrder)
             if matches.isEmpty { unmatched.append(pattern) }
-            for name in matches where !selected.contains(name) { selected.append(name) }
+            for name in matches where seen.insert(name).inserted { selected.append(name) }
         }
         return (selected, unmatched)
     }
 
-    /// Compares runs of digits by value and everything else by character.
+    /// Compares runs of ASCII digits by value and other bytes of the UTF-8 names bytewise (which
+    /// is code point order). On bytes, not Characters: sorting the 256 matches of a `-p` glob
+    /// by Character took about 1 ms of `aqjack play`'s start.
     static func naturalOrder(_ left: String, _ right: String) -> Bool {
-        var a = Substring(left)
-        var b = Substring(right)
-        while let x = a.first, let y = b.first {
-            if x.isNumber && y.isNumber {
-                let numberA = a.prefix(while: \.isNumber)
-                let numberB = b.prefix(while: \.isNumber)
-                if let valueA = Int(numberA), let valueB = Int(numberB), valueA != valueB { return valueA < valueB }
-                a = a.dropFirst(numberA.count)
-                b = b.dropFirst(numberB.count)
+        var left = left, right = right
+        return left.withUTF8 { a in right.withUTF8 { b in naturalOrder(a, b) } }
+    }
+
+    private static func naturalOrder(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+        var i = 0, j = 0
+        while i < a.count && j < b.count {
+            if isDigit(a[i]) && isDigit(b[j]) {
+                // The runs' values: leading zeros skipped, then the longer run is the larger
+                // number, else the first differing digit decides (no overflow, any length).
+                var startA = i, startB = j
+                while startA < a.count && a[startA] == 0x30 { startA += 1 }
+                while startB < b.count && b[startB] == 0x30 { startB += 1 }
+                var endA = startA, endB = startB
+                while endA < a.count && isDigit(a[endA]) { endA += 1 }
+                while endB < b.count && isDigit(b[endB]) { endB += 1 }
+                if endA - startA != endB - startB { return endA - startA < endB - startB }
+                for k in 0 ..< endA - startA where a[startA + k] != b[startB + k] { return a[startA + k] < b[startB + k] }
+                i = endA
+                j = endB
             } else {
-                if x != y { return x < y }
-                a = a.dropFirst()
-                b = b.dropFirst()
+                if a[i] != b[j] { return a[i] < b[j] }
+                i += 1
+                j += 1
             }
         }
-        return a.isEmpty && !b.isEmpty
+        return i == a.count && j < b.count
     }
 }
