@@ -6,7 +6,7 @@
 # period 128 and again at 1024) (Scripts/bench-record.sh; BENCH_RECORD_SECONDS, default 60), each
 # size with the host's floor for lost frames (Scripts/floor-client.c: a C client that only copies
 # as many ports, on the same server and generator), the start of record vs
-# jack_capture and of play vs sndfile-jackplay (medians of 5 and 15, Scripts/bench-start.sh), and `aqjack play` vs sndfile-jackplay on a 16-channel file
+# jack_capture and of play vs sndfile-jackplay (medians of 9 and 25, Scripts/bench-start.sh), and `aqjack play` vs sndfile-jackplay on a 16-channel file
 # at period 64 (Scripts/bench-play.sh; BENCH_PLAY_SECONDS, default 30), and `aqjack convert`
 # vs `ffmpeg -c:a aac` (WAV → AAC) and vs `sox rate` (48 → 44.1 kHz) (Scripts/bench-convert.sh;
 # BENCH_CONVERT_SECONDS, default 60), and offline rendering through an output queue
@@ -45,12 +45,13 @@ done
 # skipped by the server.
 echo "== recording ${seconds} s of 2040 channels again at period 1024 (aqjack alone)"
 Scripts/with-dummy-jack.sh --period 1024 --port-max 4096 -- Scripts/bench-record.sh 2040 "$seconds" || true
-echo "== start: exec -> first frame with every channel, median of 5 (play: 15) (same server, alternating)"
+echo "== start: exec -> first frame with every channel, median of 9 (play: 25) (same server, alternating)"
+# Single starts of either tool spread by +-30 % on this host (play, 256 channels: 0.089-0.162 s
+# in 15 runs), so the medians take 9 and 25 runs.
 for channels in 64 256 1024; do
-  Scripts/with-dummy-jack.sh --period 128 --port-max 4096 -- Scripts/bench-start.sh record "$channels" 5 || true
+  Scripts/with-dummy-jack.sh --period 128 --port-max 4096 -- Scripts/bench-start.sh record "$channels" 9 || true
 done
-# 15 runs for play: single starts of either player spread from 0.19 to 1.1 s on this host.
-Scripts/with-dummy-jack.sh --period 128 --port-max 4096 -- Scripts/bench-start.sh play 256 15 || true
+Scripts/with-dummy-jack.sh --period 128 --port-max 4096 -- Scripts/bench-start.sh play 256 25 || true
 echo "== playing ${BENCH_PLAY_SECONDS:-30} s with aqjack play and sndfile-jackplay (same server, period 64)"
 Scripts/with-dummy-jack.sh --period 64 -- Scripts/bench-play.sh "${BENCH_PLAY_SECONDS:-30}" || true
 echo "== LV2 plugins: offline against lv2apply, the live host's callback, aqjack host against jalv"
