@@ -171,7 +171,7 @@ enum QueueDevice {
     }
 
     /// A connection a start made: the queue's channel (its port's index) and the peer port.
-    struct MadeConnection: Equatable {
+    struct MadeConnection {
         var channel: Int
         var peer: String
     }
