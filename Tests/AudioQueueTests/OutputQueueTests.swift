@@ -95,46 +95,22 @@ extension JackServerSuite {
 
         @Test("connectDevice() connects the ports before the start (a player fills its buffers meanwhile); the start after it plays the signal's frame 0 on the frame it armed, on every channel")
         func connectDeviceBeforeStart() throws {
-            let capture = try CaptureClient(name: TestServer.uniqueClientName("cdev-cap"), channelCount: 2, capacityFrames: 48000)
-            let firstSignalFrame = Mutex<[UInt64?]>([nil, nil])   // per channel: the frame time of signal frame 0
-            try capture.activate()
-            let sink = CaptureSink(reader: capture.reader) { cycle, samples in
-                for frame in 0 ..< cycle.frameCount {
-                    for channel in 0 ..< 2 where samples[frame * 2 + channel].bitPattern == TestSignal.sample(channel: channel, frame: 0).bitPattern {
-                        firstSignalFrame.withLock { if $0[channel] == nil { $0[channel] = cycle.frameTime + UInt64(frame) } }
-                    }
-                }
+            let run = try Self.startAfterConnecting { player, capture in
+                #expect(capture.ports.map(\.connections) == [["\(player.driver.name):out_1"], ["\(player.driver.name):out_2"]])
             }
-            defer {
-                try? capture.client.deactivate()
-                sink.stop()
-            }
-            let source = SignalSource(channels: 2, totalFrames: 9600)
-            let player = try AudioOutputQueue(format: pcmFormat(rate: 48000, channels: 2, bits: 32, float: true),
-                                              clientName: TestServer.uniqueClientName("cdev-play")) { _, _ in source.noteReturned() }
-            defer { player.dispose() }
-            player.channelDestinations = capture.ports.map(\.name)
-            try player.connectDevice()
-            #expect(capture.ports.map(\.connections) == [["\(player.driver.name):out_1"], ["\(player.driver.name):out_2"]])
-            let buffer = try player.allocateBuffer(byteCapacity: 9600 * 8)
-            #expect(source.fill(buffer))
-            try player.enqueue(buffer)
-            player.prime()
-            try player.start()
-            let deadline = Date().addingTimeInterval(5)
-            while firstSignalFrame.withLock({ $0.contains(nil) }) && Date() < deadline { usleep(10_000) }
-            let start = try #require(player.playbackStartFrame)
-            #expect(firstSignalFrame.withLock { $0 } == [start, start])
-            #expect(capture.ports.map(\.connections.count) == [1, 1])
+            #expect(run.arrivals == [run.start, run.start])
+            #expect(run.connectionCounts == [1, 1])
         }
 
-        /// One start after ``AudioOutputQueue/connectDevice()`` into a 2-channel capture client, with
-        /// `disconnectLast` removing the second connection between the two: the frame signal frame
-        /// 0 reached each channel at (nil: not within 2 s; the disconnected channel's stays nil),
-        /// the queue's start frame, and its processor's next cycle just before the start.
-        static func startAfterConnecting(disconnectLast: Bool = false) throws -> (arrivals: [UInt64?], start: UInt64, nextCycleBefore: UInt64, period: UInt64) {
+        /// One start after ``AudioOutputQueue/connectDevice()`` into a 2-channel capture client,
+        /// `afterConnecting` run between the two (a test removes a connection there): the frame at
+        /// which signal frame 0 reached each channel (nil: not within 5 s, or the channel lost its
+        /// connection), the queue's start frame, its processor's next cycle just before the start,
+        /// the period, and each capture port's connections at the end.
+        static func startAfterConnecting(afterConnecting: (AudioOutputQueue, CaptureClient) throws -> Void = { _, _ in })
+            throws -> (arrivals: [UInt64?], start: UInt64, nextCycleBefore: UInt64, period: UInt64, connectionCounts: [Int]) {
             let capture = try CaptureClient(name: TestServer.uniqueClientName("cstart-cap"), channelCount: 2, capacityFrames: 48000)
-            let firstSignalFrame = Mutex<[UInt64?]>([nil, nil])
+            let firstSignalFrame = Mutex<[UInt64?]>([nil, nil])   // per channel: the frame time of signal frame 0
             try capture.activate()
             let sink = CaptureSink(reader: capture.reader) { cycle, samples in
                 for frame in 0 ..< cycle.frameCount {
@@ -153,17 +129,18 @@ extension JackServerSuite {
             defer { player.dispose() }
             player.channelDestinations = capture.ports.map(\.name)
             try player.connectDevice()
-            if disconnectLast { try capture.client.disconnect("\(player.driver.name):out_2", from: capture.ports[1].name) }
+            try afterConnecting(player, capture)
+            let connected = capture.ports.map { !$0.connections.isEmpty }
             let buffer = try player.allocateBuffer(byteCapacity: 9600 * 8)
             #expect(source.fill(buffer))
             try player.enqueue(buffer)
             player.prime()
             let before = player.latestCycleEndFrame
             try player.start()
-            let deadline = Date().addingTimeInterval(2)
-            while firstSignalFrame.withLock({ $0[0] == nil || (!disconnectLast && $0[1] == nil) }) && Date() < deadline { usleep(10_000) }
+            let deadline = Date().addingTimeInterval(5)
+            while firstSignalFrame.withLock({ zip($0, connected).contains { $0 == nil && $1 } }) && Date() < deadline { usleep(10_000) }
             let start = try #require(player.playbackStartFrame)
-            return (firstSignalFrame.withLock { $0 }, start, before, UInt64(player.driver.bufferSize))
+            return (firstSignalFrame.withLock { $0 }, start, before, UInt64(player.driver.bufferSize), capture.ports.map(\.connections.count))
         }
 
         @Test("a start after connectDevice() plays from the first cycle whose graph has the connections: the next cycle, not the one after (the process thread checks), every channel on the same frame")
@@ -172,7 +149,7 @@ extension JackServerSuite {
             // every start below would be at nextCycleBefore + period or later.
             var starts: [(start: UInt64, nextCycle: UInt64)] = []
             for _ in 0 ..< 5 {
-                let (arrivals, start, nextCycle, _) = try Self.startAfterConnecting()
+                let (arrivals, start, nextCycle, _, _) = try Self.startAfterConnecting()
                 #expect(arrivals == [start, start], "no partial start")
                 starts.append((start, nextCycle))
             }
@@ -181,7 +158,9 @@ extension JackServerSuite {
 
         @Test("a start whose last connection is removed before it reaches the graph still plays, 8 periods after the cycle sure to carry the connections")
         func startWithoutItsConnection() throws {
-            let (arrivals, start, nextCycle, period) = try Self.startAfterConnecting(disconnectLast: true)
+            let (arrivals, start, nextCycle, period, _) = try Self.startAfterConnecting { player, capture in
+                try capture.client.disconnect("\(player.driver.name):out_2", from: capture.ports[1].name)
+            }
             #expect(arrivals == [start, nil])
             // The cycle sure to carry connections is the one after the next (nextCycle + period,
             // or later when a cycle ran during the start call), and the wait is 8 periods.
