@@ -248,10 +248,9 @@ public final class AudioInputQueue: @unchecked Sendable {
             processor.arm(fromFrame: startFrame + compensation)
         } else if let made {
             // From the first cycle whose graph has the last connection made (the process thread
-            // checks; usually the next cycle), at the latest a few periods after the cycle sure to
-            // carry connections made just before.
-            let sure = QueueDevice.firstFrameWithNewConnections(nextCycleFrame: processor.nextCycleFrameTime, on: driver)
-            processor.arm(onceInput: made.channel, isConnectedTo: made.peer, noLaterThan: sure + QueueDevice.connectionWaitFrames(on: driver))
+            // checks; usually the next cycle).
+            processor.arm(onceInput: made.channel, isConnectedTo: made.peer,
+                          noLaterThan: QueueDevice.latestFrameForNewConnections(nextCycleFrame: processor.nextCycleFrameTime, on: driver))
         } else {
             processor.arm(fromFrame: 0)
         }

@@ -322,12 +322,12 @@ public final class AudioOutputQueue: @unchecked Sendable {
             if let frame = startFrame ?? renderer.map(\.currentFrame) {
                 processor.play(fromFrame: frame)
             } else {
-                let sure = QueueDevice.firstFrameWithNewConnections(nextCycleFrame: processor.nextCycleFrame.load(ordering: .relaxed), on: driver)
+                let next = processor.nextCycleFrame.load(ordering: .relaxed)
                 if let made {
                     processor.play(onceOutput: made.channel, isConnectedTo: made.peer,
-                                   noLaterThan: sure + QueueDevice.connectionWaitFrames(on: driver))
+                                   noLaterThan: QueueDevice.latestFrameForNewConnections(nextCycleFrame: next, on: driver))
                 } else {
-                    processor.play(fromFrame: sure)
+                    processor.play(fromFrame: QueueDevice.firstFrameWithNewConnections(nextCycleFrame: next, on: driver))
                 }
             }
         }

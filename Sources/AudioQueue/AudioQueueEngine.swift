@@ -186,17 +186,18 @@ enum QueueDevice {
     ///
     /// Sure only when the cycle before it finished in time: JACK2 switches in a new graph only
     /// after a finished cycle. So a start that made connections lets its process thread find the
-    /// first cycle whose graph has them instead (AQCore's `ConnectionWait`), this frame plus
-    /// ``connectionWaitFrames(on:)`` at the latest.
+    /// first cycle whose graph has them instead (AQCore's `ConnectionWait`), at the latest
+    /// ``latestFrameForNewConnections(nextCycleFrame:on:)``.
     static func firstFrameWithNewConnections(nextCycleFrame: UInt64, on driver: any AudioDriver) -> UInt64 {
         nextCycleFrame + UInt64(driver.bufferSize)
     }
 
-    /// How long after ``firstFrameWithNewConnections(nextCycleFrame:on:)`` a start that waits for
-    /// its connection starts anyway, in frames: 8 periods, for a graph switch that late cycles
-    /// held back; only a connection removed before it came into the graph waits them out.
-    static func connectionWaitFrames(on driver: any AudioDriver) -> UInt64 {
-        8 * UInt64(driver.bufferSize)
+    /// The latest frame a start that waits for its connection may begin at, given the same
+    /// `nextCycleFrame`: 8 periods after ``firstFrameWithNewConnections(nextCycleFrame:on:)``, for
+    /// a graph switch that late cycles held back; only a connection removed before it came into
+    /// the graph waits them out.
+    static func latestFrameForNewConnections(nextCycleFrame: UInt64, on driver: any AudioDriver) -> UInt64 {
+        firstFrameWithNewConnections(nextCycleFrame: nextCycleFrame, on: driver) + 8 * UInt64(driver.bufferSize)
     }
 
     /// Starts `processor` on `driver`, closing the driver when that fails.
