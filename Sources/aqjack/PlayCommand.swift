@@ -86,6 +86,13 @@ struct PlayCommand {
     /// The queue's buffers: three of 0.1 s (frames at `rate` Hz).
     static let bufferCount = 3
     static func bufferFrames(rate: Double) -> Int { Int(rate) / 10 }
+    /// What the first buffer holds before the start: 40 ms (frames at `rate` Hz), 15 periods of
+    /// 128 at 48 kHz. The other buffers are filled right after the start, while the ring plays
+    /// these: filled before it, their 10 MB at 256 channels were copied while this thread made
+    /// its connections, and the server's side of each connect shared the two vCPUs with that
+    /// copy (the 256 connects took 5 ms longer, `Scripts/bench-start.sh` and an LD_PRELOAD
+    /// timer around `jack_connect`, two sittings).
+    static func firstFillFrames(rate: Double) -> Int { Int(rate) / 25 }
 
     /// The files' source at `sampleRate`, reading ahead the frames the first buffers take; nil
     /// (the error said) when a file cannot be converted to it.
@@ -180,9 +187,7 @@ struct PlayCommand {
         let queue: AudioOutputQueue
         do throws(AudioQueueError) {
             queue = try AudioOutputQueue(format: format, client: client) { queue, buffer in
-                if source.fill(buffer) {
-                    try? queue.enqueue(buffer)
-                } else if source.finish() {
+                if !source.feed(buffer, to: queue), source.finish() {
                     queue.stop(immediate: false)
                 }
             }
@@ -195,15 +200,14 @@ struct PlayCommand {
             // sound), filled from the read-ahead: copying into their fresh pages is what is left
             // of the file's cost at the start (about 10 ms at 256 channels; reading a cold file's
             // 15 MB took 20 ms more here, now hidden behind the 0.1-0.4 s of port registration).
-            // They are filled on a helper thread while this one connects the ports (a server
-            // round trip each), so the start itself only primes and arms its frame.
+            // The first, with only `firstFillFrames`, is filled on a helper thread while this one
+            // connects the ports (a server round trip each), so the start itself only primes and
+            // arms its frame; the other two right after it.
             let byteCapacity = Int(format.mBytesPerFrame) * PlayCommand.bufferFrames(rate: rate)
             let filling = BackgroundValue {
                 Result { () throws(AudioQueueError) in
-                    for _ in 0 ..< PlayCommand.bufferCount {
-                        let buffer = try queue.allocateBuffer(byteCapacity: byteCapacity)
-                        if source.fill(buffer) { try queue.enqueue(buffer) }
-                    }
+                    let buffer = try queue.allocateBuffer(byteCapacity: byteCapacity)
+                    _ = source.feed(buffer, to: queue, maximumFrames: PlayCommand.firstFillFrames(rate: rate))
                 }
             }
             let connected = Result { () throws(AudioQueueError) in try queue.connectDevice() }
@@ -215,6 +219,10 @@ struct PlayCommand {
             queue.prime()
             try queue.start(atFrame: startFrame)
             StartTrace.mark("started")
+            for _ in 1 ..< PlayCommand.bufferCount {
+                let buffer = try queue.allocateBuffer(byteCapacity: byteCapacity)
+                if !source.feed(buffer, to: queue), source.finish() { queue.stop(immediate: false) }
+            }
             StartTrace.report()
         } catch {
             Diagnostics.error(error.message)
@@ -394,15 +402,26 @@ final class PlaySource: @unchecked Sendable {
         readAhead?.deallocate()
     }
 
-    /// Fills `buffer` with the next frames; false when everything has been read.
-    func fill(_ buffer: AudioQueueBufferRef) -> Bool {
+    /// Fills `buffer` with the next frames (at most `maximumFrames`) and enqueues it; false when
+    /// everything had been read (or the queue refused it: it is stopping). One buffer at a
+    /// time, so the frames are enqueued in the order they were read whichever thread feeds:
+    /// the starting thread and the queue's callback both do.
+    func feed(_ buffer: AudioQueueBufferRef, to queue: AudioOutputQueue, maximumFrames: Int = .max) -> Bool {
         if let task = readAheadTask {
             task.take()
             readAheadTask = nil
         }
         lock.lock()
         defer { lock.unlock() }
-        let capacity = Int(buffer.pointee.mAudioDataBytesCapacity) / (4 * channelCount)
+        // The queue's lock is taken inside, never the other way round: the queue calls back
+        // without holding it.
+        return fill(buffer, maximumFrames: maximumFrames) && (try? queue.enqueue(buffer)) != nil
+    }
+
+    /// Fills `buffer` with the next frames; false when everything has been read. The lock is
+    /// held.
+    private func fill(_ buffer: AudioQueueBufferRef, maximumFrames: Int) -> Bool {
+        let capacity = min(maximumFrames, Int(buffer.pointee.mAudioDataBytesCapacity) / (4 * channelCount))
         let output = buffer.pointee.mAudioData.assumingMemoryBound(to: Float.self)
         var filled = 0
         if let staging = readAhead {
