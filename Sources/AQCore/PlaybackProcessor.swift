@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 
 /// Plays frames from a planar ring (``PlanarFrameRing``) to the output ports on the process thread, from
@@ -157,6 +158,19 @@ public final class PlaybackProcessor: RealtimeProcessor, @unchecked Sendable {
                 let output = outputs[channel] + skip
                 let run = samples.channelRun(channel, count: take)
                 let head = run.first.count
+                if gain == 1 && balance == 1 {
+                    // Unity, the usual case: x × 1 × 1 is x, so the samples are moved as they are
+                    // by libc's memmove (the vector width of this CPU), not multiplied in the
+                    // baseline x86-64 SSE this module is compiled for: 2.2-2.5x a planar copy
+                    // before, `aqbench cold-playback`.
+                    // (A C call the performance annotations cannot see into: memmove neither
+                    // allocates, locks nor makes a system call.)
+                    _unsafePerformance {
+                        if head > 0 { _ = memmove(output, run.first.baseAddress!, head * MemoryLayout<Float>.size) }
+                        if take > head { _ = memmove(output + head, run.second.baseAddress!, (take - head) * MemoryLayout<Float>.size) }
+                    }
+                    continue
+                }
                 for frame in 0 ..< head { output[frame] = run.first[frame] * gain * balance }
                 for frame in 0 ..< take - head { output[head + frame] = run.second[frame] * gain * balance }
             }
