@@ -12,12 +12,19 @@ struct CaptureFreewheelTests {
 
     /// Pushes `cycleCount` cycles of a 2-channel ramp (sample = frame index) and reads them on a
     /// thread that sleeps 1 ms a cycle; returns the overrun frames and the frames read, in order.
-    static func run(waitsWhenFull: Bool) async -> (overrun: Int, readFrames: [Float]) {
+    /// The reader is a thread of its own, not a task: it sleeps and waits, and on the cooperative
+    /// pool (two threads here) the other tests of a parallel run held it off for longer than the
+    /// processor's freewheel wait (2 s), so a cycle was dropped as in real time.
+    static func run(waitsWhenFull: Bool) -> (overrun: Int, readFrames: [Float]) {
         let (processor, reader) = CaptureProcessor.make(channelCount: 2, capacityFrames: 2 * period)
         processor.setWaitsWhenFull(waitsWhenFull)
         let total = cycleCount * period
-        let consumer = Task.detached { () -> [Float] in
+        let readFrames = UnsafeSendableBox<[Float]>([])
+        let readerDone = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            defer { readerDone.signal() }
             var frames: [Float] = []
+            defer { readFrames.value = frames }
             let deadline = Date().addingTimeInterval(20)
             while frames.count < total && Date() < deadline {
                 guard reader.waitForCycle(milliseconds: 50) else {
@@ -30,7 +37,6 @@ struct CaptureFreewheelTests {
                     for frame in 0 ..< record.frameCount { frames.append(samples[2 * frame]) }
                 }
             }
-            return frames
         }
         let left = UnsafeMutablePointer<Float>.allocate(capacity: period)
         let right = UnsafeMutablePointer<Float>.allocate(capacity: period)
@@ -46,7 +52,8 @@ struct CaptureFreewheelTests {
                                            inputs: UnsafeBufferPointer(start: table, count: 2),
                                            outputs: UnsafeBufferPointer(start: nil, count: 0)))
         }
-        let frames = await consumer.value
+        readerDone.wait()
+        let frames = readFrames.value
         left.deallocate()
         right.deallocate()
         table.deallocate()
@@ -54,15 +61,15 @@ struct CaptureFreewheelTests {
     }
 
     @Test("waiting when full (freewheel): 0 frames dropped, every frame read in order")
-    func waitsForTheReader() async {
-        let result = await Self.run(waitsWhenFull: true)
+    func waitsForTheReader() {
+        let result = Self.run(waitsWhenFull: true)
         #expect(result.overrun == 0)
         #expect(result.readFrames == (0 ..< Self.cycleCount * Self.period).map(Float.init))
     }
 
     @Test("without the wait (real time) the same pace drops whole cycles: the control")
-    func dropsInRealTime() async {
-        let result = await Self.run(waitsWhenFull: false)
+    func dropsInRealTime() {
+        let result = Self.run(waitsWhenFull: false)
         #expect(result.overrun > 0 && result.overrun % Self.period == 0)
         #expect(result.readFrames.count + result.overrun == Self.cycleCount * Self.period)
     }
