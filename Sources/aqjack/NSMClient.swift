@@ -35,7 +35,7 @@ final class NSMClient: @unchecked Sendable {
     /// Under a session manager (`NSM_URL` set and not empty): announces `name` with
     /// `capabilities`, waits (10 s at most) for the open and makes its folder; nil otherwise.
     static func join(as name: String, capabilities: String = ":message:") throws(NSMError) -> (client: NSMClient, session: Session)? {
-        guard let url = ProcessInfo.processInfo.environment["NSM_URL"], !url.isEmpty else { return nil }
+        guard let url = environmentValue("NSM_URL"), !url.isEmpty else { return nil }
         let manager = try NSMClient(url: url, name: name, capabilities: capabilities)
         let session = try manager.waitForOpen(seconds: 10)
         do {

@@ -7,7 +7,7 @@ import Foundation
 /// Main thread only.
 enum StartTrace {
     nonisolated(unsafe) private static var marks: [(label: String, milliseconds: Double)] = []
-    private static let origin: Double? = ProcessInfo.processInfo.environment["AQJACK_START_TRACE"].flatMap(Double.init)
+    private static let origin: Double? = environmentValue("AQJACK_START_TRACE").flatMap(Double.init)
 
     /// Notes that `label` (one word) is done now.
     static func mark(_ label: String) {

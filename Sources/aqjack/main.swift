@@ -25,8 +25,8 @@ func runCommandLine(_ arguments: [String]) -> Int32 {
                 return ExitStatus.success
             case .option("--ports"):
                 return try parseAndRun(PortsCommand.self, &cursor, &globals)
-            case let .operand(word) where Subcommands.named[word] != nil:
-                return try parseAndRun(Subcommands.named[word]!, &cursor, &globals)
+            case let .operand(word) where Subcommands.named(word) != nil:
+                return try parseAndRun(Subcommands.named(word)!, &cursor, &globals)
             case let .option(option):
                 if try globals.parse(option, from: &cursor) { continue }
                 throw UsageError(message: "unknown option '\(option)': expected --ports, --help, --version, --server or --name")
