@@ -90,8 +90,8 @@ struct PlayCommand {
     /// 128 at 48 kHz. The other buffers are filled right after the start, while the ring plays
     /// these: filled before it, their 10 MB at 256 channels were copied while this thread made
     /// its connections, and the server's side of each connect shared the two vCPUs with that
-    /// copy (the 256 connects took 5 ms longer, `Scripts/bench-start.sh` and an LD_PRELOAD
-    /// timer around `jack_connect`, two sittings).
+    /// copy (the 256 connects took 3.5 ms longer: an LD_PRELOAD timer around `jack_connect`,
+    /// 30 starts each way, alternating).
     static func firstFillFrames(rate: Double) -> Int { Int(rate) / 25 }
 
     /// The files' source at `sampleRate`, reading ahead the frames the first buffers take; nil
