@@ -161,7 +161,7 @@ public final class PlaybackProcessor: RealtimeProcessor, @unchecked Sendable {
                 if gain == 1 && balance == 1 {
                     // Unity, the usual case: x × 1 × 1 is x, so the samples are moved as they are
                     // by libc's memmove (the vector width of this CPU), not multiplied in the
-                    // baseline x86-64 SSE this module is compiled for: 2.2-2.5x a planar copy
+                    // baseline x86-64 SSE this module is compiled for: 2.2-3.0x a planar copy
                     // before, `aqbench cold-playback`.
                     // (A C call the performance annotations cannot see into: memmove neither
                     // allocates, locks nor makes a system call.)
