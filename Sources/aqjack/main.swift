@@ -25,13 +25,14 @@ func runCommandLine(_ arguments: [String]) -> Int32 {
                 return ExitStatus.success
             case .option("--ports"):
                 return try parseAndRun(PortsCommand.self, &cursor, &globals)
-            case let .operand(word) where Subcommands.named(word) != nil:
-                return try parseAndRun(Subcommands.named(word)!, &cursor, &globals)
             case let .option(option):
                 if try globals.parse(option, from: &cursor) { continue }
                 throw UsageError(message: "unknown option '\(option)': expected --ports, --help, --version, --server or --name")
             case let .operand(word):
-                throw UsageError(message: "unknown subcommand '\(word)': expected demo, ports (or --ports), record, play, convert, info, plugins or host; see aqjack --help")
+                guard let subcommand = Subcommands.named(word) else {
+                    throw UsageError(message: "unknown subcommand '\(word)': expected demo, ports (or --ports), record, play, convert, info, plugins or host; see aqjack --help")
+                }
+                return try parseAndRun(subcommand, &cursor, &globals)
             }
         }
         throw UsageError(message: "no subcommand given: expected --ports; see aqjack --help")
