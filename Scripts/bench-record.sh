@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Recorder comparison, run by Scripts/bench.sh inside a private dummy server: aqjack record and
-# jack_capture each record CHANNELS generator channels to float WAV for SECONDS, one after the
-# other on the same server. Prints CPU % and peak RSS of each process (GNU time), the time from
-# exec to the first frame in which every channel has signal, frames lost and repeated, the xruns
-# each counted (aqjack's --json summary; jack_capture's close hook), and the ratios
-# aqjack/jack_capture. Above 1024 channels (jack_capture's and libsndfile's limit) aqjack runs
+# Recorder comparison, run by Scripts/bench.sh inside a private dummy server: aqjack record,
+# jack_capture and jack-record (jack-tools; always third) each record CHANNELS generator channels
+# to float WAV for SECONDS, one after the other on the same server. Prints CPU % and peak RSS of
+# each process (GNU time), the time from exec to the first frame in which every channel has
+# signal, the frames by which the channels started apart, frames lost and repeated, the xruns
+# each counted (aqjack's --json summary; jack_capture's close hook; jack-record reports none),
+# and the ratios aqjack/jack_capture and aqjack/jack-record. Above 1024 channels (jack_capture's and libsndfile's limit) aqjack runs
 # alone: its files of 1024 channels are each checked bit for bit against the test signal.
 set -uo pipefail
 channels=$1
@@ -16,7 +17,7 @@ rate=48000
 
 # Long enough for both recorders, their analyses and the floor client (at 1024 channels the
 # analyses took so long that a generator of seconds * 2 + 40 had gone before the floor ran).
-.build/release/aqbench generate "$channels" $((seconds * 3 + 300)) > "$work/gen.out" &
+.build/release/aqbench generate "$channels" $((seconds * 5 + 400)) > "$work/gen.out" &
 generator=$!
 for _ in $(seq 1 200); do grep -q ready "$work/gen.out" 2>/dev/null && break; sleep 0.05; done
 
@@ -138,21 +139,38 @@ run_jack_capture() {
   j_xruns=$(cat "$work/jack_capture.xruns" 2>/dev/null)
   j_late=$(late_between "$before" "$(cat "$work/jack_capture.recorded")" jack_capture)
 }
+run_jack_record() {
+  local before
+  # jack-record connects its port i to the pattern with i in place of %d, after activating.
+  before=$(lines)
+  r=$(measure jack_record jack-record -n "$channels" -p 'bench-gen:out_%d' -t "$seconds" "$work/jack_record.wav")
+  r_late=$(late_between "$before" "$(cat "$work/jack_record.recorded")" jack-record)
+}
 # Which recorder goes first (BENCH_RECORD_FIRST=aqjack|jack_capture; bench.sh alternates it by
 # size): the one that goes first meets the generator's first minute. (In one run with aqjack
 # always first the generator was unfinished 69/457/1,849 times in aqjack's runs against 8/6/21 in
 # jack_capture's: counted then with each file's analysis, see late_between.)
 first=${BENCH_RECORD_FIRST:-aqjack}
 if [ "$first" = jack_capture ]; then run_jack_capture; run_aqjack; else run_aqjack; run_jack_capture; fi
+r=
+command -v jack-record >/dev/null && run_jack_record
 
 read -r _ a_cpu a_rss _ a_frames _ a_partial _ a_lost _ a_start _ a_repeated <<<"$a"
 read -r _ j_cpu j_rss _ j_frames _ j_partial _ j_lost _ j_start _ j_repeated <<<"$j"
+read -r _ r_cpu r_rss _ r_frames _ r_partial _ r_lost _ r_start _ r_repeated <<<"${r:-}"
 printf '  %s channels, %s s, float WAV (%s recorded first):\n' "$channels" "$seconds" "$first"
 printf '    aqjack record: CPU %s %%, peak RSS %s KiB, exec->first complete frame %s s, channels apart %s frames, lost %s, repeated %s, xruns %s, frames %s\n' "$a_cpu" "$a_rss" "$a_start" "$a_partial" "$a_lost" "$a_repeated" "${a_xruns:-?}" "$a_frames"
 printf '    jack_capture:  CPU %s %%, peak RSS %s KiB, exec->first complete frame %s s, channels apart %s frames, lost %s, repeated %s, xruns %s, frames %s\n' "$j_cpu" "$j_rss" "$j_start" "$j_partial" "$j_lost" "$j_repeated" "${j_xruns:-?}" "$j_frames"
-printf '    unfinished cycles the server reported (by client): aqjack run: %s; jack_capture run: %s\n' "$a_late" "$j_late"
+if [ -n "${r:-}" ]; then
+  printf '    jack-record:   CPU %s %%, peak RSS %s KiB, exec->first complete frame %s s, channels apart %s frames, lost %s, repeated %s, xruns (not reported by the tool), frames %s\n' "$r_cpu" "$r_rss" "$r_start" "$r_partial" "$r_lost" "$r_repeated" "$r_frames"
+else
+  echo "    jack-record: not installed (Debian jack-tools)"
+fi
+printf '    unfinished cycles the server reported (by client): aqjack run: %s; jack_capture run: %s; jack-record run: %s\n' "$a_late" "$j_late" "${r_late:--}"
 printf '    aqjack: frames the server skipped %s, its own callbacks longer than their cycle (thread CPU time) %s\n' "${a_skipped:-?}" "${a_slow:-?}"
 printf '%s\n' "$a_causes"
 floor_line
 awk -v ac="$a_cpu" -v jc="$j_cpu" -v ar="$a_rss" -v jr="$j_rss" -v as="$a_start" -v js="$j_start" 'BEGIN {
   printf "    ratios aqjack/jack_capture: CPU %.2f, RSS %.2f, start %.2f (one run; the start medians are under \"start\")\n", (jc > 0 ? ac / jc : 0), (jr > 0 ? ar / jr : 0), (js > 0 ? as / js : 0) }'
+[ -n "${r:-}" ] && awk -v ac="$a_cpu" -v rc="$r_cpu" -v ar="$a_rss" -v rr="$r_rss" -v as="$a_start" -v rs="$r_start" 'BEGIN {
+  printf "    ratios aqjack/jack-record: CPU %.2f, RSS %.2f, start %.2f (one run)\n", (rc > 0 ? ac / rc : 0), (rr > 0 ? ar / rr : 0), (rs > 0 ? as / rs : 0) }'

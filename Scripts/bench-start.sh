@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Start-up comparison, run by Scripts/bench.sh inside a private dummy server (period 128):
 #   record CHANNELS RUNS: exec -> first frame in which every channel has signal, for
-#     `aqjack record` and jack_capture (each recording 1 s of a CHANNELS-port test-signal
-#     generator, alternately), and the frames by which the channels started apart;
+#     `aqjack record`, jack_capture and jack-record (each recording 1 s of a CHANNELS-port
+#     test-signal generator, in turn), and the frames by which the channels started apart;
 #   play CHANNELS RUNS: exec -> first frame in which every channel of a CHANNELS-channel float
 #     WAV (no zero sample) has reached a stand-in sound card (`aqbench sink`, physical ports),
-#     for `aqjack play` and sndfile-jackplay, alternately.
-# Prints each run and the medians, and the ratio of the medians (aqjack / reference).
+#     for `aqjack play`, sndfile-jackplay and jack-play, in turn.
+# Prints each run and the medians, and the ratios of the medians (aqjack / reference). A run
+# with no complete frame prints "-"; a tool that never got one prints its last message.
 set -uo pipefail
 mode=$1; channels=$2; runs=$3
 work=$(mktemp -d)
@@ -44,7 +45,8 @@ play_run() {  # command...
   [ "$1" = complete ] && awk -v f="$2" -v e="$exec_frame" -v p="$period" -v r="$rate" -v a="$4" 'BEGIN { d = f - e; if (d < 0) d += p; printf "%.3f %d\n", d / r, a }' || echo "- -"
 }
 
-ours=(); theirs=(); ours_apart=0; theirs_apart=0
+ours=(); theirs=(); third=(); ours_apart=0; theirs_apart=0; third_apart=0
+third_name=; third_message=
 case "$mode" in
   record)
     .build/release/aqbench generate "$channels" $((runs * 8 + 30)) > "$work/gen.out" &
@@ -56,6 +58,12 @@ case "$mode" in
       ours+=("$s"); [ "$a" != - ] && [ "$a" -gt "$ours_apart" ] && ours_apart=$a
       read -r s a < <(record_run jack_capture --daemon -c "$channels" -p 'bench-gen:out_*' -d 1 -fn "$work/rec.wav")
       theirs+=("$s"); [ "$a" != - ] && [ "$a" -gt "$theirs_apart" ] && theirs_apart=$a
+      if command -v jack-record >/dev/null; then
+        third_name=jack-record
+        read -r s a < <(record_run jack-record -n "$channels" -p 'bench-gen:out_%d' -t 1 "$work/rec.wav")
+        third+=("$s"); [ "$a" != - ] && [ "$a" -gt "$third_apart" ] && third_apart=$a
+        [ "$s" = - ] && third_message=$(tail -n 1 "$work/rec.log")
+      fi
     done ;;
   play)
     sox -V1 -n -r "$rate" -c "$channels" -e floating-point -b 32 "$work/in.wav" synth 2 sine 440 gain -12 dcshift 0.5 \
@@ -66,6 +74,15 @@ case "$mode" in
       ours+=("$s"); [ "$a" != - ] && [ "$a" -gt "$ours_apart" ] && ours_apart=$a
       read -r s a < <(play_run sndfile-jackplay --autoconnect='bench-sink:playback_%d' "$work/in.wav")
       theirs+=("$s"); [ "$a" != - ] && [ "$a" -gt "$theirs_apart" ] && theirs_apart=$a
+      # A player that got no complete frame in its first run is not run again (each run that
+      # fails waits out the sink's 20 s).
+      if command -v jack-play >/dev/null && { [ "${#third[@]}" -eq 0 ] || [ "${third[0]}" != - ]; }; then
+        # jack-play connects its port i to JACK_PLAY_CONNECT_TO with i in place of %d.
+        third_name=jack-play
+        read -r s a < <(JACK_PLAY_CONNECT_TO='bench-sink:playback_%d' play_run jack-play "$work/in.wav")
+        third+=("$s"); [ "$a" != - ] && [ "$a" -gt "$third_apart" ] && third_apart=$a
+        [ "$s" = - ] && third_message=$(grep -v '^jack-play: /' "$work/play.log" | tail -n 1)
+      fi
     done ;;
   *) echo "bench-start.sh: expected record or play, got '$mode'" >&2; exit 2 ;;
 esac
@@ -74,6 +91,16 @@ printf '  %s, %s channels, exec -> first complete frame, %s runs each (s):\n' "$
 printf '    aqjack %-9s %s  median %s, channels apart at most %s frames\n' "$mode:" "${ours[*]}" "$a" "$ours_apart"
 printf '    %-16s %s  median %s, channels apart at most %s frames\n' "$reference:" "${theirs[*]}" "$b" "$theirs_apart"
 awk -v a="$a" -v b="$b" -v r="$reference" 'BEGIN { printf "    ratio of medians aqjack/%s: %.2f\n", r, (b > 0 ? a / b : 0) }'
+if [ -n "$third_name" ]; then
+  done_runs=(); for v in "${third[@]}"; do [ "$v" != - ] && done_runs+=("$v"); done
+  if [ "${#done_runs[@]}" -gt 0 ]; then
+    c=$(median "${done_runs[@]}")
+    printf '    %-16s %s  median %s (of %s complete), channels apart at most %s frames\n' "$third_name:" "${third[*]}" "$c" "${#done_runs[@]}" "$third_apart"
+    awk -v a="$a" -v c="$c" -v r="$third_name" 'BEGIN { printf "    ratio of medians aqjack/%s: %.2f\n", r, (c > 0 ? a / c : 0) }'
+  else
+    printf '    %-16s no complete frame in %s runs (its last message: %s)\n' "$third_name:" "${#third[@]}" "${third_message:-none}"
+  fi
+fi
 # Where aqjack play's start went (AQJACK_START_TRACE): the median time since exec at which each
 # phase ended, ms: main (runtime up), files (opened, read-ahead begun), client (JACK client
 # open), queue (ports registered, ring made, activated), connected, filled (first buffers),

@@ -2,11 +2,11 @@
 # Prints aqjack's benchmark figures, each against a reference measured in the same run:
 # ring vs memcpy, capture process cycle as a fraction of the period (2, 64, 256 channels at
 # period 128), `aqjack --ports` vs `jack_lsp -c -l` on one private dummy server, and
-# `aqjack record` vs jack_capture at 64, 256 and 1024 channels and aqjack alone at 2040 (at
+# `aqjack record` vs jack_capture and jack-record at 64, 256 and 1024 channels and aqjack alone at 2040 (at
 # period 128 and again at 1024) (Scripts/bench-record.sh; BENCH_RECORD_SECONDS, default 60), each
 # size with the host's floor for lost frames (Scripts/floor-client.c: a C client that only copies
 # as many ports, on the same server and generator), the start of record vs
-# jack_capture and of play vs sndfile-jackplay (medians of 9 and 25, Scripts/bench-start.sh), and `aqjack play` vs sndfile-jackplay on a 16-channel file
+# jack_capture and jack-record and of play vs sndfile-jackplay and jack-play (medians of 9 and 25, Scripts/bench-start.sh), and `aqjack play` vs sndfile-jackplay on a 16-channel file
 # at period 64 (Scripts/bench-play.sh; BENCH_PLAY_SECONDS, default 30), and `aqjack convert`
 # vs `ffmpeg -c:a aac` (WAV → AAC) and vs `sox rate` (48 → 44.1 kHz) (Scripts/bench-convert.sh;
 # BENCH_CONVERT_SECONDS, default 60), and offline rendering through an output queue
@@ -15,9 +15,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 Scripts/setup.sh --deps >/dev/null
-# The reference recorder and player, and GNU time, for the comparisons only.
-if ! command -v jack_capture >/dev/null || ! command -v sndfile-jackplay >/dev/null || [ ! -x /usr/bin/time ]; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends jack-capture sndfile-tools time >/dev/null 2>&1 || true
+# The reference recorders and players, and GNU time, for the comparisons only.
+if ! command -v jack_capture >/dev/null || ! command -v jack-record >/dev/null || ! command -v sndfile-jackplay >/dev/null || [ ! -x /usr/bin/time ]; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends jack-capture jack-tools sndfile-tools time >/dev/null 2>&1 || true
 fi
 Scripts/build-release.sh >/dev/null || exit 0
 Scripts/with-dummy-jack.sh --period 128 -- .build/release/aqbench .build/release/aqjack || true
