@@ -15,7 +15,7 @@ generator=
 trap '[ -n "$generator" ] && kill "$generator" 2>/dev/null; rm -rf "$work"' EXIT
 rate=48000
 
-# Long enough for both recorders, their analyses and the floor client (at 1024 channels the
+# Long enough for the three recorders, their analyses and the floor client (at 1024 channels the
 # analyses took so long that a generator of seconds * 2 + 40 had gone before the floor ran).
 .build/release/aqbench generate "$channels" $((seconds * 5 + 400)) > "$work/gen.out" &
 generator=$!
@@ -172,5 +172,7 @@ printf '%s\n' "$a_causes"
 floor_line
 awk -v ac="$a_cpu" -v jc="$j_cpu" -v ar="$a_rss" -v jr="$j_rss" -v as="$a_start" -v js="$j_start" 'BEGIN {
   printf "    ratios aqjack/jack_capture: CPU %.2f, RSS %.2f, start %.2f (one run; the start medians are under \"start\")\n", (jc > 0 ? ac / jc : 0), (jr > 0 ? ar / jr : 0), (js > 0 ? as / js : 0) }'
-[ -n "${r:-}" ] && awk -v ac="$a_cpu" -v rc="$r_cpu" -v ar="$a_rss" -v rr="$r_rss" -v as="$a_start" -v rs="$r_start" 'BEGIN {
-  printf "    ratios aqjack/jack-record: CPU %.2f, RSS %.2f, start %.2f (one run)\n", (rc > 0 ? ac / rc : 0), (rr > 0 ? ar / rr : 0), (rs > 0 ? as / rs : 0) }'
+if [ -n "${r:-}" ]; then
+  awk -v ac="$a_cpu" -v rc="$r_cpu" -v ar="$a_rss" -v rr="$r_rss" -v as="$a_start" -v rs="$r_start" 'BEGIN {
+    printf "    ratios aqjack/jack-record: CPU %.2f, RSS %.2f, start %.2f (one run)\n", (rc > 0 ? ac / rc : 0), (rr > 0 ? ar / rr : 0), (rs > 0 ? as / rs : 0) }'
+fi
