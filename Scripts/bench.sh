@@ -31,7 +31,7 @@ echo "== host: a 1-channel generator alone for 10 s at period 128: $(tail -n +$(
 BASELINE
 Scripts/with-dummy-jack.sh --period 128 -- bash "${TMPDIR:-/tmp}/aqjack-baseline.sh" || true
 seconds=${BENCH_RECORD_SECONDS:-60}
-echo "== recording ${seconds} s with aqjack record and jack_capture (same server, one after the other; who goes first alternates)"
+echo "== recording ${seconds} s with aqjack record, jack_capture and jack-record (same server, one after the other; which of the first two goes first alternates, jack-record is third)"
 first=jack_capture
 for channels in 64 256 1024 2040; do
   # Each step starts once the previous step's freed memory is back with the hypervisor.
@@ -50,7 +50,7 @@ done
 echo "== recording ${seconds} s of 2040 channels again at period 1024 (aqjack alone)"
 Scripts/wait-memory-quiet.sh
 Scripts/with-dummy-jack.sh --period 1024 --port-max 4096 -- Scripts/bench-record.sh 2040 "$seconds" || true
-echo "== start: exec -> first frame with every channel, median of 9 (play: 25) (same server, alternating)"
+echo "== start: exec -> first frame with every channel, median of 9 (play: 25) (same server, the tools in turn)"
 # Single starts of either tool spread by +-30 % on this host (play, 256 channels: 0.089-0.162 s
 # in 15 runs), so the medians take 9 and 25 runs.
 for channels in 64 256 1024; do
