@@ -170,9 +170,9 @@ printf '    unfinished cycles the server reported (by client): aqjack run: %s; j
 printf '    aqjack: frames the server skipped %s, its own callbacks longer than their cycle (thread CPU time) %s\n' "${a_skipped:-?}" "${a_slow:-?}"
 printf '%s\n' "$a_causes"
 floor_line
-awk -v ac="$a_cpu" -v jc="$j_cpu" -v ar="$a_rss" -v jr="$j_rss" -v as="$a_start" -v js="$j_start" 'BEGIN {
-  printf "    ratios aqjack/jack_capture: CPU %.2f, RSS %.2f, start %.2f (one run; the start medians are under \"start\")\n", (jc > 0 ? ac / jc : 0), (jr > 0 ? ar / jr : 0), (js > 0 ? as / js : 0) }'
-if [ -n "${r:-}" ]; then
-  awk -v ac="$a_cpu" -v rc="$r_cpu" -v ar="$a_rss" -v rr="$r_rss" -v as="$a_start" -v rs="$r_start" 'BEGIN {
-    printf "    ratios aqjack/jack-record: CPU %.2f, RSS %.2f, start %.2f (one run)\n", (rc > 0 ? ac / rc : 0), (rr > 0 ? ar / rr : 0), (rs > 0 ? as / rs : 0) }'
-fi
+ratios() {  # REFERENCE CPU RSS START: aqjack's against the reference's, one run
+  awk -v name="$1" -v ac="$a_cpu" -v rc="$2" -v ar="$a_rss" -v rr="$3" -v as="$a_start" -v rs="$4" 'BEGIN {
+    printf "    ratios aqjack/%s: CPU %.2f, RSS %.2f, start %.2f (one run; the start medians are under \"start\")\n", name, (rc > 0 ? ac / rc : 0), (rr > 0 ? ar / rr : 0), (rs > 0 ? as / rs : 0) }'
+}
+ratios jack_capture "$j_cpu" "$j_rss" "$j_start"
+if [ -n "${r:-}" ]; then ratios jack-record "$r_cpu" "$r_rss" "$r_start"; fi
