@@ -72,8 +72,8 @@ let package = Package(
         .target(name: "AQServerSuite"),
         // Counts malloc/free/mutex calls on marked threads; linked only into test binaries.
         .target(name: "CRTProbe"),
-        // libFuzzer target for the ADTS, cookie and packet-file parsers (Scripts/fuzz.sh).
-        .executableTarget(name: "FuzzParsers", dependencies: ["AQCodecs", "AQMedia", "CAudioTypes", "AQControl"]),
+        // libFuzzer target for every parser and Apple's entry points for untrusted bytes (Scripts/fuzz.sh).
+        .executableTarget(name: "FuzzParsers", dependencies: ["AQCodecs", "AQMedia", "CAudioTypes", "AQControl", "AudioToolbox"]),
         // Benchmarks, run by Scripts/bench.sh.
         .executableTarget(name: "aqbench", dependencies: ["AQCore", "AQJack", "AQTestSupport", "AQMedia", "AudioQueue", "AQPlugins"]),
 

@@ -43,9 +43,47 @@ protocol StreamContainerParser: AnyObject {
     /// when it needs more before it can go on).
     func step(_ input: UnsafeRawBufferPointer, at offset: Int64, info: AudioStreamInfo,
               events: (AudioStreamEvent) -> Void, packets: AudioStreamPacketHandler) throws(AudioFileError) -> Int
-    /// Where packet `packet` starts (absolute byte offset) and whether that is an estimate;
-    /// the parser then expects bytes from there.
-    func seek(toPacket packet: Int64, info: AudioStreamInfo) -> (offset: Int64, estimated: Bool)?
+    /// Where packet `packet` (0 or more) starts (absolute byte offset) and whether that is an
+    /// estimate; the parser then expects bytes from there. Nil when the stream cannot tell yet.
+    ///
+    /// - Throws: `kAudio_ParamError` for a packet whose offset the stream cannot have (past
+    ///   2^63 bytes); the parser is then unchanged.
+    func seek(toPacket packet: Int64, info: AudioStreamInfo) throws(AudioFileError) -> (offset: Int64, estimated: Bool)?
+}
+
+/// What a stream's header may claim, so that no claim sizes an allocation, a wait or a loop:
+/// a header chunk or box is read whole only up to ``headerBytes``, a packet table lists at most
+/// ``packets`` packets of at most ``packetBytes`` each, boxes nest at most ``depth`` deep, and
+/// at most ``stashBytes`` of an 'mdat' are kept while waiting for a 'moov' after it. Beyond
+/// these the stream is refused with an error naming the claim.
+enum StreamLimits {
+    /// 32 MiB: a packet table of 2^22 packets in 4-byte entries with room to spare.
+    static let headerBytes = 1 << 25
+    /// 2^22 packets: 24 hours of 48 kHz AAC (1,024 frames a packet).
+    static let packets = 1 << 22
+    /// 16 MiB, far above any codec's packet (an ALAC packet of 4,096 frames of 8 channels of
+    /// 32 bits is 128 KiB).
+    static let packetBytes = 1 << 24
+    /// MPEG-4 sample tables sit 4 boxes below 'trak'; 16 leaves room for any real file.
+    static let depth = 16
+    /// 32 MiB of 'mdat' held for a 'moov' that comes after it; past that,
+    /// `kAudioFileStreamError_NotOptimized` as Apple's parser answers such files.
+    static let stashBytes = 1 << 25
+}
+
+/// `base + packet * bytesPerPacket`, the byte offset of a constant-size packet.
+///
+/// - Throws: `kAudio_ParamError` when it does not fit in 63 bits.
+func packetOffset(_ packet: Int64, bytesPerPacket: Int64, from base: Int64) throws(AudioFileError) -> Int64 {
+    let (bytes, overflow) = packet.multipliedReportingOverflow(by: bytesPerPacket)
+    let (offset, overflow2) = base.addingReportingOverflow(bytes)
+    guard !overflow, !overflow2 else { throw packetOutOfRange(packet) }
+    return offset
+}
+
+/// The `kAudio_ParamError` for a seek or translation to a packet the stream cannot have.
+func packetOutOfRange(_ packet: Int64) -> AudioFileError {
+    AudioFileError(AudioFileError.parameterCode, "packet \(packet) is out of range: its byte offset would pass 2^63")
 }
 
 /// Audio File Stream Services' engine: bytes of a WAVE/RF64, CAF, ADTS, MP3 or MPEG-4 (M4A)
@@ -143,8 +181,11 @@ public final class AudioStreamParser {
     /// discontinuity flag).
     ///
     /// - Throws: 'more' (`kAudioFileStreamError_DataUnavailable`) before the stream is ready.
+    /// - Throws: `kAudio_ParamError` for a negative packet or one whose offset would pass 2^63
+    ///   bytes (the stream is unchanged).
     public func seek(toPacket packet: Int64) throws(AudioFileError) -> (offset: Int64, estimated: Bool) {
-        guard info.isReadyToProducePackets, let container, let target = container.seek(toPacket: max(0, packet), info: info) else {
+        guard packet >= 0 else { throw AudioFileError(AudioFileError.parameterCode, "packet \(packet) is out of range: expected 0 or more") }
+        guard info.isReadyToProducePackets, let container, let target = try container.seek(toPacket: packet, info: info) else {
             throw AudioFileError(AudioFileStreamProperties.dataUnavailableCode, "the stream is not ready to produce packets: parse its header first")
         }
         pending.removeAll(keepingCapacity: true)
@@ -190,6 +231,8 @@ public enum AudioFileStreamProperties {
     public static let mp3Format: UInt32 = 0x2E6D_7033
     /// `kAudioFileStreamError_DataUnavailable` ('more').
     public static let dataUnavailableCode: Int32 = 0x6D6F_7265
+    /// `kAudioFileStreamError_NotOptimized` ('optm'): the packet table comes after the audio.
+    public static let notOptimizedCode: Int32 = 0x6F70_746D
 }
 
 /// Where a chunked container's parser is: its header, between chunks (boxes), skipping one it
@@ -238,4 +281,12 @@ extension UnsafeRawBufferPointer {
 /// A malformed-stream error ('dta?') naming what was wrong.
 func malformedStream(_ what: String) -> AudioFileError {
     AudioFileError(AudioFileError.fileInvalidFileCode, "malformed stream: " + what)
+}
+
+/// A header chunk or box of `size` bytes that is read whole: refused past
+/// ``StreamLimits/headerBytes``.
+func checkHeaderSize(_ size: Int64, of what: String) throws(AudioFileError) {
+    guard size <= Int64(StreamLimits.headerBytes) else {
+        throw malformedStream("\(what) of \(size) bytes: expected at most \(StreamLimits.headerBytes)")
+    }
 }

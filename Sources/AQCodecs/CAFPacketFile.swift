@@ -259,6 +259,9 @@ public final class CAFPacketFileReader: PacketFileReading {
             throw invalid("no 'pakt' packet table (AAC packets cannot be split without one; aqjack writes it before the data, but a recording longer than ~46 minutes killed before closing has none)")
         }
         guard table.packets >= 0, table.packets <= Int64(table.sizes.count) else { throw invalid("'pakt' lists \(table.packets) packets in \(table.sizes.count) bytes") }
+        guard table.valid >= 0, table.priming >= 0, table.remainder >= 0 else {
+            throw invalid("'pakt' has \(table.valid) valid, \(table.priming) priming and \(table.remainder) remainder frames; expected 0 or more of each")
+        }
         var index = PacketIndex()
         var cursor = 0
         var position = data.start

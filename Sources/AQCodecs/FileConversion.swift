@@ -198,7 +198,7 @@ public final class FrameSource {
             channelCount = Int(packets.dataFormat.mChannelsPerFrame)
             frameCount = packets.frameCount
             bitDepth = packets.dataFormat.mFormatID == CompressedFormatValues.appleLossless ? ALAC.bitDepth(formatFlag: packets.dataFormat.mFormatFlags) : nil
-            skip = Int(packets.packetTable?.primingFrames ?? 0)
+            skip = max(0, Int(packets.packetTable?.primingFrames ?? 0))
             remaining = packets.frameCount
         }
     }
@@ -246,7 +246,7 @@ public final class FrameSource {
         decoded.removeAll(keepingCapacity: true)
         decodedRead = 0
         decoder?.reset()
-        skip = Int(packets?.packetTable?.primingFrames ?? 0)
+        skip = max(0, Int(packets?.packetTable?.primingFrames ?? 0))
         remaining = frameCount
     }
 

@@ -354,20 +354,21 @@ public final class MPEG4FileReader: PacketFileReading {
             if first {
                 var size = 0
                 if let skip = aqff_av_packet_get_side_data(packet, AV_PKT_DATA_SKIP_SAMPLES, &size), size >= 4 {
-                    priming = Int32(UInt32(skip[0]) | UInt32(skip[1]) << 8 | UInt32(skip[2]) << 16 | UInt32(skip[3]) << 24)
+                    priming = Int32(clamping: UInt32(skip[0]) | UInt32(skip[1]) << 8 | UInt32(skip[2]) << 16 | UInt32(skip[3]) << 24)
                 } else if packet.pointee.pts < 0 && packet.pointee.pts != Int64.min {
                     priming = Int32(clamping: -packet.pointee.pts)
                 }
                 first = false
             }
             index.append(offset: packet.pointee.pos, size: Int(packet.pointee.size))
-            durations += packet.pointee.duration > 0 ? packet.pointee.duration : Int64(isALAC ? ALAC.framesPerPacket : 1024)
+            // A packet's duration from the file, at most 2^32 frames, so the sum cannot overflow.
+            durations += packet.pointee.duration > 0 ? min(packet.pointee.duration, 1 << 32) : Int64(isALAC ? ALAC.framesPerPacket : 1024)
         }
         self.index = index
         let framesPerPacket = isALAC ? Int64(max(1, parameters.frame_size > 0 ? Int(parameters.frame_size) : ALAC.framesPerPacket)) : 1024
         let total = Int64(index.count) * framesPerPacket
         let valid = max(0, min(total - Int64(priming), durations - Int64(priming)))
-        packetTable = PacketTable(validFrameCount: valid, primingFrames: priming, remainderFrames: Int32(total - valid - Int64(priming)))
+        packetTable = PacketTable(validFrameCount: valid, primingFrames: priming, remainderFrames: Int32(clamping: max(0, total - valid - Int64(priming))))
         if isALAC {
             let cookie = ALAC.appleCookie(fromExtradata: codecBytes)
             let depth = Int(cookie.count >= 6 ? cookie[5] : 16)

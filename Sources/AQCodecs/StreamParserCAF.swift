@@ -32,6 +32,9 @@ final class CAFStreamParser: StreamContainerParser {
             if type == "data" {
                 guard input.count >= 16 else { return 0 }
                 guard haveFormat else { throw malformedStream("CAF 'data' before 'desc'") }
+                // -1: a file still being written, its data running to the end; else the 4-byte
+                // edit count and the audio.
+                guard size == -1 || size >= 4 else { throw malformedStream("CAF 'data' chunk of \(size) bytes: expected -1 or at least 4") }
                 guard !isVariable || !sizes.isEmpty || size == 4 else {
                     throw malformedStream("CAF of variable-size packets with 'pakt' after 'data': a stream needs the packet table first")
                 }
@@ -54,7 +57,8 @@ final class CAFStreamParser: StreamContainerParser {
                 state = .skip(size)
                 return 12
             }
-            guard Int64(input.count) >= 12 + size else { return 0 }
+            try checkHeaderSize(size, of: "CAF '\(type)' chunk")
+            guard input.count - 12 >= Int(size) else { return 0 }
             let body = UnsafeRawBufferPointer(rebasing: input[12 ..< 12 + Int(size)])
             switch type {
             case "desc":
@@ -110,11 +114,19 @@ final class CAFStreamParser: StreamContainerParser {
         let valid = Int64(bitPattern: body.be64(8))
         let priming = Int32(bitPattern: body.be32(16))
         let remainder = Int32(bitPattern: body.be32(20))
-        guard count >= 0, count <= Int64(body.count) else { throw malformedStream("CAF 'pakt' lists \(count) packets in \(body.count) bytes") }
+        guard count >= 0, count <= Int64(body.count), count <= StreamLimits.packets else {
+            throw malformedStream("CAF 'pakt' lists \(count) packets in \(body.count) bytes")
+        }
+        guard valid >= 0, priming >= 0, remainder >= 0 else {
+            throw malformedStream("CAF 'pakt' with \(valid) valid, \(priming) priming and \(remainder) remainder frames: expected 0 or more of each")
+        }
+        sizes.removeAll()
+        info.packetOffsets.removeAll()
         info.packetTable = PacketTable(validFrameCount: valid, primingFrames: priming, remainderFrames: remainder)
         info.audioDataPacketCount = count
         guard isVariable else { return }
         var cursor = 24
+        // Each entry a variable-length integer of at most 16 MiB (4 bytes of 7 bits hold 2^28).
         func varint() throws(AudioFileError) -> Int {
             var value = 0
             while true {
@@ -122,6 +134,9 @@ final class CAFStreamParser: StreamContainerParser {
                 let byte = body[cursor]
                 cursor += 1
                 value = value << 7 | Int(byte & 0x7F)
+                guard value <= StreamLimits.packetBytes else {
+                    throw malformedStream("CAF 'pakt' entry at byte \(cursor) is over \(StreamLimits.packetBytes): not a packet size")
+                }
                 if byte & 0x80 == 0 { return value }
             }
         }
@@ -148,6 +163,9 @@ final class CAFStreamParser: StreamContainerParser {
         guard format.mSampleRate.isFinite, format.mSampleRate >= 1, format.mChannelsPerFrame >= 1 else {
             throw malformedStream("CAF 'desc' with \(format.mSampleRate) Hz and \(format.mChannelsPerFrame) channels")
         }
+        guard format.mBytesPerPacket <= StreamLimits.packetBytes else {
+            throw malformedStream("CAF 'desc' with \(format.mBytesPerPacket) bytes per packet: expected at most \(StreamLimits.packetBytes)")
+        }
         if format.mFormatID == AudioFormatValues.linearPCM {
             let isFloat = format.mFormatFlags & 1 != 0
             let little = format.mFormatFlags & 2 != 0
@@ -159,7 +177,7 @@ final class CAFStreamParser: StreamContainerParser {
         return format
     }
 
-    func seek(toPacket packet: Int64, info: AudioStreamInfo) -> (offset: Int64, estimated: Bool)? {
+    func seek(toPacket packet: Int64, info: AudioStreamInfo) throws(AudioFileError) -> (offset: Int64, estimated: Bool)? {
         if isVariable {
             guard !sizes.isEmpty else { return nil }
             nextPacket = Int(min(packet, Int64(sizes.count)))
@@ -168,9 +186,9 @@ final class CAFStreamParser: StreamContainerParser {
             state = nextPacket < sizes.count ? .data : .trailer
             return (info.dataOffset + start, false)
         }
-        let bytes = packet * Int64(info.dataFormat.mBytesPerPacket)
-        if let total = info.audioDataByteCount { dataLeft = max(0, total - bytes) }
+        let target = try packetOffset(packet, bytesPerPacket: Int64(info.dataFormat.mBytesPerPacket), from: info.dataOffset)
+        if let total = info.audioDataByteCount { dataLeft = max(0, total - (target - info.dataOffset)) }
         state = dataLeft == 0 ? .trailer : .data
-        return (info.dataOffset + bytes, false)
+        return (target, false)
     }
 }

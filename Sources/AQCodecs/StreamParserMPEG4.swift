@@ -45,13 +45,17 @@ final class MPEG4StreamParser: StreamContainerParser {
             guard size == 0 || size >= Int64(header) else { throw malformedStream("MPEG-4 box '\(type)' of \(size) bytes") }
             switch type {
             case "mdat":
-                mdatEnd = size == 0 ? nil : offset + size
+                guard case let (end, false) = offset.addingReportingOverflow(size) else {
+                    throw malformedStream("MPEG-4 'mdat' of \(size) bytes at byte \(offset) ends past 2^63")
+                }
+                mdatEnd = size == 0 ? nil : end
                 if info.dataOffset == 0 { info.dataOffset = offset + Int64(header) }
                 if !haveTable { stashStart = offset + Int64(header) }
                 state = .data
                 return header
             case "moov", "moof":
                 guard size > 0 else { throw malformedStream("MPEG-4 '\(type)' running to the end of the stream") }
+                try checkHeaderSize(size, of: "MPEG-4 '\(type)' box")
                 guard Int64(input.count) >= size else { return 0 }
                 let body = UnsafeRawBufferPointer(rebasing: input[header ..< Int(size)])
                 if type == "moov" {
@@ -82,6 +86,10 @@ final class MPEG4StreamParser: StreamContainerParser {
             return count
         }
         guard haveTable else {
+            guard stash.count + inMdat <= StreamLimits.stashBytes else {
+                throw AudioFileError(AudioFileStreamProperties.notOptimizedCode,
+                                     "the MPEG-4 stream's 'moov' is not within the first \(StreamLimits.stashBytes) bytes of its 'mdat': the file is not optimized for streaming")
+            }
             stash.append(contentsOf: input[0 ..< inMdat])
             return consumed(inMdat)
         }
@@ -134,16 +142,19 @@ final class MPEG4StreamParser: StreamContainerParser {
     private func boxes(_ body: UnsafeRawBufferPointer, _ visit: (String, UnsafeRawBufferPointer) throws(AudioFileError) -> Void) throws(AudioFileError) {
         var cursor = 0
         while cursor + 8 <= body.count {
-            var size = Int(body.be32(cursor))
+            var claimed = UInt64(body.be32(cursor))
             var header = 8
-            if size == 1 {
+            if claimed == 1 {
                 guard cursor + 16 <= body.count else { break }
-                size = Int(body.be64(cursor + 8))
+                claimed = body.be64(cursor + 8)
                 header = 16
-            } else if size == 0 {
-                size = body.count - cursor
+            } else if claimed == 0 {
+                claimed = UInt64(body.count - cursor)
             }
-            guard size >= header, cursor + size <= body.count else { throw malformedStream("MPEG-4 box '\(body.fourCC(cursor + 4))' overruns its parent") }
+            guard claimed >= UInt64(header), claimed <= UInt64(body.count - cursor) else {
+                throw malformedStream("MPEG-4 box '\(body.fourCC(cursor + 4))' of \(claimed) bytes overruns its parent")
+            }
+            let size = Int(claimed)
             try visit(body.fourCC(cursor + 4), UnsafeRawBufferPointer(rebasing: body[cursor + header ..< cursor + size]))
             cursor += size
         }
@@ -183,11 +194,17 @@ final class MPEG4StreamParser: StreamContainerParser {
         }
         events(.property(AudioFileStreamProperties.dataFormat))
         events(.property(AudioFileStreamProperties.magicCookieData))
-        if let edit = track.edit, movieTimescale > 0, track.timescale > 0 {
-            let priming = Int64(edit.mediaTime) * Int64(config.sampleRate) / Int64(track.timescale)
-            let valid = edit.duration * Int64(config.sampleRate) / Int64(movieTimescale)
-            let remainder = Int64(samples.count) * 1024 - priming - valid
-            info.packetTable = PacketTable(validFrameCount: valid, primingFrames: Int32(priming), remainderFrames: Int32(max(0, remainder)))
+        // A media time of -1 is an empty edit (nothing to skip).
+        if let edit = track.edit, edit.mediaTime >= 0, movieTimescale > 0, track.timescale > 0 {
+            let rate = Int64(config.sampleRate)
+            guard edit.duration >= 0, case let (primingTicks, false) = edit.mediaTime.multipliedReportingOverflow(by: rate),
+                  case let (validTicks, false) = edit.duration.multipliedReportingOverflow(by: rate),
+                  let priming = Int32(exactly: primingTicks / Int64(track.timescale)) else {
+                throw malformedStream("MPEG-4 edit list of media time \(edit.mediaTime) and duration \(edit.duration): expected at most 2^31 frames of priming")
+            }
+            let valid = validTicks / Int64(movieTimescale)
+            let remainder = Int64(samples.count) * 1024 - Int64(priming) - valid
+            info.packetTable = PacketTable(validFrameCount: valid, primingFrames: priming, remainderFrames: Int32(clamping: max(0, remainder)))
             events(.property(AudioFileStreamProperties.packetTableInfo))
         }
         if !samples.isEmpty {
@@ -215,10 +232,11 @@ final class MPEG4StreamParser: StreamContainerParser {
         var sizes: [Int] = []
         var chunkOffsets: [Int64] = []
         var perChunk: [(firstChunk: Int, samples: Int)] = []
-        func walk(_ body: UnsafeRawBufferPointer) throws(AudioFileError) {
+        func walk(_ body: UnsafeRawBufferPointer, depth: Int) throws(AudioFileError) {
+            guard depth < StreamLimits.depth else { throw malformedStream("MPEG-4 boxes nested more than \(StreamLimits.depth) deep") }
             try boxes(body) { (type, content) throws(AudioFileError) in
                 switch type {
-                case "mdia", "minf", "stbl", "edts": try walk(content)
+                case "mdia", "minf", "stbl", "edts": try walk(content, depth: depth + 1)
                 case "hdlr": if content.count >= 12 { isAudio = content.fourCC(8) == "soun" }
                 case "mdhd": if content.count >= 24 { table.timescale = Int(content.be32(content[0] == 1 ? 20 : 12)) }
                 case "elst":
@@ -244,34 +262,46 @@ final class MPEG4StreamParser: StreamContainerParser {
                     guard content.count >= 12 else { return }
                     let fixed = Int(content.be32(4))
                     let count = Int(content.be32(8))
+                    try checkTableCount(count, of: type)
                     guard fixed > 0 || content.count >= 12 + 4 * count else { throw malformedStream("MPEG-4 'stsz' shorter than its \(count) entries") }
                     sizes = (0 ..< count).map { fixed > 0 ? fixed : Int(content.be32(12 + 4 * $0)) }
                 case "stco", "co64":
                     guard content.count >= 8 else { return }
                     let count = Int(content.be32(4))
                     let width = type == "stco" ? 4 : 8
+                    try checkTableCount(count, of: type)
                     guard content.count >= 8 + width * count else { throw malformedStream("MPEG-4 '\(type)' shorter than its \(count) entries") }
                     chunkOffsets = (0 ..< count).map { width == 4 ? Int64(content.be32(8 + 4 * $0)) : Int64(bitPattern: content.be64(8 + 8 * $0)) }
+                    if let negative = chunkOffsets.first(where: { $0 < 0 }) {
+                        throw malformedStream("MPEG-4 '\(type)' chunk offset \(negative): expected 0 or more")
+                    }
                 case "stsc":
                     guard content.count >= 8 else { return }
                     let count = Int(content.be32(4))
+                    try checkTableCount(count, of: type)
                     guard content.count >= 8 + 12 * count else { throw malformedStream("MPEG-4 'stsc' shorter than its \(count) entries") }
                     perChunk = (0 ..< count).map { (Int(content.be32(8 + 12 * $0)), Int(content.be32(12 + 12 * $0))) }
                 default: break
                 }
             }
         }
-        try walk(trak)
+        try walk(trak, depth: 0)
         guard isAudio, !table.cookie.isEmpty else { return nil }
-        // Sample offsets: chunk by chunk, each chunk's samples back to back.
+        // Sample offsets: chunk by chunk, each chunk's samples back to back ('stsc' runs apply
+        // from their first chunk on, in order), never more samples than 'stsz' lists.
         var sample = 0
-        for (index, chunkOffset) in chunkOffsets.enumerated() {
+        var entry = -1
+        for (index, chunkOffset) in chunkOffsets.enumerated() where sample < sizes.count {
             let chunk = index + 1
-            let run = perChunk.last { $0.firstChunk <= chunk }?.samples ?? 0
+            while entry + 1 < perChunk.count, perChunk[entry + 1].firstChunk <= chunk { entry += 1 }
+            let run = entry >= 0 ? min(perChunk[entry].samples, sizes.count - sample) : 0
             var position = chunkOffset
-            for _ in 0 ..< run where sample < sizes.count {
+            for _ in 0 ..< run {
                 table.samples.append((position, sizes[sample]))
-                position += Int64(sizes[sample])
+                guard case let (next, false) = position.addingReportingOverflow(Int64(sizes[sample])) else {
+                    throw malformedStream("MPEG-4 chunk at byte \(chunkOffset) runs past 2^63")
+                }
+                position = next
                 sample += 1
             }
         }
@@ -289,15 +319,26 @@ final class MPEG4StreamParser: StreamContainerParser {
                 let flags = Int(content.be32(0) & 0xFF_FFFF)
                 if type == "tfhd" {
                     var cursor = 8
-                    if flags & 0x01 != 0, content.count >= cursor + 8 { base = Int64(bitPattern: content.be64(cursor)); cursor += 8 }
+                    if flags & 0x01 != 0, content.count >= cursor + 8 {
+                        base = Int64(bitPattern: content.be64(cursor))
+                        guard base >= 0 else { throw malformedStream("MPEG-4 'tfhd' base offset \(base): expected 0 or more") }
+                        cursor += 8
+                    }
                     if flags & 0x02 != 0 { cursor += 4 }
                     if flags & 0x08 != 0 { cursor += 4 }
                     if flags & 0x10 != 0, content.count >= cursor + 4 { sampleSize = Int(content.be32(cursor)) }
                 } else if type == "trun" {
                     let count = Int(content.be32(4))
+                    try checkTableCount(samples.count + count, of: type)
                     var cursor = 8
                     var position = base
-                    if flags & 0x01 != 0 { position = base + Int64(Int32(bitPattern: content.be32(cursor))); cursor += 4 }
+                    if flags & 0x01 != 0 {
+                        guard case let (start, false) = base.addingReportingOverflow(Int64(Int32(bitPattern: content.be32(cursor)))), start >= 0 else {
+                            throw malformedStream("MPEG-4 'trun' data offset from base \(base) is out of range")
+                        }
+                        position = start
+                        cursor += 4
+                    }
                     if flags & 0x04 != 0 { cursor += 4 }
                     let fields = [0x100, 0x200, 0x400, 0x800].filter { flags & $0 != 0 }.count
                     guard content.count >= cursor + 4 * fields * count else { throw malformedStream("MPEG-4 'trun' shorter than its \(count) samples") }
@@ -308,14 +349,24 @@ final class MPEG4StreamParser: StreamContainerParser {
                         if flags & 0x400 != 0 { cursor += 4 }
                         if flags & 0x800 != 0 { cursor += 4 }
                         samples.append((position, size))
-                        position += Int64(size)
+                        guard case let (next, false) = position.addingReportingOverflow(Int64(size)) else {
+                            throw malformedStream("MPEG-4 'trun' runs past 2^63 bytes")
+                        }
+                        position = next
                     }
                 }
             }
         }
     }
 
-    func seek(toPacket packet: Int64, info: AudioStreamInfo) -> (offset: Int64, estimated: Bool)? {
+    /// Refuses a sample table of more than ``StreamLimits/packets`` entries before any is read.
+    private func checkTableCount(_ count: Int, of type: String) throws(AudioFileError) {
+        guard count <= StreamLimits.packets else {
+            throw malformedStream("MPEG-4 '\(type)' lists \(count) entries: expected at most \(StreamLimits.packets)")
+        }
+    }
+
+    func seek(toPacket packet: Int64, info: AudioStreamInfo) throws(AudioFileError) -> (offset: Int64, estimated: Bool)? {
         guard haveTable, !samples.isEmpty else { return nil }
         nextSample = Int(min(packet, Int64(samples.count - 1)))
         state = .data

@@ -110,9 +110,13 @@ class FramedStreamParser: StreamContainerParser {
         return used
     }
 
-    func seek(toPacket packet: Int64, info: AudioStreamInfo) -> (offset: Int64, estimated: Bool)? {
+    func seek(toPacket packet: Int64, info: AudioStreamInfo) throws(AudioFileError) -> (offset: Int64, estimated: Bool)? {
         let average = framesSeen > 0 ? Double(bytesSeen) / Double(framesSeen) : Double(max(1, info.maximumPacketSize))
-        return (info.dataOffset + Int64((Double(packet) * average).rounded()), true)
+        let bytes = (Double(packet) * average).rounded()
+        guard bytes < 0x1p62, case let (offset, false) = info.dataOffset.addingReportingOverflow(Int64(bytes)) else {
+            throw packetOutOfRange(packet)
+        }
+        return (offset, true)
     }
 }
 
@@ -168,15 +172,21 @@ final class MP3StreamParser: FramedStreamParser {
             let flags = frame.be32(xing + 4)
             var cursor = xing + 8
             if flags & 1 != 0 { info.audioDataPacketCount = Int64(frame.be32(cursor)); cursor += 4 }
-            if flags & 2 != 0 { info.audioDataByteCount = Int64(frame.be32(cursor)) - Int64(frame.count) }
+            if flags & 2 != 0 { info.audioDataByteCount = audioBytes(total: frame.be32(cursor), headerFrame: frame.count) }
             return true
         }
         if frame.count >= 4 + 32 + 18, frame.fourCC(36) == "VBRI" {
-            info.audioDataByteCount = Int64(frame.be32(36 + 10)) - Int64(frame.count)
+            info.audioDataByteCount = audioBytes(total: frame.be32(36 + 10), headerFrame: frame.count)
             info.audioDataPacketCount = Int64(frame.be32(36 + 14))
             return true
         }
         return false
+    }
+
+    /// The audio bytes after the header frame when the header counts `total` bytes with it; nil
+    /// (unknown) for a count smaller than the header frame itself.
+    private func audioBytes(total: UInt32, headerFrame: Int) -> Int64? {
+        Int64(total) >= Int64(headerFrame) ? Int64(total) - Int64(headerFrame) : nil
     }
 
     override func start(_ bytes: UnsafeRawBufferPointer, info: AudioStreamInfo, events: (AudioStreamEvent) -> Void) throws(AudioFileError) {

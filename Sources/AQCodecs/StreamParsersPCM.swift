@@ -54,11 +54,13 @@ final class WAVEStreamParser: StreamContainerParser {
                 state = .skip(padded)
                 return 8
             }
-            guard Int64(input.count) >= 8 + padded else { return 0 }
+            try checkHeaderSize(padded, of: "WAVE '\(id)' chunk")
+            guard input.count - 8 >= Int(padded) else { return 0 }
             let body = UnsafeRawBufferPointer(rebasing: input[8 ..< 8 + Int(size)])
             if id == "ds64" {
                 guard body.count >= 16 else { throw malformedStream("RF64 'ds64' of \(body.count) bytes") }
                 ds64DataSize = Int64(bitPattern: body.le64(8))
+                guard ds64DataSize! >= 0 else { throw malformedStream("RF64 'ds64' data size \(ds64DataSize!): expected 0 or more") }
             } else {
                 info.dataFormat = try Self.format(body)
                 info.maximumPacketSize = Int(info.dataFormat.mBytesPerPacket)
@@ -95,10 +97,10 @@ final class WAVEStreamParser: StreamContainerParser {
                                            mChannelsPerFrame: channels, mBitsPerChannel: bits, mReserved: 0)
     }
 
-    func seek(toPacket packet: Int64, info: AudioStreamInfo) -> (offset: Int64, estimated: Bool)? {
-        let bytes = packet * Int64(info.dataFormat.mBytesPerPacket)
-        if let total = info.audioDataByteCount { dataLeft = max(0, total - bytes) }
+    func seek(toPacket packet: Int64, info: AudioStreamInfo) throws(AudioFileError) -> (offset: Int64, estimated: Bool)? {
+        let target = try packetOffset(packet, bytesPerPacket: Int64(info.dataFormat.mBytesPerPacket), from: info.dataOffset)
+        if let total = info.audioDataByteCount { dataLeft = max(0, total - (target - info.dataOffset)) }
         state = dataLeft == 0 ? .trailer : .data
-        return (info.dataOffset + bytes, false)
+        return (target, false)
     }
 }

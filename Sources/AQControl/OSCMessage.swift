@@ -44,7 +44,7 @@ public struct OSCMessage: Equatable, Sendable {
                 switch tag {
                 case "i": arguments.append(.int32(Int32(bitPattern: try reader.word(what: "an int32"))))
                 case "f": arguments.append(.float32(Float(bitPattern: try reader.word(what: "a float32"))))
-                case "s": arguments.append(.string(try reader.string(what: "a string argument")))
+                case "s": arguments.append(.string(try reader.string(what: "string argument")))
                 case "b": arguments.append(.blob(try reader.blob()))
                 default: throw DecodingError(message: "OSC type tag '\(tag)' is not taken: expected i, f, s or b")
                 }

@@ -242,12 +242,7 @@ public final class LV2PluginInstance {
             throw PluginError(.runtime, "the preset '\(preset.label)' of '\(description.name)' could not be read")
         }
         defer { lilv_state_free(state) }
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        lilv_state_restore(state, instance, { symbol, context, value, size, type in
-            guard let symbol, let context, let value else { return }
-            let instance = Unmanaged<LV2PluginInstance>.fromOpaque(context).takeUnretainedValue()
-            instance.restore(symbol: String(cString: symbol), value: value, size: size, type: type)
-        }, context, 0, features.array)
+        try restore(state, from: "the preset '\(preset.label)'")
     }
 
     // MARK: State
@@ -260,7 +255,39 @@ public final class LV2PluginInstance {
     /// `--state DIR` writes on Ctrl-C. Call while the plugin does not run.
     /// - Throws: a runtime error naming the directory when lilv cannot write it.
     public func saveState(to directory: String) throws(PluginError) {
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try Self.checkStateDirectory(directory)
+        // lilv writes into a folder made now (no one can have planted a link in it), whose files
+        // are then renamed into `directory`: rename(2) replaces a symbolic link there, never
+        // what it points to.
+        var template = Array((directory + "/.aqjack-state-XXXXXX").utf8CString)
+        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
+            throw PluginError(.runtime, "cannot save the state of '\(description.name)' in '\(directory)': \(String(cString: strerror(errno)))")
+        }
+        let fresh = String(cString: template.map { UInt8(bitPattern: $0) })
+        defer { try? FileManager.default.removeItem(atPath: fresh) }
+        try saveState(into: fresh)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: fresh)) ?? [] {
+            guard rename(fresh + "/" + name, directory + "/" + name) == 0 else {
+                throw PluginError(.runtime, "cannot save the state of '\(description.name)' as '\(directory)/\(name)': \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+
+    /// Makes `directory` if missing and checks that files can be made in it.
+    /// - Throws: a runtime error with the system's reason.
+    public static func checkStateDirectory(_ directory: String) throws(PluginError) {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw PluginError(.runtime, "cannot make the state directory '\(directory)': \(error.localizedDescription)")
+        }
+        guard access(directory, W_OK | X_OK) == 0 else {
+            throw PluginError(.runtime, "cannot write the state directory '\(directory)': \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// lilv's save of the state into `directory`, which is this call's alone.
+    private func saveState(into directory: String) throws(PluginError) {
         let context = Unmanaged.passUnretained(self).toOpaque()
         let state = directory.withCString { dir in scratchDirectory.withCString { scratch in
             // Files the plugin made with makePath are in the scratch folder: lilv copies those
@@ -291,22 +318,45 @@ public final class LV2PluginInstance {
             throw PluginError(.runtime, "cannot read the plugin state '\(path)'")
         }
         defer { lilv_state_free(state) }
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        lilv_state_restore(state, instance, { symbol, context, value, size, type in
-            guard let symbol, let context, let value else { return }
-            Unmanaged<LV2PluginInstance>.fromOpaque(context).takeUnretainedValue().restore(symbol: String(cString: symbol), value: value, size: size, type: type)
-        }, context, 0, features.array)
+        try restore(state, from: "the saved state '\(path)'")
         return true
     }
 
-    /// A port value a preset holds: floats (and ints, doubles) for control inputs.
-    private func restore(symbol: String, value: UnsafeRawPointer, size: UInt32, type: UInt32) {
+    /// Applies a preset's or saved state's port values and plugin state, after checking every
+    /// port value as ``setControl(_:to:)`` does: finite and in the port's range. A value that is
+    /// not refuses the whole state, and nothing of it is applied.
+    /// - Throws: a usage error naming `source`, the port, its value and its range.
+    private func restore(_ state: OpaquePointer, from source: String) throws(PluginError) {
+        // Port values first, collected: lilv hands them over one by one.
+        restoring = []
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        lilv_state_emit_port_values(state, { symbol, context, value, size, type in
+            guard let symbol, let context, let value else { return }
+            Unmanaged<LV2PluginInstance>.fromOpaque(context).takeUnretainedValue().collect(symbol: String(cString: symbol), value: value, size: size, type: type)
+        }, context)
+        let values = restoring
+        restoring = []
+        for (port, value) in values {
+            guard value.isFinite, port.minimum.map({ value >= $0 }) ?? true, port.maximum.map({ value <= $0 }) ?? true else {
+                throw PluginError(.usage, "\(source) sets \(port.symbol)=\(value), out of range for '\(description.name)': expected a finite value\(port.minimum != nil ? ", \(port.rangeText)" : ""); nothing of it was applied")
+            }
+        }
+        for (port, value) in values { controls[port.index] = value }
+        // Then the plugin's own state (LV2 state interface), with no port values this time.
+        lilv_state_restore(state, instance, nil, nil, 0, features.array)
+    }
+
+    /// Port values being restored (``restore(_:from:)``), before they are checked.
+    private var restoring: [(port: LV2PortDescription, value: Float)] = []
+
+    /// A port value a preset or state holds: floats (and ints, doubles) for control inputs.
+    private func collect(symbol: String, value: UnsafeRawPointer, size: UInt32, type: UInt32) {
         guard let port = description.controlInputs.first(where: { $0.symbol == symbol }) else { return }
         let urids = world.urids
         switch (type, size) {
-        case (urids.map(LV2URI.atomFloat), 4): controls[port.index] = value.loadUnaligned(as: Float.self)
-        case (urids.map("http://lv2plug.in/ns/ext/atom#Double"), 8): controls[port.index] = Float(value.loadUnaligned(as: Double.self))
-        case (urids.map(LV2URI.atomInt), 4): controls[port.index] = Float(value.loadUnaligned(as: Int32.self))
+        case (urids.map(LV2URI.atomFloat), 4): restoring.append((port, value.loadUnaligned(as: Float.self)))
+        case (urids.map("http://lv2plug.in/ns/ext/atom#Double"), 8): restoring.append((port, Float(value.loadUnaligned(as: Double.self))))
+        case (urids.map(LV2URI.atomInt), 4): restoring.append((port, Float(value.loadUnaligned(as: Int32.self))))
         default: break
         }
     }

@@ -125,11 +125,11 @@ private func streamProperty(_ info: AudioStreamInfo, _ id: AudioFileStreamProper
     case kAudioFileStreamProperty_MagicCookieData:
         return info.magicCookie.isEmpty ? .failure(.unknown) : .success(info.magicCookie)
     case kAudioFileStreamProperty_AudioDataByteCount:
-        return info.audioDataByteCount.map { bytes(UInt64($0)) } ?? .failure(.unknown)
+        return info.audioDataByteCount.flatMap(UInt64.init(exactly:)).map(bytes) ?? .failure(.unknown)
     case kAudioFileStreamProperty_AudioDataPacketCount:
-        return info.audioDataPacketCount.map { bytes(UInt64($0)) } ?? .failure(.unknown)
+        return info.audioDataPacketCount.flatMap(UInt64.init(exactly:)).map(bytes) ?? .failure(.unknown)
     case kAudioFileStreamProperty_MaximumPacketSize, kAudioFileStreamProperty_PacketSizeUpperBound:
-        return info.maximumPacketSize > 0 ? bytes(UInt32(info.maximumPacketSize)) : .failure(.unknown)
+        return info.maximumPacketSize > 0 ? UInt32(exactly: info.maximumPacketSize).map(bytes) ?? .failure(.unknown) : .failure(.unknown)
     case kAudioFileStreamProperty_DataOffset:
         return info.isReadyToProducePackets ? bytes(info.dataOffset) : .failure(.unknown)
     case kAudioFileStreamProperty_PacketTableInfo:
@@ -178,10 +178,14 @@ public func AudioFileStreamGetProperty(_ inAudioFileStream: AudioFileStreamID, _
         // AudioFramePacketTranslation: mFrame (Int64), mPacket (Int64), mFrameOffsetInPacket (UInt32).
         guard ioPropertyDataSize.pointee >= 24 else { return kAudioFileStreamError_BadPropertySize }
         guard framesPerPacket > 0 else { return kAudioFileStreamError_ValueUnknown }
+        // A negative packet or frame, or a frame past 2^63, is the caller's error.
         if inPropertyID == kAudioFileStreamProperty_PacketToFrame {
-            outPropertyData.storeBytes(of: outPropertyData.load(fromByteOffset: 8, as: Int64.self) * framesPerPacket, as: Int64.self)
+            let packet = outPropertyData.load(fromByteOffset: 8, as: Int64.self)
+            guard packet >= 0, case let (frame, false) = packet.multipliedReportingOverflow(by: framesPerPacket) else { return kAudio_ParamError }
+            outPropertyData.storeBytes(of: frame, as: Int64.self)
         } else {
             let frame = outPropertyData.load(as: Int64.self)
+            guard frame >= 0 else { return kAudio_ParamError }
             outPropertyData.storeBytes(of: frame / framesPerPacket, toByteOffset: 8, as: Int64.self)
             outPropertyData.storeBytes(of: UInt32(frame % framesPerPacket), toByteOffset: 16, as: UInt32.self)
         }

@@ -32,7 +32,9 @@ final class ArmedRecordSession: TakeRecordSession, @unchecked Sendable {
     /// SIGUSR1s received (``Start/signal``); each one not yet applied toggles recording.
     let toggleRequests = Atomic<Int>(0)
     private var appliedToggles = 0
-    private let requests = Mutex<[Request]>([])
+    /// The request for the next buffer: the last one made counts (a flood of commands makes at
+    /// most one take change a buffer, so at most one file a buffer).
+    private let pending = Mutex<Request?>(nil)
     private let start: Start
     private let holdFrames: Int
     private let bytesPerFrame: Int
@@ -75,9 +77,10 @@ final class ArmedRecordSession: TakeRecordSession, @unchecked Sendable {
     }
 
 
-    /// Asks for a take to start, stop or split (sample continuous) at the next buffer. Any thread.
+    /// Asks for a take to start, stop or split (sample continuous) at the next buffer, in place of
+    /// any earlier request for it. Any thread.
     func request(_ request: Request) {
-        requests.withLock { $0.append(request) }
+        pending.withLock { $0 = request }
     }
     override func takeFrames(_ data: UnsafeRawPointer, frames: Int, at first: Double) throws(AudioFileError) -> Bool {
         var done = 0
@@ -91,7 +94,7 @@ final class ArmedRecordSession: TakeRecordSession, @unchecked Sendable {
             }
         }
         // OSC: start, stop, or split (the next take's first frame follows the last's).
-        for request in requests.withLock({ pending in defer { pending = [] }; return pending }) {
+        if let request = pending.withLock({ pending in defer { pending = nil }; return pending }) {
             switch request {
             case .start:
                 if !takes.isRecording {

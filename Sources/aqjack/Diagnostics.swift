@@ -2,18 +2,44 @@ import AQJack
 import AQMedia
 import Foundation
 
-/// Messages to stderr, prefixed `aqjack:`, so stdout stays clean for data and JSON.
+/// Messages to stderr, prefixed `aqjack:`, so stdout stays clean for data and JSON. Every
+/// message is made printable first (``printable(_:)``): a file name or a network message with
+/// control bytes in it cannot move the terminal's cursor or ring its bell.
 enum Diagnostics {
     static func error(_ message: String) {
-        FileHandle.standardError.write(Data("aqjack: error: \(FilePath.display(message))\n".utf8))
+        FileHandle.standardError.write(Data("aqjack: error: \(printable(message))\n".utf8))
     }
 
     static func warning(_ message: String) {
-        FileHandle.standardError.write(Data("aqjack: warning: \(FilePath.display(message))\n".utf8))
+        FileHandle.standardError.write(Data("aqjack: warning: \(printable(message))\n".utf8))
     }
 
     static func note(_ message: String) {
-        FileHandle.standardError.write(Data("aqjack: \(FilePath.display(message))\n".utf8))
+        FileHandle.standardError.write(Data("aqjack: \(printable(message))\n".utf8))
+    }
+
+    /// `text` with the bytes of a name that is not UTF-8 as `\xHH` (``FilePath/display(_:)``)
+    /// and every control character but the line feed as `\xHH` too.
+    static func printable(_ text: String) -> String {
+        let shown = FilePath.display(text)
+        guard shown.unicodeScalars.contains(where: isControl) else { return shown }
+        var escaped = ""
+        for scalar in shown.unicodeScalars {
+            if isControl(scalar) {
+                escaped += "\\x" + (scalar.value < 16 ? "0" : "") + String(scalar.value, radix: 16)
+            } else {
+                escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
+    }
+
+    /// `text` in single quotes, for naming a value from outside in a message.
+    static func quoted(_ text: String) -> String { "'" + text + "'" }
+
+    /// C0 and C1 controls and DEL, but not the line feed that separates a message's lines.
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar != "\n" && (scalar.value < 0x20 || (0x7F ... 0x9F).contains(scalar.value))
     }
 }
 

@@ -89,6 +89,14 @@ struct HostCommand {
 
     private func host(globals: GlobalOptions, nsm: NSMClient?) throws(JackError) -> Int32 {
         let signals = SignalWatcher()
+        // A state directory that cannot be written is said now, with the system's reason, not
+        // after the session when the state would be lost.
+        if let stateDirectory {
+            do throws(PluginError) { try LV2PluginInstance.checkStateDirectory(stateDirectory) } catch {
+                Diagnostics.error(error.message)
+                return ExitStatus.failure
+            }
+        }
         // lilv reads every bundle's Turtle while the server opens the client (both about 20 ms
         // here, the second waiting on jackd): exec -> ports on the graph 56 -> 48 ms.
         nonisolated(unsafe) var loaded: LV2World?

@@ -16,7 +16,11 @@ import Synchronization
 /// the session closes the client with SIGTERM, which ends a recording cleanly anyway.
 /// Capabilities declared: `:message:` (we send `/nsm/client/message` notes), and for `host`
 /// `:dirty:` (`/nsm/client/is_dirty` when a control changed since the last save,
-/// `/nsm/client/is_clean` after a save). All on one UDP socket, read by its own thread once open.
+/// `/nsm/client/is_clean` after a save). All on one UDP socket (``UDPPeer``: bound to the
+/// address that reaches the server, loopback for a server on this machine), read by its own
+/// thread once open; only the server's messages are obeyed, anyone else's are dropped and the
+/// first of them reported. The open's client id must be a valid JACK client name and its path
+/// absolute without `..`, or the session is refused.
 final class NSMClient: @unchecked Sendable {
     /// What `/nsm/client/open` gave.
     struct Session: Equatable {
@@ -27,8 +31,7 @@ final class NSMClient: @unchecked Sendable {
         let clientID: String
     }
 
-    private let socket: Int32
-    private var server = sockaddr_in()
+    private let server: UDPPeer
     private let running = Atomic<Bool>(true)
     private var thread: Thread?
 
@@ -48,25 +51,15 @@ final class NSMClient: @unchecked Sendable {
 
     /// Opens the socket and sends the announce to `url` (`osc.udp://HOST:PORT/`).
     init(url: String, name: String, capabilities: String = ":message:") throws(NSMError) {
-        guard let parsed = URL(string: url), parsed.scheme == "osc.udp", let host = parsed.host, let port = parsed.port else {
-            throw NSMError(message: "NSM_URL '\(url)' is not an OSC URL: expected osc.udp://HOST:PORT/")
+        do throws(UDPPeerError) {
+            let (host, port) = try parseOSCURL(url)
+            server = try UDPPeer(host: host, port: port)
+        } catch {
+            throw NSMError(message: "NSM_URL: \(error.message)")
         }
-        socket = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        guard socket >= 0 else { throw NSMError(message: "cannot open a UDP socket for NSM: \(String(cString: strerror(errno)))") }
-        server.sin_family = sa_family_t(AF_INET)
-        server.sin_port = in_port_t(UInt16(port).bigEndian)
-        let address = host == "localhost" ? "127.0.0.1" : host
-        guard inet_pton(AF_INET, address, &server.sin_addr) == 1 else {
-            close(socket)
-            throw NSMError(message: "NSM_URL host '\(host)' is not an IPv4 address")
-        }
-        var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         send(OSCMessage(address: "/nsm/server/announce", arguments: [
             .string(name), .string(capabilities), .string("aqjack"), .int32(1), .int32(2), .int32(getpid())]))
     }
-
-    deinit { close(socket) }
 
     /// Waits (up to `seconds`) for the server's `/nsm/client/open`.
     /// - Throws: when the server answers with `/error`, or says nothing in time.
@@ -81,6 +74,12 @@ final class NSMClient: @unchecked Sendable {
                 guard message.arguments.count >= 3, case .string(let path) = message.arguments[0],
                       case .string(let display) = message.arguments[1], case .string(let id) = message.arguments[2] else {
                     throw NSMError(message: "/nsm/client/open without its path, display name and client id")
+                }
+                guard !id.isEmpty, !id.contains(":"), id.utf8.count < 64, !id.contains(where: { $0.asciiValue.map { $0 < 0x20 } ?? false }) else {
+                    throw NSMError(message: "/nsm/client/open client id \(Diagnostics.quoted(id)) is not a valid JACK client name: expected 1 ... 63 bytes without ':' or control characters")
+                }
+                guard path.hasPrefix("/"), !path.split(separator: "/").contains(".."), !path.contains("\0") else {
+                    throw NSMError(message: "/nsm/client/open path \(Diagnostics.quoted(path)) is not an absolute path without '..'")
                 }
                 return Session(path: path, displayName: display, clientID: id)
             default:
@@ -130,20 +129,17 @@ final class NSMClient: @unchecked Sendable {
     }
 
     private func send(_ message: OSCMessage) {
-        let bytes = message.encoded
-        _ = bytes.withUnsafeBytes { data in
-            withUnsafePointer(to: &server) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(socket, data.baseAddress, data.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-        }
+        server.send(message.encoded)
     }
 
-    /// One message, or nil after the socket's 100 ms timeout (or an undecodable datagram).
+    /// One message from the server, or nil after the socket's 100 ms timeout (or for an
+    /// undecodable datagram, or one from anyone else: the first of those is reported).
     private func receive() -> OSCMessage? {
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-        guard count > 0 else { return nil }
-        return try? OSCMessage(decoding: Array(buffer[0 ..< count]))
+        let bytes = server.receive { [server] stranger in
+            Diagnostics.warning("ignored an OSC message from \(stranger): only the NSM server at \(server.peerDescription) is obeyed (further ones are dropped silently)")
+        }
+        guard let bytes, !bytes.isEmpty else { return nil }
+        return try? OSCMessage(decoding: bytes)
     }
 
     private static func text(_ argument: OSCMessage.Argument) -> String {

@@ -14,7 +14,14 @@ import Synchronization
 /// | `/aqjack/quit` | ends the recording as SIGTERM does | `/aqjack/reply` |
 ///
 /// Anything else gets `/aqjack/reply ,ss ADDRESS "error: ..."`. Commands take effect at the
-/// next buffer the queue delivers (within 0.1 s).
+/// next buffer the queue delivers (within 0.1 s); of several in one buffer the last counts.
+///
+/// Who is obeyed: with a token (`--osc-token`, `AQJACK_OSC_TOKEN`; required for any address but
+/// loopback) every message carries it as its first argument, a string, and others are dropped;
+/// without one (loopback only) only datagrams from sockets of this process's user are taken
+/// (``UDPSenderOwner``), since any local user can send to loopback. Dropped messages get no
+/// reply, and the first is reported on standard error. Replies are at most
+/// ``repliesPerSecond`` a second, so a flood cannot turn the socket into an amplifier.
 final class OSCControl: @unchecked Sendable {
     /// What a command does; the status's fields.
     struct Handlers {
@@ -23,15 +30,23 @@ final class OSCControl: @unchecked Sendable {
         var status: () -> [OSCMessage.Argument]
     }
 
+    /// The most replies sent in one second; past that, requests are still served, not answered.
+    static let repliesPerSecond = 100
+
     private let socket: Int32
     private let handlers: Handlers
+    private let token: String?
+    private let ownUser = getuid()
+    private var refusedCount = 0
+    private var replyWindow = (second: 0, count: 0)
     private let running = Atomic<Bool>(true)
     private var thread: Thread?
 
     /// Binds the UDP port (0: any free one, see ``port``).
     /// - Throws: a message naming the address and the system's reason.
-    init(host: String, port: Int, handlers: Handlers) throws(OSCControlError) {
+    init(host: String, port: Int, token: String?, handlers: Handlers) throws(OSCControlError) {
         self.handlers = handlers
+        self.token = token
         socket = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         guard socket >= 0 else { throw OSCControlError(message: "cannot open a UDP socket for --osc: \(String(cString: strerror(errno)))") }
         var address = sockaddr_in()
@@ -79,8 +94,8 @@ final class OSCControl: @unchecked Sendable {
     private func serve() {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while running.load(ordering: .acquiring) {
-            var sender = sockaddr_in()
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            var sender = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let count = buffer.withUnsafeMutableBytes { bytes in
                 withUnsafeMutablePointer(to: &sender) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(socket, bytes.baseAddress, bytes.count, 0, $0, &length) }
@@ -89,10 +104,15 @@ final class OSCControl: @unchecked Sendable {
             guard count > 0 else { continue }
             let reply: OSCMessage
             do throws(OSCMessage.DecodingError) {
-                reply = respond(to: try OSCMessage(decoding: Array(buffer[0 ..< count])))
+                let message = try OSCMessage(decoding: Array(buffer[0 ..< count]))
+                guard let accepted = admit(message, from: sender) else { continue }
+                reply = respond(to: accepted)
             } catch {
+                // An undecodable datagram: answered only for a sender that may be told.
+                guard token == nil, admitsWithoutToken(sender) else { continue }
                 reply = OSCMessage(address: "/aqjack/reply", arguments: [.string(""), .string("error: \(error.message)")])
             }
+            guard mayReply() else { continue }
             let bytes = reply.encoded
             _ = bytes.withUnsafeBytes { data in
                 withUnsafePointer(to: &sender) {
@@ -100,6 +120,50 @@ final class OSCControl: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// `message` without its token when its sender is to be obeyed, else nil (the first
+    /// refusal is reported).
+    private func admit(_ message: OSCMessage, from sender: sockaddr_storage) -> OSCMessage? {
+        if let token {
+            if case .string(let given) = message.arguments.first, Self.sameToken(given, token) {
+                return OSCMessage(address: message.address, arguments: Array(message.arguments.dropFirst()))
+            }
+            refuse("a message without the --osc-token as its first argument")
+            return nil
+        }
+        guard admitsWithoutToken(sender) else {
+            refuse("a message from a socket of another user")
+            return nil
+        }
+        return message
+    }
+
+    /// Without a token: a loopback sender whose socket is this user's.
+    private func admitsWithoutToken(_ sender: sockaddr_storage) -> Bool {
+        UDPSenderOwner.isLoopback(sender) && UDPSenderOwner.uid(ofLocalPort: UDPSenderOwner.port(of: sender)) == ownUser
+    }
+
+    private func refuse(_ what: String) {
+        refusedCount += 1
+        if refusedCount == 1 { Diagnostics.warning("--osc ignored \(what) (further ones are dropped silently)") }
+    }
+
+    /// Whether one more reply fits in this second's budget.
+    private func mayReply() -> Bool {
+        let now = Int(Date().timeIntervalSince1970)
+        if replyWindow.second != now { replyWindow = (now, 0) }
+        replyWindow.count += 1
+        return replyWindow.count <= Self.repliesPerSecond
+    }
+
+    /// Compares every byte whatever the first difference, so the time taken does not tell how
+    /// much of a guess was right.
+    private static func sameToken(_ given: String, _ token: String) -> Bool {
+        let a = Array(given.utf8), b = Array(token.utf8)
+        var difference = UInt8(a.count == b.count ? 0 : 1)
+        for index in 0 ..< min(a.count, b.count) { difference |= a[index] ^ b[index] }
+        return difference == 0
     }
 
     private func respond(to message: OSCMessage) -> OSCMessage {

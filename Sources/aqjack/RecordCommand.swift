@@ -67,6 +67,13 @@ struct RecordCommand {
             return ExitStatus.failure
         }
 
+        // What the format makes of the sizes given: refused before anything is allocated.
+        if let problem = options.sizeProblem(format: format) {
+            client.close()
+            Diagnostics.error(problem)
+            return ExitStatus.usage
+        }
+
         // Plugins next: a URI, control or value that does not fit is reported before any file exists.
         var stages: [LV2Stage] = []
         if !options.chain.isEmpty {
@@ -133,7 +140,7 @@ struct RecordCommand {
                                                    preRollSeconds: options.preRollSeconds ?? 0, sampleRate: format.mSampleRate)
                     if case .signal = start { armed.listenForToggleSignal() }
                     if let port = options.oscPort {
-                            osc = try OSCControl(host: options.oscHost, port: port, handlers: OSCControl.Handlers(
+                            osc = try OSCControl(host: options.oscHost, port: port, token: options.oscToken, handlers: OSCControl.Handlers(
                                 command: { armed.request($0) },
                                 quit: { signals.received.store(SIGTERM, ordering: .releasing) },
                                 status: { [weak queue] in
@@ -264,8 +271,9 @@ struct RecordCommand {
 
 /// The final summary of a recording.
 struct RecordReport: Encodable {
-    /// The file, or the first of a recording split into files of 1024 channels.
-    let file: String
+    /// The file, or the first of a recording split into files of 1024 channels; nil when a
+    /// take mode (--armed, --trigger, --osc, --transport-multi) ended before its first take.
+    let file: String?
     /// Every file of the recording, in channel order (one unless split).
     let files: [String]
     let fileType: String
@@ -298,7 +306,7 @@ struct RecordReport: Encodable {
 
     init(files: [String], fileType: String, format: AudioStreamBasicDescription, frames: Int64, startFrame: UInt64?,
          lostFrames: Int64, overrunFrames: Int, underrunFrames: Int, xruns: Int, ports: [String], exitReason: String) {
-        file = files[0]
+        file = files.first
         self.files = files
         self.fileType = fileType.trimmingCharacters(in: CharacterSet(charactersIn: "'"))
         sampleRate = Int(format.mSampleRate)
@@ -321,7 +329,7 @@ struct RecordReport: Encodable {
     func print(json: Bool) {
         printSummary(self, json: json) {
             """
-            \(files.joined(separator: " + ")): \(fileType), \(channels) ch\(splitSeconds.map { " in \(files.count) files of \($0) s" } ?? (files.count > 1 ? " in \(files.count) files of at most \(SplitRecordingFiles.channelsPerFile)" : "")), \(sampleRate) Hz, \(bitsPerChannel)-bit \(sampleFormat)
+            \(files.isEmpty ? "no take recorded" : files.joined(separator: " + ")): \(fileType), \(channels) ch\(splitSeconds.map { " in \(files.count) files of \($0) s" } ?? (files.count > 1 ? " in \(files.count) files of at most \(SplitRecordingFiles.channelsPerFile)" : "")), \(sampleRate) Hz, \(bitsPerChannel)-bit \(sampleFormat)
               frames \(frames) (\(String(format: "%.3f", seconds)) s) from JACK frame \(startFrameTime.map(String.init) ?? "-")\(latencyCompensationFrames > 0 ? " (the sources' \(latencyCompensationFrames)-frame latency taken out)" : "")
               lost frames \(lostFrames) (written as silence), ring overruns \(overrunFrames), queue underruns \(underrunFrames), xruns \(xruns)\(serverSkippedFrames > 0 ? " (frames the server skipped: \(serverSkippedFrames))" : "")
               stopped by: \(exitReason)

@@ -32,6 +32,9 @@ struct RecordOptions {
     /// `--osc PORT` (UDP on `--osc-host`, default 127.0.0.1): /aqjack/start, /stop, /split, /status, /quit.
     var oscPort: Int?
     var oscHost = "127.0.0.1"
+    /// `--osc-token TOKEN` (or `AQJACK_OSC_TOKEN`): every OSC message carries it as its first
+    /// argument; required when `--osc-host` is not a loopback address.
+    var oscToken: String?
     /// Takes that start and stop by themselves (trigger, SIGUSR1 or OSC).
     var isArmedRecording: Bool { triggerLevel != nil || armed || oscPort != nil }
     var startFrame: UInt64?
@@ -50,6 +53,11 @@ struct RecordOptions {
 
     /// The longest `-d`: a year, in seconds (at 768 kHz still far inside Int64 frames).
     static let longestDuration = 31_536_000.0
+    /// The shortest file of a split recording, seconds: one 0.1 s queue buffer (shorter parts
+    /// would only be more files, up to one a frame).
+    static let shortestSplit = 0.1
+    /// The most memory a pre-roll may take (all channels, as recorded): 1 GiB.
+    static let largestPreRollBytes = 1 << 30
     /// `entry` if `record` writes that file type (``FileTypes``: it has recordable codecs).
     static func recordable(_ entry: FileTypeEntry?) -> FileTypeEntry? {
         entry.flatMap { $0.recordableCodecs.isEmpty ? nil : $0 }
@@ -106,8 +114,8 @@ struct RecordOptions {
                 seconds = try cursor.real(for: "-d", in: 0 ... RecordOptions.longestDuration, excludingLowerBound: true,
                                           meaning: "a duration in seconds (at most a year)")
             case .option("--split"):
-                splitSeconds = try cursor.real(for: "--split", in: 0 ... RecordOptions.longestDuration, excludingLowerBound: true,
-                                               meaning: "the length of each file in seconds")
+                splitSeconds = try cursor.real(for: "--split", in: RecordOptions.shortestSplit ... RecordOptions.longestDuration,
+                                               meaning: "the length of each file in seconds (at least one 0.1 s queue buffer)")
             case .option("--split-size"):
                 splitBytes = Int64(try cursor.integer(for: "--split-size", in: 1 ... (1 << 50),
                                                       meaning: "the audio bytes of each file (e.g. 2000000000 for files under 2 GB)"))
@@ -126,6 +134,8 @@ struct RecordOptions {
                 oscPort = try cursor.integer(for: "--osc", in: 0 ... 65535, meaning: "a UDP port for OSC (0: any free one, printed on standard error)")
             case .option("--osc-host"):
                 oscHost = try cursor.value(for: "--osc-host", expected: "an IPv4 address to listen on, e.g. 127.0.0.1")
+            case .option("--osc-token"):
+                oscToken = try cursor.value(for: "--osc-token", expected: "a secret every OSC message carries as its first argument")
             case .option("--start-at"):
                 startFrame = try cursor.integer(for: "--start-at", in: 0 ... latestStartFrame, meaning: "a JACK frame time")
             case .option("--resampler"): resampler = try cursor.resampler(for: "--resampler")
@@ -137,7 +147,7 @@ struct RecordOptions {
             case let .option(option):
                 if try chain.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --trigger, --hold, --armed, --pre-roll, --osc, --osc-host, --start-at, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --trigger, --hold, --armed, --pre-roll, --osc, --osc-host, --osc-token, --start-at, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
             case let .operand(word):
                 paths.append(word)
             }
@@ -206,6 +216,15 @@ struct RecordOptions {
                 throw UsageError(message: "\(name) records linear PCM (\(FileTypes.extensionList(prefix: ".") { $0.recordableCodecs.contains(AudioFormatValues.linearPCM) })); record PCM and convert the takes for \(isAAC ? "AAC" : "Apple Lossless")")
             }
         }
+        if oscPort != nil {
+            if oscToken == nil, let fromEnvironment = environmentValue("AQJACK_OSC_TOKEN"), !fromEnvironment.isEmpty { oscToken = fromEnvironment }
+            if oscToken == "" { throw UsageError(message: "--osc-token needs a non-empty secret") }
+            if oscToken == nil && !UDPSenderOwner.isLoopbackHost(oscHost) {
+                throw UsageError(message: "--osc-host \(oscHost) listens beyond this machine: give --osc-token TOKEN (or AQJACK_OSC_TOKEN) too, which every message then carries as its first argument")
+            }
+        } else if oscToken != nil {
+            throw UsageError(message: "--osc-token is the secret of --osc: give --osc PORT too")
+        }
         if isALAC, let depth, depth != "16" && depth != "24" {
             throw UsageError(message: "-b \(depth) with --codec alac: Apple Lossless records 16 or 24 bits")
         }
@@ -215,6 +234,21 @@ struct RecordOptions {
         if !isAAC && (bitRate != nil || quality != nil) {
             throw UsageError(message: "--bitrate and -q apply to AAC; this recording is \(isALAC ? "Apple Lossless" : "linear PCM") (use --codec aac, or .m4a/.aac)")
         }
+    }
+
+    /// What is wrong with the sizes given once the format is known (the server's rate and the
+    /// channel count), or nil: a pre-roll larger than ``largestPreRollBytes``, or a
+    /// `--split-size` under 0.1 s of audio.
+    func sizeProblem(format: AudioStreamBasicDescription) -> String? {
+        let bytesPerSecond = Double(max(format.mBytesPerFrame, 4 * format.mChannelsPerFrame)) * format.mSampleRate
+        if let preRoll = preRollSeconds, preRoll * bytesPerSecond > Double(Self.largestPreRollBytes) {
+            let most = Double(Self.largestPreRollBytes) / bytesPerSecond
+            return "--pre-roll \(preRoll) s of \(format.mChannelsPerFrame) channels at \(Int(format.mSampleRate)) Hz would keep \(Int64(preRoll * bytesPerSecond) >> 20) MiB in memory: expected at most \(Self.largestPreRollBytes >> 20) MiB (\(String(format: "%.1f", most)) s at this width)"
+        }
+        if let bytes = splitBytes, format.mBytesPerFrame > 0, Double(bytes) < Self.shortestSplit * bytesPerSecond {
+            return "--split-size \(bytes) is less than 0.1 s of this recording (\(Int64(Self.shortestSplit * bytesPerSecond)) bytes at \(format.mBytesPerFrame) bytes a frame): expected at least that"
+        }
+        return nil
     }
 
     /// The stream description to record: the depth given, else float for the WAVE family and

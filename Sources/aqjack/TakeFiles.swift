@@ -77,11 +77,16 @@ final class TakeFiles {
         if frames > skip { try take.files.append(bytes + skip * layout.bytesPerFrame, frames: frames - skip) }
     }
 
-    /// Finalizes the take being written, if any.
+    /// Finalizes the take being written, if any. A numbered take that holds no frame (one that
+    /// ended where it began) is removed, not kept as an empty file.
     func end() throws(AudioFileError) {
         guard let take = current else { return }
         current = nil
         try take.files.close()
+        if numbered && take.files.packetCount == 0 {
+            take.files.paths.forEach { unlink($0) }
+            return
+        }
         closedPaths += take.files.paths
         closedFrames += take.files.packetCount
         finalized(take.files.paths, take.files.packetCount)

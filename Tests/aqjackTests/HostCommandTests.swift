@@ -248,6 +248,58 @@ extension JackServerSuite {
             #expect((overridden?["controls"] as? [String: Any])?["gain"] as? Double == 3)
         }
 
+        @Test("host --state DIR refuses a saved value --set would refuse (1e30, 100 dB, 1e400: exit 2 naming it), replaces a planted state.ttl link instead of writing through it, and says at once why a directory cannot be made")
+        func hostileState() throws {
+            let directory = temporaryPath("hostilestate")
+            try? FileManager.default.removeItem(atPath: directory)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            func run(_ extra: [String], state: String = directory) throws -> (exit: ChildExit, errors: String, output: String) {
+                let name = TestServer.uniqueClientName("hostilestate")
+                let out = URL(fileURLWithPath: temporaryPath("\(name).out")), err = URL(fileURLWithPath: temporaryPath("\(name).err"))
+                defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+                let host = try AQJackCommand.start(["host", "--name", name, "--json", PluginConvertTests.amp, "--state", state] + extra,
+                                                   standardOutput: out, standardError: err)
+                let clock = try JackClient(name: TestServer.uniqueClientName("hostilewatch"))
+                defer { clock.close() }
+                for _ in 0 ..< 150 where host.isRunning && !clock.portNames().contains("\(name):output") { usleep(20_000) }
+                if host.isRunning {
+                    usleep(200_000)
+                    host.interrupt()
+                }
+                let exit = host.exitStatus()
+                return (exit, String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self),
+                        String(decoding: (try? Data(contentsOf: out)) ?? Data(), as: UTF8.self))
+            }
+            let first = try run(["--set", "gain=-12"])
+            #expect(first.exit == .exited(0), "\(first.errors)")
+            let saved = try String(contentsOfFile: directory + "/state.ttl", encoding: .utf8)
+            let value = try #require(saved.firstMatch(of: /pset:value -12(\.0+)?/), "\(saved)")
+            for hostile in ["1.0e30", "100.0", "1.0e400"] {
+                try saved.replacingCharacters(in: value.range, with: "pset:value \(hostile)").write(toFile: directory + "/state.ttl", atomically: true, encoding: .utf8)
+                let refused = try run([])
+                #expect(refused.exit == .exited(2) && refused.errors.contains("sets gain=") && refused.errors.contains("expected a finite value"),
+                        "\(hostile): \(refused.exit) \(refused.errors)")
+                #expect(refused.output.isEmpty, "\(hostile): \(refused.output)")
+            }
+            // A link planted where the state goes (to a valid state, read at the start): replaced
+            // at the save, its target untouched.
+            let victim = temporaryPath("hostilestate-victim")
+            try saved.write(toFile: victim, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(atPath: victim) }
+            try FileManager.default.removeItem(atPath: directory + "/state.ttl")
+            try FileManager.default.createSymbolicLink(atPath: directory + "/state.ttl", withDestinationPath: victim)
+            let relinked = try run(["--set", "gain=-6"])
+            #expect(relinked.exit == .exited(0), "\(relinked.errors)")
+            #expect(try String(contentsOfFile: victim, encoding: .utf8) == saved)
+            let attributes = try FileManager.default.attributesOfItem(atPath: directory + "/state.ttl")
+            #expect(attributes[.type] as? FileAttributeType == .typeRegular)
+            #expect(try String(contentsOfFile: directory + "/state.ttl", encoding: .utf8).contains("-6"))
+            // A directory that cannot be made: exit 1 at once, with the system's reason.
+            let impossible = try run([], state: victim + "/state")
+            #expect(impossible.exit == .exited(1) && impossible.errors.contains("cannot make the state directory") && impossible.errors.contains("directory"),
+                    "\(impossible.exit) \(impossible.errors)")
+        }
+
         @Test("host: bad input exits 2 naming it (no URI, two URIs, an unknown plugin, a control it lacks, a value out of range, --lv2); a port glob matching nothing exits 1")
         func badInput() throws {
             let cases: [([String], Int32, String)] = [

@@ -8,35 +8,53 @@ import Testing
 
 /// A small NSM server (API 1.1.2, the part a client meets): receives the announce, answers it,
 /// sends /nsm/client/open and /nsm/client/save, and reads the client's replies. Debian has no
-/// nsmd; this speaks the documented protocol as nsmd, RaySession and Agordejo do.
+/// nsmd; this speaks the documented protocol as nsmd, RaySession and Agordejo do, on one UDP
+/// socket that sends from the port it listens on, as liblo's servers do. It binds `address`
+/// (nsmd binds every interface, "0.0.0.0"; "::1" for IPv6) and names itself in ``url`` by
+/// `urlHost` (nsmd writes the machine's host name).
 final class TestNSMServer {
-    let socket = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-    /// The client's address, from its announce.
-    var client = sockaddr_in()
+    let socket: Int32
+    /// Who sent the last message (the client, from its announce).
+    var client = sockaddr_storage()
+    private let urlHost: String
 
-    init() {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    init(address: String = "127.0.0.1", urlHost: String = "127.0.0.1") {
+        self.urlHost = urlHost
+        let ipv6 = address.contains(":")
+        socket = Glibc.socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        if ipv6 {
+            var bound = sockaddr_in6()
+            bound.sin6_family = sa_family_t(AF_INET6)
+            inet_pton(AF_INET6, address, &bound.sin6_addr)
+            _ = withUnsafePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
+        } else {
+            var bound = sockaddr_in()
+            bound.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, address, &bound.sin_addr)
+            _ = withUnsafePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
     deinit { close(socket) }
 
-    /// `osc.udp://127.0.0.1:PORT/`, for NSM_URL.
-    var url: String {
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    /// The port the server listens on.
+    var port: UInt16 {
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) } }
-        return "osc.udp://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/"
+        // sin_port and sin6_port: the two bytes after the family.
+        return withUnsafeBytes(of: &address) { UInt16($0[2]) << 8 | UInt16($0[3]) }
     }
+
+    /// `osc.udp://HOST:PORT/`, for NSM_URL.
+    var url: String { "osc.udp://\(urlHost):\(port)/" }
 
     /// The next message (10 s at most); remembers who sent it.
     func receive() -> OSCMessage? {
         var buffer = [UInt8](repeating: 0, count: 65536)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let count = buffer.withUnsafeMutableBytes { bytes in
             withUnsafeMutablePointer(to: &client) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(socket, bytes.baseAddress, bytes.count, 0, $0, &length) } }
         }
@@ -52,9 +70,16 @@ final class TestNSMServer {
     }
 
     func send(_ message: OSCMessage) {
+        Self.send(message, from: socket, to: client)
+    }
+
+    /// Sends `message` from `socket` to `address`.
+    static func send(_ message: OSCMessage, from socket: Int32, to address: sockaddr_storage) {
+        var address = address
+        let length = socklen_t(address.ss_family == sa_family_t(AF_INET6) ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
         let bytes = message.encoded
         _ = bytes.withUnsafeBytes { data in
-            withUnsafePointer(to: &client) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(socket, data.baseAddress, data.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(socket, data.baseAddress, data.count, 0, $0, length) } }
         }
     }
 }

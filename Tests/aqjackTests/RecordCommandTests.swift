@@ -29,7 +29,7 @@ func verifyFloatRecording(_ file: SoundFileContents, channels: Int) -> (frames: 
 }
 
 struct RecordSummary: Decodable {
-    let file: String, files: [String], fileType: String, sampleRate: Int, channels: Int, bitsPerChannel: Int, sampleFormat: String
+    let file: String?, files: [String], fileType: String, sampleRate: Int, channels: Int, bitsPerChannel: Int, sampleFormat: String
     let frames: Int64, seconds: Double, startFrameTime: UInt64?, lostFrames: Int64, overrunFrames: Int
     let underrunFrames: Int, xruns: Int, ports: [String], exitReason: String
     let serverSkippedFrames: Int

@@ -1,3 +1,4 @@
+import AQJack
 import AQMedia
 import AQServerSuite
 import AQTestSupport
@@ -105,6 +106,40 @@ extension JackServerSuite {
                 #expect(Double(take.frames) >= (seconds - 0.25) * 48000 + 2400 && Double(take.frames) <= (seconds + 0.25) * 48000 + 2400, "\(path): \(take.frames) frames")
                 let check = verifyFloatRecording(take, channels: 2)
                 #expect(check.wrong <= summary.xruns * 128 * 2 && Int64(check.silent) <= summary.lostFrames, "\(path): \(check)")
+            }
+        }
+
+        @Test("Every take mode ended before its first take (SIGTERM, SIGINT, /aqjack/quit) exits 0 with a summary of no take and no file")
+        func endsBeforeFirstTake() throws {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-notake-\(getpid())").path
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let modes: [(options: [String], stop: Int32?)] = [(["--armed"], SIGTERM), (["--armed"], SIGINT), (["--trigger", "-20"], SIGTERM),
+                                                              (["--transport-multi"], SIGINT), (["--osc", "0"], nil)]
+            let observer = try JackClient(name: TestServer.uniqueClientName("notakeobs"))
+            defer { observer.close() }
+            for (index, mode) in modes.enumerated() {
+                let name = TestServer.uniqueClientName("notake")
+                let output = folder + "/\(index).json", errors = folder + "/\(index).err"
+                let recorder = try AQJackCommand.start(["record", "--json", "--no-meter", "-c", "2", "--name", name] + mode.options + [folder + "/take\(index).wav"],
+                                                       standardOutput: URL(fileURLWithPath: output), standardError: URL(fileURLWithPath: errors))
+                defer { if recorder.isRunning { kill(recorder.processIdentifier, SIGKILL) } }
+                // Until the client is there (the OSC port printed), then stop it.
+                if let stop = mode.stop {
+                    let deadline = Date().addingTimeInterval(10)
+                    while Date() < deadline, observer.portInfo(named: "\(name):in_1") == nil { usleep(20_000) }
+                    usleep(200_000)
+                    kill(recorder.processIdentifier, stop)
+                } else {
+                    let port = try #require(RecordOSCTests.notedPort(in: errors), "\(mode.options): no OSC port noted")
+                    _ = RecordOSCTests.OSCClient(port: port).send("/aqjack/quit")
+                }
+                let exit = recorder.exitStatus()
+                let stderr = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+                #expect(exit == .exited(0), "\(mode.options): exit \(exit), \(stderr)")
+                let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: URL(fileURLWithPath: output)))
+                #expect(summary.file == nil && summary.files.isEmpty && summary.frames == 0, "\(mode.options): \(summary.files)")
+                #expect(try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("take\(index)") }.isEmpty)
             }
         }
 

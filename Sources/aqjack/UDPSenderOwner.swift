@@ -1,0 +1,50 @@
+import Foundation
+import Glibc
+
+/// Who owns the UDP socket a datagram on loopback came from: the user id the kernel lists for
+/// its local port in `/proc/net/udp` (IPv4) and `/proc/net/udp6` (IPv6). Loopback UDP carries no
+/// credentials; this is how `aqjack record --osc` takes commands only from its own user when
+/// it listens without a token.
+enum UDPSenderOwner {
+    /// The user id owning a UDP socket bound to local `port`, or nil when none is listed.
+    static func uid(ofLocalPort port: UInt16) -> uid_t? {
+        for table in ["/proc/net/udp", "/proc/net/udp6"] {
+            guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+            // "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid ..."
+            for line in text.split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                guard fields.count > 7, let colon = fields[1].lastIndex(of: ":"),
+                      UInt16(fields[1][fields[1].index(after: colon)...], radix: 16) == port else { continue }
+                return uid_t(fields[7])
+            }
+        }
+        return nil
+    }
+
+    /// Whether `sender` is a loopback address (127.0.0.0/8, ::1, or ::ffff:127.x).
+    static func isLoopback(_ sender: sockaddr_storage) -> Bool {
+        let family = Int32(sender.ss_family)
+        var sender = sender
+        return withUnsafeBytes(of: &sender) { raw in
+            switch family {
+            case AF_INET: return raw[4] == 127
+            case AF_INET6:
+                let address = Array(raw[8 ..< 24])
+                return address == [UInt8](repeating: 0, count: 15) + [1]
+                    || (address[0 ..< 10].allSatisfy { $0 == 0 } && address[10] == 0xFF && address[11] == 0xFF && address[12] == 127)
+            default: return false
+            }
+        }
+    }
+
+    /// The port of `sender` (IPv4 or IPv6).
+    static func port(of sender: sockaddr_storage) -> UInt16 {
+        var sender = sender
+        return withUnsafeBytes(of: &sender) { UInt16($0[2]) << 8 | UInt16($0[3]) }
+    }
+
+    /// Whether a `--osc-host` value is a loopback address.
+    static func isLoopbackHost(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+}
