@@ -62,6 +62,12 @@ public final class CaptureProcessor: RealtimeProcessor, @unchecked Sendable {
         if !waits { spaceWakeup.signal() }
     }
 
+    /// The bytes ``make(channelCount:capacityFrames:)`` maps for its rings.
+    public static func ringBytes(channelCount: Int, capacityFrames: Int) -> Int {
+        RingMemory.bytes(minimumElements: channelCount * capacityFrames, stride: MemoryLayout<Float>.stride)
+            + RingMemory.bytes(minimumElements: max(64, capacityFrames / 16), stride: MemoryLayout<CaptureCycle>.stride)
+    }
+
     /// Creates a processor and its reader sharing rings of at least `capacityFrames` frames.
     /// Allocates and touches all memory now; call before activation.
     public static func make(channelCount: Int, capacityFrames: Int) -> (CaptureProcessor, CaptureReader) {

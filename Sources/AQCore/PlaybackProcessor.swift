@@ -59,6 +59,11 @@ public final class PlaybackProcessor: RealtimeProcessor, @unchecked Sendable {
         self.wakeup = wakeup
     }
 
+    /// The bytes ``make(channelCount:capacityFrames:)`` maps for its ring.
+    public static func ringBytes(channelCount: Int, capacityFrames: Int) -> Int {
+        RingMemory.bytes(minimumElements: channelCount * capacityFrames, stride: MemoryLayout<Float>.stride)
+    }
+
     /// Creates a processor and the feeder of its ring (`capacityFrames` frames).
     public static func make(channelCount: Int, capacityFrames: Int) -> (PlaybackProcessor, PlaybackFeeder) {
         precondition(channelCount > 0, "playback needs at least one channel")

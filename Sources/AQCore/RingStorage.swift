@@ -91,3 +91,25 @@ struct _RingStorage<Element: BitwiseCopyable> {
         }
     }
 }
+
+/// Whether a ring's memory can be had, asked before making it: the rings map their memory in
+/// their initializers, which cannot fail, so the queues ask first and turn a refusal into an
+/// error with the system's reason instead of a trap. Not real-time.
+public enum RingMemory {
+    /// The bytes of a ring of at least `minimumElements` elements of `stride` bytes (rings round
+    /// their capacity up to a power of two).
+    public static func bytes(minimumElements: Int, stride: Int) -> Int {
+        var capacity = 1
+        while capacity < minimumElements { capacity <<= 1 }
+        return capacity * stride
+    }
+
+    /// Nil when `byteCount` bytes can be mapped now (tried, then unmapped), else why not.
+    public static func problem(mapping byteCount: Int) -> String? {
+        guard let mapping = mmap(nil, byteCount, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0), mapping != MAP_FAILED else {
+            return "cannot map \(byteCount >> 20) MiB (\(String(cString: strerror(errno))))"
+        }
+        munmap(mapping, byteCount)
+        return nil
+    }
+}

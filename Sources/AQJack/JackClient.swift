@@ -46,6 +46,7 @@ public final class JackClient: @unchecked Sendable {
     public init(name: String, server: String? = nil, exactName: Bool = false, stallLogCapacity: Int = 64) throws(JackError) {
         JackServer.quietLibraryMessages()
         let serverName = JackServer.resolvedName(server)
+        try JackServer.checkNames(server: serverName, client: name)
         var options = JackNoStartServer.rawValue
         if exactName { options |= JackUseExactName.rawValue }
         var status = jack_status_t(rawValue: 0)

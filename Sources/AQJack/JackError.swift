@@ -59,6 +59,9 @@ public enum JackError: AudioStatusCarrying, Equatable {
     case callFailed(function: String, code: Int32)
     /// A call that is only valid in another state (e.g. changing ports while active).
     case invalidState(String)
+    /// A server or client name libjack cannot take (too long, or empty), refused before any
+    /// libjack call: `what` is "server" or "client".
+    case invalidName(what: String, name: String, limit: Int)
 
     public var description: String {
         switch self {
@@ -81,6 +84,8 @@ public enum JackError: AudioStatusCarrying, Equatable {
             return "\(function) failed with code \(code)"
         case let .invalidState(message):
             return message
+        case let .invalidName(what, name, limit):
+            return "the JACK \(what) name '\(name.prefix(80))\(name.count > 80 ? "..." : "")' is \(name.utf8.count) bytes: expected 1 ... \(limit)"
         }
     }
 
@@ -90,7 +95,7 @@ public enum JackError: AudioStatusCarrying, Equatable {
     /// `kAudioQueueErr_CannotStart` (-66681).
     public var status: Int32 {
         switch self {
-        case .serverNotRunning, .openFailed, .noSuchPort: -66680
+        case .serverNotRunning, .openFailed, .noSuchPort, .invalidName: -66680
         case .invalidState: -66678
         case .portRegistrationFailed, .connectionFailed, .callFailed: -66681
         }

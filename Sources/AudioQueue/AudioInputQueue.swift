@@ -133,8 +133,13 @@ public final class AudioInputQueue: @unchecked Sendable {
             throw AudioQueueError(error)
         }
         streamFormat = checked
+        let ringFrames = Self.ringFrames(channelCount: checked.channelCount, sampleRate: driver.sampleRate)
+        if let problem = RingMemory.problem(mapping: CaptureProcessor.ringBytes(channelCount: checked.channelCount, capacityFrames: ringFrames)) {
+            driver.close()
+            throw AudioQueueError(AudioQueueError.memoryFullCode, "the capture ring for \(checked.channelCount) channels \(problem): record fewer channels, or raise the address-space limit (ulimit -v)")
+        }
         // The ring is made while JACK registers the ports: both take long for wide recordings.
-        let ring = BackgroundValue { [channelCount = checked.channelCount, ringFrames = Self.ringFrames(channelCount: checked.channelCount, sampleRate: driver.sampleRate)] in
+        let ring = BackgroundValue { [channelCount = checked.channelCount, ringFrames] in
             CaptureProcessor.make(channelCount: channelCount, capacityFrames: ringFrames)
         }
         do {

@@ -119,7 +119,12 @@ public final class AudioOutputQueue: @unchecked Sendable {
         }
         // A quarter second of ring, at least 8 periods: the latency between enqueue and sound.
         // Made while JACK registers the ports.
-        let ring = BackgroundValue { [channelCount = streamFormat.channelCount, frames = max(8 * driver.bufferSize, driver.sampleRate / 4)] in
+        let ringFrames = max(8 * driver.bufferSize, driver.sampleRate / 4)
+        if let problem = RingMemory.problem(mapping: PlaybackProcessor.ringBytes(channelCount: streamFormat.channelCount, capacityFrames: ringFrames)) {
+            driver.close()
+            throw AudioQueueError(AudioQueueError.memoryFullCode, "the playback ring for \(streamFormat.channelCount) channels \(problem): play fewer channels, or raise the address-space limit (ulimit -v)")
+        }
+        let ring = BackgroundValue { [channelCount = streamFormat.channelCount, frames = ringFrames] in
             PlaybackProcessor.make(channelCount: channelCount, capacityFrames: frames)
         }
         do {

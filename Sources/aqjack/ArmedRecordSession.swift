@@ -32,9 +32,11 @@ final class ArmedRecordSession: TakeRecordSession, @unchecked Sendable {
     /// SIGUSR1s received (``Start/signal``); each one not yet applied toggles recording.
     let toggleRequests = Atomic<Int>(0)
     private var appliedToggles = 0
-    /// The request for the next buffer: the last one made counts (a flood of commands makes at
-    /// most one take change a buffer, so at most one file a buffer).
-    private let pending = Mutex<Request?>(nil)
+    /// The requests for the next buffer: a request that repeats the one before it counts once,
+    /// and at most ``requestsPerBuffer`` are kept (a later one replaces the last), so a flood of
+    /// commands makes at most a few take changes a buffer.
+    private let pending = Mutex<[Request]>([])
+    static let requestsPerBuffer = 4
     private let start: Start
     private let holdFrames: Int
     private let bytesPerFrame: Int
@@ -77,10 +79,13 @@ final class ArmedRecordSession: TakeRecordSession, @unchecked Sendable {
     }
 
 
-    /// Asks for a take to start, stop or split (sample continuous) at the next buffer, in place of
-    /// any earlier request for it. Any thread.
+    /// Asks for a take to start, stop or split (sample continuous) at the next buffer. Any thread.
     func request(_ request: Request) {
-        pending.withLock { $0 = request }
+        pending.withLock { queue in
+            if queue.last == request { return }
+            if queue.count == Self.requestsPerBuffer { queue.removeLast() }
+            queue.append(request)
+        }
     }
     override func takeFrames(_ data: UnsafeRawPointer, frames: Int, at first: Double) throws(AudioFileError) -> Bool {
         var done = 0
@@ -94,7 +99,7 @@ final class ArmedRecordSession: TakeRecordSession, @unchecked Sendable {
             }
         }
         // OSC: start, stop, or split (the next take's first frame follows the last's).
-        if let request = pending.withLock({ pending in defer { pending = nil }; return pending }) {
+        for request in pending.withLock({ queue in defer { queue.removeAll(keepingCapacity: true) }; return queue }) {
             switch request {
             case .start:
                 if !takes.isRecording {

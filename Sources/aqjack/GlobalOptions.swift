@@ -1,3 +1,5 @@
+import AQJack
+
 /// Options every subcommand shares.
 struct GlobalOptions {
     /// `--server NAME`: the JACK server; default `$JACK_DEFAULT_SERVER`, else `default`.
@@ -11,11 +13,13 @@ struct GlobalOptions {
         switch option {
         case "--server", "-s":
             server = try cursor.value(for: option, expected: "a JACK server name, e.g. --server default")
-            if server!.isEmpty { throw UsageError(message: "--server needs a non-empty server name") }
+            if server!.isEmpty || server!.utf8.count > JackServer.maximumNameBytes {
+                throw UsageError(message: "--server '\(server!.prefix(80))' is \(server!.utf8.count) bytes: expected a JACK server name of 1 ... \(JackServer.maximumNameBytes)")
+            }
         case "--name", "-n":
             clientName = try cursor.value(for: option, expected: "a JACK client name, e.g. --name recorder")
-            if clientName.isEmpty || clientName.contains(":") {
-                throw UsageError(message: "--name '\(clientName)' is not a valid JACK client name: expected a non-empty name without ':'")
+            if clientName.isEmpty || clientName.contains(":") || clientName.utf8.count > JackServer.maximumClientNameBytes {
+                throw UsageError(message: "--name '\(clientName.prefix(80))' is not a valid JACK client name: expected 1 ... \(JackServer.maximumClientNameBytes) bytes without ':'")
             }
         default:
             return false

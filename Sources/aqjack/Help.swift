@@ -17,7 +17,7 @@ enum Help {
              [--codec lpcm|aac|alac] [--bitrate BPS] [-q QUALITY] [-r RATE]
              [--src-quality best|medium|fastest] [--resampler soxr|libsamplerate] [-d SECONDS] [--start-at FRAME]
              [--split SECONDS | --split-size BYTES] [--on-file CMD] [--transport | --transport-multi]
-             [--trigger DBFS [--hold SECONDS] | --armed] [--pre-roll SECONDS] [--osc PORT [--osc-host ADDRESS]]
+             [--trigger DBFS [--hold SECONDS] | --armed] [--pre-roll SECONDS] [--osc PORT [--osc-host ADDRESS] [--osc-token TOKEN]]
              [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--no-latency-compensation]
              [--force] [--meter|--no-meter] [--json] FILE
       aqjack [--server NAME] [--name CLIENT] play [-p DEST_PORT_OR_GLOB]... [--no-connect]
@@ -48,7 +48,7 @@ enum Help {
     capture ports) in natural order before the first recorded frame, and records through the
     input queue until -d SECONDS, Ctrl-C, SIGTERM or the server's shutdown, finalizing FILE every
     time. The type follows the extension unless -f says otherwise; -b defaults to float (24 for
-    AIFF); -r other than the server's rate resamples (libsamplerate). Frames the recorder lost
+    AIFF); -r other than the server's rate resamples (soxr; --resampler libsamplerate). Frames the recorder lost
     are written as silence so the file stays aligned with the JACK timeline, and counted. WAVE
     files carry the first frame's JACK frame time as their BWF TimeReference. An existing FILE
     is refused unless --force.
@@ -69,7 +69,10 @@ enum Help {
     seconds (default 1) after the last; --armed starts and ends takes at each SIGUSR1;
     --pre-roll SECONDS starts each take that long before its trigger, from memory.
     --osc PORT (UDP on 127.0.0.1, or --osc-host; 0: any free port, noted) takes /aqjack/start,
-    /stop, /split, /status and /quit, alone or beside --trigger or --armed.
+    /stop, /split, /status and /quit, alone or beside --trigger or --armed, from this user's
+    sockets only; with --osc-token TOKEN (or AQJACK_OSC_TOKEN), required for any --osc-host but
+    loopback, from whoever sends TOKEN as the first argument. A command repeated within one
+    0.1 s buffer counts once; a take that holds no frame is removed.
 
     play registers CLIENT:out_1..N (the widest file's channel count), connects them to the physical
     playback ports (or the -p ports, in natural order; none with --no-connect), plays the files

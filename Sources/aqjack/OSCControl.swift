@@ -14,7 +14,7 @@ import Synchronization
 /// | `/aqjack/quit` | ends the recording as SIGTERM does | `/aqjack/reply` |
 ///
 /// Anything else gets `/aqjack/reply ,ss ADDRESS "error: ..."`. Commands take effect at the
-/// next buffer the queue delivers (within 0.1 s); of several in one buffer the last counts.
+/// next buffer the queue delivers (within 0.1 s); a command repeated within one buffer counts once.
 ///
 /// Who is obeyed: with a token (`--osc-token`, `AQJACK_OSC_TOKEN`; required for any address but
 /// loopback) every message carries it as its first argument, a string, and others are dropped;
@@ -102,14 +102,22 @@ final class OSCControl: @unchecked Sendable {
                 }
             }
             guard count > 0 else { continue }
+            // Without a token the sender decides, before anything of the datagram is read.
+            if token == nil, !admitsWithoutToken(sender) {
+                refuse("a message from a socket of another user")
+                continue
+            }
             let reply: OSCMessage
             do throws(OSCMessage.DecodingError) {
                 let message = try OSCMessage(decoding: Array(buffer[0 ..< count]))
-                guard let accepted = admit(message, from: sender) else { continue }
+                guard let accepted = admit(message) else { continue }
                 reply = respond(to: accepted)
             } catch {
-                // An undecodable datagram: answered only for a sender that may be told.
-                guard token == nil, admitsWithoutToken(sender) else { continue }
+                // Undecodable: with a token nobody is told why (it could not carry the token).
+                guard token == nil else {
+                    refuse("a datagram that is not an OSC message")
+                    continue
+                }
                 reply = OSCMessage(address: "/aqjack/reply", arguments: [.string(""), .string("error: \(error.message)")])
             }
             guard mayReply() else { continue }
@@ -122,21 +130,15 @@ final class OSCControl: @unchecked Sendable {
         }
     }
 
-    /// `message` without its token when its sender is to be obeyed, else nil (the first
-    /// refusal is reported).
-    private func admit(_ message: OSCMessage, from sender: sockaddr_storage) -> OSCMessage? {
-        if let token {
-            if case .string(let given) = message.arguments.first, Self.sameToken(given, token) {
-                return OSCMessage(address: message.address, arguments: Array(message.arguments.dropFirst()))
-            }
-            refuse("a message without the --osc-token as its first argument")
-            return nil
+    /// `message` without its token when there is one and it carries it, the message itself
+    /// when there is none, else nil (the first refusal is reported).
+    private func admit(_ message: OSCMessage) -> OSCMessage? {
+        guard let token else { return message }
+        if case .string(let given) = message.arguments.first, Self.sameToken(given, token) {
+            return OSCMessage(address: message.address, arguments: Array(message.arguments.dropFirst()))
         }
-        guard admitsWithoutToken(sender) else {
-            refuse("a message from a socket of another user")
-            return nil
-        }
-        return message
+        refuse("a message without the --osc-token as its first argument")
+        return nil
     }
 
     /// Without a token: a loopback sender whose socket is this user's.

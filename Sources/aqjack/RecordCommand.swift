@@ -59,7 +59,7 @@ struct RecordCommand {
         }
         let channelCount = options.channels ?? max(sources.count, options.ports.isEmpty ? 2 : 1)
         if sources.count > channelCount { sources = Array(sources.prefix(channelCount)) }
-        // Another rate than the server's is resampled by the queue (libsamplerate).
+        // Another rate than the server's is resampled by the queue (soxr, or --resampler's choice).
         let format = options.format(channelCount: channelCount, sampleRate: options.rate ?? client.sampleRate)
         if options.transport != nil, let rate = options.rate, rate != client.sampleRate {
             client.close()

@@ -36,8 +36,19 @@ enum AQJackCommand {
     }
 
     static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {
+        try runProgram(executable.path, arguments, environment: environment)
+    }
+
+    /// Runs `/bin/sh -c script` with `$AQJACK` naming the executable (for limits set with
+    /// `ulimit` before it starts).
+    static func runShell(_ script: String) throws -> CommandResult {
+        try runProgram("/bin/sh", ["-c", script], environment: ["AQJACK": executable.path])
+    }
+
+    /// Runs any program and collects what it printed.
+    static func runProgram(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {
         let process = Process()
-        process.executableURL = executable
+        process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let output = Pipe()

@@ -53,8 +53,11 @@ extension JackServerSuite {
             deinit { close(socket) }
 
             /// Sends `address` and returns the reply (nil after 2 s without one).
-            func send(_ address: String) -> OSCMessage? {
-                let bytes = OSCMessage(address: address).encoded
+            func send(_ address: String) -> OSCMessage? { send(OSCMessage(address: address)) }
+
+            /// Sends `message` and returns the reply (nil after 2 s without one).
+            func send(_ message: OSCMessage) -> OSCMessage? {
+                let bytes = message.encoded
                 _ = bytes.withUnsafeBytes { data in
                     withUnsafePointer(to: &target) {
                         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(socket, data.baseAddress, data.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
