@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Fuzzes the parsers (FuzzParsers: AAC cookies, ADTS headers, ADTS/CAF/MPEG-4 packet readers,
-# every file the CLI opens through libsndfile and our header checks, and growing prefixes of
-# files) with libFuzzer + AddressSanitizer for a bounded time.
+# every file the CLI opens through libsndfile and our header checks, growing prefixes of files,
+# OSC datagrams, and Apple's entry points for untrusted bytes: AudioFileStreamParseBytes in
+# chunks with seeks, AudioFileOpenWithCallbacks with short reads, ExtAudioFileOpenURL) with
+# libFuzzer + AddressSanitizer for a bounded time, after replaying every input that ever
+# crashed or hung a parser (Tests/FuzzCorpus/regressions.tar.xz).
 #
 #   Scripts/fuzz.sh [SECONDS] [MIN_EDGES]   defaults 60 and 400
 #
@@ -9,9 +12,13 @@
 # stayed below (the instrumentation is missing or the corpus is stuck); libFuzzer's code when it
 # found a crash (the input is in .build/fuzz-findings).
 #
-# The seed corpus (.build/fuzz-corpus, made on first run) holds a cookie, a config, ADTS
-# headers, small ADTS, CAF and M4A files written by aqjack itself, and WAVE, AIFF, CAF and FLAC
-# files written by sox, each behind the selector byte of the parser it is for.
+# The seed corpus (.build/fuzz-corpus-3, made on first run) holds a cookie, a config, ADTS
+# headers, OSC messages, small ADTS, CAF and M4A files written by aqjack itself, WAVE, AIFF, CAF
+# and FLAC files written by sox, and WAVE, RF64, CAF, ADTS, MP3, M4A and fragmented MP4 for the
+# stream targets, each behind the selector byte of the target it is for (FuzzSelector in
+# Sources/FuzzParsers/FuzzParsers.swift: 0 cookie, 1 config, 2 ADTS headers, 3 packet files,
+# 4 frames, 5 OSC, 6 partial files, 7 AudioFileStream, 8 callbacks, 9 ExtAudioFile). Box and
+# chunk names come from Scripts/fuzz.dict.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
@@ -27,7 +34,7 @@ swift build --product FuzzParsers --sanitize fuzzer --sanitize address --build-p
   -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp
 binary=.build/fuzzer/debug/FuzzParsers
 
-corpus=.build/fuzz-corpus-2
+corpus=.build/fuzz-corpus-3
 if [ ! -d "$corpus" ]; then
   # Made in a scratch folder and moved into place, so a failure leaves no empty corpus behind.
   Scripts/build-release.sh
@@ -53,19 +60,46 @@ if [ ! -d "$corpus" ]; then
     ext=${kind%%:*}; bits=${kind##*:}
     sox -n -r 8000 -c 2 -b "$bits" "$work/small.$ext" synth 0.05 sine 440 2>/dev/null
     { printf '\x04'; cat "$work/small.$ext"; } > "$seeds/sndfile-$ext"
-    { printf '\x05'; cat "$work/small.$ext"; } > "$seeds/partial-$ext"
+    { printf '\x06'; cat "$work/small.$ext"; } > "$seeds/partial-$ext"
   done
-  { printf '\x05'; cat "$work/tone.m4a"; } > "$seeds/partial-m4a"
+  { printf '\x06'; cat "$work/tone.m4a"; } > "$seeds/partial-m4a"
   { printf '\x04'; cat "$work/tone.caf"; } > "$seeds/frames-caf-aac"
+  # OSC messages as aqjack record --osc takes them (address, type tags, arguments).
+  printf '\x05/aqjack/status\0\0\0,\0\0\0' > "$seeds/osc-status"
+  printf '\x05/aqjack/start\0\0\0,s\0\0s3cret\0\0' > "$seeds/osc-token"
+  printf '\x05/a\0\0,ifsb\0\0\0\0\0\0\1\x3f\x80\0\0x\0\0\0\0\0\0\2ab\0\0' > "$seeds/osc-mixed"
+  # The stream targets: every container Audio File Stream Services reads, behind a schedule
+  # byte (chunk sizes and seeks), a read limit, or nothing (ExtAudioFile).
+  sox -n -r 8000 -c 2 -b 16 "$work/stream.wav" synth 0.1 sine 440 2>/dev/null
+  sox "$work/stream.wav" "$work/stream.caf"
+  ffmpeg -loglevel error -y -i "$work/stream.wav" -rf64 always "$work/stream-rf64.wav"
+  ffmpeg -loglevel error -y -i "$work/stream.wav" -c:a libmp3lame -b:a 32k "$work/stream.mp3"
+  ffmpeg -loglevel error -y -i "$work/stream.wav" -c:a aac -movflags frag_keyframe+empty_moov+default_base_moof \
+    -frag_duration 50000 "$work/stream-frag.mp4"
+  for source in stream.wav stream.caf stream-rf64.wav stream.mp3 stream-frag.mp4 tone.aac tone.caf tone.m4a alac.m4a; do
+    for schedule in 1 4 200; do
+      { printf "\\x07\\x$(printf %02x $schedule)"; cat "$work/$source"; } > "$seeds/stream-$schedule-$source"
+    done
+    { printf '\x08\x0c'; cat "$work/$source"; } > "$seeds/callbacks-$source"
+    { printf '\x09'; cat "$work/$source"; } > "$seeds/ext-$source"
+  done
   mv "$seeds" "$corpus"
 fi
 
 findings=.build/fuzz-findings
 mkdir -p "$findings"
-echo "fuzz.sh: running FuzzParsers for ${seconds} s on $(ls "$corpus" | wc -l) seeds" >&2
+# Every input that ever crashed or hung a parser, replayed first (libFuzzer runs every input of
+# every corpus folder before it mutates; a crash there fails the run). New findings go into
+# $findings; once fixed, add them to the archive.
+regressions=.build/fuzz-regressions
+rm -rf "$regressions"
+mkdir -p "$regressions"
+tar -C "$regressions" -xJf Tests/FuzzCorpus/regressions.tar.xz
+echo "fuzz.sh: running FuzzParsers for ${seconds} s on $(ls "$corpus" | wc -l) seeds and $(ls "$regressions" | wc -l) regression inputs" >&2
 log=.build/fuzz-last.log
 set +e
-"$binary" "$corpus" -max_total_time="$seconds" -artifact_prefix="$findings/" -print_final_stats=1 -rss_limit_mb=4096 >"$log" 2>&1
+"$binary" "$corpus" "$regressions" -dict=Scripts/fuzz.dict -max_total_time="$seconds" -artifact_prefix="$findings/" -print_final_stats=1 \
+  -rss_limit_mb=4096 -timeout=10 >"$log" 2>&1
 status=$?
 set -e
 tail -n 25 "$log"

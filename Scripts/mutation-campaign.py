@@ -386,6 +386,10 @@ def main():
             for path, ms in re.findall(r"Executed (\S+) in (\d+) ms", log):
                 if int(ms) > slowest[0]:
                     slowest = (int(ms), path)
+                if int(ms) > 5000:
+                    failures.append((path, f"ran {ms} ms, over 5 s"))
+                    seed, label, entry = labels[path]
+                    print(f"SLOW {seed} {label} via {entry}: {ms} ms", flush=True)
             if result.returncode == 0:
                 continue
             running = re.findall(r"Running: (\S+)", log)

@@ -41,18 +41,31 @@ public func AudioFileOpenWithCallbacks(_ inClientData: UnsafeMutableRawPointer, 
     let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
     guard descriptor >= 0 else { return kAudioFileUnspecifiedError }
     let path = String(cString: template.map { UInt8(bitPattern: $0) })
+    // Reads fill a 64 KiB chunk, however short each is, before it is written: a read function
+    // that returns a byte at a time costs a call a byte, not a write(2) a byte.
     var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    var filled = 0
     var position: Int64 = 0
     var copied = true
+    func flush() -> Bool {
+        defer { filled = 0 }
+        return filled == 0 || chunk.withUnsafeBytes { write(descriptor, $0.baseAddress!, filled) } == filled
+    }
     while position < size {
-        var count = UInt32(min(Int64(chunk.count), size - position))
-        let status = chunk.withUnsafeMutableBytes { inReadFunc(inClientData, position, count, $0.baseAddress!, &count) }
-        guard status == noErr, count > 0, chunk.withUnsafeBytes({ write(descriptor, $0.baseAddress!, Int(count)) }) == Int(count) else {
+        var count = UInt32(min(Int64(chunk.count - filled), size - position))
+        let status = chunk.withUnsafeMutableBytes { inReadFunc(inClientData, position, count, $0.baseAddress! + filled, &count) }
+        guard status == noErr, count > 0, Int(count) <= chunk.count - filled else {
             copied = false
             break
         }
+        filled += Int(count)
         position += Int64(count)
+        if filled == chunk.count, !flush() {
+            copied = false
+            break
+        }
     }
+    if copied, !flush() { copied = false }
     close(descriptor)
     guard copied else {
         unlink(path)
