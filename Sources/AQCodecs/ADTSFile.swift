@@ -5,6 +5,8 @@ import CAudioTypes
 /// before each packet. Crash-safe by nature: every flushed frame is readable. ADTS has no room
 /// for a packet table; priming is not recorded (readers see it as audio).
 public final class ADTSFileWriter: PacketFileWriting {
+    /// ADTS has nowhere to mark the priming.
+    public var marksPriming: Bool { false }
     public let fileType = CompressedFormatValues.adtsFile
     public let dataFormat: AudioStreamBasicDescription
     public private(set) var packetCount: Int64 = 0

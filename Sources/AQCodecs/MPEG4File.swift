@@ -205,6 +205,9 @@ public final class MPEG4FileWriter: PacketFileWriting {
 
     private var muxedPackets: Int64 = 0
 
+    /// False once a failed write left the file fragmented: its empty 'moov' has no edit list.
+    public var marksPriming: Bool { !(failed && fragmented) }
+
     /// The packet table's priming, else aqjack's AAC encoder delay (as the CAF writer assumes);
     /// ALAC has none.
     private var primingFrames: Int32 {

@@ -32,6 +32,14 @@ public protocol PacketFileWriting: AnyObject {
     func writePackets(_ data: UnsafeRawPointer, byteCount: Int, descriptions: UnsafeBufferPointer<AudioStreamPacketDescription>,
                       startPacket: Int64) throws(AudioFileError)
     func close() throws(AudioFileError)
+    /// Whether the file as it stands tells a decoder to drop the encoder's priming frames (CAF's
+    /// 'pakt', MPEG-4's edit list): false for ADTS, and for an MPEG-4 file a failed write left
+    /// fragmented, whose decoders give the priming frames too.
+    var marksPriming: Bool { get }
+}
+
+extension PacketFileWriting {
+    public var marksPriming: Bool { true }
 }
 
 /// A file of variable-size packets being read.

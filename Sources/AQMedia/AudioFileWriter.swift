@@ -188,6 +188,13 @@ public final class AudioFileWriter {
             if done < piece { break }
         }
         let writeError = errno
+        if written % layout.bytesPerFrame != 0 {
+            // A short write (a full disk) ended inside a frame: the file keeps whole frames only,
+            // so no reader finds a torn frame counted in the header's data size.
+            var whole = sf_count_t(startPacket) + sf_count_t(written / layout.bytesPerFrame)
+            sf_command(file, Int32(SFC_FILE_TRUNCATE), &whole, Int32(MemoryLayout<sf_count_t>.size))
+            written -= written % layout.bytesPerFrame
+        }
         // Auto-update alone leaves Wave64 headers at zero length after a crash (measured: sox and
         // libsndfile read 0 frames from a SIGKILLed recorder's .w64); an explicit update after
         // each write keeps every type's header true. Cheap for PCM: one small pwrite.

@@ -314,8 +314,11 @@ public final class LV2PluginInstance {
     public func restoreState(from directory: String) throws(PluginError) -> Bool {
         let path = directory + "/" + Self.stateFileName
         guard FileManager.default.fileExists(atPath: path) else { return false }
-        guard let state = lilv_state_new_from_file(world.world, world.urids.mapFeature, nil, path) else {
-            throw PluginError(.runtime, "cannot read the plugin state '\(path)'")
+        let (read, messages) = try LilvMessages.capturing { () throws(PluginError) in
+            lilv_state_new_from_file(world.world, world.urids.mapFeature, nil, path)
+        }
+        guard let state = read else {
+            throw PluginError(.runtime, "cannot read the plugin state '\(path)'" + (messages.isEmpty ? "" : ": " + messages.joined(separator: "; ")))
         }
         defer { lilv_state_free(state) }
         try restore(state, from: "the saved state '\(path)'")

@@ -14,9 +14,14 @@ public final class LV2World: @unchecked Sendable {
     public let urids = URIDMap()
     private var nodes: [String: OpaquePointer] = [:]
 
+    /// What lilv and serd said while reading the bundles (a bundle's Turtle that does not
+    /// parse), one line each, for the caller to report in its own words.
+    public let loadMessages: [String]
+
     public init() {
-        world = lilv_world_new()
-        lilv_world_load_all(world)
+        let world = lilv_world_new()!
+        self.world = world
+        loadMessages = (try? LilvMessages.capturing { () throws(PluginError) in lilv_world_load_all(world) })?.1 ?? []
     }
 
     deinit {

@@ -102,7 +102,7 @@ struct ConvertCommand {
                 // The plugins run at the output's rate and channel count, after the conversion.
                 let source = try FrameSource.open(request.inputPath)
                 do throws(PluginError) {
-                    request.stages = try chain.makeStages(world: LV2World(), channelCount: request.channelCount ?? source.channelCount,
+                    request.stages = try chain.makeStages(world: LV2World.loadedReporting(), channelCount: request.channelCount ?? source.channelCount,
                                                           sampleRate: request.sampleRate ?? source.sampleRate)
                 } catch {
                     Diagnostics.error(error.message)
@@ -132,8 +132,26 @@ struct ConvertCommand {
             return ExitStatus.success
         } catch {
             if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
-            Diagnostics.error(error.message)
+            Diagnostics.error(Self.describe(error.message, input: request.inputPath, output: request.outputPath))
             return ExitStatus.failure
         }
+    }
+
+    /// A conversion's error as a user reads it: naming both files unless it names one
+    /// already, and stream-description fields in words ("mSampleRate is 64384.0" is the
+    /// API's wording, for programs; "the sample rate is 64384 Hz" the command's).
+    static func describe(_ message: String, input: String, output: String) -> String {
+        var text = message
+        for (field, words) in [("mSampleRate is ", "the sample rate is "), ("mChannelsPerFrame is ", "the channel count is "),
+                               ("mFramesPerPacket is ", "the frames per packet are "), ("mBitsPerChannel is ", "the bit depth is "),
+                               ("mFormatID is ", "the format is ")] where text.hasPrefix(field) {
+            text = words + text.dropFirst(field.count)
+            if field == "mSampleRate is ", let end = text.firstIndex(of: ";"),
+               let rate = Double(text[text.index(text.startIndex, offsetBy: words.count) ..< end]) {
+                text = words + "\(rate.rounded() == rate ? String(Int(rate)) : String(rate)) Hz" + text[end...]
+            }
+        }
+        if text.contains(input) || text.contains(output) { return text }
+        return "cannot convert '\(input)' to '\(output)': " + text
     }
 }

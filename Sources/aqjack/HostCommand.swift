@@ -114,6 +114,7 @@ struct HostCommand {
         }
         worldReady.wait()
         let world = loaded!
+        world.reportLoadMessages()
         let host: LV2LiveHost
         do throws(PluginError) {
             host = try LV2LiveHost(world: world, uri: uri, settings: settings, client: client)

@@ -72,7 +72,11 @@ final class PacketRecordSession: @unchecked Sendable, RecordingSession {
             try writer.writePackets(buffer.pointee.mAudioData, byteCount: Int(buffer.pointee.mAudioDataByteSize),
                                     descriptions: UnsafeBufferPointer(start: descriptions, count: count), startPacket: writer.packetCount)
         } catch {
-            failure = error.message
+            // What the file keeps is what a decoder gets from it as it stands.
+            let kept = keptFrames
+            failure = error.message.contains("the file keeps") ? error.message
+                : error.message + "; the file keeps \(kept) frames" + (writer.marksPriming || priming == 0 ? ""
+                    : ", the first \(priming) of them the encoder's priming, which the file cut short cannot mark")
             isFinished.store(true, ordering: .releasing)
             return false
         }
@@ -80,6 +84,12 @@ final class PacketRecordSession: @unchecked Sendable, RecordingSession {
             isFinished.store(true, ordering: .releasing)
         }
         return true
+    }
+
+    /// The frames a decoder gets from the file as it stands: after the priming when the file
+    /// marks it, else with it.
+    private var keptFrames: Int64 {
+        max(0, writer.packetCount * Int64(framesPerPacket) - (writer.marksPriming ? Int64(priming) : 0))
     }
 
     /// With a duration: the packets that decode it.
@@ -99,6 +109,9 @@ final class PacketRecordSession: @unchecked Sendable, RecordingSession {
                                          remainderFrames: Int32(clamping: total - Int64(priming) - valid))
         finalFrames = valid
         do throws(AudioFileError) { try writer.close() } catch { failure = failure ?? error.message }
+        // A write failed and the file cannot mark its priming: it holds (and decodes to) the
+        // priming frames too, and the summary says what it holds.
+        if failure != nil, !writer.marksPriming { finalFrames = keptFrames }
         return failure
     }
 }

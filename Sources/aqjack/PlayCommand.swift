@@ -176,7 +176,7 @@ struct PlayCommand {
         var stages: [LV2Stage] = []
         if !chain.isEmpty {
             do throws(PluginError) {
-                stages = try chain.makeStages(world: LV2World(), channelCount: channels, sampleRate: rate)
+                stages = try chain.makeStages(world: LV2World.loadedReporting(), channelCount: channels, sampleRate: rate)
             } catch {
                 client.close()
                 Diagnostics.error(error.message)

@@ -55,3 +55,17 @@ struct PluginChainOptions {
 func exitStatus(for error: PluginError) -> Int32 {
     error.kind == .usage ? ExitStatus.usage : ExitStatus.failure
 }
+
+extension LV2World {
+    /// The installed plugins; what lilv said while reading them (a bundle whose Turtle does not
+    /// parse) is reported as warnings with aqjack's prefix.
+    static func loadedReporting() -> LV2World {
+        let world = LV2World()
+        world.reportLoadMessages()
+        return world
+    }
+
+    func reportLoadMessages() {
+        loadMessages.forEach { Diagnostics.warning("lilv: \($0)") }
+    }
+}

@@ -28,7 +28,7 @@ struct PluginsCommand {
     }
 
     func run() -> Int32 {
-        let plugins = LV2World().describeAll(matching: pattern)
+        let plugins = LV2World.loadedReporting().describeAll(matching: pattern)
         printSummary(Listing(plugins: plugins), json: json) { text(plugins) }
         return ExitStatus.success
     }

@@ -78,7 +78,7 @@ struct RecordCommand {
         var stages: [LV2Stage] = []
         if !options.chain.isEmpty {
             do throws(PluginError) {
-                stages = try options.chain.makeStages(world: LV2World(), channelCount: channelCount, sampleRate: format.mSampleRate)
+                stages = try options.chain.makeStages(world: LV2World.loadedReporting(), channelCount: channelCount, sampleRate: format.mSampleRate)
             } catch {
                 client.close()
                 Diagnostics.error(error.message)

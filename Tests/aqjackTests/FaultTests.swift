@@ -75,12 +75,14 @@ extension JackServerSuite {
             #expect(result.standardError.contains("ENOSPC"), "\(result.standardError)")
             let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(result.standardOutput.utf8))
             #expect(summary.exitReason == "error")
-            // The file: complete fragments only; its packets decode the summary's frames after
-            // the 1024 frames of encoder priming (a fragmented file keeps them: no edit list).
+            // The file: complete fragments only, which decode to the summary's frames, the 1024
+            // frames of encoder priming among them (a fragmented file cut short has no edit list
+            // to mark them), as the message says (defect09M4ADiskFullSummary).
             let probe = try ExternalTool.probe(path)
             let packets = try #require(Int64(probe["nb_read_packets"] ?? ""), "\(probe)")
             #expect(packets > 40)
-            #expect(summary.frames == packets * 1024 - 1024, "summary \(summary.frames) frames, file \(packets) packets")
+            #expect(summary.frames == packets * 1024, "summary \(summary.frames) frames, file \(packets) packets")
+            #expect(result.standardError.contains("the file keeps \(summary.frames) frames, the first 1024 of them the encoder's priming"), "\(result.standardError)")
             let copy = temporaryPath("full-decoded.wav")
             defer { try? FileManager.default.removeItem(atPath: copy) }
             let convert = try AQJackCommand.run(["convert", path, copy])
@@ -108,6 +110,11 @@ extension JackServerSuite {
             #expect(Int64(file.frames) == summary.frames)
             if ext == "wav" {
                 #expect(verifyFloatRecording(file, channels: 2).wrong == 0)
+                // defect09WAVTornFrame: the data chunk holds whole frames only (2 float channels).
+                let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+                let data = try #require((12 ..< bytes.count - 8).first { bytes[$0 ..< $0 + 4].elementsEqual("data".utf8) })
+                let size = bytes[data + 4 ..< data + 8].reversed().reduce(0) { $0 << 8 | Int($1) }
+                #expect(size == Int(summary.frames) * 8 && bytes.count >= data + 8 + size, "data \(size) bytes, \(summary.frames) frames, file \(bytes.count) bytes")
             }
         }
 

@@ -56,6 +56,32 @@ struct HardeningIICommandLineTests {
         do { _ = try OSCMessage(decoding: bytes) } catch { #expect(error.message.contains("the string argument"), "\(error.message)") }
     }
 
+    @Test("defect09LilvMessagesPrefixed: a bundle whose Turtle does not parse is reported in lines that all start 'aqjack: ' (lilv and serd wrote their own)")
+    func lilvMessagesPrefixed() throws {
+        let folder = temporaryPath("badlv2")
+        try FileManager.default.createDirectory(atPath: folder + "/bad.lv2", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try "@prefix lv2: <http://lv2plug.in/ns/lv2core#> .\n<urn:x> a lv2:Plugin ;;; garbage <\n".write(toFile: folder + "/bad.lv2/manifest.ttl", atomically: true, encoding: .utf8)
+        let result = try AQJackCommand.run(["plugins", "amp"], environment: ["LV2_PATH": folder + ":/usr/lib/lv2"])
+        let lines = result.standardError.split(separator: "\n")
+        #expect(result.status == 0 && !lines.isEmpty && lines.allSatisfy { $0.hasPrefix("aqjack: ") }, "\(result.standardError)")
+        #expect(result.standardError.contains("manifest.ttl"))
+    }
+
+    @Test("defect09ConvertNamesFiles: converting a 64384 Hz or 9-channel WAV to M4A names both files and says 'sample rate' and 'channel count', not mSampleRate")
+    func convertNamesFiles() throws {
+        for (rate, channels, words) in [(64384, 1, "the sample rate is 64384 Hz"), (44100, 9, "the channel count is 9")] {
+            let input = temporaryPath("odd-\(rate)-\(channels).wav"), output = temporaryPath("odd-\(rate)-\(channels).m4a")
+            defer { try? FileManager.default.removeItem(atPath: input) }
+            let sox = try AQJackCommand.runProgram("/usr/bin/sox", ["-n", "-r", "\(rate)", "-c", "\(channels)", "-b", "16", input, "synth", "0.1", "sine", "440"])
+            #expect(sox.status == 0)
+            let result = try AQJackCommand.run(["convert", input, output])
+            #expect(result.status == 1 && result.standardError.contains("cannot convert '\(input)' to '\(output)': \(words)"), "\(result.standardError)")
+            #expect(!result.standardError.contains("mSampleRate") && !result.standardError.contains("mChannelsPerFrame"))
+            #expect(!FileManager.default.fileExists(atPath: output))
+        }
+    }
+
     @Test("defect09HelpNamesTheResampler: record's help says -r resamples with soxr by default")
     func helpResampler() throws {
         let help = try AQJackCommand.run(["--help"])
