@@ -108,6 +108,18 @@ private func readFrames(at path: String) {
 
 private func readPackets(at path: String) {
     guard let reader = (try? AudioFile.open(path: path))?.packetReader else { return }
+    withPacketScratch { buffer, capacity, descriptions in
+        var packet: Int64 = 0
+        while let read = try? reader.readPackets(startPacket: packet, packetCount: 64, into: buffer, capacity: capacity, descriptions: descriptions),
+              read.packets > 0 {
+            packet += Int64(read.packets)
+        }
+    }
+    _ = try? ElementaryStreamDescriptor(parsing: reader.magicCookie)
+}
+
+/// Runs `body` with a 64 KiB packet buffer and room for 64 packet descriptions.
+private func withPacketScratch(_ body: (UnsafeMutableRawPointer, Int, UnsafeMutablePointer<AudioStreamPacketDescription>) -> Void) {
     let capacity = 1 << 16
     let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
     let descriptions = UnsafeMutablePointer<AudioStreamPacketDescription>.allocate(capacity: 64)
@@ -115,12 +127,7 @@ private func readPackets(at path: String) {
         buffer.deallocate()
         descriptions.deallocate()
     }
-    var packet: Int64 = 0
-    while let read = try? reader.readPackets(startPacket: packet, packetCount: 64, into: buffer, capacity: capacity, descriptions: descriptions),
-          read.packets > 0 {
-        packet += Int64(read.packets)
-    }
-    _ = try? ElementaryStreamDescriptor(parsing: reader.magicCookie)
+    body(buffer, capacity, descriptions)
 }
 
 // MARK: Apple's entry points
@@ -263,19 +270,14 @@ private func openWithCallbacks(_ bytes: [UInt8], readLimit: Int) {
         AudioFileGetProperty(file, property, &size, value)
         value.deallocate()
     }
-    let capacity = 1 << 16
-    let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
-    let descriptions = UnsafeMutablePointer<AudioStreamPacketDescription>.allocate(capacity: 64)
-    defer {
-        buffer.deallocate()
-        descriptions.deallocate()
-    }
-    var packet: Int64 = 0
-    for _ in 0 ..< 4096 {
-        var bytes = UInt32(capacity)
-        var packets = UInt32(64)
-        guard AudioFileReadPacketData(file, false, &bytes, descriptions, packet, &packets, buffer) == noErr, packets > 0 else { break }
-        packet += Int64(packets)
+    withPacketScratch { buffer, capacity, descriptions in
+        var packet: Int64 = 0
+        for _ in 0 ..< 4096 {
+            var bytes = UInt32(capacity)
+            var packets = UInt32(64)
+            guard AudioFileReadPacketData(file, false, &bytes, descriptions, packet, &packets, buffer) == noErr, packets > 0 else { break }
+            packet += Int64(packets)
+        }
     }
 }
 
