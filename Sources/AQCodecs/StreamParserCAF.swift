@@ -126,7 +126,7 @@ final class CAFStreamParser: StreamContainerParser {
         info.audioDataPacketCount = count
         guard isVariable else { return }
         var cursor = 24
-        // Each entry a variable-length integer of at most 16 MiB (4 bytes of 7 bits hold 2^28).
+        // Each entry a variable-length integer (7 bits a byte), refused past a packet's limit.
         func varint() throws(AudioFileError) -> Int {
             var value = 0
             while true {
