@@ -1,7 +1,7 @@
 // swift-tools-version:6.1
 // aqjack: Apple's Audio Queue Services on the JACK audio server.
 //
-// Module layout (see README "Layout"): one Swift module reaches each C library; the real-time
+// Module layout (docs/ARCHITECTURE.md, "Layout"): one Swift module reaches each C library; the real-time
 // core (AQCore) imports neither Foundation nor any C library module.
 import PackageDescription
 

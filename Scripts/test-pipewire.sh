@@ -11,7 +11,7 @@
 #   3. aqjack record of a 2-channel test-signal generator for 2 s: every sample bit-exact from
 #      one start frame (aqbench verify);
 #   4. aqjack play of a 1 s file into the null sink: exit 0, every frame played, no underrun.
-# Known differences from jackd (README, "PipeWire"): the quantum is the config's minimum (1024
+# Known differences from jackd (docs/JACK.md, "PipeWire"): the quantum is the config's minimum (1024
 # here; jack_bufsize is ignored), freewheel processes no frames (render offline instead: the
 # offline driver), ports carry other aliases and physical names.
 set -uo pipefail

@@ -4,7 +4,7 @@
 # /proc/interrupts) has taken no interrupt for 5 s, at most 120 s. Prints how long it waited.
 # Does nothing on a machine without that queue (a studio machine has none).
 #
-# Why the bench needs it (measured 2026-12-03 on this 2-core VM, README "Studio scale"): after
+# Why the bench needs it (measured 2026-12-03 on this 2-core VM, docs/JACK.md, "The hypervisor taking back freed memory"): after
 # the 2040-channel step at period 128 had verified and deleted its 23 GB of files, the next
 # step's recording lost 4,096 / 30,720 / 34,816 / 6,144 frames in four runs, every one a
 # frame the server skipped for every client while the queue took ~136 interrupts in the first

@@ -1,5 +1,5 @@
 /// What an installed LV2 plugin is, as `aqjack plugins` lists it (schema `aqjack.plugins/1`,
-/// README "aqjack plugins"): value types, made from lilv's world on the thread that asks.
+/// docs/CLI.md "aqjack plugins"): value types, made from lilv's world on the thread that asks.
 public struct LV2PluginDescription: Sendable, Encodable {
     public let uri: String
     public let name: String

@@ -47,7 +47,7 @@ public final class NetJackSlave {
             // The slave's server takes clients before it has found the master; its system ports
             // and its client on the master come once it has (measured: a client connecting right
             // away found no system:capture_1, and a player there failed). Wait for both.
-            // Two names: clients of one name on two servers at once break each other (README).
+            // Two names: clients of one name on two servers at once break each other (docs/JACK.md).
             let masterProbe = try JackClient(name: TestServer.uniqueClientName("netprobe"), server: master)
             defer { masterProbe.close() }
             let slaveProbe = try JackClient(name: TestServer.uniqueClientName("netprobe"), server: name)

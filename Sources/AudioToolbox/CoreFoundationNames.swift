@@ -3,7 +3,7 @@ import Foundation
 
 // The few CoreFoundation names that Audio Queue code uses, so it compiles unchanged on Linux
 // (swift-corelibs-foundation does not export CoreFoundation's C API). Deviations from Apple are
-// listed in the README.
+// listed in docs/PORTING.md.
 
 /// CoreFoundation's `CFString`: Foundation's `NSString`, a class, so `"text" as CFString`,
 /// `name as String` and `Unmanaged<CFString>` work as on Apple platforms (Swift bridges `String`

@@ -35,6 +35,12 @@ struct ArgumentCursor {
     /// The next word, without consuming it.
     func peek() -> String? { remaining.first }
 
+    /// Whether `--help` or `-h` is among the options still to come (before any `--`).
+    var asksForHelp: Bool {
+        guard !optionsEnded else { return false }
+        return remaining.prefix { $0 != "--" }.contains { $0 == "--help" || $0 == "-h" }
+    }
+
     /// The value of `option`, which must follow it.
     /// `--resampler soxr|libsamplerate`.
     mutating func resampler(for option: String) throws(UsageError) -> Resampler.Engine {

@@ -121,7 +121,7 @@ struct DemoCommand {
         for frame in 0 ..< frames {
             for channel in 0 ..< channels where samples[frame * channels + channel] != Self.signal(channel: channel, frame: frame, rate: rate) { wrong += 1 }
         }
-        // jackd2 1.9.21 skips or repeats a cycle's frame time around an xrun (README, "Known
+        // jackd2 1.9.21 skips or repeats a cycle's frame time around an xrun (docs/JACK.md, "Known
         // behaviour of JACK") while the audio itself runs on: with every sample exact, breaks in
         // the time stamps are the server's, up to two per reported xrun.
         let xruns = recorder.driver.xrunCount

@@ -5,97 +5,175 @@ import AQMedia
 enum Help {
     static let version = "0.1.0"
 
-    static let usage = """
-    aqjack: Apple's Audio Queue Services on the JACK audio server.
+    /// One subcommand's help: its synopsis and what it does.
+    struct Topic {
+        let name: String
+        let synopsis: String
+        let text: String
+    }
 
-    Usage:
-      aqjack [--server NAME] [--name CLIENT] --ports [PATTERN] [--json] [--input|--output]
-                                                      [--physical] [--type audio|midi|any]
-      aqjack ports ...          the same as --ports
-      aqjack [--server NAME] [--name CLIENT] record [-p PORT_OR_GLOB]... [-c CHANNELS]
-             [-f wav|w64|rf64|aiff|aifc|caf|aac|m4a|mp4] [-b 16|24|32|float|double]
-             [--codec lpcm|aac|alac] [--bitrate BPS] [-q QUALITY] [-r RATE]
-             [--src-quality best|medium|fastest] [--resampler soxr|libsamplerate] [-d SECONDS] [--start-at FRAME]
-             [--split SECONDS | --split-size BYTES] [--on-file CMD] [--transport | --transport-multi]
-             [--trigger DBFS [--hold SECONDS] | --armed] [--pre-roll SECONDS] [--osc PORT [--osc-host ADDRESS] [--osc-token TOKEN]]
-             [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--no-latency-compensation]
-             [--force] [--meter|--no-meter] [--json] FILE
-      aqjack [--server NAME] [--name CLIENT] play [-p DEST_PORT_OR_GLOB]... [--no-connect]
-             [--volume 0..1] [--loop N|inf] [--start-at FRAME] [--resampler soxr|libsamplerate]
-             [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--json] FILE...
-      aqjack [--server NAME] [--name CLIENT] play --transport [-p DEST_PORT_OR_GLOB]... [--json] FILE
-      aqjack convert IN OUT [-f FILE_TYPE] [--codec lpcm|aac|alac|flac] [--bitrate BPS]
-             [-q 0..127] [-r RATE] [-c CHANNELS] [-b 16|24|32] [--src-quality best|medium|fastest]
-             [--resampler soxr|libsamplerate] [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--force] [--json]
-      aqjack info FILE... [--json]
-      aqjack plugins [PATTERN] [--json]   the installed LV2 plugins (ports, ranges, latency, presets)
-      aqjack [--server NAME] [--name CLIENT] host URI [--set SYMBOL=VALUE]... [--preset NAME] [--state DIR]
-             [-i SOURCE_PORT_OR_GLOB]... [-o DEST_PORT_OR_GLOB]... [--json]   an LV2 plugin live on JACK
-      aqjack --help | -h        this text
-      aqjack --version | -V     version and library versions
+    /// Every subcommand, in the order `aqjack --help` lists them.
+    static let topics: [Topic] = [
+        Topic(name: "demo", synopsis: """
+              aqjack [--server NAME] [--name CLIENT] demo [-d SECONDS] [-o FILE] [--force]
+            """, text: """
+            demo plays a test signal through an output queue and records it back through an input
+            queue connected by JACK, writes FILE (default aqjack-demo.wav, replaced on every run;
+            another FILE is refused if it exists unless --force), checks every frame and the start
+            frame, and prints a report with meters. With no JACK server running it starts a private
+            dummy one, and says so.
+            """),
+        Topic(name: "ports", synopsis: """
+              aqjack [--server NAME] [--name CLIENT] --ports [PATTERN] [--json] [--input|--output]
+                                                              [--physical] [--type audio|midi|any]
+              aqjack ports ...          the same as --ports
+            """, text: """
+            --ports lists every port of the graph: direction, physical/terminal flags, type, latency
+            ranges (frames), pretty-name, aliases and connections. PATTERN is a regular expression
+            searched in the port's full name, aliases and pretty-name (e.g. 'system:' or 'capture_[12]$').
+            --json prints the documented JSON shape (docs/CLI.md, "aqjack --ports").
+            """),
+        Topic(name: "record", synopsis: """
+              aqjack [--server NAME] [--name CLIENT] record [-p PORT_OR_GLOB]... [-c CHANNELS]
+                     [-f wav|w64|rf64|aiff|aifc|caf|aac|m4a|mp4] [-b 16|24|32|float|double]
+                     [--codec lpcm|aac|alac] [--bitrate BPS] [-q QUALITY] [-r RATE]
+                     [--src-quality best|medium|fastest] [--resampler soxr|libsamplerate] [-d SECONDS] [--start-at FRAME]
+                     [--split SECONDS | --split-size BYTES] [--on-file CMD] [--transport | --transport-multi]
+                     [--trigger DBFS [--hold SECONDS] | --armed] [--pre-roll SECONDS] [--osc PORT [--osc-host ADDRESS] [--osc-token TOKEN]]
+                     [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--no-latency-compensation]
+                     [--force] [--meter|--no-meter] [--json] FILE
+            """, text: """
+            record registers CLIENT:in_1..N, connects the matched output ports (default: the physical
+            capture ports) in natural order before the first recorded frame, and records through the
+            input queue until -d SECONDS, Ctrl-C, SIGTERM or the server's shutdown, finalizing FILE every
+            time. The type follows the extension unless -f says otherwise; -b defaults to float (24 for
+            AIFF); -r other than the server's rate resamples (soxr; --resampler libsamplerate). Frames the recorder lost
+            are written as silence so the file stays aligned with the JACK timeline, and counted. WAVE
+            files carry the first frame's JACK frame time as their BWF TimeReference. An existing FILE
+            is refused unless --force.
 
+            record --codec aac (the default for .aac, .m4a and .mp4; CAF takes --codec aac) encodes
+            AAC-LC on the queue thread (--bitrate, default 64 kbit/s per channel; -q Apple's 0..127
+            codec quality). With -d the file holds exactly that many frames after the encoder's priming
+            (CAF 'pakt', MPEG-4 edit list). A killed AAC recording keeps every packet in ADTS (.aac)
+            and CAF (its packet table is updated in place, for the first ~46 minutes), and every
+            complete one-second fragment in M4A/MP4.
+            --codec alac records Apple Lossless (-b 16 or 24) to .m4a or .mp4.
+            --split SECONDS (--split-size BYTES) writes NAME-001.ext, NAME-002.ext ... of that length,
+            sample continuous; --on-file CMD runs CMD PATH for each finished file (JSON on its stdin).
+            --transport waits while JACK's transport is stopped and records exactly the frames it rolls
+            (TimeReference = the transport frame it rolled from), ending at the stop; --transport-multi
+            writes NAME-001.ext ... one per roll (and per relocation while rolling) until Ctrl-C.
+            --trigger DBFS records NAME-001.ext ... from the first frame at that peak level to --hold
+            seconds (default 1) after the last; --armed starts and ends takes at each SIGUSR1;
+            --pre-roll SECONDS starts each take that long before its trigger, from memory.
+            --osc PORT (UDP on 127.0.0.1, or --osc-host; 0: any free port, noted) takes /aqjack/start,
+            /stop, /split, /status and /quit, alone or beside --trigger or --armed, from this user's
+            sockets only; with --osc-token TOKEN (or AQJACK_OSC_TOKEN), required for any --osc-host but
+            loopback, from whoever sends TOKEN as the first argument. A command repeated within one
+            0.1 s buffer counts once; a take that holds no frame is removed.
+            """),
+        Topic(name: "play", synopsis: """
+              aqjack [--server NAME] [--name CLIENT] play [-p DEST_PORT_OR_GLOB]... [--no-connect]
+                     [--volume 0..1] [--loop N|inf] [--start-at FRAME] [--resampler soxr|libsamplerate]
+                     [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--json] FILE...
+              aqjack [--server NAME] [--name CLIENT] play --transport [-p DEST_PORT_OR_GLOB]... [--json] FILE
+            """, text: """
+            play registers CLIENT:out_1..N (the widest file's channel count), connects them to the physical
+            playback ports (or the -p ports, in natural order; none with --no-connect), plays the files
+            in order through the output queue, shows elapsed/total and underruns on a terminal, and
+            exits 0 once the last frame has played; Ctrl-C or SIGTERM stops at once (exit 0, as for
+            record); the server's shutdown or a file that cannot be read to its end exits 1.
+            play --transport puts one file on JACK's transport timeline (file frame 0 at transport frame
+            0): it plays where the transport rolls, and holds a start or locate until it is ready there.
+            """),
+        Topic(name: "convert", synopsis: """
+              aqjack convert IN OUT [-f FILE_TYPE] [--codec lpcm|aac|alac|flac] [--bitrate BPS]
+                     [-q 0..127] [-r RATE] [-c CHANNELS] [-b 16|24|32] [--src-quality best|medium|fastest]
+                     [--resampler soxr|libsamplerate] [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--force] [--json]
+            """, text: """
+            convert is afconvert's job: reads anything aqjack reads (PCM, FLAC, ALAC, Ogg, MP3 through
+            libsndfile; AAC in ADTS, CAF, M4A, MP4) and writes linear PCM (WAVE, AIFF, AIFC, CAF, W64,
+            RF64), FLAC (.flac), ALAC (.caf or .m4a with --codec alac) or AAC (.aac, .m4a, .mp4,
+            .caf --codec aac).
+            The file type follows OUT's extension unless -f says otherwise; options may come before or
+            after the file names. AAC input is trimmed by its priming and remainder frames. FLAC and
+            ALAC keep 16- and 24-bit samples bit-exact. A progress bar shows on a terminal.
+            """),
+        Topic(name: "info", synopsis: """
+              aqjack info FILE... [--json]
+            """, text: """
+            info prints afinfo's description of each FILE: file type, data format (ASBD fields),
+            packets, frames, duration, bit rate, priming/remainder frames, cookie size, BWF time
+            reference; --json prints {"schema":"aqjack.info/1","files":[...]}.
+            """),
+        Topic(name: "plugins", synopsis: """
+              aqjack plugins [PATTERN] [--json]   the installed LV2 plugins (ports, ranges, latency, presets)
+            """, text: """
+            plugins lists the installed LV2 plugins (what lilv finds, as lv2ls lists them) whose
+            URI or name contains PATTERN (any case; all without one): their audio, control and MIDI
+            ports, control ranges, latency and presets; --json prints {"schema":"aqjack.plugins/1",...}.
+            """),
+        Topic(name: "host", synopsis: """
+              aqjack [--server NAME] [--name CLIENT] host URI [--set SYMBOL=VALUE]... [--preset NAME] [--state DIR]
+                     [-i SOURCE_PORT_OR_GLOB]... [-o DEST_PORT_OR_GLOB]... [--json]   an LV2 plugin live on JACK
+            """, text: """
+            host runs one LV2 plugin live on JACK (jalv's console mode, for scripts): ports named by
+            the plugin's symbols, the -i ports feeding its inputs (audio in order, MIDI ports to its
+            MIDI input), its outputs feeding the -o ports, its latency reported to JACK; controls
+            set with --set or --preset and changed live by SYMBOL=VALUE lines on standard input,
+            until Ctrl-C or SIGTERM (exit 0) or the server's end (exit 1). --state DIR restores the
+            plugin's state from DIR at the start when one is saved there and saves it at the end
+            (a saved value outside a control's range is refused, as --set refuses it).
+            """),
+    ]
+
+    /// The topic of subcommand `name` (`--ports` is `ports`), or nil.
+    static func topic(_ name: String) -> Topic? {
+        topics.first { $0.name == (name == "--ports" ? "ports" : name) }
+    }
+
+    /// `aqjack help CMD` and `aqjack CMD --help`: the synopsis, what it does, the options every
+    /// subcommand takes and the exit status.
+    static func text(of topic: Topic) -> String {
+        "Usage:\n" + topic.synopsis + "\n\n" + topic.text + "\n\n" + commonOptions + "\n\n" + exitStatus
+    }
+
+    /// The usage line a usage error inside subcommand `name` ends with.
+    static func usageLine(of name: String?) -> String {
+        guard let name, let topic = topic(name) else {
+            return "usage: aqjack [--server NAME] [--name CLIENT] SUBCOMMAND ...; aqjack --help lists them, aqjack help SUBCOMMAND says more"
+        }
+        return "usage:\n" + topic.synopsis + "\naqjack help \(topic.name) for more"
+    }
+
+    static let commonOptions = """
     Options for every subcommand:
       --server NAME, -s NAME    JACK server to use (default: $JACK_DEFAULT_SERVER, else 'default').
-                                aqjack never starts a server.
+                                aqjack never starts a server (but demo, when none runs).
       --name CLIENT, -n CLIENT  JACK client name (default: aqjack).
-
-    --ports lists every port of the graph: direction, physical/terminal flags, type, latency
-    ranges (frames), pretty-name, aliases and connections. PATTERN is a regular expression
-    searched in the port's full name, aliases and pretty-name (e.g. 'system:' or 'capture_[12]$').
-    --json prints the documented JSON shape (see README, "aqjack --ports --json").
-
-    record registers CLIENT:in_1..N, connects the matched output ports (default: the physical
-    capture ports) in natural order before the first recorded frame, and records through the
-    input queue until -d SECONDS, Ctrl-C, SIGTERM or the server's shutdown, finalizing FILE every
-    time. The type follows the extension unless -f says otherwise; -b defaults to float (24 for
-    AIFF); -r other than the server's rate resamples (soxr; --resampler libsamplerate). Frames the recorder lost
-    are written as silence so the file stays aligned with the JACK timeline, and counted. WAVE
-    files carry the first frame's JACK frame time as their BWF TimeReference. An existing FILE
-    is refused unless --force.
-
-    record --codec aac (the default for .aac, .m4a and .mp4; CAF takes --codec aac) encodes
-    AAC-LC on the queue thread (--bitrate, default 64 kbit/s per channel; -q Apple's 0..127
-    codec quality). With -d the file holds exactly that many frames after the encoder's priming
-    (CAF 'pakt', MPEG-4 edit list). A killed AAC recording keeps every packet in ADTS (.aac)
-    and CAF (its packet table is updated in place, for the first ~46 minutes), and every
-    complete one-second fragment in M4A/MP4.
-    --codec alac records Apple Lossless (-b 16 or 24) to .m4a or .mp4.
-    --split SECONDS (--split-size BYTES) writes NAME-001.ext, NAME-002.ext ... of that length,
-    sample continuous; --on-file CMD runs CMD PATH for each finished file (JSON on its stdin).
-    --transport waits while JACK's transport is stopped and records exactly the frames it rolls
-    (TimeReference = the transport frame it rolled from), ending at the stop; --transport-multi
-    writes NAME-001.ext ... one per roll (and per relocation while rolling) until Ctrl-C.
-    --trigger DBFS records NAME-001.ext ... from the first frame at that peak level to --hold
-    seconds (default 1) after the last; --armed starts and ends takes at each SIGUSR1;
-    --pre-roll SECONDS starts each take that long before its trigger, from memory.
-    --osc PORT (UDP on 127.0.0.1, or --osc-host; 0: any free port, noted) takes /aqjack/start,
-    /stop, /split, /status and /quit, alone or beside --trigger or --armed, from this user's
-    sockets only; with --osc-token TOKEN (or AQJACK_OSC_TOKEN), required for any --osc-host but
-    loopback, from whoever sends TOKEN as the first argument. A command repeated within one
-    0.1 s buffer counts once; a take that holds no frame is removed.
-
-    play registers CLIENT:out_1..N (the widest file's channel count), connects them to the physical
-    playback ports (or the -p ports, in natural order; none with --no-connect), plays the files
-    in order through the output queue, shows elapsed/total and underruns on a terminal, and
-    exits 0 once the last frame has played; Ctrl-C or SIGTERM stops at once (exit 0, as for
-    record); the server's shutdown or a file that cannot be read to its end exits 1.
-    play --transport puts one file on JACK's transport timeline (file frame 0 at transport frame
-    0): it plays where the transport rolls, and holds a start or locate until it is ready there.
-
-    convert is afconvert's job: reads anything aqjack reads (PCM, FLAC, ALAC, Ogg, MP3 through
-    libsndfile; AAC in ADTS, CAF, M4A, MP4) and writes linear PCM (WAVE, AIFF, AIFC, CAF, W64,
-    RF64), FLAC (.flac), ALAC (.caf or .m4a with --codec alac) or AAC (.aac, .m4a, .mp4,
-    .caf --codec aac).
-    The file type follows OUT's extension unless -f says otherwise; options may come before or
-    after the file names. AAC input is trimmed by its priming and remainder frames. FLAC and
-    ALAC keep 16- and 24-bit samples bit-exact. A progress bar shows on a terminal.
-
-    info prints afinfo's description of each FILE: file type, data format (ASBD fields),
-    packets, frames, duration, bit rate, priming/remainder frames, cookie size, BWF time
-    reference; --json prints {"schema":"aqjack.info/1","files":[...]}.
-
-    Exit status: 0 ok, 1 runtime failure (e.g. no JACK server), 2 usage error.
+      --help, -h                this subcommand's help.
     """
+
+    static let exitStatus = "Exit status: 0 ok, 1 runtime failure (e.g. no JACK server), 2 usage error."
+
+    /// `aqjack --help`: every synopsis, then where to read more.
+    static var usage: String {
+        """
+        aqjack: Apple's Audio Queue Services on the JACK audio server.
+
+        Usage:
+        \(topics.map { $0.synopsis + "\n" }.joined())  aqjack help SUBCOMMAND | aqjack SUBCOMMAND --help   that subcommand's options and what it does
+          aqjack --help | -h        this text
+          aqjack --version | -V     version and library versions
+
+        \(commonOptions)
+
+        \(topics.map(\.text).joined(separator: "\n\n"))
+
+        \(exitStatus)
+        """
+    }
 
     static var versionText: String {
         "aqjack \(version) (libjack \(JackServer.libraryVersion), \(MediaLibraries.sndfileVersion), "

@@ -4,7 +4,7 @@ import Foundation
 /// `aqjack plugins [PATTERN] [--json]`: the installed LV2 plugins (what lilv finds, as `lv2ls`
 /// lists them), with their audio, control and MIDI ports, control ranges, latency and presets.
 /// PATTERN keeps the plugins whose URI or name contains it (case-insensitive). `--json` prints
-/// `{"schema": "aqjack.plugins/1", "plugins": [...]}` (README, "aqjack plugins").
+/// `{"schema": "aqjack.plugins/1", "plugins": [...]}` (docs/CLI.md, "aqjack plugins").
 struct PluginsCommand {
     var pattern: String?
     var json = false

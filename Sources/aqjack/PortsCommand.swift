@@ -86,7 +86,7 @@ struct PortsCommand {
     }
 }
 
-/// The JSON document `aqjack --ports --json` prints. Its shape is documented in the README and
+/// The JSON document `aqjack --ports --json` prints. Its shape is documented in docs/CLI.md and
 /// changes only with a new `schema` value.
 struct PortListing: Encodable {
     static let schema = "aqjack.ports/1"

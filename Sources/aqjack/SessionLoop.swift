@@ -100,7 +100,7 @@ enum SessionLoop {
     ///
     /// Not enough at 1024 channels: in a CI run the recorder waited here, freewheel was switched
     /// off, and then its `jack_deactivate` never returned (nor the switching client's
-    /// `jack_client_close`), so the 1024-channel disk test runs in real time only (README,
+    /// `jack_client_close`), so the 1024-channel disk test runs in real time only (docs/JACK.md,
     /// "Known behaviour of JACK"). It is a per-command wait, not part of `JackClient.close`,
     /// because only a command knows that ending later is acceptable; a library client that
     /// closes during freewheel meets the JACK2 defect as any other client does.

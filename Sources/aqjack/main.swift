@@ -14,33 +14,58 @@ enum ExitStatus {
 func runCommandLine(_ arguments: [String]) -> Int32 {
     var cursor = ArgumentCursor(arguments)
     var globals = GlobalOptions()
+    /// The subcommand being parsed, for the usage a usage error ends with.
+    var subcommand: String?
     do throws(UsageError) {
         while let argument = cursor.next() {
             switch argument {
-            case .option("--help"), .option("-h"), .operand("help"):
+            case .option("--help"), .option("-h"):
                 print(Help.usage)
+                return ExitStatus.success
+            case .operand("help"):
+                // `aqjack help` lists everything; `aqjack help CMD` says one subcommand.
+                guard let word = cursor.next() else {
+                    print(Help.usage)
+                    return ExitStatus.success
+                }
+                let name: String = switch word { case .operand(let name), .option(let name): name }
+                guard let topic = Help.topic(name) else {
+                    throw UsageError(message: "no help on '\(name)': expected one of \(Help.topics.map(\.name).joined(separator: ", "))")
+                }
+                print(Help.text(of: topic))
                 return ExitStatus.success
             case .option("--version"), .option("-V"):
                 print(Help.versionText)
                 return ExitStatus.success
             case .option("--ports"):
+                subcommand = "ports"
+                if cursor.asksForHelp { return printHelp(of: "ports") }
                 return try parseAndRun(PortsCommand.self, &cursor, &globals)
             case let .option(option):
                 if try globals.parse(option, from: &cursor) { continue }
                 throw UsageError(message: "unknown option '\(option)': expected --ports, --help, --version, --server or --name")
             case let .operand(word):
-                guard let subcommand = Subcommands.named(word) else {
+                guard let type = Subcommands.named(word) else {
                     throw UsageError(message: "unknown subcommand '\(word)': expected demo, ports (or --ports), record, play, convert, info, plugins or host; see aqjack --help")
                 }
-                return try parseAndRun(subcommand, &cursor, &globals)
+                subcommand = word
+                if cursor.asksForHelp { return printHelp(of: word) }
+                return try parseAndRun(type, &cursor, &globals)
             }
         }
         throw UsageError(message: "no subcommand given: expected --ports; see aqjack --help")
     } catch {
         Diagnostics.error(error.message)
-        FileHandle.standardError.write(Data("usage: aqjack [--server NAME] [--name CLIENT] --ports [PATTERN] [--json]; aqjack --help for more\n".utf8))
+        FileHandle.standardError.write(Data((Help.usageLine(of: subcommand) + "\n").utf8))
         return ExitStatus.usage
     }
+}
+
+/// `aqjack CMD --help`: the subcommand's help on standard output, exit 0.
+func printHelp(of name: String) -> Int32 {
+    guard let topic = Help.topic(name) else { return ExitStatus.usage }
+    print(Help.text(of: topic))
+    return ExitStatus.success
 }
 
 func runReportingJackErrors(_ body: () throws(JackError) -> Int32) -> Int32 {

@@ -13,6 +13,31 @@ struct CommandLineTests {
         #expect(result.standardOutput.contains("Exit status: 0 ok, 1 runtime failure"))
     }
 
+    @Test("aqjack help CMD and aqjack CMD --help print that subcommand's synopsis and text and exit 0; --help lists every subcommand, demo too")
+    func subcommandHelp() throws {
+        for (arguments, words) in [(["record", "--help"], "record registers CLIENT:in_1..N"), (["help", "host"], "host runs one LV2 plugin live"),
+                                   (["play", "-h", "x.wav"], "play registers CLIENT:out_1..N"), (["help", "--ports"], "--ports lists every port"),
+                                   (["demo", "--help"], "demo plays a test signal")] {
+            let result = try AQJackCommand.run(arguments)
+            #expect(result.status == 0 && result.standardOutput.hasPrefix("Usage:") && result.standardOutput.contains(words), "\(arguments): \(result.standardOutput)")
+            #expect(result.standardOutput.contains("Exit status: 0 ok"))
+        }
+        let all = try AQJackCommand.run(["--help"])
+        for name in ["demo", "ports", "record", "play", "convert", "info", "plugins", "host"] {
+            #expect(all.standardOutput.contains(name == "ports" ? "--ports [PATTERN]" : "] \(name) ") || all.standardOutput.contains("aqjack \(name) "), "\(name)")
+        }
+        let unknown = try AQJackCommand.run(["help", "frob"])
+        #expect(unknown.status == 2 && unknown.standardError.contains("no help on 'frob'"))
+    }
+
+    @Test("a usage error inside a subcommand ends with that subcommand's usage")
+    func usageOfTheSubcommand() throws {
+        let record = try AQJackCommand.run(["record", "--bogus", "x.wav"])
+        #expect(record.status == 2 && record.standardError.contains("record [-p PORT_OR_GLOB]") && record.standardError.contains("aqjack help record"), "\(record.standardError)")
+        let convert = try AQJackCommand.run(["convert", "--bogus"])
+        #expect(convert.status == 2 && convert.standardError.contains("aqjack convert IN OUT"), "\(convert.standardError)")
+    }
+
     @Test("--version names aqjack and the libraries it loaded")
     func version() throws {
         let result = try AQJackCommand.run(["--version"])
