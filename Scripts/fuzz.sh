@@ -23,7 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 min_edges="${2:-400}"
-# Without this the Swift backtracer hangs under ASan when a crash is found (NOTES.md §4).
+# Without this the Swift backtracer hangs under ASan when a crash is found.
 export SWIFT_BACKTRACE=enable=no
 export ASAN_OPTIONS=detect_leaks=0
 

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 Scripts/setup.sh --deps
 
-export SWIFT_BACKTRACE=enable=no   # the backtracer hangs under ASan (NOTES.md)
+export SWIFT_BACKTRACE=enable=no   # the backtracer hangs under ASan when a report is made
 
 echo "== ThreadSanitizer: AQCoreTests and the pure verifier tests" >&2
 swift test --scratch-path .build/tsan --sanitize=thread --no-parallel \

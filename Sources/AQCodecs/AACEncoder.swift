@@ -16,7 +16,7 @@ public struct EncodedPacket: Equatable, Sendable {
 /// AAC-LC encoder over FFmpeg's native encoder.
 ///
 /// Takes interleaved Float frames in any amount and gathers them into exactly 1024-frame planar
-/// frames (FFmpeg pads shorter frames silently, doubling the duration: NOTES.md §6); ``finish()``
+/// frames (FFmpeg 5.1 pads shorter frames silently, doubling the duration, as measured here); ``finish()``
 /// sends the last partial frame and drains the encoder. Not thread-safe: one thread at a time
 /// (the queue thread or the caller's).
 public final class AACEncoder {

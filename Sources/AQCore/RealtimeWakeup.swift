@@ -2,7 +2,8 @@ import Glibc
 
 /// A counting semaphore the process thread posts to wake a waiting consumer thread.
 ///
-/// `sem_post` never blocks: it is the one system call the process thread may make. The semaphore
+/// `sem_post` never blocks nor allocates: with the thunk's CPU-clock reads, the only system calls
+/// the process thread makes (docs/ARCHITECTURE.md, "Threads and the real-time rule"). The semaphore
 /// lives in manually allocated memory and this handle is a plain pointer, so copying it costs no
 /// reference counting. Whoever created it calls ``destroy()`` once, after both threads are done.
 @frozen

@@ -5,7 +5,7 @@ import Glibc
 /// frames at 16 or 24 bits. Samples go in as left-justified 32-bit integers (sample × 2^31),
 /// so a Float that came from a 16- or 24-bit sample is stored bit-exact.
 ///
-/// Crash limit (NOTES.md §7): FLAC keeps every complete block; ALAC-in-CAF is unreadable until
+/// Crash limit (measured with libsndfile 1.2.0): FLAC keeps every complete block; ALAC-in-CAF is unreadable until
 /// closed. Not thread-safe.
 public final class LosslessFileWriter {
     public enum Codec: Sendable { case flac, appleLossless }

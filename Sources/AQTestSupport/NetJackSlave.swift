@@ -8,7 +8,7 @@ import Foundation
 /// outputs (what the slave's `system:playback_N` get); the slave's cycles follow the master's.
 ///
 /// `jackd -R -n NAME -t 5000 -d net -a 127.0.0.1 -p UDP_PORT -C N -P N -l LATENCY -n NET_NAME`
-/// (NOTES.md: a round trip is `latency` master periods). Its output goes to
+/// (a round trip is `latency` master periods, as measured in NetJackTests). Its output goes to
 /// `jackd-NAME.log` in the temporary directory, where Scripts/jack-suite.sh counts xruns.
 public final class NetJackSlave {
     /// The slave's own server name (for its clients' `--server`).

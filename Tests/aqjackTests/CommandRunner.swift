@@ -27,12 +27,19 @@ enum AQJackCommand {
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         if let standardInput { process.standardInput = standardInput }
-        FileManager.default.createFile(atPath: standardOutput.path, contents: nil)
-        FileManager.default.createFile(atPath: standardError.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: standardOutput)
-        process.standardError = try FileHandle(forWritingTo: standardError)
+        process.standardOutput = try emptied(standardOutput)
+        process.standardError = try emptied(standardError)
         try process.run()
         return process
+    }
+
+    /// `url` opened for writing, empty: made if missing, truncated with open(2) otherwise, never
+    /// replaced (FileManager's createFile replaces by rename, which turned /dev/null into a
+    /// regular file once).
+    private static func emptied(_ url: URL) throws -> FileHandle {
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        guard descriptor >= 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path]) }
+        return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     }
 
     static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {

@@ -40,7 +40,7 @@ struct NSMRefusalTests {
                                      (folder + "/s", "a:b", "client id 'a:b' is not a valid JACK client name"),
                                      ("../../x", "okid", "is not an absolute path"), (folder + "/../x", "okid", "is not an absolute path")] {
             let server = TestNSMServer()
-            let recorder = try AQJackCommand.start(["record", "take.wav"], standardOutput: URL(fileURLWithPath: "/dev/null"),
+            let recorder = try AQJackCommand.start(["record", "take.wav"], standardOutput: URL(fileURLWithPath: folder + "/out"),
                                                    standardError: URL(fileURLWithPath: folder + "/err"), environment: ["NSM_URL": server.url])
             defer { if recorder.isRunning { kill(recorder.processIdentifier, SIGKILL) } }
             let announce = try #require(server.receive(), "no announce")
@@ -49,7 +49,7 @@ struct NSMRefusalTests {
             let exit = recorder.exitStatus(within: 20)
             let errors = (try? String(contentsOfFile: folder + "/err", encoding: .utf8)) ?? ""
             #expect(exit == .exited(1) && errors.contains(expected), "\(path) \(id): \(exit) \(errors)")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["err"])
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["err", "out"])
         }
     }
 }
