@@ -53,8 +53,9 @@ let package = Package(
         .target(name: "AQPlugins", dependencies: ["AQCore", "AQJack", "AQMedia", "CLilv", "CLV2Support"]),
         // Core Audio structs and callback typedefs with Apple's layouts (C, for @convention(c)).
         .target(name: "CAudioTypes"),
-        // The Swift-native queue engine over JACK.
-        .target(name: "AudioQueue", dependencies: ["AQCore", "AQJack", "AQMedia", "AQCodecs", "CAudioTypes"]),
+        // The Swift-native queue engine over any AudioDriver (JACK's is AQJack's JackDriver, the
+        // offline one AQCore's): it does not import AQJack.
+        .target(name: "AudioQueue", dependencies: ["AQCore", "AQMedia", "AQCodecs", "CAudioTypes"]),
         // Apple's spelling (types, constants, OSStatus functions) over AudioQueue and AQMedia, so
         // that code written for macOS/iOS compiles with its `import AudioToolbox` unchanged.
         .target(name: "AudioToolbox", dependencies: ["AudioQueue", "AQJack", "AQMedia", "AQCodecs", "CAudioTypes"]),

@@ -54,6 +54,31 @@ public protocol AudioDriver: AnyObject, Sendable {
     /// Whether cycles run only inside a caller's call (offline): then no cycle is ever in flight
     /// while the queue thread looks, and waits for one are skipped.
     var isClockedByCaller: Bool { get }
+
+    // MARK: Events
+
+    /// Whether cycles have no deadline now (JACK: the server freewheels, the next cycle starts
+    /// once every client has returned), so a processor may wait for its reader instead of
+    /// dropping frames. A caller-clocked driver answers false: its cycles run on the caller's
+    /// thread, which must not wait for a queue thread that waits for the same call to return.
+    var isFreewheeling: Bool { get }
+    /// Adds a handler called with the new state each time ``isFreewheeling`` changes, on a thread
+    /// of the driver's that is not the process thread (JACK: its notification thread).
+    func onFreewheelChange(_ handler: @escaping @Sendable (Bool) -> Void)
+
+    /// The latency (frames, smallest ... largest over the paths to the channel) of each channel
+    /// facing `direction`, in the order made: for `.input` the capture latency of what feeds it,
+    /// for `.output` the playback latency after it. Zero on a device without a graph (offline).
+    func channelLatencies(direction: AudioChannelDirection) -> [ClosedRange<Int>]
+
+    /// Adds a handler called at the end of every run a caller-clocked driver makes (on the
+    /// caller's thread, before the call returns), so a queue finishes its work on the frames
+    /// first. A driver with its own clock (JACK) never calls it: its queues wake on cycles.
+    func onRunEnd(_ handler: @escaping @Sendable () -> Void)
+    /// A caller-clocked driver runs one cycle of 0 frames, so the processor takes its control
+    /// requests (a discard, a stop) now; the clock stays. A driver with its own clock does
+    /// nothing: its next cycle comes by itself.
+    func settle()
 }
 
 /// A driver whose channels sit in a graph of other devices' ports (JACK), so a queue connects

@@ -211,6 +211,15 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
         skipped.add(1, ordering: .relaxed)
     }
 
+    /// Cycles run on the caller's thread, which must not wait on a queue thread: never freewheeling.
+    public var isFreewheeling: Bool { false }
+    public func onFreewheelChange(_ handler: @escaping @Sendable (Bool) -> Void) {}
+    /// No graph, no latency.
+    public func channelLatencies(direction: AudioChannelDirection) -> [ClosedRange<Int>] {
+        let count = binding.withLock { direction == .input ? $0.inputNames.count : $0.outputNames.count }
+        return Array(repeating: 0 ... 0, count: count)
+    }
+
     /// Adds a handler run at the end of every ``run(frames:input:output:)`` call, on the
     /// caller's thread: a queue uses it to finish its work on the frames before the call returns.
     public func onRunEnd(_ handler: @escaping @Sendable () -> Void) {

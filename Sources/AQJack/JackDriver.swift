@@ -10,6 +10,7 @@ public final class JackDriver: AudioDriver, AudioRouting, @unchecked Sendable {
     /// The client, for what only JACK has (pretty-names, freewheel, notifications).
     public let client: JackClient
     private let ports = Mutex<(inputs: [JackPort], outputs: [JackPort])>(([], []))
+    private let freewheelHandlers = Mutex<[@Sendable (Bool) -> Void]>([])
 
     /// Takes over `client` (the driver closes it).
     public init(client: JackClient) { self.client = client }
@@ -59,6 +60,27 @@ public final class JackDriver: AudioDriver, AudioRouting, @unchecked Sendable {
     public var hasShutDown: Bool { client.notifications.hasShutDown.load(ordering: .relaxed) }
     public var xrunCount: Int { client.notifications.xrunCount.load(ordering: .relaxed) }
     public var isClockedByCaller: Bool { false }
+
+    public var isFreewheeling: Bool { client.notifications.isFreewheeling.load(ordering: .relaxed) }
+    public func onFreewheelChange(_ handler: @escaping @Sendable (Bool) -> Void) {
+        let first = freewheelHandlers.withLock { handlers in
+            handlers.append(handler)
+            return handlers.count == 1
+        }
+        // The client has one freewheel handler: the driver's, which calls every one added here.
+        if first {
+            client.notifications.onFreewheelChange { [weak self] freewheeling in
+                for handler in self?.freewheelHandlers.withLock({ $0 }) ?? [] { handler(freewheeling) }
+            }
+        }
+    }
+    public func channelLatencies(direction: AudioChannelDirection) -> [ClosedRange<Int>] {
+        (direction == .input ? inputPorts : outputPorts).map(\.latency)
+    }
+    /// JACK runs its own cycles: no run ends for a caller.
+    public func onRunEnd(_ handler: @escaping @Sendable () -> Void) {}
+    /// JACK's next cycle comes by itself.
+    public func settle() {}
 
     // MARK: AudioRouting
 

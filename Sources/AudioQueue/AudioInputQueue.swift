@@ -1,14 +1,14 @@
 import AQCodecs
 import AQCore
-import AQJack
 import AQMedia
 import CAudioTypes
 import Foundation
 import Synchronization
 
-/// A recording queue on JACK: the engine behind `AudioQueueNewInput`.
+/// A recording queue on an ``AudioDriver`` (a JACK client, or an offline driver the caller clocks):
+/// the engine behind `AudioQueueNewInput`. It uses the driver's contract only.
 ///
-/// The queue is a JACK client with input ports `in_1 ... in_N` (N = the format's channels). The
+/// The queue's driver has input channels `in_1 ... in_N` (N = the format's channels). The
 /// process thread copies every cycle into a ring (``CaptureProcessor``); the queue's own thread
 /// (Apple: "one of the audio queue's internal threads") converts the frames into the caller's
 /// format, fills the enqueued buffers in order and calls the callback with each full buffer and
@@ -93,28 +93,6 @@ public final class AudioInputQueue: @unchecked Sendable {
 
     private var worker: QueueWorker!
 
-    /// Creates a stopped recording queue.
-    ///
-    /// - Parameters:
-    ///   - format: interleaved linear PCM or AAC-LC; `mSampleRate` 0 means the server's rate.
-    ///   - clientName: the JACK client name (JACK appends `-01` ... when it is taken).
-    ///   - server: the JACK server; `nil` means `$JACK_DEFAULT_SERVER`, else `default`.
-    ///   - callback: called on the queue thread with each filled buffer.
-    /// - Throws: `kAudioFormatUnsupportedDataFormatError` for a format the queue cannot record
-    ///   (the message names the field), `kAudioQueueErr_InvalidDevice` when no JACK server runs.
-    public convenience init(format: AudioStreamBasicDescription, clientName: String = "aqjack", server: String? = nil,
-                            callback: @escaping Callback) throws(AudioQueueError) {
-        let driver = try QueueDevice.openDriver(format: format, clientName: clientName, server: server, purpose: .recording)
-        try self.init(format: format, driver: driver, callback: callback)
-    }
-
-    /// Creates a stopped recording queue on a JACK client the caller opened (to look at the
-    /// graph first). The queue owns the client from now on and closes it on ``dispose()``, also
-    /// when this initializer throws.
-    public convenience init(format: AudioStreamBasicDescription, client: JackClient, callback: @escaping Callback) throws(AudioQueueError) {
-        try self.init(format: format, driver: JackDriver(client: client), callback: callback)
-    }
-
     /// Creates a stopped recording queue on `driver`: a JACK driver, or an ``OfflineDriver``
     /// whose ``OfflineDriver/run(frames:input:output:)`` calls deliver the frames (each call
     /// returns once the queue has put them into buffers and called back). The queue owns the
@@ -154,10 +132,8 @@ public final class AudioInputQueue: @unchecked Sendable {
         (processor, reader) = ring.take()
         // In freewheel a full ring waits for the queue thread instead of dropping cycles: an
         // offline bounce through JACK records every frame, as fast as the disk takes them.
-        if let jack = driver as? JackDriver {
-            processor.setWaitsWhenFull(jack.client.notifications.isFreewheeling.load(ordering: .relaxed))
-            jack.client.notifications.onFreewheelChange { [processor] freewheeling in processor.setWaitsWhenFull(freewheeling) }
-        }
+        processor.setWaitsWhenFull(driver.isFreewheeling)
+        driver.onFreewheelChange { [processor] freewheeling in processor.setWaitsWhenFull(freewheeling) }
         processor.arm(fromFrame: nil)
         pipeline = RecordingPipeline(format: checked, deviceRate: driver.sampleRate, packetStage: stage, reader: reader, lock: lock,
                                      onFirstCycle: { [unowned self] in reportRunning(true) },
@@ -166,7 +142,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         worker = QueueWorker(name: "aqjack.input-queue", wait: { [reader] in reader.waitForCycle(milliseconds: 5) },
                              work: { [unowned self] in pipeline.drainRing() })
         // Offline: each run of the driver returns once its frames are in buffers.
-        (driver as? OfflineDriver)?.onRunEnd { [weak self] in self?.performOnQueueThread(wait: true) { $0.pipeline.drainRing() } }
+        driver.onRunEnd { [weak self] in self?.performOnQueueThread(wait: true) { $0.pipeline.drainRing() } }
     }
 
     deinit {
@@ -449,8 +425,7 @@ public final class AudioInputQueue: @unchecked Sendable {
 
     /// The capture latency range (frames) of the ports feeding the queue, largest over channels.
     public var captureLatency: ClosedRange<Int> {
-        // Offline: no latency.
-        let ranges = (driver as? JackDriver)?.inputPorts.map(\.latency) ?? []
+        let ranges = driver.channelLatencies(direction: .input)
         return (ranges.map(\.lowerBound).max() ?? 0) ... (ranges.map(\.upperBound).max() ?? 0)
     }
 

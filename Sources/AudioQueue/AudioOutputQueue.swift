@@ -1,14 +1,14 @@
 import AQCodecs
 import AQCore
-import AQJack
 import AQMedia
 import CAudioTypes
 import Foundation
 import Synchronization
 
-/// A playback queue on JACK: the engine behind `AudioQueueNewOutput`.
+/// A playback queue on an ``AudioDriver`` (a JACK client, or an offline driver the caller clocks):
+/// the engine behind `AudioQueueNewOutput`. It uses the driver's contract only.
 ///
-/// The queue is a JACK client with output ports `out_1 ... out_N`. Its own thread takes the
+/// The queue's driver has output channels `out_1 ... out_N`. Its own thread takes the
 /// buffers the caller enqueued in order, converts them to Float (and to the server's rate),
 /// writes them into a ring and hands each buffer back through the callback once its last frame
 /// has been played (as Apple's queue does), so the caller can refill it. The process thread plays the ring from the start frame
@@ -78,39 +78,13 @@ public final class AudioOutputQueue: @unchecked Sendable {
     /// The cycle-end frame when the drain target was reached (queue thread only).
     private var drainedCycleEnd: UInt64?
 
-    /// Creates a stopped playback queue.
-    ///
-    /// - Throws: `kAudioFormatUnsupportedDataFormatError` for a format it cannot play (the
-    ///   message names the field), `kAudioQueueErr_InvalidDevice` when no JACK server runs.
-    ///
-    /// With `offlineWithoutServer`, a JACK server that is not running is no error: the queue is
-    /// made on a driver nobody clocks, for offline rendering only (Apple's queue renders offline
-    /// with no device; ``unavailableDeviceReason`` says why a device start fails). A rate of 0
-    /// then means 48000 Hz.
-    public convenience init(format: AudioStreamBasicDescription, clientName: String = "aqjack", server: String? = nil,
-                            offlineWithoutServer: Bool = false, callback: @escaping Callback) throws(AudioQueueError) {
-        do throws(AudioQueueError) {
-            let driver = try QueueDevice.openDriver(format: format, clientName: clientName, server: server, purpose: .playback)
-            try self.init(format: format, driver: driver, callback: callback)
-        } catch where offlineWithoutServer && error.status == AudioQueueError.invalidDeviceCode {
-            let rate = format.mSampleRate.isFinite && format.mSampleRate >= 1 && format.mSampleRate <= 1_536_000 ? Int(format.mSampleRate) : 48000
-            try self.init(format: format, driver: OfflineDriver(name: clientName, sampleRate: rate), callback: callback,
-                          unavailableDeviceReason: error.message)
-        }
-    }
-
-    /// Creates a stopped playback queue on a JACK client the caller opened; the queue owns the
-    /// client from now on (also when this throws).
-    public convenience init(format: AudioStreamBasicDescription, client: JackClient, callback: @escaping Callback) throws(AudioQueueError) {
-        try self.init(format: format, driver: JackDriver(client: client), callback: callback)
-    }
-
     /// Creates a stopped playback queue on `driver`: a JACK driver, or an ``OfflineDriver``
     /// whose ``OfflineDriver/run(frames:input:output:)`` calls play the frames (each call returns
     /// once the buffers it used up have been handed back). The queue owns the driver from now on
-    /// (also when this throws).
-    public init(format: AudioStreamBasicDescription, driver: any AudioDriver, callback: @escaping Callback,
-                unavailableDeviceReason: String? = nil) throws(AudioQueueError) {
+    /// (also when this throws). `unavailableDeviceReason`, for a driver nobody clocks (made when
+    /// no server runs, for offline rendering only), is what a device start answers.
+    public init(format: AudioStreamBasicDescription, driver: any AudioDriver, unavailableDeviceReason: String? = nil,
+                callback: @escaping Callback) throws(AudioQueueError) {
         do throws(AudioFileError) {
             streamFormat = try StreamFormat(format, deviceRate: Double(driver.sampleRate), purpose: .playback)
         } catch {
@@ -152,7 +126,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
             if self.isRenderingOffline.load(ordering: .relaxed) { usleep(5000) } else { self.feeder.waitForCycle(milliseconds: 5) }
         }, work: { [unowned self] in catchUp() })
         // Offline: each run of the driver returns once the buffers it used up are handed back.
-        (driver as? OfflineDriver)?.onRunEnd { [weak self] in
+        driver.onRunEnd { [weak self] in
             guard let self else { return }
             worker.perform(wait: true) { [unowned self] in catchUp() }
         }
@@ -727,7 +701,8 @@ public final class AudioOutputQueue: @unchecked Sendable {
         processor.setPaused(false)
         processor.cancelDrain()
         processor.discardQueuedFrames()
-        if let clocked = lock.withLock({ offlineFormat?.driver }) ?? (driver as? OfflineDriver) {
+        let clocked: (any AudioDriver)? = lock.withLock({ offlineFormat?.driver }) ?? (driver.isClockedByCaller ? driver : nil)
+        if let clocked {
             // Cycles run only when the caller asks: take the discard now.
             clocked.settle()
         } else {

@@ -1,6 +1,5 @@
 import AQCodecs
 import AQCore
-import AQJack
 import AQMedia
 import CAudioTypes
 
@@ -114,25 +113,10 @@ extension AudioOutputQueue: AudioQueueEngine {
     public var channelDirection: AudioChannelDirection { .output }
 }
 
-/// The set-up both queue directions share: opening the JACK driver (the format checked first),
-/// connecting channels to a device, starting the processor. On failure the driver is closed and
+/// The set-up both queue directions share: connecting channels to a device, starting the
+/// processor. On failure the driver is closed and
 /// the error says what was wrong.
 enum QueueDevice {
-    /// Checks `format` first (no client is opened for a bad one), then opens a JACK client.
-    static func openDriver(format: AudioStreamBasicDescription, clientName: String, server: String?,
-                           purpose: StreamFormat.Purpose) throws(AudioQueueError) -> JackDriver {
-        // Check the format before touching the server (its rate may still be 0, the server's).
-        // Apple Lossless is checked once the device's rate is known.
-        if format.mFormatID != CompressedFormatValues.appleLossless {
-            _ = try inDomain(AudioQueueError.self) { () throws(AudioFileError) in try StreamFormat(format, deviceRate: nil, purpose: purpose) }
-        }
-        do {
-            return try JackDriver(name: clientName, server: server)
-        } catch {
-            throw AudioQueueError(AudioQueueError.invalidDeviceCode, "cannot open the \(purpose.rawValue) device: \(error)")
-        }
-    }
-
     /// Connects each of `channels` (full names, in channel order) with its peer: `explicit[i]`
     /// when given, else the i-th audio port of the device `deviceName` that faces the other way
     /// (its outputs for a recording queue, its inputs for a playback queue). A driver without a

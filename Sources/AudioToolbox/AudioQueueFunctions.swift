@@ -173,7 +173,7 @@ private func newInputQueue(_ box: QueueBox, _ inFormat: UnsafePointer<AudioStrea
                            call: @escaping (QueueBox, AudioQueueBufferRef, UnsafePointer<AudioTimeStamp>, UInt32, UnsafePointer<AudioStreamPacketDescription>?) -> Void) -> OSStatus {
     status { () throws(AudioQueueError) in
         let environment = DeviceEnvironment.current()
-        let engine = try AudioInputQueue(format: inFormat.pointee, clientName: environment.clientName, server: environment.server) { [unowned box] queue, buffer, startTime in
+        let engine = try AudioInputQueue(format: inFormat.pointee, driver: environment.openDriver(format: inFormat.pointee, purpose: .recording)) { [unowned box] queue, buffer, startTime in
             // For linear PCM, macOS passes the buffer's packet count as inNumberPacketDescriptions
             // (with no descriptions); seed 003's callback writes exactly that many packets. For
             // AAC, the buffer's packet descriptions (seed 000's callback writes them to the file).

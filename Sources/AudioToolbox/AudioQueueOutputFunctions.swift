@@ -63,8 +63,9 @@ private func newOutputQueue(_ box: QueueBox, _ inFormat: UnsafePointer<AudioStre
                             call: @escaping (QueueBox, AudioQueueBufferRef) -> Void) -> OSStatus {
     status { () throws(AudioQueueError) in
         let environment = DeviceEnvironment.current()
-        let engine = try AudioOutputQueue(format: inFormat.pointee, clientName: environment.clientName, server: environment.server,
-                                          offlineWithoutServer: true) { [unowned box] _, buffer in
+        let device = try environment.openPlaybackDriver(format: inFormat.pointee)
+        let engine = try AudioOutputQueue(format: inFormat.pointee, driver: device.driver,
+                                          unavailableDeviceReason: device.unavailableReason) { [unowned box] _, buffer in
             box.deliver { [box] in call(box, buffer) }
         }
         box.engine = engine

@@ -86,7 +86,7 @@ struct DemoCommand {
             return true
         }
         let recorded = DemoRecording()
-        let recorder = try AudioInputQueue(format: player.format, clientName: clientName + "-rec", server: server) { queue, buffer, startTime in
+        let recorder = try AudioInputQueue(format: player.format, driver: JackDriver(name: clientName + "-rec", server: server)) { queue, buffer, startTime in
             recorded.append(buffer, startTime: startTime, channels: channels)
             try? queue.enqueue(buffer)
         }
@@ -164,7 +164,7 @@ final class AudioOutputQueueFactory: @unchecked Sendable {
                                                  mBytesPerFrame: UInt32(4 * channels), mChannelsPerFrame: UInt32(channels),
                                                  mBitsPerChannel: 32, mReserved: 0)
         var box: AudioOutputQueueFactory?
-        let queue = try AudioOutputQueue(format: format, clientName: clientName, server: server) { queue, buffer in
+        let queue = try AudioOutputQueue(format: format, driver: JackDriver(name: clientName, server: server)) { queue, buffer in
             guard let box else { return }
             if box.onBufferReturned(buffer) { try? queue.enqueue(buffer) } else { queue.stop(immediate: false) }
         }

@@ -186,7 +186,7 @@ struct PlayCommand {
         let stopped = Atomic<Bool>(false)
         let queue: AudioOutputQueue
         do throws(AudioQueueError) {
-            queue = try AudioOutputQueue(format: format, client: client) { queue, buffer in
+            queue = try AudioOutputQueue(format: format, driver: JackDriver(client: client)) { queue, buffer in
                 if !source.feed(buffer, to: queue), source.finish() {
                     queue.stop(immediate: false)
                 }

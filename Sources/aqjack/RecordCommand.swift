@@ -103,7 +103,7 @@ struct RecordCommand {
             // The queue's callback reaches the session through this box (the session needs the
             // encoder's priming, known once the queue exists).
             let box = SessionBox()
-            queue = try AudioInputQueue(format: format, client: client) { queue, buffer, startTime in
+            queue = try AudioInputQueue(format: format, driver: JackDriver(client: client)) { queue, buffer, startTime in
                 if box.session?.handle(buffer, startTime: startTime) ?? false { try? queue.enqueue(buffer) }
             }
             if options.isCompressed {

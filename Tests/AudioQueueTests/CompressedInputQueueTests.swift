@@ -1,3 +1,4 @@
+import AQJack
 import AQCodecs
 import AQServerSuite
 import AQTestSupport
@@ -39,7 +40,7 @@ extension JackServerSuite {
             format.mChannelsPerFrame = 2
             format.mFormatFlags = ALAC.formatFlag(bitDepth: 16)
             let log = PacketLog()
-            let queue = try AudioInputQueue(format: format, clientName: TestServer.uniqueClientName("fwrec")) { queue, buffer, startTime in
+            let queue = try AudioInputQueue(format: format, driver: JackDriver(name: TestServer.uniqueClientName("fwrec"))) { queue, buffer, startTime in
                 log.append(buffer, startTime)
                 try? queue.enqueue(buffer)
             }

@@ -1,3 +1,4 @@
+import AQJack
 import AQCore
 import AQMedia
 import AQServerSuite
@@ -51,7 +52,7 @@ extension JackServerSuite {
             let layout = try LinearPCMLayout(validating: format)
             let log = DeliveryLog()
             let running = Atomic<Bool>(true)
-            let queue = try AudioInputQueue(format: format, clientName: TestServer.uniqueClientName("qrec")) { queue, buffer, startTime in
+            let queue = try AudioInputQueue(format: format, driver: JackDriver(name: TestServer.uniqueClientName("qrec"))) { queue, buffer, startTime in
                 let size = Int(buffer.pointee.mAudioDataByteSize)
                 let samples = (0 ..< size / layout.bytesPerSample).map { layout.decode(from: buffer.pointee.mAudioData + $0 * layout.bytesPerSample) }
                 log.append(.init(startTime: startTime, samples: samples))
@@ -100,7 +101,7 @@ extension JackServerSuite {
             let log = DeliveryLog()
             let stalled = Atomic<Bool>(false)
             let overrunAtDelivery = Mutex<[Int]>([])
-            let queue = try AudioInputQueue(format: format, clientName: TestServer.uniqueClientName("orec")) { queue, buffer, startTime in
+            let queue = try AudioInputQueue(format: format, driver: JackDriver(name: TestServer.uniqueClientName("orec"))) { queue, buffer, startTime in
                 overrunAtDelivery.withLock { $0.append(queue.overrunFrameCount) }
                 let layout = try! LinearPCMLayout(validating: format)
                 let count = Int(buffer.pointee.mAudioDataByteSize) / 2
@@ -152,7 +153,7 @@ extension JackServerSuite.InputQueueTests {
         var starts: [(start: UInt64, nextCycle: UInt64)] = []
         for _ in 0 ..< 5 {
             let log = DeliveryLog()
-            let queue = try AudioInputQueue(format: format, clientName: TestServer.uniqueClientName("cstart-rec")) { _, buffer, startTime in
+            let queue = try AudioInputQueue(format: format, driver: JackDriver(name: TestServer.uniqueClientName("cstart-rec"))) { _, buffer, startTime in
                 let count = Int(buffer.pointee.mAudioDataByteSize) / 4
                 log.append(.init(startTime: startTime, samples: (0 ..< count).map { buffer.pointee.mAudioData.load(fromByteOffset: $0 * 4, as: Float.self) }))
             }

@@ -1,3 +1,4 @@
+import AQJack
 import AQCore
 import AQServerSuite
 import AQTestSupport
@@ -53,7 +54,7 @@ extension JackServerSuite {
             let total = Int(seconds * 48000)
             let source = SignalSource(channels: channels, totalFrames: total)
             let enqueued = Mutex(0)
-            let player = try AudioOutputQueue(format: format, clientName: TestServer.uniqueClientName("play")) { queue, buffer in
+            let player = try AudioOutputQueue(format: format, driver: JackDriver(name: TestServer.uniqueClientName("play"))) { queue, buffer in
                 source.noteReturned()
                 let limit = stopEnqueuingAfter ?? .max
                 guard enqueued.withLock({ $0 }) < limit, source.fill(buffer) else { return }
@@ -63,7 +64,7 @@ extension JackServerSuite {
             player.channelDestinations = []   // the recorder connects itself to the player
             configure(player)
             let log = DeliveryLog()
-            let recorder = try AudioInputQueue(format: format, clientName: TestServer.uniqueClientName("rec")) { queue, buffer, startTime in
+            let recorder = try AudioInputQueue(format: format, driver: JackDriver(name: TestServer.uniqueClientName("rec"))) { queue, buffer, startTime in
                 let count = Int(buffer.pointee.mAudioDataByteSize) / 4
                 log.append(.init(startTime: startTime, samples: (0 ..< count).map { buffer.pointee.mAudioData.load(fromByteOffset: $0 * 4, as: Float.self) }))
                 try? queue.enqueue(buffer)
@@ -125,7 +126,7 @@ extension JackServerSuite {
             }
             let source = SignalSource(channels: 2, totalFrames: 9600)
             let player = try AudioOutputQueue(format: pcmFormat(rate: 48000, channels: 2, bits: 32, float: true),
-                                              clientName: TestServer.uniqueClientName("cstart-play")) { _, _ in source.noteReturned() }
+                                              driver: JackDriver(name: TestServer.uniqueClientName("cstart-play"))) { _, _ in source.noteReturned() }
             defer { player.dispose() }
             player.channelDestinations = capture.ports.map(\.name)
             try player.connectDevice()

@@ -1,5 +1,6 @@
 import AQCodecs
 import AQCore
+import AQJack
 import AQMedia
 import AQServerSuite
 import AQTestSupport
@@ -218,7 +219,7 @@ func writeAACFile(path: String, fileType: UInt32) throws -> [Float] {
 func startListingRecorder(role: String) throws -> (AudioInputQueue, DeliveryLog) {
     let log = DeliveryLog()
     let recorder = try AudioInputQueue(format: pcmFormat(rate: 48000, channels: 2, bits: 32, float: true),
-                                       clientName: TestServer.uniqueClientName(role)) { queue, buffer, startTime in
+                                       driver: JackDriver(name: TestServer.uniqueClientName(role))) { queue, buffer, startTime in
         let count = Int(buffer.pointee.mAudioDataByteSize) / 4
         log.append(.init(startTime: startTime, samples: (0 ..< count).map { buffer.pointee.mAudioData.load(fromByteOffset: $0 * 4, as: Float.self) }))
         try? queue.enqueue(buffer)

@@ -1,3 +1,4 @@
+import AQJack
 import AQCore
 import AQMedia
 import AQServerSuite
@@ -164,7 +165,7 @@ func startFloatRecorder(channels: Int, role: String) throws -> (AudioInputQueue,
                                              mFormatFlags: AudioFormatValues.isFloat | AudioFormatValues.isPacked,
                                              mBytesPerPacket: bytesPerFrame, mFramesPerPacket: 1, mBytesPerFrame: bytesPerFrame,
                                              mChannelsPerFrame: UInt32(channels), mBitsPerChannel: 32, mReserved: 0)
-    let recorder = try AudioInputQueue(format: format, clientName: TestServer.uniqueClientName(role)) { queue, buffer, startTime in
+    let recorder = try AudioInputQueue(format: format, driver: JackDriver(name: TestServer.uniqueClientName(role))) { queue, buffer, startTime in
         let count = Int(buffer.pointee.mAudioDataByteSize) / 4
         log.append(.init(startTime: startTime, samples: (0 ..< count).map { buffer.pointee.mAudioData.load(fromByteOffset: $0 * 4, as: Float.self) }))
         try? queue.enqueue(buffer)
