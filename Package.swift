@@ -14,6 +14,8 @@ let package = Package(
         // the real-time core and JACK client beneath them.
         .library(name: "AudioToolbox", targets: ["AudioToolbox"]),
         .library(name: "AudioQueue", targets: ["AudioQueue"]),
+        // Recording sessions over the queues: files, takes, the disk-writer thread.
+        .library(name: "AQSession", targets: ["AQSession"]),
         .library(name: "AQCodecs", targets: ["AQCodecs", "AQMedia"]),
         .library(name: "AQCore", targets: ["AQCore"]),
         .library(name: "AQJack", targets: ["AQJack"]),
@@ -59,10 +61,13 @@ let package = Package(
         // Apple's spelling (types, constants, OSStatus functions) over AudioQueue and AQMedia, so
         // that code written for macOS/iOS compiles with its `import AudioToolbox` unchanged.
         .target(name: "AudioToolbox", dependencies: ["AudioQueue", "AQJack", "AQMedia", "AQCodecs", "CAudioTypes"]),
+        // The session library: recordings and their files over the queues (takes, splits, the
+        // disk-writer thread `aqjack-disk`). Imports no driver.
+        .target(name: "AQSession", dependencies: ["AQCore", "AQMedia", "AQCodecs", "AudioQueue", "CAudioTypes"]),
         // Session control: the OSC 1.0 message codec (`aqjack record --osc`), fuzzed.
         .target(name: "AQControl"),
         // The command-line tool.
-        .executableTarget(name: "aqjack", dependencies: ["AQJack", "AQMedia", "AQCodecs", "AudioQueue", "AQPlugins", "AQControl"]),
+        .executableTarget(name: "aqjack", dependencies: ["AQJack", "AQMedia", "AQCodecs", "AudioQueue", "AQSession", "AQPlugins", "AQControl"]),
 
         // Test support reused by later issues: deterministic generator client, ring sink, server helpers.
         // The test signal's generator runs on JACK's process thread: the same real-time checks as AQCore.
@@ -83,6 +88,6 @@ let package = Package(
         .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQJackTests", dependencies: ["AQServerSuite", "AQCore", "AQJack", "AQTestSupport", "CRTProbe", "AQPlugins", "AQMedia"]),
         .testTarget(name: "AudioQueueTests", dependencies: ["AQServerSuite", "AQJack", "AudioQueue", "AudioToolbox", "AQCodecs", "AQTestSupport", "CSndFile", "CAudioTypes"]),
-        .testTarget(name: "aqjackTests", dependencies: ["AQServerSuite", "aqjack", "aqbench", "AQJack", "AQTestSupport", "AudioQueue", "AudioToolbox", "AQCodecs", "AQMedia", "CSndFile", "AQControl"]),
+        .testTarget(name: "aqjackTests", dependencies: ["AQServerSuite", "aqjack", "aqbench", "AQJack", "AQSession", "AQTestSupport", "AudioQueue", "AudioToolbox", "AQCodecs", "AQMedia", "CSndFile", "AQControl"]),
     ]
 )

@@ -24,10 +24,12 @@ struct _RingStorage<Element: BitwiseCopyable> {
     @usableFromInline let isLocked: Bool
 
     /// Allocates a ring of exactly `capacity` elements (a power of two), with both indices at
-    /// `startIndex` and every element zero, its pages present before real-time use and locked in
-    /// memory where the limit allows (``isLocked``).
+    /// `startIndex` and every element zero. With `resident` (for a ring the process thread
+    /// uses) its pages are present before real-time use and locked in memory where the limit
+    /// allows (``isLocked``); without, they are faulted in by first use (rings between
+    /// non-real-time threads, where a start should not wait for hundreds of MiB to be touched).
     @usableFromInline
-    init(capacity: Int, startIndex: Int) {
+    init(capacity: Int, startIndex: Int, resident: Bool = true) {
         precondition(capacity > 0 && capacity & (capacity - 1) == 0,
                      "ring capacity must be a power of two, got \(capacity)")
         header = UnsafeMutableRawPointer.allocate(byteCount: 3 * Self.headerStride, alignment: Self.headerStride)
@@ -43,8 +45,8 @@ struct _RingStorage<Element: BitwiseCopyable> {
             fatalError("cannot map \(byteCount) bytes for a ring: \(String(cString: strerror(errno)))")
         }
         elements = mapping.bindMemory(to: Element.self, capacity: capacity)
-        isLocked = mlock(mapping, byteCount) == 0
-        if !isLocked {
+        isLocked = resident && mlock(mapping, byteCount) == 0
+        if resident && !isLocked {
             let page = Int(sysconf(Int32(_SC_PAGESIZE)))
             for offset in stride(from: 0, to: byteCount, by: page) { mapping.storeBytes(of: 0, toByteOffset: offset, as: UInt8.self) }
         }

@@ -28,12 +28,17 @@ public struct SPSCRing<Element: BitwiseCopyable>: ~Copyable {
 
     /// Creates a ring holding at least `minimumCapacity` elements (rounded up to a power of two),
     /// all zeroed. Allocates: call it off the process thread, before activating the client.
-    public init(minimumCapacity: Int) {
+    /// `resident` (the default, for rings the process thread touches) faults every page in and
+    /// locks it in memory now; `false` leaves the pages to be faulted in by first use, for rings
+    /// between threads that may wait on a page (the queue thread and the disk writer).
+    public init(minimumCapacity: Int, resident: Bool = true) {
         precondition(minimumCapacity > 0 && minimumCapacity <= 1 << 40,
                      "ring capacity must be 1 ... 2^40 elements, got \(minimumCapacity)")
         var capacity = 1
         while capacity < minimumCapacity { capacity <<= 1 }
-        self.init(capacity: capacity, startIndex: 0)
+        let storage = _RingStorage<Element>(capacity: capacity, startIndex: 0, resident: resident)
+        producer = RingProducer(storage: storage)
+        consumer = RingConsumer(storage: storage)
     }
 
     /// Creates a ring of exactly `capacity` elements (a power of two) whose indices both start at

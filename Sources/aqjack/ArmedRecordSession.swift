@@ -1,4 +1,5 @@
 import AQMedia
+import AQSession
 import AudioQueue
 import CAudioTypes
 import Dispatch

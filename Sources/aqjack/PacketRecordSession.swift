@@ -1,5 +1,6 @@
 import AQCodecs
 import AQMedia
+import AQSession
 import AudioQueue
 import CAudioTypes
 import Foundation

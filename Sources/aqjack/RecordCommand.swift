@@ -3,6 +3,7 @@ import AQControl
 import AQCore
 import AQJack
 import AQMedia
+import AQSession
 import AQPlugins
 import AudioQueue
 import CAudioTypes
@@ -123,9 +124,12 @@ struct RecordCommand {
                         ? try SplitRecordingFiles(path: path, fileType: fileType, format: format, eraseExisting: force)
                         : try AudioFile.create(path: path, fileType: fileType, format: format, eraseExisting: force).pcmWriter!
                 }
-                let finalized = { (paths: [String], frames: Int64) in paths.forEach { hook?.run(path: $0, frames: frames) } }
+                // Files are written, finalized and handed to --on-file on the disk-writer thread.
+                let finalized: @Sendable ([String], Int64) -> Void = { paths, frames in paths.forEach { hook?.run(path: $0, frames: frames) } }
+                let layout = try LinearPCMLayout(validating: format)
+                let stream = try DiskStream(ringBytes: DiskBackedFiles.ringBytes(layout: layout, sampleRate: format.mSampleRate))
                 if let mode = options.transport {
-                    let takes = try TakeFiles(path: options.path, numbered: mode == .multi, layout: try LinearPCMLayout(validating: format),
+                    let takes = try TakeFiles(path: options.path, numbered: mode == .multi, layout: layout, stream: stream,
                                               make: make, finalized: finalized)
                     let transport = TransportRecordSession(takes: takes, multi: mode == .multi,
                                                            takeChanges: { [unowned queue] in queue!.takeTransportChanges(before: $0) })
@@ -133,7 +137,7 @@ struct RecordCommand {
                     session = transport
                     files = transport.paths
                 } else if options.isArmedRecording {
-                    let takes = try TakeFiles(path: options.path, numbered: true, layout: try LinearPCMLayout(validating: format),
+                    let takes = try TakeFiles(path: options.path, numbered: true, layout: layout, stream: stream,
                                               make: make, finalized: finalized)
                     let start: ArmedRecordSession.Start = options.triggerLevel.map { .level(Float(pow(10, $0 / 20))) } ?? .signal
                     let armed = ArmedRecordSession(takes: takes, start: start, holdSeconds: options.holdSeconds ?? 1,
@@ -167,12 +171,11 @@ struct RecordCommand {
                     ?? options.splitBytes.map { $0 / Int64(format.mBytesPerFrame) }
                 if let splitFrames {
                     // Consecutive files, each finalized (and handed to --on-file) when full.
-                    let parts = try TimeSplitFiles(path: options.path, splitFrames: max(1, splitFrames),
-                                                   make: make) { paths, frames in paths.forEach { hook?.run(path: $0, frames: frames) } }
+                    let parts = try TimeSplitFiles(path: options.path, splitFrames: max(1, splitFrames), make: make, finalized: finalized)
                     split = parts
-                    writer = parts
+                    writer = DiskBackedFiles(parts, stream: stream)
                 } else {
-                    writer = try make(options.path)
+                    writer = DiskBackedFiles(try make(options.path), stream: stream)
                 }
                 files = writer.paths
                 session = RecordSession(writer: writer, targetFrames: targetFrames, deviceRate: Double(client.sampleRate))

@@ -4,38 +4,40 @@ import CAudioTypes
 import Foundation
 import Synchronization
 
-/// What `aqjack record` does with each buffer the input queue hands back, on the queue thread:
-/// writes it to the file, fills gaps with silence so the file stays aligned with the JACK
-/// timeline, stops at the requested length.
-final class RecordSession: @unchecked Sendable {
-    let writer: any RecordingFiles
-    let targetFrames: Int64?
+/// A linear-PCM recording (`aqjack record` without takes): what it does with each buffer the
+/// input queue hands back, on the queue thread: gives it to the files (through the disk writer
+/// when they are ``DiskBackedFiles``), fills gaps with silence so the files stay aligned with the
+/// device timeline, stops at the requested length. ``summary``'s lost frames count both the
+/// timeline's gaps and the frames the disk writer had no room for.
+public final class RecordSession: @unchecked Sendable {
+    public let writer: any RecordingFiles
+    public let targetFrames: Int64?
     /// Device (JACK) frames per file frame: 1 unless the file's rate differs from the server's.
-    let deviceFramesPerFileFrame: Double
+    public let deviceFramesPerFileFrame: Double
     private let lock = NSLock()
     /// The device frame (fractional when resampling) of file frame 0.
     private var firstFrame = 0.0
-    private(set) var startFrame: UInt64?
-    private(set) var lostFrames: Int64 = 0
+    public private(set) var startFrame: UInt64?
+    public private(set) var lostFrames: Int64 = 0
     /// Where each buffer goes in the file (file frames from the first recorded one).
     private var timeline = TimelineAligner()
-    private(set) var failure: String?
+    public private(set) var failure: String?
     /// Set once the requested length is written or a write failed: the main thread then stops.
-    let isFinished = Atomic<Bool>(false)
+    public let isFinished = Atomic<Bool>(false)
 
-    init(writer: any RecordingFiles, targetFrames: Int64?, deviceRate: Double) {
+    public init(writer: any RecordingFiles, targetFrames: Int64?, deviceRate: Double) {
         self.writer = writer
         self.targetFrames = targetFrames
         deviceFramesPerFileFrame = deviceRate / writer.sampleRate
     }
 
-    var framesWritten: Int64 { lock.withLock { writer.packetCount } }
-    var summary: (start: UInt64?, frames: Int64, lost: Int64, failure: String?) {
-        lock.withLock { (startFrame, writer.packetCount, lostFrames, failure) }
+    public var framesWritten: Int64 { lock.withLock { writer.packetCount } }
+    public var summary: (start: UInt64?, frames: Int64, lost: Int64, failure: String?) {
+        lock.withLock { (startFrame, writer.packetCount, lostFrames + writer.droppedFrames, failure) }
     }
 
     /// Takes one filled buffer. Returns whether the queue should have it back.
-    func handle(_ buffer: AudioQueueBufferRef, startTime: AudioTimeStamp) -> Bool {
+    public func handle(_ buffer: AudioQueueBufferRef, startTime: AudioTimeStamp) -> Bool {
         lock.lock()
         defer { lock.unlock() }
         guard failure == nil, !isFinished.load(ordering: .relaxed) else { return false }
@@ -81,7 +83,7 @@ final class RecordSession: @unchecked Sendable {
         return true
     }
 
-    func close() -> String? {
+    public func close() -> String? {
         lock.lock()
         defer { lock.unlock() }
         do throws(AudioFileError) { try writer.close() } catch { failure = failure ?? error.message }

@@ -3,9 +3,10 @@ import AQMedia
 import CAudioTypes
 import Glibc
 
-/// Where `aqjack record` puts linear-PCM frames: one file, or, for more channels than one file
-/// holds, several (``SplitRecordingFiles``). Used from the queue thread only.
-protocol RecordingFiles: AnyObject {
+/// Where a recording puts linear-PCM frames: one file, several for more channels than one file
+/// holds (``SplitRecordingFiles``), consecutive parts (``TimeSplitFiles``), or any of these
+/// written on the disk-writer thread (``DiskBackedFiles``). Used from one thread at a time.
+public protocol RecordingFiles: AnyObject {
     /// The layout of the whole stream (every channel), as the queue delivers it.
     var layout: LinearPCMLayout { get }
     /// The rate of the files, Hz.
@@ -21,12 +22,24 @@ protocol RecordingFiles: AnyObject {
     /// Appends `frames` interleaved frames of the whole stream.
     func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError)
     func close() throws(AudioFileError)
+    /// Closes the files, then calls `done`; files written on the disk thread queue both there
+    /// and return at once (``DiskBackedFiles``).
+    func close(then done: @escaping @Sendable () -> Void) throws(AudioFileError)
+    /// Frames that never reached the files (a disk further behind than its ring holds), kept as
+    /// silence.
+    var droppedFrames: Int64 { get }
 }
 
 extension RecordingFiles {
+    public func close(then done: @escaping @Sendable () -> Void) throws(AudioFileError) {
+        try close()
+        done()
+    }
+    public var droppedFrames: Int64 { 0 }
+
     /// Appends `frames` frames of silence (all-zero bytes: zero in every PCM encoding), in chunks
     /// of at most 8192 frames: the frames a gap in the JACK timeline leaves.
-    func appendSilence(frames: Int) throws(AudioFileError) {
+    public func appendSilence(frames: Int) throws(AudioFileError) {
         guard frames > 0 else { return }
         let chunk = min(frames, 8192)
         let zeros = UnsafeMutableRawPointer.allocate(byteCount: chunk * layout.bytesPerFrame, alignment: 16)
@@ -42,10 +55,10 @@ extension RecordingFiles {
 }
 
 extension AudioFileWriter: RecordingFiles {
-    var sampleRate: Double { dataFormat.mSampleRate }
-    var paths: [String] { [path] }
-    func markStart(frame: UInt64) throws(AudioFileError) { try setTimeReference(frame) }
-    func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError) {
+    public var sampleRate: Double { dataFormat.mSampleRate }
+    public var paths: [String] { [path] }
+    public func markStart(frame: UInt64) throws(AudioFileError) { try setTimeReference(frame) }
+    public func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError) {
         try writePackets(bytes, byteCount: frames * layout.bytesPerFrame, startPacket: packetCount, packetCount: frames)
     }
 }
@@ -58,25 +71,25 @@ extension AudioFileWriter: RecordingFiles {
 ///
 /// Each buffer's frames are gathered into one file's channels at a time (a scratch buffer of
 /// ``scratchFrames`` frames, allocated once) and written. Queue thread only.
-final class SplitRecordingFiles: RecordingFiles {
+public final class SplitRecordingFiles: RecordingFiles {
     /// The most channels one file takes (libsndfile's limit).
-    static let channelsPerFile = 1024
+    public static let channelsPerFile = 1024
     /// Frames gathered per write: 4096 frames of 1024 float channels is 16 MiB.
-    static let scratchFrames = 4096
+    public static let scratchFrames = 4096
 
-    let layout: LinearPCMLayout
-    let sampleRate: Double
+    public let layout: LinearPCMLayout
+    public let sampleRate: Double
     private let parts: [(writer: AudioFileWriter, firstChannel: Int)]
     private let scratch: UnsafeMutableRawPointer
 
     /// The path of the part holding channels `first ... last` (1-based) of a recording to `path`.
-    static func partPath(_ path: String, first: Int, last: Int) -> String {
+    public static func partPath(_ path: String, first: Int, last: Int) -> String {
         insertingBeforeExtension(".ch\(first)-\(last)", into: path)
     }
 
     /// Creates one file per 1024 channels of `format` (linear PCM), of type `fileType`. An
     /// existing part without `eraseExisting` is refused before any file is created.
-    init(path: String, fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool) throws(AudioFileError) {
+    public init(path: String, fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool) throws(AudioFileError) {
         layout = try LinearPCMLayout(validating: format)
         let channels = layout.channelCount
         let ranges = stride(from: 0, to: channels, by: Self.channelsPerFile).map { ($0, min(channels, $0 + Self.channelsPerFile)) }
@@ -115,15 +128,15 @@ final class SplitRecordingFiles: RecordingFiles {
         scratch.deallocate()
     }
 
-    var packetCount: Int64 { parts[0].writer.packetCount }
-    var paths: [String] { parts.map(\.writer.path) }
-    var canCarryTimeReference: Bool { parts[0].writer.canCarryTimeReference }
+    public var packetCount: Int64 { parts[0].writer.packetCount }
+    public var paths: [String] { parts.map(\.writer.path) }
+    public var canCarryTimeReference: Bool { parts[0].writer.canCarryTimeReference }
 
-    func markStart(frame: UInt64) throws(AudioFileError) {
+    public func markStart(frame: UInt64) throws(AudioFileError) {
         for part in parts { try part.writer.setTimeReference(frame) }
     }
 
-    func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError) {
+    public func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError) {
         let sample = layout.bytesPerSample
         let frameBytes = layout.bytesPerFrame
         for part in parts {
@@ -144,7 +157,7 @@ final class SplitRecordingFiles: RecordingFiles {
         }
     }
 
-    func close() throws(AudioFileError) {
+    public func close() throws(AudioFileError) {
         var failure: AudioFileError?
         for part in parts where part.writer.isOpen {
             do throws(AudioFileError) { try part.writer.close() } catch { failure = failure ?? error }
@@ -155,7 +168,7 @@ final class SplitRecordingFiles: RecordingFiles {
 
 /// `path` with `suffix` before the file name's extension (`take.wav`, `-001` → `take-001.wav`),
 /// or at the end when the name has none: how split recordings name their parts.
-func insertingBeforeExtension(_ suffix: String, into path: String) -> String {
+public func insertingBeforeExtension(_ suffix: String, into path: String) -> String {
     let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
     let name = path[slash...]
     guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return path + suffix }

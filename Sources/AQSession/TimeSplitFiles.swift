@@ -1,4 +1,3 @@
-import AQJack
 import AQMedia
 import Foundation
 
@@ -9,10 +8,10 @@ import Foundation
 /// first sample) where the type has one. Each part may itself be split by channels (more than
 /// 1024: ``SplitRecordingFiles``). The next file is opened when its first frame arrives, so a
 /// recording that ends on a boundary leaves no empty file. Queue thread only.
-final class TimeSplitFiles: RecordingFiles {
-    let layout: LinearPCMLayout
-    let sampleRate: Double
-    let splitFrames: Int64
+public final class TimeSplitFiles: RecordingFiles {
+    public let layout: LinearPCMLayout
+    public let sampleRate: Double
+    public let splitFrames: Int64
     /// Makes the files of part `index` (1-based) at the given path.
     private let make: (String) throws(AudioFileError) -> any RecordingFiles
     private let basePath: String
@@ -25,7 +24,7 @@ final class TimeSplitFiles: RecordingFiles {
     /// The first sample's JACK frame (in the files' rate), for each part's time reference.
     private var startReference: UInt64?
 
-    init(path: String, splitFrames: Int64, make: @escaping (String) throws(AudioFileError) -> any RecordingFiles,
+    public init(path: String, splitFrames: Int64, make: @escaping (String) throws(AudioFileError) -> any RecordingFiles,
          finalized: @escaping ([String], Int64) -> Void) throws(AudioFileError) {
         basePath = path
         self.splitFrames = splitFrames
@@ -37,20 +36,20 @@ final class TimeSplitFiles: RecordingFiles {
     }
 
     /// `take.wav` → `take-001.wav` (part `index`, three digits or more).
-    static func partPath(_ path: String, index: Int) -> String {
+    public static func partPath(_ path: String, index: Int) -> String {
         insertingBeforeExtension(String(format: "-%03d", index), into: path)
     }
 
-    var packetCount: Int64 { closedFrames + current.packetCount }
-    var paths: [String] { closedPaths + current.paths }
-    var canCarryTimeReference: Bool { current.canCarryTimeReference }
+    public var packetCount: Int64 { closedFrames + current.packetCount }
+    public var paths: [String] { closedPaths + current.paths }
+    public var canCarryTimeReference: Bool { current.canCarryTimeReference }
 
-    func markStart(frame: UInt64) throws(AudioFileError) {
+    public func markStart(frame: UInt64) throws(AudioFileError) {
         startReference = frame
         try current.markStart(frame: frame)
     }
 
-    func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError) {
+    public func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError) {
         var done = 0
         while done < frames {
             if current.packetCount >= splitFrames { try nextPart() }
@@ -74,52 +73,8 @@ final class TimeSplitFiles: RecordingFiles {
         }
     }
 
-    func close() throws(AudioFileError) {
+    public func close() throws(AudioFileError) {
         try current.close()
         if current.packetCount > 0 || index == 1 { finalized(current.paths, current.packetCount) }
-    }
-}
-
-/// `aqjack record --on-file CMD`: runs `CMD PATH` (through `/bin/sh -c`, so CMD may be a
-/// pipeline or have arguments) for each finalized file, with a one-line JSON summary of it on
-/// standard input, off the queue thread so the recording never waits; a command that fails is
-/// reported on standard error, the recording goes on. ``waitForAll()`` waits for the commands
-/// still running when the recording ends.
-final class FileHook: @unchecked Sendable {
-    let command: String
-    private let group = DispatchGroup()
-    private let queue = DispatchQueue(label: "aqjack.on-file")
-
-    init(command: String) { self.command = command }
-
-    /// Starts the command for `path`, first frame `frame` (the JACK frame, or nil) and `frames` long.
-    func run(path: String, frames: Int64) {
-        let summary = "{\"path\":\(jsonString(path)),\"frames\":\(frames)}\n"
-        let command = command
-        queue.async(group: group) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", command + " \"$@\"", "aqjack-on-file", path]
-            let input = Pipe()
-            process.standardInput = input
-            do {
-                try process.run()
-                input.fileHandleForWriting.write(Data(summary.utf8))
-                try? input.fileHandleForWriting.close()
-                if let exit = process.waitForExit(), !exit.succeeded {
-                    Diagnostics.note("--on-file '\(command)' failed for \(path) (\(exit)); the recording goes on")
-                }
-            } catch {
-                Diagnostics.note("--on-file '\(command)' could not run for \(path): \(error.localizedDescription)")
-            }
-        }
-    }
-
-    /// Waits for every command started so far.
-    func waitForAll() { group.wait() }
-
-    private func jsonString(_ text: String) -> String {
-        let data = (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8)
-        return String(decoding: data, as: UTF8.self)
     }
 }

@@ -1,0 +1,125 @@
+import AQMedia
+import AudioQueue
+import CAudioTypes
+import Foundation
+import Synchronization
+
+/// The takes of a recording that starts and stops by itself (`--transport`, `--trigger`,
+/// `--armed`): each take its own file — the path itself for a single take, else `NAME-001.ext`,
+/// `NAME-002.ext` ... — finalized as soon as the take ends (and handed to `--on-file`). Within a
+/// take, frames go where their device frame says: a gap (lost frames) becomes silence, counted.
+/// With a ``DiskStream``, every take's writes, its close, the removal of an empty take and the
+/// hand-off run on the disk-writer thread (the take's file is created on the calling thread, so
+/// a refusal comes at once). Queue thread only.
+public final class TakeFiles {
+    public let layout: LinearPCMLayout
+    private let path: String
+    private let numbered: Bool
+    /// Opens the files of a take at a path.
+    private let make: (String) throws(AudioFileError) -> any RecordingFiles
+    /// Called with the paths and length of each take as it is finalized (on the disk thread
+    /// with a stream).
+    private let finalized: @Sendable ([String], Int64) -> Void
+    private let stream: DiskStream?
+    private var droppedBefore: Int64 = 0
+    /// The single take's file, opened up front so a refusal (an existing file) comes first.
+    private var waiting: (any RecordingFiles)?
+    /// The take being written: its files, where it is on the device timeline, its first frame.
+    private var current: (files: any RecordingFiles, timeline: TimelineAligner, start: Double)?
+    public private(set) var takeCount = 0
+    private var closedPaths: [String] = []
+    private var closedFrames: Int64 = 0
+    /// The device frame of the first take's first frame.
+    public private(set) var firstFrame: UInt64?
+    /// Frames written as silence for gaps inside takes (gaps in the timeline, and frames the
+    /// disk writer had no room for).
+    public var lostFrames: Int64 { timelineLost + droppedBefore + (current?.files.droppedFrames ?? 0) }
+    private var timelineLost: Int64 = 0
+
+    /// - Parameter numbered: every take numbered (`NAME-001.ext` ...); otherwise one take, into
+    ///   `path`, whose file is created now.
+    /// - Parameter stream: the disk-writer stream the takes are written through; nil writes on
+    ///   the calling thread.
+    public init(path: String, numbered: Bool, layout: LinearPCMLayout, stream: DiskStream? = nil,
+                make: @escaping (String) throws(AudioFileError) -> any RecordingFiles,
+                finalized: @escaping @Sendable ([String], Int64) -> Void) throws(AudioFileError) {
+        self.path = path
+        self.numbered = numbered
+        self.layout = layout
+        self.stream = stream
+        if let stream {
+            self.make = { (path: String) throws(AudioFileError) -> any RecordingFiles in
+                let files = try make(path)
+                return DiskBackedFiles(files, stream: stream)
+            }
+        } else {
+            self.make = make
+        }
+        self.finalized = finalized
+        if !numbered { waiting = try self.make(path) }
+    }
+
+    public var isRecording: Bool { current != nil }
+    /// Every file written, in order (takes, then channel groups).
+    public var paths: [String] { closedPaths + (current?.files.paths ?? waiting?.paths ?? []) }
+    public var frames: Int64 { closedFrames + (current?.files.packetCount ?? 0) }
+
+    /// Starts a take whose first frame is device frame `sampleTime`; its BWF TimeReference (where
+    /// the type has one) is `timeReference`.
+    public func begin(at sampleTime: Double, timeReference: UInt64) throws(AudioFileError) {
+        takeCount += 1
+        let files: any RecordingFiles
+        if let single = waiting {
+            files = single
+            waiting = nil
+        } else {
+            files = try make(TimeSplitFiles.partPath(path, index: takeCount))
+        }
+        if files.canCarryTimeReference { try files.markStart(frame: timeReference) }
+        current = (files, TimelineAligner(longestFilledGap: 10 * Int64(files.sampleRate)), sampleTime)
+        if firstFrame == nil { firstFrame = UInt64(max(0, sampleTime)) }
+    }
+
+    /// Appends `frames` frames in the files' layout whose first is device frame `sampleTime`;
+    /// nothing when no take is open.
+    public func write(_ bytes: UnsafeRawPointer, frames: Int, at sampleTime: Double) throws(AudioFileError) {
+        guard frames > 0, var take = current else { return }
+        let placement = take.timeline.place(position: Int64((sampleTime - take.start).rounded()), count: Int64(frames))
+        current = take
+        if placement.silence > 0 {
+            try take.files.appendSilence(frames: Int(placement.silence))
+            timelineLost += placement.silence
+        }
+        let skip = Int(placement.skip)
+        if frames > skip { try take.files.append(bytes + skip * layout.bytesPerFrame, frames: frames - skip) }
+    }
+
+    /// Finalizes the take being written, if any. A numbered take that holds no frame (one that
+    /// ended where it began) is removed, not kept as an empty file.
+    public func end() throws(AudioFileError) {
+        guard let take = current else { return }
+        current = nil
+        let files = take.files, frames = files.packetCount, paths = files.paths
+        droppedBefore += files.droppedFrames
+        let empty = numbered && frames == 0
+        if !empty {
+            closedPaths += paths
+            closedFrames += frames
+        }
+        try files.close { [finalized] in
+            if empty { paths.forEach { unlink($0) } } else { finalized(paths, frames) }
+        }
+    }
+
+    /// Ends the take being written; a single take that never began leaves its empty, valid file.
+    public func close() throws(AudioFileError) {
+        try end()
+        if let single = waiting {
+            waiting = nil
+            try single.close { }
+            closedPaths += single.paths
+        }
+        // Every take's writes and close done: the disk thread's failure, if one failed.
+        if let failure = stream?.finish() { throw failure }
+    }
+}
