@@ -48,7 +48,8 @@ enum Help {
             input queue until -d SECONDS, Ctrl-C, SIGTERM or the server's shutdown, finalizing FILE every
             time. The type follows the extension unless -f says otherwise; -b defaults to float (24 for
             AIFF); -r other than the server's rate resamples (soxr; --resampler libsamplerate). Frames the recorder lost
-            are written as silence so the file stays aligned with the JACK timeline, and counted. WAVE
+            are written as silence so the file stays aligned with the JACK timeline, and counted; files
+            are written by the disk-writer thread, which holds 3 s of audio for a stalling disk. WAVE
             files carry the first frame's JACK frame time as their BWF TimeReference. An existing FILE
             is refused unless --force.
 

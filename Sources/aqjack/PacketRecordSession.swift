@@ -22,15 +22,16 @@ extension RecordSession: RecordingSession {
     func finish(queue: AudioInputQueue) -> String? { close() }
 }
 
-/// What `aqjack record` does with AAC or ALAC buffers on the queue thread: appends their packets
-/// to an ADTS, CAF or MPEG-4 file. The queue keeps the encoded stream on the JACK timeline itself
+/// What `aqjack record` does with AAC or ALAC buffers on the queue thread: hands their packets
+/// to the disk-writer thread, which appends them to an ADTS, CAF or MPEG-4 file. The queue keeps the encoded stream on the JACK timeline itself
 /// (lost device frames are encoded as silence), so packets are written as they come. With `-d`
 /// exactly the packets that decode the requested frames are written, ⌈(priming + frames) /
 /// F⌉ of them, F the frames per packet (AAC packet k decodes to output frames k·F ..< (k+1)·F
 /// from packets ≤ k), and the packet table marks exactly the requested frames valid after the priming, so
 /// the remainder is under one packet (which MPEG-4 expresses as the last packet's duration).
 final class PacketRecordSession: @unchecked Sendable, RecordingSession {
-    let writer: any PacketFileWriting
+    /// The file, written on the disk-writer thread.
+    let writer: DiskBackedPacketFile
     let targetFrames: Int64?
     let priming: Int
     /// 1024 for AAC, 4096 for ALAC.
@@ -44,7 +45,7 @@ final class PacketRecordSession: @unchecked Sendable, RecordingSession {
     private var finalFrames: Int64?
     let isFinished = Atomic<Bool>(false)
 
-    init(writer: any PacketFileWriting, targetFrames: Int64?, priming: Int, framesPerPacket: Int, deviceFramesPerFileFrame: Double) {
+    init(writer: DiskBackedPacketFile, targetFrames: Int64?, priming: Int, framesPerPacket: Int, deviceFramesPerFileFrame: Double) {
         self.writer = writer
         self.framesPerPacket = framesPerPacket
         self.deviceFramesPerFileFrame = deviceFramesPerFileFrame
@@ -55,7 +56,8 @@ final class PacketRecordSession: @unchecked Sendable, RecordingSession {
 
     var framesWritten: Int64 { lock.withLock { max(0, writer.packetCount * Int64(framesPerPacket) - Int64(priming)) } }
     var summary: (start: UInt64?, frames: Int64, lost: Int64, failure: String?) {
-        lock.withLock { (startFrame, finalFrames ?? min(max(0, writer.packetCount * Int64(framesPerPacket) - Int64(priming)), targetFrames ?? .max), 0, failure) }
+        lock.withLock { (startFrame, finalFrames ?? min(max(0, writer.packetCount * Int64(framesPerPacket) - Int64(priming)), targetFrames ?? .max),
+                         droppedFrames, failure) }
     }
 
     func handle(_ buffer: AudioQueueBufferRef, startTime: AudioTimeStamp) -> Bool {
@@ -73,11 +75,8 @@ final class PacketRecordSession: @unchecked Sendable, RecordingSession {
             try writer.writePackets(buffer.pointee.mAudioData, byteCount: Int(buffer.pointee.mAudioDataByteSize),
                                     descriptions: UnsafeBufferPointer(start: descriptions, count: count), startPacket: writer.packetCount)
         } catch {
-            // What the file keeps is what a decoder gets from it as it stands.
-            let kept = keptFrames
-            failure = error.message.contains("the file keeps") ? error.message
-                : error.message + "; the file keeps \(kept) frames" + (writer.marksPriming || priming == 0 ? ""
-                    : ", the first \(priming) of them the encoder's priming, which the file cut short cannot mark")
+            // What the file keeps is said once it is closed (the disk writer may still hold packets).
+            failure = error.message
             isFinished.store(true, ordering: .releasing)
             return false
         }
@@ -86,6 +85,9 @@ final class PacketRecordSession: @unchecked Sendable, RecordingSession {
         }
         return true
     }
+
+    /// Frames of the packets the disk writer had no room for (not in the file).
+    private var droppedFrames: Int64 { writer.droppedPackets * Int64(framesPerPacket) }
 
     /// The frames a decoder gets from the file as it stands: after the priming when the file
     /// marks it, else with it.
@@ -110,9 +112,16 @@ final class PacketRecordSession: @unchecked Sendable, RecordingSession {
                                          remainderFrames: Int32(clamping: total - Int64(priming) - valid))
         finalFrames = valid
         do throws(AudioFileError) { try writer.close() } catch { failure = failure ?? error.message }
-        // A write failed and the file cannot mark its priming: it holds (and decodes to) the
-        // priming frames too, and the summary says what it holds.
-        if failure != nil, !writer.marksPriming { finalFrames = keptFrames }
+        if let message = failure {
+            // What the file keeps is what a decoder gets from it as it stands. A file that
+            // cannot mark its priming holds (and decodes to) the priming frames too, and the
+            // summary says what it holds.
+            if !message.contains("the file keeps") {
+                failure = message + "; the file keeps \(keptFrames) frames" + (writer.marksPriming || priming == 0 ? ""
+                    : ", the first \(priming) of them the encoder's priming, which the file cut short cannot mark")
+            }
+            if !writer.marksPriming { finalFrames = keptFrames }
+        }
         return failure
     }
 }

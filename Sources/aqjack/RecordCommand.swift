@@ -111,7 +111,10 @@ struct RecordCommand {
                 if options.isAAC {
                     try queue.configureEncoder(bitRate: options.bitRate, quality: options.quality)
                 }
-                let writer = try AudioFile.create(path: options.path, fileType: options.fileType!, format: queue.format, eraseExisting: options.force).packetWriter!
+                // Packets are written on the disk-writer thread.
+                let file = try AudioFile.create(path: options.path, fileType: options.fileType!, format: queue.format, eraseExisting: options.force).packetWriter!
+                let writer = DiskBackedPacketFile(file, stream: try DiskStream(ringBytes: DiskBackedPacketFile.ringBytes(
+                    maximumPacketSize: queue.maximumOutputPacketSize, framesPerPacket: Int(queue.format.mFramesPerPacket), sampleRate: queue.format.mSampleRate)))
                 try writer.setMagicCookie(queue.magicCookie)
                 session = PacketRecordSession(writer: writer, targetFrames: targetFrames, priming: queue.packetTableInfo?.priming ?? 0,
                                               framesPerPacket: Int(queue.format.mFramesPerPacket),
