@@ -53,7 +53,7 @@ public final class DiskBackedFiles: RecordingFiles, @unchecked Sendable {
     /// How long the disk may stall without a loss, by default.
     public static let defaultRingSeconds = 3.0
 
-    /// Frames in the files, counting those still on their way: once closed, what they hold.
+    /// Frames in the files, counting those still on their way; after ``close()``, what they hold.
     public var packetCount: Int64 { closedCount ?? givenFrames }
     public var paths: [String] { pathSnapshot.withLock { $0 } }
 
@@ -81,7 +81,10 @@ public final class DiskBackedFiles: RecordingFiles, @unchecked Sendable {
     /// the stream is finished with it.
     public func close() throws(AudioFileError) {
         try close { }
-        if let failure = stream.finish() { throw failure }
+        let failure = stream.finish()
+        // The disk thread is done: what the files hold (less than given when a write failed).
+        closedCount = inner.packetCount
+        if let failure { throw failure }
     }
 
     /// Queues the files' close (after everything given) and then `done`, on the disk thread;

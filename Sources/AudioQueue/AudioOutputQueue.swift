@@ -35,7 +35,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
     public var layout: LinearPCMLayout { streamFormat.frameLayout }
     private var isCompressed: Bool { streamFormat.isCompressed }
     /// Buffers → decode → processing → resample → ring → buffers back.
-    private var pipeline: PlaybackPipeline!
+    var pipeline: PlaybackPipeline!
     /// The device: a JACK client, or an ``OfflineDriver`` the caller clocks.
     public let driver: any AudioDriver
     /// The full names of the queue's channels (JACK: its output ports `<client>:out_N`).
@@ -44,10 +44,10 @@ public final class AudioOutputQueue: @unchecked Sendable {
     /// offline rendering works then, and a start in device mode answers this.
     public let unavailableDeviceReason: String?
     /// The rate frames are played at: the device's, or the offline render format's (under `lock`).
-    private var deviceRate: Int { pipeline.deviceRate }
+    var deviceRate: Int { pipeline.deviceRate }
     /// Offline rendering (`AudioQueueSetOfflineRenderFormat`): the format rendered into and the
     /// driver that runs the processor meanwhile, clocked by ``renderOffline(frameCount:into:)``.
-    private var offlineFormat: (format: AudioStreamBasicDescription, layout: LinearPCMLayout, driver: OfflineDriver)? {
+    var offlineFormat: (format: AudioStreamBasicDescription, layout: LinearPCMLayout, driver: OfflineDriver)? {
         didSet { isRenderingOffline.store(offlineFormat != nil, ordering: .relaxed) }
     }
     /// Whether ``offlineFormat`` is set, for the queue thread's wait (no lock).
@@ -56,25 +56,25 @@ public final class AudioOutputQueue: @unchecked Sendable {
     let feeder: PlaybackFeeder
     private let callback: Callback
 
-    private enum RunState { case stopped, running, paused, draining }
+    enum RunState { case stopped, running, paused, draining }
 
-    private let lock = NSLock()
-    private var runState = RunState.stopped
+    let lock = NSLock()
+    var runState = RunState.stopped
     private var buffers = QueueBufferStore()
-    private var device = "system"
-    private var explicitDestinations: [String]?
+    var device = "system"
+    var explicitDestinations: [String]?
     /// The device and destinations ``connectDevice()`` connected, for the next start to skip, and
     /// the last connection it made.
     private var preconnected: (device: String, destinations: [String]?, made: QueueDevice.MadeConnection?)?
-    private var volume: Float = 1
-    private var volumeRampSeconds: Double = 0
-    private var pan: Float = 0
-    private var runningHandler: (@Sendable (Bool) -> Void)?
+    var volume: Float = 1
+    var volumeRampSeconds: Double = 0
+    var pan: Float = 0
+    var runningHandler: (@Sendable (Bool) -> Void)?
     private var deviceIsRunning = false
     private var isDisposed = false
     private var isResetting = false
     private var drainAfterStart = false
-    private var worker: QueueWorker!
+    var worker: QueueWorker!
     /// The cycle-end frame when the drain target was reached (queue thread only).
     private var drainedCycleEnd: UInt64?
 
@@ -393,263 +393,6 @@ public final class AudioOutputQueue: @unchecked Sendable {
     /// Whether the queue is playing (started, not paused, not stopped; draining counts).
     public var isRunning: Bool { lock.withLock { runState == .running || runState == .draining } }
 
-    // MARK: Offline rendering
-
-    /// The format ``renderOffline(frameCount:into:)`` writes (`AudioQueueSetOfflineRenderFormat`);
-    /// nil while the queue plays to its device.
-    public var offlineRenderFormat: AudioStreamBasicDescription? { lock.withLock { offlineFormat?.format } }
-
-    /// Switches the queue to offline rendering into `format`, or back to its device with nil.
-    ///
-    /// `format` is interleaved linear PCM with the queue's channel count (Apple: "must be linear
-    /// PCM and (if not mono) interleaved"); a rate of 0 means the buffers' rate. Offline, the queue
-    /// connects to nothing: its processor runs on an ``OfflineDriver`` at the format's rate, one
-    /// cycle per ``renderOffline(frameCount:into:)``, and the buffers' frames are resampled to
-    /// that rate as they would be to a device's.
-    ///
-    /// - Throws: `kAudioQueueErr_InvalidOfflineMode` while the queue runs, or when the rate
-    ///   changes while converted frames wait (set the format before enqueuing, as Apple's sample
-    ///   does); `kAudioFormatUnsupportedDataFormatError` for a format it cannot render, naming
-    ///   the field.
-    /// The corresponding Apple function is `AudioQueueSetOfflineRenderFormat`.
-    public func setOfflineRenderFormat(_ format: AudioStreamBasicDescription?) throws(AudioQueueError) {
-        var target: (format: AudioStreamBasicDescription, layout: LinearPCMLayout)?
-        if var format {
-            let layout = try inDomain(AudioQueueError.self) { () throws(AudioFileError) in try LinearPCMLayout(validating: format) }
-            guard layout.channelCount == self.layout.channelCount else {
-                throw AudioQueueError(AudioQueueError.unsupportedDataFormatCode,
-                                      "the offline render format has \(layout.channelCount) channels; the queue plays \(self.layout.channelCount)")
-            }
-            if format.mSampleRate == 0 { format.mSampleRate = self.format.mSampleRate }
-            guard format.mSampleRate >= 1, format.mSampleRate == format.mSampleRate.rounded() else {
-                throw AudioQueueError(AudioQueueError.unsupportedDataFormatCode,
-                                      "the offline render format's mSampleRate is \(format.mSampleRate); expected a whole number of Hz")
-            }
-            target = (format, layout)
-        }
-        lock.lock()
-        defer { lock.unlock() }
-        do {
-            guard runState == .stopped else {
-                throw AudioQueueError(AudioQueueError.invalidOfflineModeCode, "the queue is running; stop it before changing its offline render format")
-            }
-            // Back to the device when already on it: nothing to move.
-            guard target != nil || offlineFormat != nil else { return }
-            let newRate = target.map { Int($0.format.mSampleRate) } ?? driver.sampleRate
-            guard newRate == deviceRate || !pipeline.holdsFrames else {
-                throw AudioQueueError(AudioQueueError.invalidOfflineModeCode,
-                                      "buffers converted for \(deviceRate) Hz are waiting; set an offline render format of another rate (\(newRate) Hz) before enqueuing")
-            }
-            let old = offlineFormat?.driver
-            let renderer = target.map { _ in
-                OfflineDriver(name: driver.name, sampleRate: newRate, bufferSize: 4096,
-                              startFrame: processor.nextCycleFrame.load(ordering: .acquiring))
-            }
-            if let renderer {
-                // The same channels as the device's, so the processor's outputs line up.
-                _ = try? renderer.makeChannels(prefix: "out_", count: layout.channelCount, direction: .output)
-            }
-            // Move the processor: off the device (or the previous renderer), onto the new one.
-            if let old { old.close() } else { driver.stop() }
-            do throws(AudioDriverError) {
-                if let renderer { try renderer.start(processor: processor) } else { try driver.start(processor: processor) }
-            } catch {
-                throw AudioQueueError(AudioQueueError.invalidDeviceCode, "\(error)")
-            }
-            offlineFormat = target.flatMap { target in renderer.map { (target.format, target.layout, $0) } }
-            pipeline.changeDeviceRate(newRate)
-        }
-    }
-
-    /// Renders up to `frameCount` frames of the queue's output into `buffer` in the offline
-    /// render format, on the caller's thread holding the queue thread's turn, and sets the buffer's
-    /// `mAudioDataByteSize` to what was rendered.
-    ///
-    /// Frames come from the enqueued buffers in order; a buffer whose last frame is rendered
-    /// goes back through the callback at once, so a callback that enqueues the next one feeds
-    /// the same call. Fewer frames than asked come back when nothing more is enqueued (Apple:
-    /// "fewer frames than requested may be returned ... if insufficient data was enqueued"); a
-    /// queue stopped with `immediate: false` finishes (stops, `onRunningChange(false)`) in the
-    /// call that renders its last frame.
-    ///
-    /// - Returns: the frames rendered.
-    /// - Throws: `kAudioQueueErr_InvalidOfflineMode` when no offline render format is set;
-    ///   `kAudio_ParamError` when `frameCount` frames do not fit the buffer.
-    /// The corresponding Apple function is `AudioQueueOfflineRender`.
-    @discardableResult
-    public func renderOffline(frameCount: Int, into buffer: AudioQueueBufferRef) throws(AudioQueueError) -> Int {
-        guard let (_, renderLayout, renderer) = lock.withLock({ offlineFormat }) else {
-            throw AudioQueueError(AudioQueueError.invalidOfflineModeCode, "the queue is not in offline mode; set an offline render format first (AudioQueueSetOfflineRenderFormat)")
-        }
-        let capacity = Int(buffer.pointee.mAudioDataBytesCapacity)
-        guard frameCount >= 0, frameCount <= capacity / renderLayout.bytesPerFrame else {
-            throw AudioQueueError(AudioQueueError.parameterCode,
-                                  "\(frameCount) frames of \(renderLayout.bytesPerFrame) bytes do not fit the buffer's \(capacity) bytes (mAudioDataBytesCapacity)")
-        }
-        let destination = buffer.pointee.mAudioData
-        var done = 0
-        worker.exclusively {
-            while done < frameCount {
-                pipeline.fill()
-                var ready = feeder.queuedFrameCount
-                if ready == 0, lock.withLock({ runState == .draining && pipeline.enqueued.isEmpty }) {
-                    pipeline.flushResampler()
-                    ready = feeder.queuedFrameCount
-                }
-                guard ready > 0, isRunning else { break }
-                let count = min(ready, frameCount - done)
-                let runStart = renderer.currentFrame
-                let base = destination + done * renderLayout.bytesPerFrame
-                renderer.run(frames: count, output: { channel, firstFrame, samples in
-                    // A run of more than the renderer's buffer size comes in several cycles.
-                    renderLayout.encode(samples.baseAddress!, count: samples.count,
-                                        to: base + Int(firstFrame - runStart) * renderLayout.bytesPerFrame + channel * renderLayout.bytesPerSample,
-                                        byteStride: renderLayout.bytesPerFrame)
-                })
-                done += count
-                pipeline.returnPlayedBuffers()
-            }
-            finishOfflineDrain()
-            if isRunning && playbackStartFrame != nil { reportRunning(true) }
-        }
-        buffer.pointee.mAudioDataByteSize = UInt32(done * renderLayout.bytesPerFrame)
-        return done
-    }
-
-    // MARK: Parameters and properties
-
-    /// The values the parameters take (Apple documents Volume 0 ... 1 and Pan -1 ... 1; a ramp
-    /// is at most an hour). Setters clamp into them and ignore NaN; `AudioQueueSetParameter`
-    /// refuses values outside them with `kAudio_ParamError`.
-    public static let volumeRange: ClosedRange<Float> = 0 ... 1
-    public static let panRange: ClosedRange<Float> = -1 ... 1
-    public static let volumeRampTimeRange: ClosedRange<Double> = 0 ... 3600
-
-    /// Linear volume 0 ... 1 (`kAudioQueueParam_Volume`), reached over ``volumeRampTime``.
-    public var volumeLevel: Float {
-        get { lock.withLock { volume } }
-        set {
-            lock.withLock { if !newValue.isNaN { volume = newValue.clamped(to: Self.volumeRange) } }
-            applyVolume(rampFrames: Int(lock.withLock { volumeRampSeconds * Double(deviceRate) }))
-        }
-    }
-
-    /// Seconds over which later volume changes ramp (`kAudioQueueParam_VolumeRampTime`).
-    public var volumeRampTime: Double {
-        get { lock.withLock { volumeRampSeconds } }
-        // NaN and infinities would reach Int(seconds × rate) and trap: clamped, NaN as 0.
-        set { lock.withLock { volumeRampSeconds = newValue.isNaN ? 0 : newValue.clamped(to: Self.volumeRampTimeRange) } }
-    }
-
-    /// Stereo balance -1 ... 1 (`kAudioQueueParam_Pan`); no effect on other channel counts.
-    public var panPosition: Float {
-        get { lock.withLock { pan } }
-        set {
-            lock.withLock { if !newValue.isNaN { pan = newValue.clamped(to: Self.panRange) } }
-            processor.setPan(lock.withLock { pan })
-        }
-    }
-
-    private func applyVolume(rampFrames: Int) {
-        processor.setGain(lock.withLock { volume }, rampFrames: rampFrames)
-    }
-
-    /// The JACK client whose input ports the queue feeds (`kAudioQueueProperty_CurrentDevice`).
-    public var currentDevice: String {
-        get { lock.withLock { device } }
-        set { lock.withLock { device = newValue } }
-    }
-
-    /// Full names of the input ports each channel feeds (`kAudioQueueProperty_ChannelAssignments`);
-    /// an empty list connects nothing.
-    public var channelDestinations: [String]? {
-        get { lock.withLock { explicitDestinations } }
-        set { lock.withLock { explicitDestinations = newValue } }
-    }
-
-    /// The converter used when the format's rate differs from the server's. Set before enqueuing.
-    public var sampleRateConverterQuality: Resampler.Quality {
-        get { lock.withLock { pipeline.converterQuality } }
-        set { lock.withLock { pipeline.converterQuality = newValue } }
-    }
-
-    /// The library that converts the rate (libsoxr by default, or libsamplerate). Set before
-    /// the first frames are converted.
-    public var resamplerEngine: Resampler.Engine {
-        get { lock.withLock { pipeline.resamplerEngine } }
-        set { lock.withLock { pipeline.resamplerEngine = newValue } }
-    }
-
-    /// Time-pitch (Apple's `kAudioQueueProperty_EnableTimePitch`, `TimePitchAlgorithm`,
-    /// `TimePitchBypass`): the algorithm that plays at ``playRate`` with ``pitchCents``, or nil
-    /// for none (the default, and a bypass). Changes apply from the next frames converted.
-    public var timePitchAlgorithm: TimePitchAlgorithm? {
-        get { lock.withLock { pipeline.timePitchAlgorithm } }
-        set { lock.withLock { pipeline.timePitchAlgorithm = newValue } }
-    }
-
-    /// The play rates and pitch shifts Apple documents (`kAudioQueueParam_PlayRate`, `Pitch`).
-    public static let playRateRange: ClosedRange<Float> = 0.5 ... 2
-    public static let pitchRange: ClosedRange<Float> = -2400 ... 2400
-
-    /// 0.5 ... 2 (`kAudioQueueParam_PlayRate`): 2 plays twice as fast; heard only with a
-    /// ``timePitchAlgorithm``.
-    public var playRate: Float {
-        get { lock.withLock { Float(pipeline.playRate) } }
-        set { lock.withLock { if !newValue.isNaN { pipeline.playRate = Double(newValue.clamped(to: Self.playRateRange)) } } }
-    }
-
-    /// Cents, -2400 ... 2400 (`kAudioQueueParam_Pitch`): heard with the Spectral and TimeDomain
-    /// algorithms (Varispeed's pitch follows its rate).
-    public var pitchCents: Float {
-        get { lock.withLock { Float(pipeline.pitchCents) } }
-        set { lock.withLock { if !newValue.isNaN { pipeline.pitchCents = Double(newValue.clamped(to: Self.pitchRange)) } } }
-    }
-
-    /// Called on the queue thread when the first frame has really been played after a start
-    /// (`true`) and when playing has stopped, after a drain once the last frame has left (`false`).
-    public var onRunningChange: (@Sendable (Bool) -> Void)? {
-        get { lock.withLock { runningHandler } }
-        set { lock.withLock { runningHandler = newValue } }
-    }
-
-    /// Frames taken from the buffers and played so far.
-    public var playedFrameCount: Int { processor.playedFrameCount.load(ordering: .relaxed) }
-
-    /// Frames of silence played because no data was ready while playing, and how many times.
-    public var underrunFrameCount: Int { processor.underrunFrameCount.load(ordering: .relaxed) }
-    public var underrunEventCount: Int { processor.underrunEventCount.load(ordering: .relaxed) }
-
-    /// The device frame at which the first frame played since the latest start, once it has.
-    public var playbackStartFrame: UInt64? {
-        let frame = processor.firstPlayedFrame.load(ordering: .acquiring)
-        return frame == .max ? nil : frame
-    }
-
-    /// The queue's position: device frames elapsed since playback started (including silence
-    /// played in underruns), in the format's rate; 0 before the first frame.
-    /// Level metering (`kAudioQueueProperty_EnableLevelMetering`): off by default.
-    public var isLevelMeteringEnabled: Bool {
-        get { lock.withLock { pipeline.meteringEnabled } }
-        set { lock.withLock { pipeline.meteringEnabled = newValue } }
-    }
-
-    /// Each channel's RMS (`mAveragePower`) and peak over the 1024 frames playing now, linear
-    /// (`kAudioQueueProperty_CurrentLevelMeter`); nil while metering is off.
-    public var currentLevels: [AudioQueueLevelMeterState]? {
-        let played = processor.playedFrameCount.load(ordering: .relaxed)
-        return lock.withLock { pipeline.meteringEnabled ? pipeline.levels(atPlayedFrame: played) : nil }
-    }
-
-    /// The rate the queue plays at: the device's, or the offline render format's (Hz).
-    public var playbackRate: Int { lock.withLock { deviceRate } }
-
-    public var currentSampleTime: Double {
-        guard let start = playbackStartFrame else { return 0 }
-        let now = processor.nextCycleFrame.load(ordering: .relaxed)
-        return Double(now > start ? now - start : 0) * format.mSampleRate / Double(lock.withLock { deviceRate })
-    }
-
     // MARK: The queue thread
 
     /// Hands back played buffers, refills the ring, finishes a drain and reports state changes.
@@ -678,7 +421,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
 
     /// Offline: a queue stopped with `immediate: false` whose last frame has been rendered
     /// stops now (nothing is left to leave a device). Queue thread only.
-    private func finishOfflineDrain() {
+    func finishOfflineDrain() {
         let finished = lock.withLock {
             runState == .draining && pipeline.enqueued.isEmpty && !pipeline.hasPendingFrames && feeder.queuedFrameCount == 0
         }
@@ -725,7 +468,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
         pipeline.returnAllBuffers()
     }
 
-    private func reportRunning(_ running: Bool) {
+    func reportRunning(_ running: Bool) {
         let handler = lock.withLock { () -> (@Sendable (Bool) -> Void)? in
             guard deviceIsRunning != running else { return nil }
             deviceIsRunning = running
@@ -749,7 +492,7 @@ extension AudioOutputQueue {
     }
 }
 
-private extension Comparable {
+extension Comparable {
     /// `self` moved into `range`.
     func clamped(to range: ClosedRange<Self>) -> Self { min(max(self, range.lowerBound), range.upperBound) }
 }

@@ -76,8 +76,8 @@ final class RecordingPipeline {
     /// 3: created at the first cycle with ``converterQuality``; the device frame (fractional)
     /// that output frame 0 since the last discontinuity maps to, and the output frames since.
     private var resampler: Resampler?
-    private var resampleAnchor: Double?
-    private var resampledFrames = 0
+    var resampleAnchor: Double?
+    var resampledFrames = 0
     /// 4: frames being processed, and 1: a frame split by the ring's wrap.
     private var processingScratch: [Float] = []
     /// The record the stages' latest input frames came in, and the frame of it after them:
@@ -467,38 +467,5 @@ final class RecordingPipeline {
         lock.unlock()
         deliver(buffer, startTime)
         lock.lock()
-    }
-
-    // MARK: Timestamps
-
-    /// The timestamp of the `offset`th frame being emitted from `record`: its JACK frame, or
-    /// for resampled output the (fractional) device frame it corresponds to.
-    private func timestamp(ofOutputFrame offset: Int, record: CaptureCycle) -> AudioTimeStamp {
-        if isResampling, let anchor = resampleAnchor {
-            // resampledFrames already counts every frame emitted before this one.
-            let deviceFrame = anchor + Double(resampledFrames) * Double(deviceRate) / format.sampleRate
-            return timestamp(ofDeviceFrame: deviceFrame, in: record)
-        }
-        return timestamp(ofDeviceFrame: Double(record.frameTime) + Double(offset), in: record)
-    }
-
-    /// The timestamp of device frame `frame` (JACK frame time; fractional when resampling),
-    /// host time interpolated from the cycle's times.
-    private func timestamp(ofDeviceFrame arrival: Double, in record: CaptureCycle) -> AudioTimeStamp {
-        // The frame as it entered the graph upstream, when compensating its latency.
-        let frame = arrival - Double(latencyCompensationFrames)
-        var stamp = AudioTimeStamp()
-        stamp.mSampleTime = frame
-        stamp.mFlags = .sampleTimeValid
-        if record.cycleStartMicros != 0 && record.nextCycleStartMicros > record.cycleStartMicros {
-            let cycleMicros = Double(record.nextCycleStartMicros - record.cycleStartMicros)
-            let framesIntoRecord = frame - Double(record.frameTime)
-            let nanoseconds = Double(record.cycleStartMicros) * 1000 + framesIntoRecord * cycleMicros * 1000 / Double(record.frameCount)
-            stamp.mHostTime = UInt64(max(0, nanoseconds))   // a delayed frame of an offline clock near 0
-            let nominalMicros = Double(record.frameCount) * 1_000_000 / Double(deviceRate)
-            stamp.mRateScalar = nominalMicros / cycleMicros
-            stamp.mFlags.formUnion([.hostTimeValid, .rateScalarValid])
-        }
-        return stamp
     }
 }

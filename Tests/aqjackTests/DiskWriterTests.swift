@@ -93,7 +93,10 @@ extension JackServerSuite {
         private func record(path: String, ringSeconds: Double, stallSeconds: Double) throws
             -> (lost: Int64, dropped: Int64, stalled: Double, longestCallback: Double, jumps: Int, xruns: Int, frames: Int64) {
             let channels = 256
-            let generator = try GeneratorClient(name: TestServer.uniqueClientName("dwgen"), channelCount: channels)
+            // A private server with room for 2 × 256 ports (the suite's has 64).
+            let server = try PrivateJackServer(period: 256, portMaximum: 1024, realtime: true)
+            defer { server.stop() }
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("dwgen"), channelCount: channels, server: server.name)
             var format = AudioStreamBasicDescription()
             format.mSampleRate = Double(generator.client.sampleRate)
             format.mFormatID = kAudioFormatLinearPCM
@@ -112,7 +115,7 @@ extension JackServerSuite {
             let longest = Mutex<Double>(0)
             let jumps = Atomic<Int>(0)
             let expected = Mutex<Double?>(nil)
-            let queue = try AudioInputQueue(format: format, driver: JackDriver(name: TestServer.uniqueClientName("dwrec"))) { queue, buffer, startTime in
+            let queue = try AudioInputQueue(format: format, driver: JackDriver(name: TestServer.uniqueClientName("dwrec"), server: server.name)) { queue, buffer, startTime in
                 let frames = Double(buffer.pointee.mAudioDataByteSize) / Double(format.mBytesPerFrame)
                 expected.withLock { next in
                     if let next, next != startTime.mSampleTime { jumps.add(1, ordering: .relaxed) }
