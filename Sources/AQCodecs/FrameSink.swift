@@ -35,12 +35,12 @@ public final class FrameSink {
     /// A new `fileType` file at `path` holding `format`: linear PCM exactly as described (depth,
     /// endianness, float or integer), or a codec's description ('aac ', 'alac', 'flac') at its
     /// rate and channel count (ALAC's and FLAC's bit depth from the description, else 16;
-    /// AAC at `bitRate` or the encoder's default).
+    /// AAC at `bitRate` or the encoder's default, and Apple's `quality` 0 ... 127 when given).
     ///
     /// - Throws: ``AudioFileError`` when the file type cannot hold the format, or the file
     ///   cannot be created.
     public static func create(path: String, fileType: UInt32, format: AudioStreamBasicDescription, bitRate: Int? = nil,
-                              eraseExisting: Bool) throws(AudioFileError) -> FrameSink {
+                              quality: Int? = nil, eraseExisting: Bool) throws(AudioFileError) -> FrameSink {
         if format.mFormatID == AudioFormatValues.linearPCM {
             let writer = try AudioFile.create(path: path, fileType: fileType, format: format, eraseExisting: eraseExisting).pcmWriter!
             return wrapping(writer)
@@ -48,6 +48,7 @@ public final class FrameSink {
         var request = FileConversion.Request(inputPath: "", outputPath: path)
         request.eraseExisting = eraseExisting
         request.bitRate = bitRate
+        request.quality = quality
         var depth: Int?
         if format.mFormatID == CompressedFormatValues.appleLossless { depth = ALAC.bitDepth(formatFlag: format.mFormatFlags) }
         if format.mFormatID == CompressedFormatValues.flac, format.mBitsPerChannel > 0 { depth = Int(format.mBitsPerChannel) }

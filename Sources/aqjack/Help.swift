@@ -72,7 +72,8 @@ enum Help {
             /stop, /split, /status and /quit, alone or beside --trigger or --armed, from this user's
             sockets only; with --osc-token TOKEN (or AQJACK_OSC_TOKEN), required for any --osc-host but
             loopback, from whoever sends TOKEN as the first argument. A command repeated within one
-            0.1 s buffer counts once; a take that holds no frame is removed.
+            0.1 s buffer counts once; a take that holds no frame is removed. AAC and ALAC take all of
+            these (not --split-size): each file is encoded by itself, its priming marked, exactly its frames.
             """),
         Topic(name: "play", synopsis: """
               aqjack [--server NAME] [--name CLIENT] play [-p DEST_PORT_OR_GLOB]... [--no-connect]

@@ -61,7 +61,9 @@ struct RecordCommand {
         let channelCount = options.channels ?? max(sources.count, options.ports.isEmpty ? 2 : 1)
         if sources.count > channelCount { sources = Array(sources.prefix(channelCount)) }
         // Another rate than the server's is resampled by the queue (soxr, or --resampler's choice).
-        let format = options.format(channelCount: channelCount, sampleRate: options.rate ?? client.sampleRate)
+        let fileFormat = options.format(channelCount: channelCount, sampleRate: options.rate ?? client.sampleRate)
+        // What the queue delivers: the file's format, or Float frames each file encodes.
+        let format = options.encodesPerFile ? CompressedFormatValues.floatPCM(sampleRate: fileFormat.mSampleRate, channelCount: channelCount) : fileFormat
         if options.transport != nil, let rate = options.rate, rate != client.sampleRate {
             client.close()
             Diagnostics.error("--transport records at the server's rate (\(client.sampleRate) Hz), frame for frame with the transport; drop -r \(rate) and convert the takes")
@@ -107,7 +109,7 @@ struct RecordCommand {
             queue = try AudioInputQueue(format: format, driver: JackDriver(client: client)) { queue, buffer, startTime in
                 if box.session?.handle(buffer, startTime: startTime) ?? false { try? queue.enqueue(buffer) }
             }
-            if options.isCompressed {
+            if options.isCompressed && !options.encodesPerFile {
                 if options.isAAC {
                     try queue.configureEncoder(bitRate: options.bitRate, quality: options.quality)
                 }
@@ -122,10 +124,15 @@ struct RecordCommand {
             } else {
                 // More channels than libsndfile puts in one file: one file per 1024 channels.
                 let fileType = options.fileType!, force = options.force
+                let bitRate = options.bitRate, quality = options.quality, encodes = options.encodesPerFile
                 let make = { (path: String) throws(AudioFileError) -> any RecordingFiles in
-                    channelCount > SplitRecordingFiles.channelsPerFile
-                        ? try SplitRecordingFiles(path: path, fileType: fileType, format: format, eraseExisting: force)
-                        : try AudioFile.create(path: path, fileType: fileType, format: format, eraseExisting: force).pcmWriter!
+                    if encodes {
+                        return try EncodedFiles(path: path, fileType: fileType, format: fileFormat, bitRate: bitRate, quality: quality, eraseExisting: force)
+                    }
+                    if channelCount > SplitRecordingFiles.channelsPerFile {
+                        return try SplitRecordingFiles(path: path, fileType: fileType, format: format, eraseExisting: force)
+                    }
+                    return try AudioFile.create(path: path, fileType: fileType, format: format, eraseExisting: force).pcmWriter!
                 }
                 // Files are written, finalized and handed to --on-file on the disk-writer thread.
                 let finalized: @Sendable ([String], Int64) -> Void = { paths, frames in paths.forEach { hook?.run(path: $0, frames: frames) } }
@@ -198,7 +205,7 @@ struct RecordCommand {
             queue.resamplerEngine = options.resampler
             queue.sampleRateConverterQuality = options.sourceQuality == "best" ? .best : options.sourceQuality == "medium" ? .medium : .fastest
             // Four buffers of 0.1 s (compressed: room for 0.1 s of the largest packets, at least two).
-            let bufferBytes = options.isCompressed ? queue.maximumOutputPacketSize * max(2, Int(format.mSampleRate / 10) / Int(queue.format.mFramesPerPacket) + 1)
+            let bufferBytes = options.isCompressed && !options.encodesPerFile ? queue.maximumOutputPacketSize * max(2, Int(format.mSampleRate / 10) / Int(queue.format.mFramesPerPacket) + 1)
                                             : Int(max(format.mBytesPerFrame, format.mBytesPerFrame * UInt32(format.mSampleRate / 10)))
             for _ in 0 ..< 4 { try queue.enqueue(queue.allocateBuffer(byteCapacity: bufferBytes)) }
             try queue.start(atFrame: options.startFrame)
@@ -257,7 +264,7 @@ struct RecordCommand {
             Diagnostics.error("the JACK server '\(client.serverName)' shut down (\(client.notifications.shutdownReason.withLock { $0 } ?? "no reason given")); the file holds everything recorded until then")
         }
         let summary = session.summary
-        var report = RecordReport(files: files, fileType: fourCharacterCode(options.fileType!), format: queue.format,
+        var report = RecordReport(files: files, fileType: fourCharacterCode(options.fileType!), format: options.encodesPerFile ? fileFormat : queue.format,
                                   frames: summary.frames, startFrame: summary.start, lostFrames: summary.lost,
                                   overrunFrames: overruns, underrunFrames: underruns, xruns: xruns,
                                   ports: sources, exitReason: reason.rawValue)

@@ -67,6 +67,11 @@ struct RecordOptions {
     var isALAC: Bool { codec == CompressedFormatValues.appleLossless }
     /// Recorded as packets (AAC, ALAC) rather than linear PCM.
     var isCompressed: Bool { isAAC || isALAC }
+    /// A compressed recording in parts or takes (`--split`, `--transport`, `--trigger`, `--armed`,
+    /// `--osc`): the queue delivers Float frames and each file encodes its own (its own priming,
+    /// exactly its frames), on the disk-writer thread. Other compressed recordings are encoded
+    /// by the queue.
+    var encodesPerFile: Bool { isCompressed && (splitSeconds != nil || transport != nil || isArmedRecording) }
 
     init(arguments cursor: inout ArgumentCursor, globals: inout GlobalOptions) throws(UsageError) {
         var paths: [String] = []
@@ -181,17 +186,14 @@ struct RecordOptions {
         if splitSeconds != nil && splitBytes != nil {
             throw UsageError(message: "--split and --split-size both set the length of each file: give one")
         }
-        if (splitSeconds != nil || splitBytes != nil) && isCompressed {
-            throw UsageError(message: "--split splits linear-PCM recordings (\(FileTypes.extensionList(prefix: ".") { $0.recordableCodecs.contains(AudioFormatValues.linearPCM) })); record PCM and convert the parts for \(isAAC ? "AAC" : "Apple Lossless")")
+        if splitBytes != nil && isCompressed {
+            throw UsageError(message: "--split-size counts linear-PCM bytes; \(isAAC ? "AAC" : "Apple Lossless") files have no fixed size a frame: give --split SECONDS")
         }
         if let transport {
             let name = transport == .single ? "--transport" : "--transport-multi"
             // The take starts and ends where the transport does: nothing else decides it.
             if seconds != nil || startFrame != nil || splitSeconds != nil || splitBytes != nil {
                 throw UsageError(message: "\(name) records from the transport's roll to its stop: drop -d, --start-at, --split and --split-size")
-            }
-            if isCompressed {
-                throw UsageError(message: "\(name) records linear PCM (\(FileTypes.extensionList(prefix: ".") { $0.recordableCodecs.contains(AudioFormatValues.linearPCM) })); record PCM and convert the takes for \(isAAC ? "AAC" : "Apple Lossless")")
             }
         }
         // --trigger with --osc: the level starts takes, OSC may start, stop or split one too and
@@ -211,9 +213,6 @@ struct RecordOptions {
             if transport != nil { throw UsageError(message: "\(name) and --transport both start and stop takes: give one") }
             if seconds != nil || startFrame != nil || splitSeconds != nil || splitBytes != nil {
                 throw UsageError(message: "\(name) starts and stops takes by itself: drop -d, --start-at, --split and --split-size")
-            }
-            if isCompressed {
-                throw UsageError(message: "\(name) records linear PCM (\(FileTypes.extensionList(prefix: ".") { $0.recordableCodecs.contains(AudioFormatValues.linearPCM) })); record PCM and convert the takes for \(isAAC ? "AAC" : "Apple Lossless")")
             }
         }
         if oscPort != nil {

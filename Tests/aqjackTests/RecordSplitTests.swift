@@ -142,10 +142,10 @@ extension JackServerSuite {
             #expect(both.status == 2 && both.standardError.contains("give one"), "\(both.standardError)")
         }
 
-        @Test("--split refuses AAC and ALAC recordings with a message naming what it splits; a failing --on-file is reported, not fatal")
+        @Test("--split-size refuses AAC and ALAC recordings (no fixed size a frame) with a message naming --split; a failing --on-file is reported, not fatal")
         func splitErrors() throws {
-            let aac = try AQJackCommand.run(["record", "--split", "1", "-d", "1", temporaryPath("split.m4a")])
-            #expect(aac.status == 2 && aac.standardError.contains("--split splits linear-PCM recordings"), "\(aac.standardError)")
+            let aac = try AQJackCommand.run(["record", "--split-size", "100000", "-d", "1", temporaryPath("split.m4a")])
+            #expect(aac.status == 2 && aac.standardError.contains("give --split SECONDS"), "\(aac.standardError)")
             let generator = try GeneratorClient(name: TestServer.uniqueClientName("hookgen"), channelCount: 1)
             let path = temporaryPath("hook.wav")
             defer { try? FileManager.default.removeItem(atPath: path) }
