@@ -16,8 +16,9 @@ extension JackServerSuite {
             loud.contains { $0.contains(frame) } ? 0.5 + Float(frame) * 1e-6 : Float(frame) * 1e-9
         }
 
-        @Test("--trigger -40 --hold 0.25 --pre-roll 0.1 on a file played at a known JACK frame: two takes, each starting exactly 4800 frames before the first loud frame and ending exactly 12000 frames after the last, every sample the file's, TimeReference the JACK frame of the first")
-        func triggerPreRollHold() throws {
+        @Test("--trigger -40 --hold 0.25 --pre-roll 0.1 on a file played at a known JACK frame: two takes, each starting exactly 4800 frames before the first loud frame and ending exactly 12000 frames after the last, every sample the file's (24-bit Apple Lossless: to its 24 bits), TimeReference (WAVE) the JACK frame of the first",
+              arguments: ["wav", "m4a"])
+        func triggerPreRollHold(ext: String) throws {
             let loud = [24_000 ..< 48_000, 96_000 ..< 108_000]
             let frames = 150_000
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-trigger-\(getpid())").path
@@ -48,7 +49,8 @@ extension JackServerSuite {
             while Date() < deadline, control.client.portInfo(named: "\(playerName):out_2") == nil { usleep(20_000) }
             let recorderName = TestServer.uniqueClientName("trigrec")
             let recorder = try AQJackCommand.start(["record", "--json", "--no-meter", "-p", "\(playerName):out_*", "--trigger", "-40", "--hold", "0.25",
-                                                    "--pre-roll", "0.1", "--name", recorderName, folder + "/take.wav"],
+                                                    "--pre-roll", "0.1", "--name", recorderName]
+                                                   + (ext == "m4a" ? ["--codec", "alac", "-b", "24"] : []) + [folder + "/take.\(ext)"],
                                                    standardOutput: URL(fileURLWithPath: folder + "/rec.json"), standardError: URL(fileURLWithPath: folder + "/rec.err"))
             defer { if recorder.isRunning { kill(recorder.processIdentifier, SIGKILL) } }
             _ = player.exitStatus()
@@ -59,18 +61,28 @@ extension JackServerSuite {
             let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/rec.json")))
             let played = try JSONDecoder().decode(PlaySummary.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/play.json")))
             #expect(played.startFrameTime == start && played.underrunFrames == 0)
-            let takes = [folder + "/take-001.wav", folder + "/take-002.wav"]
+            let takes = [folder + "/take-001.\(ext)", folder + "/take-002.\(ext)"]
             try #require(summary.files == takes, "files \(summary.files)")
             // Take k: file frames loud[k].lowerBound - 4800 ..< loud[k].upperBound - 1 + 1 + 12000.
             for (path, range) in zip(takes, loud) {
-                let take = try SoundFileContents(path: path)
                 let first = range.lowerBound - 4800, end = range.upperBound + 12_000
-                #expect(take.frames == end - first, "\(path): \(take.frames) frames, expected \(end - first)")
-                #expect(take.timeReference == Int64(start) + Int64(first), "\(path): TimeReference \(String(describing: take.timeReference)), expected \(Int64(start) + Int64(first))")
+                // WAVE: every sample exact; Apple Lossless at 24 bits: within half a 24-bit step.
+                let samples: [Float], tolerance: Float
+                if ext == "wav" {
+                    let take = try SoundFileContents(path: path)
+                    #expect(take.timeReference == Int64(start) + Int64(first), "\(path): TimeReference \(String(describing: take.timeReference)), expected \(Int64(start) + Int64(first))")
+                    samples = take.samples
+                    tolerance = 0
+                } else {
+                    samples = try ExternalTool.decodeWithFFmpeg(path)
+                    tolerance = 1.0 / Float(1 << 23)
+                }
+                let frameCount = samples.count / 2
+                #expect(frameCount == end - first, "\(path): \(frameCount) frames, expected \(end - first)")
                 var wrong = 0
-                for frame in 0 ..< min(take.frames, end - first) {
+                for frame in 0 ..< min(frameCount, end - first) {
                     let expected = Self.sample(first + frame, loud: loud)
-                    if take.samples[2 * frame] != expected || take.samples[2 * frame + 1] != -expected { wrong += 1 }
+                    if abs(samples[2 * frame] - expected) > tolerance || abs(samples[2 * frame + 1] + expected) > tolerance { wrong += 1 }
                 }
                 #expect(wrong <= summary.xruns * 128, "\(path): \(wrong) frames wrong, \(summary.xruns) xruns")
             }
