@@ -1,3 +1,4 @@
+import AQSession
 import AQControl
 import Foundation
 import Glibc
@@ -25,7 +26,7 @@ import Synchronization
 final class OSCControl: @unchecked Sendable {
     /// What a command does; the status's fields.
     struct Handlers {
-        var command: (ArmedRecordSession.Request) -> Void
+        var command: (TriggerController.Request) -> Void
         var quit: () -> Void
         var status: () -> [OSCMessage.Argument]
     }

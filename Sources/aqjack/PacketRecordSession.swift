@@ -22,6 +22,10 @@ extension RecordSession: RecordingSession {
     func finish(queue: AudioInputQueue) -> String? { close() }
 }
 
+extension TakeSession: RecordingSession {
+    func finish(queue: AudioInputQueue) -> String? { finish() }
+}
+
 /// What `aqjack record` does with AAC or ALAC buffers on the queue thread: hands their packets
 /// to the disk-writer thread, which appends them to an ADTS, CAF or MPEG-4 file. The queue keeps the encoded stream on the JACK timeline itself
 /// (lost device frames are encoded as silence), so packets are written as they come. With `-d`

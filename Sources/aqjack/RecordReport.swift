@@ -14,23 +14,23 @@ import Glibc
 struct RecordReport: Encodable {
     /// The file, or the first of a recording split into files of 1024 channels; nil when a
     /// take mode (--armed, --trigger, --osc, --transport-multi) ended before its first take.
-    let file: String?
+    var file: String?
     /// Every file of the recording, in channel order (one unless split).
-    let files: [String]
+    var files: [String]
     let fileType: String
     let sampleRate: Int
     let channels: Int
     let bitsPerChannel: Int
     let sampleFormat: String
-    let frames: Int64
-    let seconds: Double
-    let startFrameTime: UInt64?
-    let lostFrames: Int64
+    var frames: Int64
+    var seconds: Double
+    var startFrameTime: UInt64?
+    var lostFrames: Int64
     let overrunFrames: Int
     let underrunFrames: Int
     let xruns: Int
     let ports: [String]
-    let exitReason: String
+    var exitReason: String
     /// Frames JACK's frame time skipped while recording (the server ran no cycle for them): the
     /// lost frames that are the server's, not aqjack's.
     var serverSkippedFrames = 0
@@ -45,26 +45,44 @@ struct RecordReport: Encodable {
     var takes: Int?
     var transportRelocations: Int?
 
-    init(files: [String], fileType: String, format: AudioStreamBasicDescription, frames: Int64, startFrame: UInt64?,
-         lostFrames: Int64, overrunFrames: Int, underrunFrames: Int, xruns: Int, ports: [String], exitReason: String) {
-        file = files.first
-        self.files = files
-        self.fileType = fileType.trimmingCharacters(in: CharacterSet(charactersIn: "'"))
+    /// What the queue and the server say once the queue has stopped; the session's part comes
+    /// with ``finish(setup:latencyCompensation:exitReason:)``.
+    init(options: RecordOptions, plan: RecordPlan, queue: AudioInputQueue, client: JackClient) {
+        let format = options.encodesPerFile ? plan.fileFormat : queue.format
+        file = nil
+        files = []
+        fileType = fourCharacterCode(options.fileType!).trimmingCharacters(in: CharacterSet(charactersIn: "'"))
         sampleRate = Int(format.mSampleRate)
         channels = Int(format.mChannelsPerFrame)
         bitsPerChannel = Int(format.mBitsPerChannel)
         sampleFormat = format.mFormatID == CompressedFormatValues.mpeg4AAC ? "aac"
             : format.mFormatID == CompressedFormatValues.appleLossless ? "alac"
             : format.mFormatFlags & AudioFormatValues.isFloat != 0 ? "float" : "signed-integer"
-        self.frames = frames
-        seconds = Double(frames) / format.mSampleRate
-        startFrameTime = startFrame
-        self.lostFrames = lostFrames
-        self.overrunFrames = overrunFrames
-        self.underrunFrames = underrunFrames
-        self.xruns = xruns
-        self.ports = ports
+        frames = 0
+        seconds = 0
+        lostFrames = 0
+        overrunFrames = queue.overrunFrameCount
+        underrunFrames = queue.underrunFrameCount
+        xruns = client.notifications.xrunCount.load(ordering: .relaxed)
+        ports = plan.sources
+        exitReason = ""
+        serverSkippedFrames = queue.serverSkippedFrameCount
+        processTiming = client.processTiming
+        splitSeconds = options.splitSeconds ?? options.splitBytes.map { Double($0 / Int64(plan.format.mBytesPerFrame)) / plan.format.mSampleRate }
+    }
+
+    /// The session's part, once its files are finished (``files`` set before).
+    mutating func finish(setup: RecordingSetup, latencyCompensation: Int, exitReason: String) {
+        let summary = setup.session.summary
+        file = files.first
+        frames = summary.frames
+        seconds = Double(frames) / Double(sampleRate)
+        startFrameTime = summary.start
+        lostFrames = summary.lost
+        latencyCompensationFrames = latencyCompensation
         self.exitReason = exitReason
+        if let takes = setup.takes { self.takes = takes.takeCount }
+        if let transport = setup.transport { transportRelocations = transport.relocationCount }
     }
 
     func print(json: Bool) {

@@ -5,8 +5,8 @@ import CAudioTypes
 import Foundation
 import Synchronization
 
-/// `aqjack record --transport` and `--transport-multi`: records exactly the frames during which
-/// JACK's transport rolls, on the queue thread.
+/// Takes that follow JACK's transport (`aqjack record --transport` and `--transport-multi`):
+/// exactly the frames during which it rolls, decided on the queue thread.
 ///
 /// The queue notes the transport state of every captured cycle
 /// (``AudioInputQueue/takeTransportChanges(before:)``); each buffer is cut where the state
@@ -21,53 +21,63 @@ import Synchronization
 ///
 /// (jack_capture's `--jack-transport` measured here wrote 98,560 frames while the transport
 /// rolled 98,304: one period too many. Here the cut is at the cycle the state changed in.)
-final class TransportRecordSession: TakeRecordSession, @unchecked Sendable {
+public final class TransportController: TakeController, @unchecked Sendable {
     private let multi: Bool
     /// The transport changes before a device frame (the queue's, taken as buffers come).
     private let takeChanges: (Double) -> [TransportChange]
+    /// Told of a relocation while rolling in a single take (recorded through), with the
+    /// transport frame it moved to.
+    private let relocatedThrough: (UInt64) -> Void
     private var rolling = false
-    private(set) var relocations = 0
+    private var finished = false
+    private let relocations = Mutex(0)
 
-    init(takes: TakeFiles, multi: Bool, takeChanges: @escaping (Double) -> [TransportChange]) {
+    /// - Parameters:
+    ///   - multi: a take per roll (and per relocation while rolling); else one take, ending the
+    ///     recording at the first stop.
+    ///   - takeChanges: the transport changes before a device frame
+    ///     (``AudioInputQueue/takeTransportChanges(before:)``).
+    public init(multi: Bool, takeChanges: @escaping (Double) -> [TransportChange], relocatedThrough: @escaping (UInt64) -> Void = { _ in }) {
         self.multi = multi
         self.takeChanges = takeChanges
-        super.init(takes: takes)
+        self.relocatedThrough = relocatedThrough
     }
 
-    var relocationCount: Int { lock.withLock { relocations } }
+    /// Relocations while rolling so far. Any thread.
+    public var relocationCount: Int { relocations.withLock { $0 } }
 
-    override func takeFrames(_ data: UnsafeRawPointer, frames: Int, at first: Double) throws(AudioFileError) -> Bool {
+    public func takeFrames(_ data: UnsafeRawPointer, frames: Int, at first: Double, into takes: TakeFiles) throws(AudioFileError) -> Bool {
         let bytesPerFrame = takes.layout.bytesPerFrame
         var done = 0
         for change in takeChanges(first + Double(frames)) {
             let at = min(frames, max(0, Int((change.sampleTime - first).rounded())))
             if rolling { try takes.write(data + done * bytesPerFrame, frames: at - done, at: first + Double(done)) }
             done = at
-            try apply(change)
-            if isFinished.load(ordering: .relaxed) { return false }
+            try apply(change, to: takes)
+            if finished { return false }
         }
         if rolling { try takes.write(data + done * bytesPerFrame, frames: frames - done, at: first + Double(done)) }
         return true
     }
 
-    private func apply(_ change: TransportChange) throws(AudioFileError) {
+    private func apply(_ change: TransportChange, to takes: TakeFiles) throws(AudioFileError) {
         if change.isRolling {
             if !rolling {
                 try takes.begin(at: change.sampleTime, timeReference: change.position)
             } else if change.isRelocation {
-                relocations += 1
+                relocations.withLock { $0 += 1 }
                 if multi {
                     try takes.end()
                     try takes.begin(at: change.sampleTime, timeReference: change.position)
                 } else {
-                    Diagnostics.note("the transport moved to frame \(change.position) while recording; recorded through (the file goes on without a gap)")
+                    relocatedThrough(change.position)
                 }
             }
             rolling = true
         } else if rolling {
             rolling = false
             try takes.end()
-            if !multi { isFinished.store(true, ordering: .releasing) }
+            if !multi { finished = true }
         }
     }
 }

@@ -1,37 +1,34 @@
 import AQMedia
-import AQSession
-import AudioQueue
-import CAudioTypes
 import Dispatch
 import Foundation
 import Glibc
 import Synchronization
 
-/// `aqjack record --trigger DBFS [--hold SECONDS]` and `--armed` (SIGUSR1 toggles), each with an
-/// optional `--pre-roll SECONDS`: takes that start and stop by themselves, on the queue thread,
-/// into `NAME-001.ext`, `NAME-002.ext` ...
+/// Takes that start and stop by themselves, decided on the queue thread (`aqjack record
+/// --trigger DBFS [--hold SECONDS]` and `--armed`, each with an optional `--pre-roll SECONDS`):
 ///
-/// - `--trigger`: a take starts at the first frame in which any channel's peak reaches the level
+/// - a level (`--trigger`): a take starts at the first frame in which any channel's peak reaches the level
 ///   (|sample| ≥ 10^(dBFS/20)), and ends `hold` seconds after the last such frame (those frames
 ///   included); then the recorder is armed again. Decided frame by frame on the delivered
 ///   samples, so the cut is at the frame, not at a period.
-/// - `--armed`: each SIGUSR1 toggles recording, at the first frame of the next buffer the queue
+/// - a signal (`--armed`): each SIGUSR1 toggles recording, at the first frame of the next buffer the queue
 ///   delivers (within 0.1 s).
-/// - `--osc` (alone or with `--trigger`): `/aqjack/start`, `/stop` and `/split` at the first
+/// - commands (``request(_:)``: `--osc`, alone or with a level): start, stop and split at the first
 ///   frame of the next buffer; with `--trigger`, a take started so ends by the hold rule, and
 ///   the level starts the next.
-/// - `--pre-roll`: while waiting, the last `pre-roll` seconds are kept in memory; a take starts
+/// - a pre-roll: while waiting, the last `pre-roll` seconds are kept in memory; a take starts
 ///   with them, so its first frame is exactly pre-roll × rate frames before the trigger frame
 ///   (fewer only when the recording has not run that long, or a gap broke the history).
 ///
-/// Every take's BWF TimeReference is the JACK frame time of its first frame.
-final class ArmedRecordSession: TakeRecordSession, @unchecked Sendable {
-    enum Start { case level(Float), signal }
-    /// What OSC asks for (``OSCControl``), carried out at the next buffer's first frame.
-    enum Request: Sendable { case start, stop, split }
+/// Every take's BWF TimeReference is the device frame time of its first frame.
+public final class TriggerController: TakeController, @unchecked Sendable {
+    /// What starts takes: a peak level (linear, 0 ... 1), or SIGUSR1 (and commands).
+    public enum Start: Sendable { case level(Float), signal }
+    /// What a control surface asks for, carried out at the next buffer's first frame.
+    public enum Request: Sendable { case start, stop, split }
 
     /// SIGUSR1s received (``Start/signal``); each one not yet applied toggles recording.
-    let toggleRequests = Atomic<Int>(0)
+    public let toggleRequests = Atomic<Int>(0)
     private var appliedToggles = 0
     /// The requests for the next buffer: a request that repeats the one before it counts once,
     /// and at most ``requestsPerBuffer`` are kept (a later one replaces the last), so a flood of
@@ -53,15 +50,21 @@ final class ArmedRecordSession: TakeRecordSession, @unchecked Sendable {
     private var lastLoudFrame = 0.0
     private var decoded: [Float] = []
 
-    init(takes: TakeFiles, start: Start, holdSeconds: Double, preRollSeconds: Double, sampleRate: Double) {
+    /// - Parameters:
+    ///   - layout: the takes' frames (``TakeFiles/layout``).
+    ///   - holdSeconds: how long a level-started take goes on after its last loud frame.
+    ///   - preRollSeconds: how much of what came before its start a take begins with.
+    ///   - sampleRate: the takes' rate, Hz.
+    public init(layout: LinearPCMLayout, start: Start, holdSeconds: Double, preRollSeconds: Double, sampleRate: Double) {
         self.start = start
         holdFrames = Int((holdSeconds * sampleRate).rounded())
         preRollFrames = Int((preRollSeconds * sampleRate).rounded())
-        bytesPerFrame = takes.layout.bytesPerFrame
-        channelCount = takes.layout.channelCount
+        bytesPerFrame = layout.bytesPerFrame
+        channelCount = layout.channelCount
+        self.layout = layout
         history = .allocate(byteCount: max(1, preRollFrames * bytesPerFrame), alignment: 16)
-        super.init(takes: takes)
     }
+    private let layout: LinearPCMLayout
 
     deinit { history.deallocate() }
 
@@ -71,7 +74,7 @@ final class ArmedRecordSession: TakeRecordSession, @unchecked Sendable {
     /// Counts SIGUSR1 into ``toggleRequests`` from now on (the signal no longer kills the
     /// process). Call before any port connects, so a script that waits for the connection and
     /// then signals never hits the default action.
-    func listenForToggleSignal() {
+    public func listenForToggleSignal() {
         signal(SIGUSR1, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
         source.setEventHandler { [weak self] in self?.toggleRequests.add(1, ordering: .releasing) }
@@ -81,14 +84,14 @@ final class ArmedRecordSession: TakeRecordSession, @unchecked Sendable {
 
 
     /// Asks for a take to start, stop or split (sample continuous) at the next buffer. Any thread.
-    func request(_ request: Request) {
+    public func request(_ request: Request) {
         pending.withLock { queue in
             if queue.last == request { return }
             if queue.count == Self.requestsPerBuffer { queue.removeLast() }
             queue.append(request)
         }
     }
-    override func takeFrames(_ data: UnsafeRawPointer, frames: Int, at first: Double) throws(AudioFileError) -> Bool {
+    public func takeFrames(_ data: UnsafeRawPointer, frames: Int, at first: Double, into takes: TakeFiles) throws(AudioFileError) -> Bool {
         var done = 0
         // SIGUSR1: toggle at this buffer's first frame.
         let toggles = toggleRequests.load(ordering: .acquiring)
@@ -96,7 +99,7 @@ final class ArmedRecordSession: TakeRecordSession, @unchecked Sendable {
             let flips = toggles - appliedToggles
             appliedToggles = toggles
             if flips % 2 == 1 {
-                if takes.isRecording { try takes.end() } else { try beginTake(at: first) }
+                if takes.isRecording { try takes.end() } else { try beginTake(at: first, in: takes) }
             }
         }
         // OSC: start, stop, or split (the next take's first frame follows the last's).
@@ -104,7 +107,7 @@ final class ArmedRecordSession: TakeRecordSession, @unchecked Sendable {
             switch request {
             case .start:
                 if !takes.isRecording {
-                    try beginTake(at: first)
+                    try beginTake(at: first, in: takes)
                     // With --trigger, a take started on command ends as a triggered one does:
                     // `hold` after the last loud frame, and at least `hold` frames long (as if
                     // the frame before its first had been loud).
@@ -114,13 +117,13 @@ final class ArmedRecordSession: TakeRecordSession, @unchecked Sendable {
             case .split:
                 if takes.isRecording {
                     try takes.end()
-                    try beginTake(at: first)
+                    try beginTake(at: first, in: takes)
                 }
             }
         }
         if case .level(let threshold) = start {
             if decoded.count < frames * channelCount { decoded = [Float](repeating: 0, count: frames * channelCount) }
-            decoded.withUnsafeMutableBufferPointer { takes.layout.decode(from: data, into: $0.baseAddress!, count: frames * channelCount) }
+            decoded.withUnsafeMutableBufferPointer { layout.decode(from: data, into: $0.baseAddress!, count: frames * channelCount) }
             while done < frames {
                 if takes.isRecording {
                     // Through the hold after the last loud frame, then the take ends.
@@ -139,7 +142,7 @@ final class ArmedRecordSession: TakeRecordSession, @unchecked Sendable {
                     done = trigger
                     if trigger < frames {
                         lastLoudFrame = first + Double(trigger)
-                        try beginTake(at: first + Double(trigger))
+                        try beginTake(at: first + Double(trigger), in: takes)
                     }
                 }
             }
@@ -159,7 +162,7 @@ final class ArmedRecordSession: TakeRecordSession, @unchecked Sendable {
     }
 
     /// Starts a take at device frame `trigger`, with the pre-roll the history holds before it.
-    private func beginTake(at trigger: Double) throws(AudioFileError) {
+    private func beginTake(at trigger: Double, in takes: TakeFiles) throws(AudioFileError) {
         // The history counts only if it ends right before the trigger (no gap in between).
         let count = historyEnd == trigger ? historyCount : 0
         let firstFrame = trigger - Double(count)

@@ -1,0 +1,138 @@
+import AQCodecs
+import AQControl
+import AQJack
+import AQMedia
+import AQSession
+import AudioQueue
+import CAudioTypes
+import Foundation
+import Glibc
+
+/// Lets the queue's callback find the session created after the queue.
+final class SessionBox: @unchecked Sendable {
+    var session: (any RecordingSession)?
+}
+
+/// The session `aqjack record` runs on its queue, made from the options: one file (PCM, or
+/// packets the queue encodes), parts split in time, or takes a ``TakeController`` decides
+/// (the transport; a level, SIGUSR1 or OSC). Every file is written on the disk-writer thread.
+struct RecordingSetup {
+    let session: any RecordingSession
+    /// The files named before the recording starts.
+    var files: [String]
+    var split: TimeSplitFiles?
+    var takes: TakeSession?
+    var transport: TransportController?
+    var osc: OSCControl?
+
+    /// Makes the session for `queue` (whose callback reaches it through `box`). An existing file
+    /// without --force is refused here, before anything is recorded.
+    init(options: RecordOptions, plan: RecordPlan, queue: AudioInputQueue, client: JackClient, hook: FileHook?,
+         signals: SignalWatcher) throws {
+        let format = plan.format, fileFormat = plan.fileFormat, force = options.force, fileType = options.fileType!
+        let targetFrames = options.seconds.map { Int64(($0 * format.mSampleRate).rounded()) }
+        files = [options.path]
+        if options.isCompressed && !options.encodesPerFile {
+            if options.isAAC { try queue.configureEncoder(bitRate: options.bitRate, quality: options.quality) }
+            let file = try AudioFile.create(path: options.path, fileType: fileType, format: queue.format, eraseExisting: force).packetWriter!
+            let writer = DiskBackedPacketFile(file, stream: try DiskStream(ringBytes: DiskBackedPacketFile.ringBytes(
+                maximumPacketSize: queue.maximumOutputPacketSize, framesPerPacket: Int(queue.format.mFramesPerPacket), sampleRate: queue.format.mSampleRate)))
+            try writer.setMagicCookie(queue.magicCookie)
+            session = PacketRecordSession(writer: writer, targetFrames: targetFrames, priming: queue.packetTableInfo?.priming ?? 0,
+                                          framesPerPacket: Int(queue.format.mFramesPerPacket),
+                                          deviceFramesPerFileFrame: Double(client.sampleRate) / format.mSampleRate)
+            return
+        }
+        let bitRate = options.bitRate, quality = options.quality, encodes = options.encodesPerFile, channelCount = plan.channelCount
+        let make = { (path: String) throws(AudioFileError) -> any RecordingFiles in
+            if encodes {
+                return try EncodedFiles(path: path, fileType: fileType, format: fileFormat, bitRate: bitRate, quality: quality, eraseExisting: force)
+            }
+            // More channels than libsndfile puts in one file: one file per 1024 channels.
+            if channelCount > SplitRecordingFiles.channelsPerFile {
+                return try SplitRecordingFiles(path: path, fileType: fileType, format: format, eraseExisting: force)
+            }
+            return try AudioFile.create(path: path, fileType: fileType, format: format, eraseExisting: force).pcmWriter!
+        }
+        // Files are written, finalized and handed to --on-file on the disk-writer thread.
+        let finalized: @Sendable ([String], Int64) -> Void = { paths, frames in paths.forEach { hook?.run(path: $0, frames: frames) } }
+        let layout = try LinearPCMLayout(validating: format)
+        let stream = try DiskStream(ringBytes: DiskBackedFiles.ringBytes(layout: layout, sampleRate: format.mSampleRate))
+        if options.transport != nil || options.isArmedRecording {
+            let multi = options.transport == .multi || options.isArmedRecording
+            let takes = try TakeFiles(path: options.path, numbered: multi, layout: layout, stream: stream, make: make, finalized: finalized)
+            let controller: any TakeController
+            if options.transport != nil {
+                let transport = TransportController(multi: multi, takeChanges: { [unowned queue] in queue.takeTransportChanges(before: $0) },
+                                                    relocatedThrough: { position in
+                    Diagnostics.note("the transport moved to frame \(position) while recording; recorded through (the file goes on without a gap)")
+                })
+                self.transport = transport
+                controller = transport
+            } else {
+                let trigger = TriggerController(layout: layout, start: options.triggerLevel.map { .level(Float(pow(10, $0 / 20))) } ?? .signal,
+                                                holdSeconds: options.holdSeconds ?? 1, preRollSeconds: options.preRollSeconds ?? 0, sampleRate: format.mSampleRate)
+                if options.triggerLevel == nil { trigger.listenForToggleSignal() }
+                controller = trigger
+                let session = TakeSession(takes: takes, controller: trigger)
+                if let port = options.oscPort {
+                    osc = try Self.oscControl(options: options, port: port, trigger: trigger, session: session, queue: queue, client: client, signals: signals)
+                }
+                self.takes = session
+                self.session = session
+                files = []
+                return
+            }
+            let session = TakeSession(takes: takes, controller: controller)
+            self.takes = session
+            self.session = session
+            files = session.paths
+            return
+        }
+        // --split-size: whole frames of audio data per file (the header comes on top).
+        let splitFrames = options.splitSeconds.map { Int64(($0 * format.mSampleRate).rounded()) }
+            ?? options.splitBytes.map { $0 / Int64(format.mBytesPerFrame) }
+        let writer: any RecordingFiles
+        if let splitFrames {
+            // Consecutive files, each finalized (and handed to --on-file) when full.
+            let parts = try TimeSplitFiles(path: options.path, splitFrames: max(1, splitFrames), make: make, finalized: finalized)
+            split = parts
+            writer = DiskBackedFiles(parts, stream: stream)
+        } else {
+            writer = DiskBackedFiles(try make(options.path), stream: stream)
+        }
+        files = writer.paths
+        session = RecordSession(writer: writer, targetFrames: targetFrames, deviceRate: Double(client.sampleRate))
+    }
+
+    /// `--osc PORT`: start, stop and split the takes, quit, and the status a control surface reads.
+    private static func oscControl(options: RecordOptions, port: Int, trigger: TriggerController, session: TakeSession,
+                                   queue: AudioInputQueue, client: JackClient, signals: SignalWatcher) throws -> OSCControl {
+        let osc = try OSCControl(host: options.oscHost, port: port, token: options.oscToken, handlers: OSCControl.Handlers(
+            command: { trigger.request($0) },
+            quit: { signals.received.store(SIGTERM, ordering: .releasing) },
+            status: { [weak queue] in
+                let summary = session.summary
+                var fields: [OSCMessage.Argument] = [
+                    .string(session.isRecording ? "recording" : "waiting"),
+                    .int32(Int32(clamping: summary.frames)), .string(session.paths.last ?? ""),
+                    .int32(Int32(clamping: summary.lost)),
+                    .int32(Int32(clamping: client.notifications.xrunCount.load(ordering: .relaxed)))]
+                for level in queue?.currentLevels ?? [] {
+                    fields.append(.float32(level.mPeakPower > 1e-6 ? 20 * log10(level.mPeakPower) : -120))
+                }
+                return fields
+            }))
+        Diagnostics.note("listening for OSC on \(options.oscHost):\(osc.port) (/aqjack/start, /stop, /split, /status, /quit)")
+        return osc
+    }
+
+    /// Every file the recording made, once it has finished; a single file is handed to
+    /// --on-file now (parts and takes were, as each was finalized).
+    func finalFiles(hook: FileHook?) -> [String] {
+        if let split { return split.paths }
+        if let takes { return takes.paths }
+        files.forEach { hook?.run(path: $0, frames: session.summary.frames) }
+        return files
+    }
+}
