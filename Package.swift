@@ -84,6 +84,7 @@ let package = Package(
         .executableTarget(name: "aqbench", dependencies: ["AQCore", "AQJack", "AQTestSupport", "AQMedia", "AudioQueue", "AQPlugins"]),
 
         .testTarget(name: "AQCoreTests", dependencies: ["AQCore"]),
+        .testTarget(name: "AQSessionTests", dependencies: ["AQSession", "AQCore", "AQMedia", "AQCodecs", "AudioQueue", "AQTestSupport", "CAudioTypes"]),
         .testTarget(name: "AQCodecsTests", dependencies: ["AQCodecs", "AQMedia", "AQTestSupport", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQJackTests", dependencies: ["AQServerSuite", "AQCore", "AQJack", "AQTestSupport", "CRTProbe", "AQPlugins", "AQMedia"]),

@@ -80,7 +80,7 @@ public final class DiskBackedFiles: RecordingFiles, @unchecked Sendable {
     /// Writes what is queued, closes the files and waits for the disk thread to have done so;
     /// the stream is finished with it.
     public func close() throws(AudioFileError) {
-        try close { }
+        try close { _ in }
         let failure = stream.finish()
         // The disk thread is done: what the files hold (less than given when a write failed).
         closedCount = inner.packetCount
@@ -89,12 +89,12 @@ public final class DiskBackedFiles: RecordingFiles, @unchecked Sendable {
 
     /// Queues the files' close (after everything given) and then `done`, on the disk thread;
     /// returns at once. The stream goes on (other takes use it).
-    public func close(then done: @escaping @Sendable () -> Void) throws(AudioFileError) {
+    public func close(then done: @escaping @Sendable ([String]) -> Void) throws(AudioFileError) {
         guard closedCount == nil else { return }
         queueLoss()
         closedCount = givenFrames
         stream.perform(always: true) { [inner, weak self] () throws(AudioFileError) in
-            defer { done() }
+            defer { done(inner.paths) }
             try inner.close()
             self?.refreshPaths()
         }

@@ -22,18 +22,18 @@ public protocol RecordingFiles: AnyObject {
     /// Appends `frames` interleaved frames of the whole stream.
     func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError)
     func close() throws(AudioFileError)
-    /// Closes the files, then calls `done`; files written on the disk thread queue both there
-    /// and return at once (``DiskBackedFiles``).
-    func close(then done: @escaping @Sendable () -> Void) throws(AudioFileError)
+    /// Closes the files, then calls `done` with their paths (every part, once closed); files
+    /// written on the disk thread queue both there and return at once (``DiskBackedFiles``).
+    func close(then done: @escaping @Sendable ([String]) -> Void) throws(AudioFileError)
     /// Frames that never reached the files (a disk further behind than its ring holds), kept as
     /// silence.
     var droppedFrames: Int64 { get }
 }
 
 extension RecordingFiles {
-    public func close(then done: @escaping @Sendable () -> Void) throws(AudioFileError) {
+    public func close(then done: @escaping @Sendable ([String]) -> Void) throws(AudioFileError) {
         try close()
-        done()
+        done(paths)
     }
     public var droppedFrames: Int64 { 0 }
 

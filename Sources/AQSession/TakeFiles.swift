@@ -27,7 +27,9 @@ public final class TakeFiles {
     /// The take being written: its files, where it is on the device timeline, its first frame.
     private var current: (files: any RecordingFiles, timeline: TimelineAligner, start: Double)?
     public private(set) var takeCount = 0
-    private var closedPaths: [String] = []
+    /// The takes closed and kept, in order (their paths grow on the disk thread until closed:
+    /// a split in time adds parts).
+    private var closedTakes: [any RecordingFiles] = []
     private var closedFrames: Int64 = 0
     /// The device frame of the first take's first frame.
     public private(set) var firstFrame: UInt64?
@@ -42,7 +44,7 @@ public final class TakeFiles {
     ///   the calling thread.
     public init(path: String, numbered: Bool, layout: LinearPCMLayout, stream: DiskStream? = nil,
                 make: @escaping (String) throws(AudioFileError) -> any RecordingFiles,
-                finalized: @escaping @Sendable ([String], Int64) -> Void) throws(AudioFileError) {
+                finalized: @escaping @Sendable ([String], Int64) -> Void = { _, _ in }) throws(AudioFileError) {
         self.path = path
         self.numbered = numbered
         self.layout = layout
@@ -61,7 +63,7 @@ public final class TakeFiles {
 
     public var isRecording: Bool { current != nil }
     /// Every file written, in order (takes, then channel groups).
-    public var paths: [String] { closedPaths + (current?.files.paths ?? waiting?.paths ?? []) }
+    public var paths: [String] { closedTakes.flatMap(\.paths) + (current?.files.paths ?? waiting?.paths ?? []) }
     public var frames: Int64 { closedFrames + (current?.files.packetCount ?? 0) }
 
     /// Starts a take whose first frame is device frame `sampleTime`; its BWF TimeReference (where
@@ -99,14 +101,15 @@ public final class TakeFiles {
     public func end() throws(AudioFileError) {
         guard let take = current else { return }
         current = nil
-        let files = take.files, frames = files.packetCount, paths = files.paths
+        let files = take.files, frames = files.packetCount
         droppedBefore += files.droppedFrames
         let empty = numbered && frames == 0
         if !empty {
-            closedPaths += paths
+            closedTakes.append(files)
             closedFrames += frames
         }
-        try files.close { [finalized] in
+        // The paths are read once the files are closed: the last frames may open another part.
+        try files.close { [finalized] paths in
             if empty { paths.forEach { unlink($0) } } else { finalized(paths, frames) }
         }
     }
@@ -116,8 +119,8 @@ public final class TakeFiles {
         try end()
         if let single = waiting {
             waiting = nil
-            try single.close { }
-            closedPaths += single.paths
+            try single.close { _ in }
+            closedTakes.append(single)
         }
         // Every take's writes and close done: the disk thread's failure, if one failed.
         if let failure = stream?.finish() { throw failure }

@@ -24,8 +24,10 @@ public final class TimeSplitFiles: RecordingFiles {
     /// The first sample's JACK frame (in the files' rate), for each part's time reference.
     private var startReference: UInt64?
 
+    /// - Parameter make: opens the file of one part (called on the thread that writes frames).
+    /// - Parameter finalized: called with a closed part's paths and frame count.
     public init(path: String, splitFrames: Int64, make: @escaping (String) throws(AudioFileError) -> any RecordingFiles,
-         finalized: @escaping ([String], Int64) -> Void) throws(AudioFileError) {
+                finalized: @escaping ([String], Int64) -> Void = { _, _ in }) throws(AudioFileError) {
         basePath = path
         self.splitFrames = splitFrames
         self.make = make

@@ -1,0 +1,71 @@
+import AQCodecs
+import AQCore
+import AQMedia
+import AQSession
+import AQTestSupport
+import AudioQueue
+import CAudioTypes
+import Foundation
+import Testing
+
+/// The session library on the offline driver: no JACK server, no sleep. Every frame the driver
+/// runs is delivered (the run returns once the queue has called back for it), and finishing
+/// the session waits for the disk-writer thread, so the test is deterministic.
+@Suite("Sessions on the offline driver (no server needed)")
+struct OfflineSessionTests {
+    /// Frame `frame`'s sample: loud (-6 dBFS and up) in `loud`, else quiet (below -74 dBFS);
+    /// every frame's value its own, so a file shows exactly which frames it holds.
+    static func sample(_ frame: Int, loud: Range<Int>) -> Float {
+        loud.contains(frame) ? 0.5 + Float(frame) * 1e-6 : Float(frame) * 1e-9
+    }
+
+    @Test("a take triggered at -40 dBFS with 0.1 s of pre-roll and a 0.25 s hold, split into files of 0.25 s: exactly the frames from 4800 before the first loud frame to 12000 after the last, in files of 12000, 12000 and 4800 frames, each with the device frame of its first frame as TimeReference")
+    func triggeredSplitTake() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-offline-session-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let loud = 48_000 ..< 60_000
+        let clockStart: UInt64 = 1_000_000
+
+        // What a library user writes (docs/SESSIONS.md shows these lines).
+        let driver = OfflineDriver(sampleRate: 48000, bufferSize: 256, startFrame: clockStart)
+        let format = CompressedFormatValues.floatPCM(sampleRate: 48000, channelCount: 1)
+        let layout = try LinearPCMLayout(validating: format)
+        let takes = try TakeFiles(path: folder + "/take.wav", numbered: true, layout: layout, stream: DiskStream(ringBytes: 1 << 22)) {
+            (take: String) throws(AudioFileError) in
+            try TimeSplitFiles(path: take, splitFrames: 12_000) { (part: String) throws(AudioFileError) in
+                try AudioFile.create(path: part, fileType: AudioFileTypeValues.wave, format: format, eraseExisting: true).pcmWriter!
+            }
+        }
+        let trigger = TriggerController(layout: layout, start: .level(0.01), holdSeconds: 0.25, preRollSeconds: 0.1, sampleRate: 48000)
+        let session = TakeSession(takes: takes, controller: trigger)
+        let queue = try AudioInputQueue(format: format, driver: driver) { queue, buffer, time in
+            if session.handle(buffer, startTime: time) { try? queue.enqueue(buffer) }
+        }
+        for _ in 0 ..< 3 { try queue.enqueue(queue.allocateBuffer(byteCapacity: 4800 * 4)) }
+        try queue.start()
+        driver.run(frames: 96_000) { _, first, samples in
+            for index in samples.indices { samples[index] = Self.sample(Int(first - clockStart) + index, loud: loud) }
+        }
+        queue.stop(immediate: true)
+        let failure = session.finish()
+        queue.dispose()
+        // (end of what a library user writes)
+
+        #expect(failure == nil, "\(failure ?? "")")
+        let first = loud.lowerBound - 4_800, end = loud.upperBound + 12_000
+        let expected = ["/take-001-001.wav", "/take-001-002.wav", "/take-001-003.wav"].map { folder + $0 }
+        #expect(session.paths == expected)
+        #expect(session.takeCount == 1 && session.summary.frames == Int64(end - first) && session.summary.lost == 0)
+        var next = first
+        for (path, length) in zip(expected, [12_000, 12_000, 4_800]) {
+            let part = try SoundFileContents(path: path)
+            #expect(part.frames == length, "\(path): \(part.frames) frames")
+            #expect(part.timeReference == Int64(clockStart) + Int64(next), "\(path): TimeReference \(String(describing: part.timeReference))")
+            let wrong = (0 ..< min(part.frames, length)).filter { part.samples[$0] != Self.sample(next + $0, loud: loud) }.count
+            #expect(wrong == 0, "\(path): \(wrong) frames wrong")
+            next += length
+        }
+        #expect(next == end)
+    }
+}
