@@ -53,7 +53,7 @@ bench=.build/release/aqbench
 ports=$(timeout 30 pw-jack "$aq" --ports --json 2>&1)
 echo "$ports" | grep -q '"input"'; check "ports" $? "(aqjack --ports --json lists $(echo "$ports" | grep -o 'aqjack-null-sink:playback_[A-Z]*' | sort -u | tr '\n' ' '))"
 
-demo=$(timeout 60 pw-jack "$aq" demo -o "$work/demo.wav" 2>&1); status=$?
+demo=$(timeout 60 pw-jack "$aq" demo "$work/demo.wav" 2>&1); status=$?
 check "demo" $status "($(echo "$demo" | grep -o 'check: [^—]*' | head -1))"
 
 timeout 40 pw-jack "$bench" generate 2 30 > "$work/gen.out" 2>&1 &

@@ -11,7 +11,7 @@ import Synchronization
 struct DemoCommand {
     var seconds = 3.0
     var path = "aqjack-demo.wav"
-    /// `-o` given: an existing file there is refused without `--force`. The default
+    /// FILE given: an existing file there is refused without `--force`. The default
     /// `aqjack-demo.wav` is the demo's own output and is replaced on every run, so the README's
     /// main command can run again.
     var pathGiven = false
@@ -22,15 +22,19 @@ struct DemoCommand {
             switch argument {
             case .option("-d"), .option("--duration"):
                 seconds = try cursor.real(for: "-d", in: 0 ... 600, excludingLowerBound: true, meaning: "a duration in seconds")
-            case .option("-o"), .option("--output"):
-                path = try cursor.value(for: "-o", expected: "a .wav file to write")
-                pathGiven = true
             case .option("--force"): force = true
             case let .option(option):
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for demo: expected -d, -o, --force, --server or --name")
+                if option == "-o" || option == "--output" {
+                    throw UsageError(message: "demo takes its output file as its operand, not '\(option)': aqjack demo [-d SECONDS] [--force] [FILE]")
+                }
+                throw UsageError(message: "unknown option '\(option)' for demo: expected -d, --force, --server or --name, then FILE")
             case let .operand(word):
-                throw UsageError(message: "demo takes no operand, got '\(word)'; use -o FILE for the output file")
+                guard !pathGiven else {
+                    throw UsageError(message: "demo takes one FILE, got '\(path)' and '\(word)'")
+                }
+                path = word
+                pathGiven = true
             }
         }
     }

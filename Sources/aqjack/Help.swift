@@ -15,7 +15,7 @@ enum Help {
     /// Every subcommand, in the order `aqjack --help` lists them.
     static let topics: [Topic] = [
         Topic(name: "demo", synopsis: """
-              aqjack [--server NAME] [--name CLIENT] demo [-d SECONDS] [-o FILE] [--force]
+              aqjack [--server NAME] [--name CLIENT] demo [-d SECONDS] [--force] [FILE]
             """, text: """
             demo plays a test signal through an output queue and records it back through an input
             queue connected by JACK, writes FILE (default aqjack-demo.wav, replaced on every run;

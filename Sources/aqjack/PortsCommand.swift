@@ -14,9 +14,12 @@ struct PortsCommand {
         while let argument = cursor.next() {
             switch argument {
             case .option("--json"): json = true
-            case .option("--input"), .option("-i"): direction = .input
-            case .option("--output"), .option("-o"): direction = .output
-            case .option("--physical"), .option("-p"): physicalOnly = true
+            case .option("--input"): direction = .input
+            case .option("--output"): direction = .output
+            case .option("--physical"): physicalOnly = true
+            case let .option(letter) where ["-i", "-o", "-p"].contains(letter):
+                // One letter means one thing in every subcommand: these name ports to connect.
+                throw UsageError(message: "'\(letter)' is not an option of --ports (-i, -o and -p name ports to connect elsewhere): expected --input, --output or --physical")
             case .option("--type"), .option("-t"):
                 typeFilter = try cursor.value(for: "--type", expected: "audio, midi or any")
                 guard ["audio", "midi", "any"].contains(typeFilter) else {

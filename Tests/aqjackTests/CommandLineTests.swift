@@ -57,6 +57,9 @@ struct CommandLineTests {
         (["--ports", "--server"], "--server needs a value"),
         (["--name", "a:b", "--ports"], "--name 'a:b' is not a valid JACK client name"),
         (["--ports", "--frames"], "unknown option '--frames' for --ports"),
+        (["--ports", "-p"], "'-p' is not an option of --ports (-i, -o and -p name ports to connect elsewhere): expected --input, --output or --physical"),
+        (["demo", "-o", "x.wav"], "demo takes its output file as its operand, not '-o': aqjack demo [-d SECONDS] [--force] [FILE]"),
+        (["demo", "a.wav", "b.wav"], "demo takes one FILE, got 'a.wav' and 'b.wav'"),
     ])
     func usageErrors(arguments: [String], message: String) throws {
         let result = try AQJackCommand.run(arguments)

@@ -12,7 +12,7 @@ extension JackServerSuite {
             defer { try? FileManager.default.removeItem(atPath: path) }
             // With no server of that name, the demo starts a private dummy one and says so.
             let server = withoutServer ? "aqjack-absent-\(getpid())" : TestServer.name
-            let result = try AQJackCommand.run(["demo", "-d", "1", "-o", path, "--server", server,
+            let result = try AQJackCommand.run(["demo", "-d", "1", path, "--server", server,
                                                 "--name", TestServer.uniqueClientName("demo")])
             #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
             #expect(result.standardOutput.contains("check: OK"))

@@ -125,13 +125,13 @@ struct HostileCommandLineTests {
 
     // MARK: Item 3 and 16: outputs
 
-    @Test("item03DemoRefusesExistingOutput: demo -o FILE that exists exits 1 unless --force, before starting any server")
+    @Test("item03DemoRefusesExistingOutput: demo FILE that exists exits 1 unless --force, before starting any server")
     func item03DemoRefusesExistingOutput() throws {
         let scratch = Scratch("demo")
         let path = scratch.file("mine.wav")
         let keep = Data("my own recording".utf8)
         FileManager.default.createFile(atPath: path, contents: keep)
-        let result = try Self.expectRefusal(["demo", "-d", "0.5", "-o", path], status: 1, message: "'\(path)' exists")
+        let result = try Self.expectRefusal(["demo", "-d", "0.5", path], status: 1, message: "'\(path)' exists")
         #expect(result.standardError.contains("--force"))
         #expect(result.seconds < 1)
         #expect(FileManager.default.contents(atPath: path) == keep)
@@ -143,7 +143,7 @@ struct HostileCommandLineTests {
         let input = scratch.file("in.wav")
         try Self.writeWave(input)
         let before = scratch.snapshot
-        for command in [["convert", input], ["demo", "-o"]] {
+        for command in [["convert", input], ["demo"]] {
             try Self.expectRefusal(command + [scratch.path, "--force"], status: 1, message: "'\(scratch.path)' is a directory")
             try Self.expectRefusal(command + ["/dev/null", "--force"], status: 1, message: "'/dev/null' is not a regular file")
             try Self.expectRefusal(command + [scratch.path + "/missing/out.wav"], status: 1, message: "the folder '\(scratch.path)/missing' does not exist")
