@@ -71,8 +71,11 @@ let package = Package(
 
         // Test support reused by later issues: deterministic generator client, ring sink, server helpers.
         // The test signal's generator runs on JACK's process thread: the same real-time checks as AQCore.
+        // Optimized in debug builds too: the tests check recordings of hundreds of millions of
+        // samples with it (RecordedSignalCheck.swift).
         .target(name: "AQTestSupport", dependencies: ["AQCore", "AQJack", "AQMedia", "CSndFile", "CAudioTypes"],
-                swiftSettings: [.define("AQ_RT_CHECKS", .when(configuration: .release))]),
+                swiftSettings: [.define("AQ_RT_CHECKS", .when(configuration: .release)),
+                                .unsafeFlags(["-O"], .when(configuration: .debug))]),
         // The serialized suite every JACK test joins; apart from AQTestSupport because it needs
         // Swift Testing, which the statically linked release tools (aqbench) cannot link.
         .target(name: "AQServerSuite"),

@@ -12,8 +12,39 @@
 # BENCH_CONVERT_SECONDS, default 60), and offline rendering through an output queue
 # (AudioQueueOfflineRender's engine, no server) of a 10-minute 16-bit AIFF vs `sox` decoding it.
 # Reports only: never fails the test run.
+#
+# Everything it prints also goes to docs/BENCHMARKS.md (BENCH_OUTPUT), under a heading that says
+# when, on which commit and machine, with which durations, and how the runs of each row spread:
+# the file is this script's output, not written by hand.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+output=${BENCH_OUTPUT:-docs/BENCHMARKS.md}
+log=$(mktemp)
+# Reruns this script with its output copied to $log, then writes $output from it.
+if [ -z "${AQJACK_BENCH_INNER:-}" ]; then
+  started=$(date -u '+%Y-%m-%d %H:%M UTC')
+  AQJACK_BENCH_INNER=1 bash "$0" "$@" 2>&1 | tee "$log"
+  {
+    echo "# Benchmarks"
+    echo
+    echo "Written by \`bash Scripts/bench.sh\` (do not edit: run it again). Started $started on commit"
+    echo "\`$(git rev-parse --short HEAD 2>/dev/null || echo unknown)\`, $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')),"
+    echo "$(free -g | awk '/Mem:/ { print $2 }') GiB, $(uname -sr), jackd $(jackd --version 2>/dev/null | grep -o 'version [0-9.]*' | head -1 | cut -d' ' -f2) (dummy backend)."
+    echo "Durations: recordings ${BENCH_RECORD_SECONDS:-60} s, playback ${BENCH_PLAY_SECONDS:-30} s, conversions ${BENCH_CONVERT_SECONDS:-60} s."
+    echo
+    echo "Every figure is against a reference measured in the same run, on the same server. A start"
+    echo "lists every run beside its median: a difference of medians inside those runs' spread is"
+    echo "parity. What each row measures: docs/TESTING.md (the paragraph on Scripts/bench.sh)."
+    echo
+    echo '```'
+    grep -v '^\s*$' "$log"
+    echo '```'
+  } > "$output"
+  rm -f "$log"
+  echo "bench.sh: wrote $output"
+  exit 0
+fi
+rm -f "$log"
 Scripts/setup.sh --deps >/dev/null
 # The reference recorders and players, and GNU time, for the comparisons only.
 if ! command -v jack_capture >/dev/null || ! command -v jack-record >/dev/null || ! command -v sndfile-jackplay >/dev/null || [ ! -x /usr/bin/time ]; then

@@ -10,7 +10,8 @@ import Foundation
 ///
 /// Not thread-safe: one thread at a time. ``run(frames:)`` itself neither allocates nor locks
 /// (it touches only the memory set up here), but what a plugin does inside is the plugin's
-/// own; the queues call it on their thread, the live host only for `lv2:hardRTCapable` plugins.
+/// own; the queues call it on their thread, the live host on JACK's process thread (every plugin,
+/// as jalv does; one without `lv2:hardRTCapable` is named when it loads).
 public final class LV2PluginInstance {
     public let description: LV2PluginDescription
     public let sampleRate: Double

@@ -1,5 +1,4 @@
 import AQMedia
-import AQSession
 import AudioQueue
 import CAudioTypes
 import Foundation

@@ -1,3 +1,4 @@
+import AQSession
 import AudioQueue
 import Foundation
 

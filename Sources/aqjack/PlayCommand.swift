@@ -2,6 +2,7 @@ import AQCodecs
 import AQCore
 import AQJack
 import AQMedia
+import AQSession
 import AQPlugins
 import AudioQueue
 import CAudioTypes
@@ -83,23 +84,12 @@ struct PlayCommand {
         return selected
     }
 
-    /// The queue's buffers: three of 0.1 s (frames at `rate` Hz).
-    static let bufferCount = 3
-    static func bufferFrames(rate: Double) -> Int { Int(rate) / 10 }
-    /// What the first buffer holds before the start: 40 ms (frames at `rate` Hz), 15 periods of
-    /// 128 at 48 kHz. The other buffers are filled right after the start, while the ring plays
-    /// these: filled before it, their 10 MB at 256 channels were copied while this thread made
-    /// its connections, and the server's side of each connect shared the two vCPUs with that
-    /// copy (the 256 connects took 3.5 ms longer: an LD_PRELOAD timer around `jack_connect`,
-    /// 30 starts each way, alternating).
-    static func firstFillFrames(rate: Double) -> Int { Int(rate) / 25 }
-
     /// The files' source at `sampleRate`, reading ahead the frames the first buffers take; nil
     /// (the error said) when a file cannot be converted to it.
-    private func makeSource(_ readers: [FrameSource], channelCount: Int, sampleRate: Double) -> PlaySource? {
+    private func makeSource(_ readers: [FrameSource], channelCount: Int, sampleRate: Double) -> FileSequence? {
         do throws(AudioFileError) {
-            let source = try PlaySource(readers: readers, loops: loops, channelCount: channelCount, sampleRate: sampleRate, resampler: resampler)
-            source.startReadAhead(frames: PlayCommand.bufferCount * PlayCommand.bufferFrames(rate: sampleRate))
+            let source = try FileSequence(readers: readers, loops: loops, channelCount: channelCount, sampleRate: sampleRate, resampler: resampler)
+            source.startReadAhead(frames: PlaybackSession.readAheadFrames(sampleRate: sampleRate))
             return source
         } catch {
             Diagnostics.error(error.message)
@@ -167,12 +157,6 @@ struct PlayCommand {
         }
         guard let targets = targets(client: client) else { return ExitStatus.failure }
         StartTrace.mark("targets")
-        // The queue plays native floats; each file's packets are decoded into them.
-        let format = AudioStreamBasicDescription(mSampleRate: rate, mFormatID: AudioFormatValues.linearPCM,
-                                                 mFormatFlags: AudioFormatValues.isFloat | AudioFormatValues.isPacked,
-                                                 mBytesPerPacket: UInt32(4 * channels), mFramesPerPacket: 1,
-                                                 mBytesPerFrame: UInt32(4 * channels), mChannelsPerFrame: UInt32(channels),
-                                                 mBitsPerChannel: 32, mReserved: 0)
         var stages: [LV2Stage] = []
         if !chain.isEmpty {
             do throws(PluginError) {
@@ -183,56 +167,32 @@ struct PlayCommand {
                 return exitStatus(for: error)
             }
         }
-        let stopped = Atomic<Bool>(false)
-        let queue: AudioOutputQueue
+        let session: PlaybackSession
         do throws(AudioQueueError) {
-            queue = try AudioOutputQueue(format: format, driver: JackDriver(client: client)) { queue, buffer in
-                if !source.feed(buffer, to: queue), source.finish() {
-                    queue.stop(immediate: false)
-                }
-            }
+            // The queue plays native floats; each file's packets are decoded into them.
+            session = try PlaybackSession(files: source, driver: JackDriver(client: client))
             StartTrace.mark("queue")
-            if !stages.isEmpty { try queue.setProcessingStages(stages) }
-            queue.channelDestinations = Array(targets.prefix(channels))
-            queue.volumeLevel = volume
-            queue.onRunningChange = { running in if !running { stopped.store(true, ordering: .releasing) } }
+            if !stages.isEmpty { try session.queue.setProcessingStages(stages) }
+            session.queue.channelDestinations = Array(targets.prefix(channels))
+            session.queue.volumeLevel = volume
             // Three buffers of 0.1 s (with the ring's 0.25 s, 0.55 s between the file and the
-            // sound), filled from the read-ahead: copying into their fresh pages is what is left
-            // of the file's cost at the start (about 10 ms at 256 channels; reading a cold file's
-            // 15 MB took 20 ms more here, now hidden behind the 0.1-0.4 s of port registration).
-            // The first, with only `firstFillFrames`, is filled on a helper thread while this one
-            // connects the ports (a server round trip each), so the start itself only primes and
-            // arms its frame; the other two right after it.
-            let byteCapacity = Int(format.mBytesPerFrame) * PlayCommand.bufferFrames(rate: rate)
-            let filling = BackgroundValue {
-                Result { () throws(AudioQueueError) in
-                    let buffer = try queue.allocateBuffer(byteCapacity: byteCapacity)
-                    _ = source.feed(buffer, to: queue, maximumFrames: PlayCommand.firstFillFrames(rate: rate))
-                }
+            // sound), filled from the read-ahead; the ports are connected while the first fills.
+            try session.start(atFrame: startFrame) { () throws(AudioQueueError) in
+                try session.queue.connectDevice()
+                StartTrace.mark("connected")
             }
-            let connected = Result { () throws(AudioQueueError) in try queue.connectDevice() }
-            StartTrace.mark("connected")
-            try filling.take().get()
-            StartTrace.mark("filled")
-            try connected.get()
-            if source.finish() { queue.stop(immediate: false) }
-            queue.prime()
-            try queue.start(atFrame: startFrame)
             StartTrace.mark("started")
-            for _ in 1 ..< PlayCommand.bufferCount {
-                let buffer = try queue.allocateBuffer(byteCapacity: byteCapacity)
-                if !source.feed(buffer, to: queue), source.finish() { queue.stop(immediate: false) }
-            }
             StartTrace.report()
         } catch {
             Diagnostics.error(error.message)
             return ExitStatus.failure
         }
+        let queue = session.queue
 
         nsm?.confirmOpen(message: "playing \(paths.count) file(s) as '\(client.name)'")
         let progress = isatty(STDOUT_FILENO) == 1 && !json
         let total = source.totalFrames.map { Double($0) / rate }
-        let cause = SessionLoop.run(client: client, signals: signals, finished: { stopped.load(ordering: .acquiring) }) {
+        let cause = SessionLoop.run(client: client, signals: signals, finished: { session.hasEnded }) {
             guard progress else { return }
             let elapsed = queue.currentSampleTime / rate
             let line = String(format: "%7.1f / %@ s  underruns %d frames", elapsed, total.map { String(format: "%.1f", $0) } ?? "inf", queue.underrunFrameCount)
@@ -251,7 +211,7 @@ struct PlayCommand {
         if reason == .end, readFailure != nil { reason = .fileError }
         let deviceRate = Double(client.sampleRate)
         let deviceFrames = Int64(queue.playedFrameCount)
-        let played = Int64((Double(deviceFrames) * rate / deviceRate).rounded())
+        let played = session.framesPlayed
         let underruns = queue.underrunFrameCount
         let start = queue.playbackStartFrame
         let xruns = client.notifications.xrunCount.load(ordering: .relaxed)

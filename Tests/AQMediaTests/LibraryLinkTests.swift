@@ -3,7 +3,7 @@ import AQMedia
 import Testing
 
 /// The C libraries reached through the system-library targets load and are the ones Debian 12
-/// ships (the versions NOTES.md measured).
+/// ships.
 @Suite("Media and codec libraries")
 struct LibraryLinkTests {
     @Test("libsndfile and libsamplerate load")

@@ -69,3 +69,55 @@ struct OfflineSessionTests {
         #expect(next == end)
     }
 }
+
+/// Playback sessions on the offline driver: files in sequence, looped, every frame exact.
+@Suite("Playback sessions on the offline driver (no server needed)")
+struct OfflinePlaybackSessionTests {
+    /// Writes `frames` frames of `channels` channels of float WAV whose sample is `value(frame, channel)`.
+    static func writeFile(_ path: String, frames: Int, channels: Int, value: (Int, Int) -> Float) throws {
+        let format = CompressedFormatValues.floatPCM(sampleRate: 48000, channelCount: channels)
+        let file = try AudioFile.create(path: path, fileType: AudioFileTypeValues.wave, format: format, eraseExisting: true).pcmWriter!
+        let samples = (0 ..< frames * channels).map { value($0 / channels, $0 % channels) }
+        try samples.withUnsafeBytes { try file.append($0.baseAddress!, frames: frames) }
+        try file.close()
+    }
+
+    @Test("a stereo file and a mono file in sequence, looped twice, started at device frame 1000: silence before, then every frame of each file in order (the mono one on both channels), exactly, and silence after; the session ends by itself with 24000 frames played")
+    func sequenceLoopedExact() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-offline-play-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let stereo = { (frame: Int, channel: Int) -> Float in Float(frame + 1) * 1e-5 * (channel == 0 ? 1 : -1) }
+        let mono = { (frame: Int, _: Int) -> Float in 0.5 - Float(frame) * 1e-5 }
+        try Self.writeFile(folder + "/a.wav", frames: 7000, channels: 2, value: stereo)
+        try Self.writeFile(folder + "/b.wav", frames: 5000, channels: 1, value: mono)
+
+        let driver = OfflineDriver(sampleRate: 48000, bufferSize: 256)
+        let files = try FileSequence(readers: [FrameSource.open(folder + "/a.wav"), FrameSource.open(folder + "/b.wav")],
+                                     loops: 2, channelCount: 2, sampleRate: 48000)
+        let session = try PlaybackSession(files: files, driver: driver)
+        defer { session.queue.dispose() }
+        try session.start(atFrame: 1000)
+        var played: [[Float]] = [[], []]
+        while !session.hasEnded && played[0].count < 48_000 {
+            driver.run(frames: 1024, output: { channel, _, samples in played[channel] += samples })
+        }
+
+        #expect(session.hasEnded)
+        #expect(files.failure == nil)
+        #expect(session.framesPlayed == 24_000)
+        #expect(session.queue.playbackStartFrame == 1000)
+        var expected: [[Float]] = [Array(repeating: 0, count: 1000), Array(repeating: 0, count: 1000)]
+        for _ in 0 ..< 2 {
+            for channel in 0 ..< 2 {
+                expected[channel] += (0 ..< 7000).map { stereo($0, channel) }
+                expected[channel] += (0 ..< 5000).map { mono($0, channel) }
+            }
+        }
+        for channel in 0 ..< 2 {
+            let wrong = played[channel].indices.filter { played[channel][$0] != ($0 < expected[channel].count ? expected[channel][$0] : 0) }
+            #expect(wrong.isEmpty, "channel \(channel): \(wrong.count) samples wrong, the first at frame \(wrong.first ?? -1)")
+            #expect(played[channel].count >= expected[channel].count)
+        }
+    }
+}

@@ -11,21 +11,7 @@ import Testing
 /// `timeReference + i`; each frame is either the generator's signal or, where the recorder lost
 /// frames, silence. Returns (frames checked, wrong samples, silent frames).
 func verifyFloatRecording(_ file: SoundFileContents, channels: Int) -> (frames: Int, wrong: Int, silent: Int) {
-    guard let reference = file.timeReference else { return (0, -1, 0) }
-    var wrong = 0
-    var silent = 0
-    for frame in 0 ..< file.frames {
-        let base = frame * channels
-        if (0 ..< channels).allSatisfy({ file.samples[base + $0] == 0 }) {
-            silent += 1
-            continue
-        }
-        let jackFrame = UInt32(truncatingIfNeeded: Int64(reference) + Int64(frame))
-        for channel in 0 ..< channels where file.samples[base + channel].bitPattern != TestSignal.sample(channel: channel, frame: jackFrame).bitPattern {
-            wrong += 1
-        }
-    }
-    return (file.frames, wrong, silent)
+    file.testSignalCheck(channels: channels)
 }
 
 struct RecordSummary: Decodable {

@@ -1,25 +1,20 @@
 import AQCodecs
 import AQCore
-import AQJack
 import AQMedia
-import AQPlugins
 import AudioQueue
 import CAudioTypes
 import Foundation
-import Glibc
-import Synchronization
 
-/// Reads the files (looping as asked) into output buffers as native floats: linear PCM, FLAC,
-/// ALAC, Ogg, MP3 ... through libsndfile, AAC decoded and trimmed by its packet table; a file
-/// of another rate or channel count than the output goes through a ``FormatConverter``
-/// (libsamplerate, channel mapping). Queue thread and the starting thread, one at a time; the
-/// read-ahead's helper thread before them.
-final class PlaySource: @unchecked Sendable {
+/// Files played one after another (looping as asked), read into output buffers as native
+/// floats: linear PCM, FLAC, ALAC, Ogg, MP3 ... through libsndfile, AAC decoded and trimmed by
+/// its packet table; a file of another rate or channel count than the output goes through a
+/// ``FormatConverter`` (the resampler engine given, channel mapping: mono to every channel,
+/// others padded with silence). Queue thread and the starting thread, one at a time (a lock
+/// orders them); the read-ahead's helper thread before them.
+public final class FileSequence: @unchecked Sendable {
     private let readers: [FrameSource]
     /// Per file: the converter to the output's shape, or nil when it already has it.
     private let converters: [FormatConverter?]
-    private let channelCount: Int
-    private let sampleRate: Double
     private let lock = NSLock()
     private var fileIndex = 0
     private var loopsLeft: Int?
@@ -37,8 +32,19 @@ final class PlaySource: @unchecked Sendable {
     private var readAheadUsed = 0
     /// The read-ahead's thread until the first ``fill(_:)`` has waited for it.
     private var readAheadTask: BackgroundValue<Void>?
+    private var readAheadStarted = false
 
-    init(readers: [FrameSource], loops: Int?, channelCount: Int, sampleRate: Double, resampler: Resampler.Engine) throws(AudioFileError) {
+    /// Frames per second of the output (the queue's format).
+    public let sampleRate: Double
+    /// Channels of the output: each frame `channelCount` interleaved Floats.
+    public let channelCount: Int
+
+    /// - Parameters:
+    ///   - readers: the files, in the order they play.
+    ///   - loops: times the whole sequence plays; nil plays it until stopped.
+    ///   - channelCount, sampleRate: the output's shape.
+    public init(readers: [FrameSource], loops: Int? = 1, channelCount: Int, sampleRate: Double,
+                resampler: Resampler.Engine = .soxr) throws(AudioFileError) {
         self.readers = readers
         self.channelCount = channelCount
         self.sampleRate = sampleRate
@@ -64,11 +70,11 @@ final class PlaySource: @unchecked Sendable {
 
     /// Frames in all, every loop counted (at the output rate), or nil when looping forever.
     /// Fixed at creation: it does not shrink as loops are played.
-    let totalFrames: Int64?
+    public let totalFrames: Int64?
 
     /// Why a file could not be played to its end (read error, or shorter than its header
     /// said), or nil.
-    var failure: String? { lock.withLock { readFailure } }
+    public var failure: String? { lock.withLock { readFailure } }
 
     /// Reads from file `index` into `output`; 0 at its end. A read error, or an end before the
     /// frames its header promised, is kept in `readFailure` and ends playback.
@@ -115,9 +121,11 @@ final class PlaySource: @unchecked Sendable {
 
     /// Starts reading the first `frames` output frames on a helper thread, so that the file
     /// is read while JACK opens the client and registers its ports (a cold file's first
-    /// buffers come off the disk then, not after). Call once, before the first ``fill(_:)``,
-    /// which waits for it.
-    func startReadAhead(frames: Int) {
+    /// buffers come off the disk then, not after). Before the first ``feed(_:to:maximumFrames:)``,
+    /// which waits for it; later calls do nothing.
+    public func startReadAhead(frames: Int) {
+        guard !readAheadStarted else { return }
+        readAheadStarted = true
         readAheadTask = BackgroundValue { [self] in
             lock.withLock {
                 let staging = UnsafeMutableBufferPointer<Float>.allocate(capacity: max(1, frames * channelCount))
@@ -136,7 +144,7 @@ final class PlaySource: @unchecked Sendable {
     /// everything had been read (or the queue refused it: it is stopping). One buffer at a
     /// time, so the frames are enqueued in the order they were read whichever thread feeds:
     /// the starting thread and the queue's callback both do.
-    func feed(_ buffer: AudioQueueBufferRef, to queue: AudioOutputQueue, maximumFrames: Int = .max) -> Bool {
+    public func feed(_ buffer: AudioQueueBufferRef, to queue: AudioOutputQueue, maximumFrames: Int = .max) -> Bool {
         if let task = readAheadTask {
             task.take()
             readAheadTask = nil
@@ -198,7 +206,7 @@ final class PlaySource: @unchecked Sendable {
     }
 
     /// True once, when everything has been read and handed out: time to drain.
-    func finish() -> Bool {
+    public func finish() -> Bool {
         lock.withLock {
             guard exhausted, !finishReported else { return false }
             finishReported = true

@@ -1,55 +1,34 @@
 import AQCodecs
 import AQMedia
-import AQSession
 import AudioQueue
 import CAudioTypes
 import Foundation
 import Synchronization
 
-/// What `aqjack record` needs of a session, PCM (``RecordSession``) or AAC (``PacketRecordSession``).
-protocol RecordingSession: AnyObject, Sendable {
-    var isFinished: Atomic<Bool> { get }
-    /// Frames of audio in the file so far.
-    var framesWritten: Int64 { get }
-    var summary: (start: UInt64?, frames: Int64, lost: Int64, failure: String?) { get }
-    /// Takes one filled buffer on the queue thread; returns whether the queue should have it back.
-    func handle(_ buffer: AudioQueueBufferRef, startTime: AudioTimeStamp) -> Bool
-    /// Finishes the file once the queue has stopped and delivered its last buffer.
-    func finish(queue: AudioInputQueue) -> String?
-}
-
-extension RecordSession: RecordingSession {
-    func finish(queue: AudioInputQueue) -> String? { close() }
-}
-
-extension TakeSession: RecordingSession {
-    func finish(queue: AudioInputQueue) -> String? { finish() }
-}
-
-/// What `aqjack record` does with AAC or ALAC buffers on the queue thread: hands their packets
+/// A recording of AAC or ALAC buffers (`aqjack record` to .m4a, .caf, .aac) on the queue thread: hands their packets
 /// to the disk-writer thread, which appends them to an ADTS, CAF or MPEG-4 file. The queue keeps the encoded stream on the JACK timeline itself
 /// (lost device frames are encoded as silence), so packets are written as they come. With `-d`
 /// exactly the packets that decode the requested frames are written, ⌈(priming + frames) /
 /// F⌉ of them, F the frames per packet (AAC packet k decodes to output frames k·F ..< (k+1)·F
 /// from packets ≤ k), and the packet table marks exactly the requested frames valid after the priming, so
 /// the remainder is under one packet (which MPEG-4 expresses as the last packet's duration).
-final class PacketRecordSession: @unchecked Sendable, RecordingSession {
+public final class PacketRecordSession: @unchecked Sendable, RecordingSession {
     /// The file, written on the disk-writer thread.
-    let writer: DiskBackedPacketFile
-    let targetFrames: Int64?
-    let priming: Int
+    public let writer: DiskBackedPacketFile
+    public let targetFrames: Int64?
+    public let priming: Int
     /// 1024 for AAC, 4096 for ALAC.
-    let framesPerPacket: Int
+    public let framesPerPacket: Int
     /// Device (JACK) frames per file frame: 1 unless the file's rate differs from the server's.
-    let deviceFramesPerFileFrame: Double
+    public let deviceFramesPerFileFrame: Double
     private let lock = NSLock()
     private var startFrame: UInt64?
     private var failure: String?
     /// The packet table's valid frames once the file is finished.
     private var finalFrames: Int64?
-    let isFinished = Atomic<Bool>(false)
+    public let isFinished = Atomic<Bool>(false)
 
-    init(writer: DiskBackedPacketFile, targetFrames: Int64?, priming: Int, framesPerPacket: Int, deviceFramesPerFileFrame: Double) {
+    public init(writer: DiskBackedPacketFile, targetFrames: Int64?, priming: Int, framesPerPacket: Int, deviceFramesPerFileFrame: Double) {
         self.writer = writer
         self.framesPerPacket = framesPerPacket
         self.deviceFramesPerFileFrame = deviceFramesPerFileFrame
@@ -58,13 +37,13 @@ final class PacketRecordSession: @unchecked Sendable, RecordingSession {
         writer.packetTable = PacketTable(validFrameCount: 0, primingFrames: Int32(priming), remainderFrames: 0)
     }
 
-    var framesWritten: Int64 { lock.withLock { max(0, writer.packetCount * Int64(framesPerPacket) - Int64(priming)) } }
-    var summary: (start: UInt64?, frames: Int64, lost: Int64, failure: String?) {
+    public var framesWritten: Int64 { lock.withLock { max(0, writer.packetCount * Int64(framesPerPacket) - Int64(priming)) } }
+    public var summary: (start: UInt64?, frames: Int64, lost: Int64, failure: String?) {
         lock.withLock { (startFrame, finalFrames ?? min(max(0, writer.packetCount * Int64(framesPerPacket) - Int64(priming)), targetFrames ?? .max),
                          droppedFrames, failure) }
     }
 
-    func handle(_ buffer: AudioQueueBufferRef, startTime: AudioTimeStamp) -> Bool {
+    public func handle(_ buffer: AudioQueueBufferRef, startTime: AudioTimeStamp) -> Bool {
         lock.lock()
         defer { lock.unlock() }
         guard failure == nil else { return false }
@@ -106,7 +85,7 @@ final class PacketRecordSession: @unchecked Sendable, RecordingSession {
 
     /// Records the packet table (priming, the valid frames: the duration asked for, else every
     /// frame the encoder took in) and closes the file.
-    func finish(queue: AudioInputQueue) -> String? {
+    public func finish(queue: AudioInputQueue) -> String? {
         lock.lock()
         defer { lock.unlock() }
         let total = writer.packetCount * Int64(framesPerPacket)
