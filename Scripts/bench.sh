@@ -17,13 +17,14 @@
 # when, on which commit and machine, with which durations, and how the runs of each row spread:
 # the file is this script's output, not written by hand.
 set -uo pipefail
+self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$0")/.."
 output=${BENCH_OUTPUT:-docs/BENCHMARKS.md}
 log=$(mktemp)
 # Reruns this script with its output copied to $log, then writes $output from it.
 if [ -z "${AQJACK_BENCH_INNER:-}" ]; then
   started=$(date -u '+%Y-%m-%d %H:%M UTC')
-  AQJACK_BENCH_INNER=1 bash "$0" "$@" 2>&1 | tee "$log"
+  AQJACK_BENCH_INNER=1 bash "$self" "$@" 2>&1 | tee "$log"
   {
     echo "# Benchmarks"
     echo
