@@ -82,8 +82,9 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// Gaps in the delivered frame sequence (ring overruns, JACK xruns, underruns): the
     /// timeline's discontinuities. Any thread.
     public var discontinuityCount: Int { pipeline.discontinuities.load(ordering: .relaxed) }
-    /// Frames of silence put into a compressed stream for device frames lost to an xrun or
-    /// overrun, so the encoded timeline stays the device's. Any thread.
+    /// Frames of silence put into the buffers for device frames lost to an xrun, an overrun or
+    /// an underrun (a compressed stream, or ``gapPolicy`` `.silence`), so the delivered timeline
+    /// stays the device's. Device frames. Any thread.
     public var insertedSilenceFrameCount: Int { pipeline.insertedSilenceFrames.load(ordering: .relaxed) }
     /// Frames of a compressed stream's device timeline that JACK delivered twice (a repeated
     /// cycle frame time around an xrun) and that were therefore not encoded again. Any thread.
@@ -364,6 +365,13 @@ public final class AudioInputQueue: @unchecked Sendable {
     public var sampleRateConverterQuality: Resampler.Quality {
         get { lock.withLock { pipeline.converterQuality } }
         set { lock.withLock { pipeline.converterQuality = newValue } }
+    }
+
+    /// What a gap in the device's frames becomes: the buffers' timestamps show it (Apple's
+    /// behaviour, the default) or silence fills it (``RecordingGapPolicy``). Set while stopped.
+    public var gapPolicy: RecordingGapPolicy {
+        get { lock.withLock { pipeline.gapPolicy } }
+        set { lock.withLock { pipeline.gapPolicy = newValue } }
     }
 
     /// The library that converts the rate (libsoxr by default, or libsamplerate). Set before

@@ -10,9 +10,11 @@ import Synchronization
 /// 1. **drain the ring in place** (``drainRing(final:)``): each captured cycle is read where the
 ///    process thread wrote it (``RingRegions``; only a frame split by the ring's wrap is copied),
 ///    a cycle JACK labelled one cycle ahead is put back where its frames belong;
-/// 2. **align to the device timeline** (``TimelineAligner``): lost device frames become silence
-///    in a compressed stream, or end the PCM buffer being filled (its successor's timestamp
-///    shows the gap); a repeated cycle's frames already encoded are dropped;
+/// 2. **align to the device timeline** (``TimelineAligner``), the one place a gap is decided,
+///    by the queue's ``RecordingGapPolicy``: lost device frames become silence (a compressed
+///    stream always; PCM with `.silence`), or end the PCM buffer being filled (`.timestamps`:
+///    its successor's timestamp shows the gap); a repeated cycle's frames already delivered are
+///    dropped;
 /// 3. **resample** from the device's rate to the format's (``Resampler``), keeping each
 ///    output frame's device-time anchor;
 /// 4. **processing stages** (``QueueProcessingStage``: the insertion point for taps and plugins);
@@ -55,6 +57,10 @@ final class RecordingPipeline {
     var firstRecordedFrame: Double?
     /// Subtracted from every timestamp's device frame (``AudioInputQueue/latencyCompensationFrames``).
     var latencyCompensationFrames = 0
+    /// What a gap in the device's frames becomes (2.), set while the queue is stopped.
+    var gapPolicy = RecordingGapPolicy.timestamps {
+        didSet { timeline = Self.timeline(policy: gapPolicy, deviceRate: deviceRate) }
+    }
     /// Processing stages (4.), set while the queue is stopped.
     var processing = ProcessingChain()
     /// JACK's transport, cycle by cycle (``AudioInputQueue/takeTransportChanges(before:)``).
@@ -71,8 +77,15 @@ final class RecordingPipeline {
 
     // MARK: Stage state (queue thread, under the lock)
 
-    /// 2: where the delivered frames are on the device timeline (gaps up to 10 s are filled).
+    /// 2: where the delivered frames are on the device timeline: with `.silence` any gap is
+    /// filled; else (a compressed stream) gaps up to 10 s, a longer one restarts its timeline.
     private var timeline: TimelineAligner
+    private static func timeline(policy: RecordingGapPolicy, deviceRate: Int) -> TimelineAligner {
+        TimelineAligner(longestFilledGap: policy == .silence ? .max : 10 * Int64(deviceRate))
+    }
+    /// Silence to insert for a gap, a chunk at a time (zeros, `silenceChunkFrames` frames).
+    private var silenceChunk: [Float] = []
+    private static let silenceChunkFrames = 1024
     /// 3: created at the first cycle with ``converterQuality``; the device frame (fractional)
     /// that output frame 0 since the last discontinuity maps to, and the output frames since.
     private var resampler: Resampler?
@@ -94,6 +107,8 @@ final class RecordingPipeline {
     private var meteredFrames = 0
     private var lastRecord: CaptureCycle?
     private var isInUnderrun = false
+    /// `.silence`, PCM: output frames an underrun lost, owed as silence before the next frames.
+    private var underrunSilenceFrames = 0
 
     init(format: StreamFormat, deviceRate: Int, packetStage: InputPacketStage?, reader: CaptureReader, lock: NSLock,
          onFirstCycle: @escaping () -> Void, deliver: @escaping Delivery) {
@@ -105,7 +120,7 @@ final class RecordingPipeline {
         self.onFirstCycle = onFirstCycle
         self.deliver = deliver
         let channels = format.channelCount
-        timeline = TimelineAligner(longestFilledGap: 10 * Int64(deviceRate))
+        timeline = Self.timeline(policy: .timestamps, deviceRate: deviceRate)
         meterSums = LevelSums(channelCount: channels)
         levels = Array(repeating: AudioQueueLevelMeterState(), count: channels)
         stitchedFrame = Array(repeating: 0, count: channels)
@@ -150,6 +165,7 @@ final class RecordingPipeline {
     /// Forgets the timeline (a stop or reset): the next cycle starts it afresh.
     func resetTimeline() {
         timeline.reset()
+        underrunSilenceFrames = 0
         transportLog.reset()
         processing.reset()
     }
@@ -169,24 +185,24 @@ final class RecordingPipeline {
         let placement = timeline.place(position: Int64(record.frameTime), count: Int64(record.frameCount), rebasing: resumingFromPause)
         if placement != TimelineAligner.Placement() {
             discontinuities.add(1, ordering: .relaxed)
-            if let packetStage {
-                // AAC/ALAC: lost device frames (xrun, overrun, up to 10 s) become silence in the
-                // stream, so packet times stay on the device timeline; after a pause the stream
-                // simply continues and its timeline moves on by the pause.
+            if (packetStage != nil || gapPolicy == .silence) && !(placement.rebase && packetStage == nil) {
+                // Lost device frames (xrun, overrun) become silence, so the stream stays on the
+                // device timeline: a compressed stream always (up to 10 s; after a pause it simply
+                // continues, its timeline moved on by the pause), PCM with `.silence`.
                 if placement.silence > 0 {
                     insertedSilenceFrames.add(Int(placement.silence), ordering: .relaxed)
-                    let silence = [Float](repeating: 0, count: Int(placement.silence) * layout.channelCount)
-                    silence.withUnsafeBufferPointer { resampleLocked($0.baseAddress!, frameCount: Int(placement.silence), record: record, recordOffset: 0) }
+                    insertSilenceLocked(frames: Int(placement.silence), before: record)
                 }
                 alreadyEncoded = Int(placement.skip)
                 repeatedFrames.add(alreadyEncoded, ordering: .relaxed)
-                if placement.rebase, let previousEnd {
+                if placement.rebase, let previousEnd, let packetStage {
                     packetStage.anchorDeviceFrame = packetStage.anchorDeviceFrame.map { $0 + Double(Int64(record.frameTime) - previousEnd) }
                 }
             } else {
-                // Linear PCM: a gap (ring overrun, xrun, pause) or a repeat ends the buffer being
-                // filled, so that every buffer's frames are contiguous from its timestamp (the
-                // caller sees the gap in the timestamps, as on Apple's queue).
+                // Linear PCM with `.timestamps` (Apple's behaviour), or any PCM timeline restart
+                // (a pause): a gap or a repeat ends the buffer being filled, so that every
+                // buffer's frames are contiguous from its timestamp (the caller sees the gap in
+                // the timestamps, as on Apple's queue).
                 finishResamplingLocked(record)
                 finishProcessingLocked()
                 deliverPartialBufferLocked()
@@ -196,6 +212,21 @@ final class RecordingPipeline {
         guard alreadyEncoded < record.frameCount else { return }
         forEachContiguousRun(of: samples, skippingFrames: alreadyEncoded) { frames, count, start in
             resampleLocked(frames, frameCount: count, record: record, recordOffset: start)
+        }
+    }
+
+    /// Puts `frames` frames of silence into the stream just before `record`'s frames (stamped
+    /// as the device frames they stand for), a chunk at a time.
+    private func insertSilenceLocked(frames: Int, before record: CaptureCycle) {
+        let chunk = Self.silenceChunkFrames
+        if silenceChunk.isEmpty { silenceChunk = [Float](repeating: 0, count: chunk * layout.channelCount) }
+        var done = 0
+        while done < frames {
+            let count = min(chunk, frames - done)
+            silenceChunk.withUnsafeBufferPointer {
+                resampleLocked($0.baseAddress!, frameCount: count, record: record, recordOffset: done - frames)
+            }
+            done += count
         }
     }
 
@@ -313,17 +344,34 @@ final class RecordingPipeline {
             encodeLocked(frames, frameCount: frameCount, record: record, stage: packetStage)
             return
         }
+        if underrunSilenceFrames > 0 && !enqueued.isEmpty {
+            // `.silence`: what an underrun lost comes back as silence, where it was.
+            let owed = underrunSilenceFrames
+            underrunSilenceFrames = 0
+            if isResampling { resampledFrames -= owed }
+            if silenceChunk.isEmpty { silenceChunk = [Float](repeating: 0, count: Self.silenceChunkFrames * layout.channelCount) }
+            var done = 0
+            while done < owed {
+                let count = min(Self.silenceChunkFrames, owed - done)
+                silenceChunk.withUnsafeBufferPointer {
+                    emitLocked($0.baseAddress!, frameCount: count, record: record, recordOffset: recordOffset - owed + done)
+                }
+                done += count
+            }
+        }
         let channels = layout.channelCount
         let bytesPerFrame = layout.bytesPerFrame
         var offset = 0
         while offset < frameCount {
             guard let buffer = enqueued.first else {
                 // kAudioQueueErr_RecordUnderrun: nowhere to put the data. Lost and counted; the
-                // next buffer's timestamp jumps by exactly the loss (the frame count runs on).
+                // next buffer's timestamp jumps by exactly the loss (the frame count runs on),
+                // or with `.silence` the loss is owed as silence to the next buffer.
                 underrunFrames.add(frameCount - offset, ordering: .relaxed)
                 if !isInUnderrun { discontinuities.add(1, ordering: .relaxed) }
                 isInUnderrun = true
                 if isResampling { resampledFrames += frameCount - offset }
+                if gapPolicy == .silence { underrunSilenceFrames += frameCount - offset }
                 return
             }
             isInUnderrun = false

@@ -24,7 +24,8 @@ struct OfflineQueueTests {
     /// from the callback; `channels` channels, stereo by default) and the log of what it
     /// delivered. `stages` go into its processing chain before the start.
     static func startedRecorder(on driver: OfflineDriver, channels: Int = 2, bits: Int = 16, float: Bool = false,
-                                stages: [any QueueProcessingStage] = [], bufferFrames: Int = 1000, bufferCount: Int = 3) throws -> (AudioInputQueue, DeliveryLog) {
+                                stages: [any QueueProcessingStage] = [], bufferFrames: Int = 1000, bufferCount: Int = 3,
+                                gapPolicy: RecordingGapPolicy = .timestamps) throws -> (AudioInputQueue, DeliveryLog) {
         let format = pcmFormat(rate: 48000, channels: channels, bits: bits, float: float)
         let layout = try LinearPCMLayout(validating: format)
         let log = DeliveryLog()
@@ -36,6 +37,7 @@ struct OfflineQueueTests {
             try? queue.enqueue(buffer)
         }
         try queue.setProcessingStages(stages)
+        queue.gapPolicy = gapPolicy
         for _ in 0 ..< bufferCount { try queue.enqueue(queue.allocateBuffer(byteCapacity: bufferFrames * layout.bytesPerFrame)) }
         try queue.start()
         return (queue, log)
@@ -155,6 +157,35 @@ struct OfflineQueueTests {
         #expect(deliveries[gapIndex].startTime.mSampleTime == before.startTime.mSampleTime + Double(before.samples.count / 2) + 300)
         #expect(queue.discontinuityCount == 1)
         #expect(driver.xrunCount == 1)
+    }
+
+    @Test("gap policy .silence: 300 skipped device frames become exactly 300 frames of silence where they were, every buffer contiguous with the one before, every other frame bit-exact at its timestamp, counted in insertedSilenceFrameCount")
+    func recordingGapAsSilence() throws {
+        let driver = OfflineDriver(name: "offline-gap", sampleRate: 48000, bufferSize: 256, startFrame: 1_000_000)
+        let (queue, log) = try Self.startedRecorder(on: driver, gapPolicy: .silence)
+        defer { queue.dispose() }
+        driver.run(frames: 10_000, input: Self.integerSignal)
+        driver.skip(frames: 300)
+        driver.run(frames: 5_000, input: Self.integerSignal)
+        queue.stop()
+        let deliveries = log.deliveries
+        #expect(deliveries.first?.startTime.mSampleTime == 1_000_000)
+        var next = 1_000_000.0, wrong = 0, silent = 0
+        for delivery in deliveries {
+            #expect(delivery.startTime.mSampleTime == next, "a buffer at \(delivery.startTime.mSampleTime), expected \(next)")
+            for frame in 0 ..< delivery.samples.count / 2 {
+                let device = UInt64(delivery.startTime.mSampleTime) + UInt64(frame)
+                let gap = (1_010_000 ..< 1_010_300).contains(device)
+                for channel in 0 ..< 2 {
+                    let expected: Float = gap ? 0 : TestSignal.integerSample(channel: channel, frame: UInt32(device), bits: 16)
+                    if delivery.samples[2 * frame + channel] != expected { wrong += 1 }
+                }
+                if gap { silent += 1 }
+            }
+            next += Double(delivery.samples.count / 2)
+        }
+        #expect(next == 1_015_300 && wrong == 0 && silent == 300)
+        #expect(queue.insertedSilenceFrameCount == 300 && queue.discontinuityCount == 1)
     }
 
     /// The ring holds 2 s (96,000 frames of 3 samples) rounded up to 524,288 samples, which 3 does
