@@ -71,11 +71,13 @@ let package = Package(
 
         // Test support reused by later issues: deterministic generator client, ring sink, server helpers.
         // The test signal's generator runs on JACK's process thread: the same real-time checks as AQCore.
-        // Optimized in debug builds too: the tests check recordings of hundreds of millions of
-        // samples with it (RecordedSignalCheck.swift).
         .target(name: "AQTestSupport", dependencies: ["AQCore", "AQJack", "AQMedia", "CSndFile", "CAudioTypes"],
-                swiftSettings: [.define("AQ_RT_CHECKS", .when(configuration: .release)),
-                                .unsafeFlags(["-O"], .when(configuration: .debug))]),
+                swiftSettings: [.define("AQ_RT_CHECKS", .when(configuration: .release))]),
+        // Checks of recorded files, optimized in debug builds too: the tests check recordings of
+        // hundreds of millions of samples. Apart from AQTestSupport, whose generator and sinks
+        // must keep their debug speed (optimized, a freewheeling server outran the test's sink).
+        .target(name: "AQTestChecks", dependencies: ["AQTestSupport"],
+                swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // The serialized suite every JACK test joins; apart from AQTestSupport because it needs
         // Swift Testing, which the statically linked release tools (aqbench) cannot link.
         .target(name: "AQServerSuite"),
@@ -92,6 +94,6 @@ let package = Package(
         .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQJackTests", dependencies: ["AQServerSuite", "AQCore", "AQJack", "AQTestSupport", "CRTProbe", "AQPlugins", "AQMedia"]),
         .testTarget(name: "AudioQueueTests", dependencies: ["AQServerSuite", "AQJack", "AudioQueue", "AudioToolbox", "AQCodecs", "AQTestSupport", "CSndFile", "CAudioTypes"]),
-        .testTarget(name: "aqjackTests", dependencies: ["AQServerSuite", "aqjack", "aqbench", "AQJack", "AQSession", "AQTestSupport", "AudioQueue", "AudioToolbox", "AQCodecs", "AQMedia", "CSndFile", "AQControl"]),
+        .testTarget(name: "aqjackTests", dependencies: ["AQServerSuite", "aqjack", "aqbench", "AQJack", "AQSession", "AQTestSupport", "AQTestChecks", "AudioQueue", "AudioToolbox", "AQCodecs", "AQMedia", "CSndFile", "AQControl"]),
     ]
 )

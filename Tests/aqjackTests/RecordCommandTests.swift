@@ -2,6 +2,7 @@ import AQCore
 import AQJack
 import AQMedia
 import AQServerSuite
+import AQTestChecks
 import AQTestSupport
 import CSndFile
 import Foundation

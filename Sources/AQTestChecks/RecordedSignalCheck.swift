@@ -1,3 +1,5 @@
+import AQTestSupport
+
 /// A recording of ``TestSignal`` read back, checked sample for sample. This module is compiled
 /// optimized even in debug builds (Package.swift): a 1024-channel, 10 s recording is 491 million
 /// samples, which an unoptimized loop took most of a minute to check.
