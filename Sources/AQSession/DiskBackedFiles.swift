@@ -24,7 +24,7 @@ public final class DiskBackedFiles: RecordingFiles, @unchecked Sendable {
     private let inner: any RecordingFiles
     /// Frames given so far, written or to be written (lost ones included, as silence).
     private var givenFrames: Int64 = 0
-    /// Frames that found no room in the ring and are not yet queued as silence.
+    /// Frames of silence (found no room in the ring, or a gap) not yet queued.
     private var pendingLoss: Int64 = 0
     /// The files' count once closed: what they hold.
     private var closedCount: Int64?
@@ -87,6 +87,17 @@ public final class DiskBackedFiles: RecordingFiles, @unchecked Sendable {
         if let failure { throw failure }
     }
 
+    /// Queues `frames` of silence for the disk thread, after everything given before. The
+    /// silence takes no room in the ring, so it is never lost to a stalled disk (and never
+    /// counted twice, as a gap and as dropped frames).
+    public func appendSilence(frames: Int) throws(AudioFileError) {
+        try checkDisk()
+        guard frames > 0 else { return }
+        pendingLoss += Int64(frames)
+        queueLoss()
+        givenFrames += Int64(frames)
+    }
+
     /// Queues the files' close (after everything given) and then `done`, on the disk thread;
     /// returns at once. The stream goes on (other takes use it).
     public func close(then done: @escaping @Sendable ([String]) -> Void) throws(AudioFileError) {
@@ -100,7 +111,7 @@ public final class DiskBackedFiles: RecordingFiles, @unchecked Sendable {
         }
     }
 
-    /// Queues the frames lost so far as silence, before anything given after them.
+    /// Queues the silence owed so far, before anything given after it.
     private func queueLoss() {
         guard pendingLoss > 0 else { return }
         let frames = pendingLoss

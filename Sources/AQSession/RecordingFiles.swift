@@ -21,6 +21,8 @@ public protocol RecordingFiles: AnyObject {
     func markStart(frame: UInt64) throws(AudioFileError)
     /// Appends `frames` interleaved frames of the whole stream.
     func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError)
+    /// Appends `frames` frames of silence: the frames a gap in the device timeline leaves.
+    func appendSilence(frames: Int) throws(AudioFileError)
     func close() throws(AudioFileError)
     /// Closes the files, then calls `done` with their paths (every part, once closed); files
     /// written on the disk thread queue both there and return at once (``DiskBackedFiles``).
