@@ -24,3 +24,14 @@ extension TakeSession: RecordingSession {
     public func finish(queue: AudioInputQueue) -> String? { finish() }
 }
 
+
+extension RecordingSession {
+    /// Every frame lost so far, in the file's frames: the session's (``summary``'s gaps it
+    /// filled and frames the disk writer had no room for) and the device frames `queue` itself
+    /// filled with silence before handing the buffers over (a compressed stream, or the gap
+    /// policy `.silence`), which the session cannot see in them. Any thread.
+    public func lostFrames(queue: AudioInputQueue) -> Int64 {
+        let filesPerDevice = queue.format.mSampleRate / Double(queue.driver.sampleRate)
+        return summary.lost + Int64((Double(queue.insertedSilenceFrameCount) * filesPerDevice).rounded())
+    }
+}

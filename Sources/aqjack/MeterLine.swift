@@ -19,7 +19,7 @@ final class MeterLine {
         let more = levels.count > 8 ? " +\(levels.count - 8)ch" : ""
         let seconds = Double(session.framesWritten) / queue.format.mSampleRate
         let line = String(format: "%7.1f s  peak/rms dBFS %@%@  ring %3.0f%%  lost %d  xruns %d",
-                          seconds, shown, more, queue.ringFill * 100, Int(session.summary.lost), xruns)
+                          seconds, shown, more, queue.ringFill * 100, Int(session.lostFrames(queue: queue)), xruns)
         FileHandle.standardOutput.write(Data(("\r\u{1B}[K" + line).utf8))
         drawn = true
     }

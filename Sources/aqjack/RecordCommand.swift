@@ -125,7 +125,7 @@ struct RecordCommand {
         if reason == .serverShutdown {
             Diagnostics.error("the JACK server '\(client.serverName)' shut down (\(client.notifications.shutdownReason.withLock { $0 } ?? "no reason given")); the file holds everything recorded until then")
         }
-        report.finish(setup: setup, latencyCompensation: latencyCompensation, exitReason: reason.rawValue)
+        report.finish(setup: setup, queue: queue, latencyCompensation: latencyCompensation, exitReason: reason.rawValue)
         report.print(json: options.json)
         return reason == .serverShutdown || reason == .error ? ExitStatus.failure : ExitStatus.success
     }

@@ -72,13 +72,13 @@ struct RecordReport: Encodable {
     }
 
     /// The session's part, once its files are finished (``files`` set before).
-    mutating func finish(setup: RecordingSetup, latencyCompensation: Int, exitReason: String) {
+    mutating func finish(setup: RecordingSetup, queue: AudioInputQueue, latencyCompensation: Int, exitReason: String) {
         let summary = setup.session.summary
         file = files.first
         frames = summary.frames
         seconds = Double(frames) / Double(sampleRate)
         startFrameTime = summary.start
-        lostFrames = summary.lost
+        lostFrames = setup.session.lostFrames(queue: queue)
         latencyCompensationFrames = latencyCompensation
         self.exitReason = exitReason
         if let takes = setup.takes { self.takes = takes.takeCount }

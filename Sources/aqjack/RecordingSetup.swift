@@ -116,7 +116,7 @@ struct RecordingSetup {
                 var fields: [OSCMessage.Argument] = [
                     .string(session.isRecording ? "recording" : "waiting"),
                     .int32(Int32(clamping: summary.frames)), .string(session.paths.last ?? ""),
-                    .int32(Int32(clamping: summary.lost)),
+                    .int32(Int32(clamping: queue.map { session.lostFrames(queue: $0) } ?? summary.lost)),
                     .int32(Int32(clamping: client.notifications.xrunCount.load(ordering: .relaxed)))]
                 for level in queue?.currentLevels ?? [] {
                     fields.append(.float32(level.mPeakPower > 1e-6 ? 20 * log10(level.mPeakPower) : -120))

@@ -6,6 +6,7 @@ import AQTestSupport
 import AudioQueue
 import CAudioTypes
 import Foundation
+import Synchronization
 import Testing
 
 /// The session library on the offline driver: no JACK server, no sleep. Every frame the driver
@@ -67,6 +68,47 @@ struct OfflineSessionTests {
             next += length
         }
         #expect(next == end)
+    }
+}
+
+extension OfflineSessionTests {
+    @Test("an AAC recording across 300 device frames the driver skipped: the queue fills them with silence and the session's lost frames count them (300), the file holds all 15300 frames after its priming (ffprobe)")
+    func compressedGapCounted() throws {
+        let path = NSTemporaryDirectory() + "aqjack-offline-aac-gap-\(getpid()).m4a"
+        defer { unlink(path) }
+        let driver = OfflineDriver(sampleRate: 48000, bufferSize: 256)
+        var format = AudioStreamBasicDescription()
+        format.mSampleRate = 48000
+        format.mFormatID = CompressedFormatValues.mpeg4AAC
+        format.mFramesPerPacket = 1024
+        format.mChannelsPerFrame = 2
+        let box = Mutex<PacketRecordSession?>(nil)
+        let queue = try AudioInputQueue(format: format, driver: driver) { queue, buffer, time in
+            if box.withLock({ $0 })?.handle(buffer, startTime: time) == true { try? queue.enqueue(buffer) }
+        }
+        defer { queue.dispose() }
+        let file = try AudioFile.create(path: path, fileType: CompressedFormatValues.m4aFile, format: queue.format, eraseExisting: true).packetWriter!
+        let writer = DiskBackedPacketFile(file, stream: try DiskStream(ringBytes: 1 << 22))
+        try writer.setMagicCookie(queue.magicCookie)
+        let session = PacketRecordSession(writer: writer, targetFrames: nil, priming: queue.packetTableInfo?.priming ?? 0,
+                                          framesPerPacket: 1024, deviceFramesPerFileFrame: 1)
+        box.withLock { $0 = session }
+        for _ in 0 ..< 3 { try queue.enqueue(queue.allocateBuffer(byteCapacity: 32_768)) }
+        try queue.start()
+        let tone = { (_: Int, first: UInt64, samples: UnsafeMutableBufferPointer<Float>) in
+            for index in samples.indices { samples[index] = 0.25 * sin(Float(Int(first) + index) * 0.05) }
+        }
+        driver.run(frames: 10_000, input: tone)
+        driver.skip(frames: 300)
+        driver.run(frames: 5_000, input: tone)
+        queue.stop()
+        let failure = session.finish(queue: queue)
+        #expect(failure == nil, "\(failure ?? "")")
+        #expect(session.summary.lost == 0)
+        #expect(session.lostFrames(queue: queue) == 300)
+        // Its length after the priming, as the edit list says it (ffprobe).
+        let probe = try ExternalTool.run("ffprobe", ["-v", "error", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", path])
+        #expect(probe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "15300", "\(probe.standardOutput)")
     }
 }
 
