@@ -58,9 +58,9 @@ public final class JackNotifications: Sendable {
     ///
     /// Set the first handler before the client is activated: only then does JACK take the C
     /// callback, which is installed on demand rather than always. With it, the server sends this
-    /// client one notification per port registered anywhere, its own included: activating a
-    /// client with 256 ports took 11.0 ms with the callback against 7.0 ms without (medians of
-    /// 20 `aqjack play` starts, period 128). Later handlers replace the first at any time.
+    /// client one notification per port registered anywhere, its own included, which slows the
+    /// activation of a wide client (docs/MEASUREMENTS.md). Later handlers replace the first at
+    /// any time.
     /// - Throws: ``JackError/invalidState(_:)`` when the client is already active (JACK refuses
     ///   callbacks on an active client) or closed, and had no handler.
     public func onPortRegistration(_ handler: (@Sendable (_ portName: String, _ registered: Bool) -> Void)?) throws(JackError) {
@@ -171,14 +171,10 @@ public final class JackNotifications: Sendable {
         combined.max += added
         // Only a change is written. The server waits for this callback (it is synchronous) at
         // every cycle whose graph changed, and libjack's jack_port_set_latency_range sleeps 1.1
-        // periods per call while a graph change is pending (its WaitGraphChange): rewriting the
-        // same range on 256 ports during a burst of connects slept 171 times (0.5 s) in one
-        // 256-channel `aqjack play` start, stalling the server's connects for every client
-        // (strace -k, period 128). A port JACK registers holds {0, 0} (JackPort::Allocate in
-        // JACK2), so a range of {0, 0} is not written on a new port either: writing it once on
-        // the 256 outputs of `aqjack play` made the first connect after activation take 2.7-5.1
-        // ms instead of 0.2-0.4 ms (without it; sndfile-jackplay 0.2-0.5), 12 starts each with
-        // nothing else filling alongside, libjack's calls timed by an LD_PRELOAD shim.
+        // periods per call while a graph change is pending (its WaitGraphChange), stalling the
+        // server's connects for every client. A port JACK registers holds {0, 0}
+        // (JackPort::Allocate in JACK2), so a range of {0, 0} is not written on a new port
+        // either (docs/MEASUREMENTS.md, "Latency ranges written only when they change").
         let pending: [UInt] = propagated.withLock { last in
             let previous = last[mode]
             last[mode] = Propagated(min: combined.min, max: combined.max, ports: targets)

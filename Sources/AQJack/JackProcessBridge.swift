@@ -22,9 +22,8 @@ public struct ProcessTiming: Sendable, Equatable, Encodable {
     public let stalledCycles: UInt64
     /// Callbacks that alone ran longer than their cycle: the xruns this client itself caused.
     /// Counted on the thread's CPU time, not the wall clock: in a virtual machine the host may
-    /// stop a CPU for milliseconds in the middle of a callback (measured here: a 1024-channel
-    /// copy of 0.1 ms stretched to 25 ms of wall time), and that time is the host's. (The CPU
-    /// clock mostly leaves such time out, not always: a busy loop here saw it jump 4.2 ms.)
+    /// stop a CPU for milliseconds in the middle of a callback, and that time is the host's
+    /// (the CPU clock mostly leaves it out, not always; docs/MEASUREMENTS.md).
     public let slowCycles: UInt64
     /// The longest a callback began after its cycle's start (waiting to be scheduled), µs.
     public let maximumLatenessMicros: UInt64
@@ -37,8 +36,7 @@ public struct ProcessTiming: Sendable, Equatable, Encodable {
 /// A callback that stalled: it began more than half a period after it was due, or ran more
 /// than a quarter of a period (at least ``stallDurationMicros``) of wall time. Due is measured from the previous callback's start
 /// on the monotonic clock, not from JACK's cycle times: those are the estimates of JACK's clock
-/// filter, which lag while it settles (measured: a recorder's callbacks "began" 56 ms after
-/// their cycle's estimated start in its first second, falling by 0.17 ms a cycle).
+/// filter, which lag by tens of milliseconds while it settles (docs/MEASUREMENTS.md).
 public struct StalledCycle: Sendable, Equatable {
     /// The least wall time over which a callback counts as stalled, µs.
     public static let stallDurationMicros: UInt32 = 500

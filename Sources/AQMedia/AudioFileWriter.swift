@@ -80,16 +80,9 @@ public final class AudioFileWriter {
     deinit { try? close() }
 
     /// The most bytes one `write(2)` takes: a call's bytes are split into slices of whole frames
-    /// up to this size.
-    ///
-    /// Measured (`aqjack record` of 256 float channels for 10 s to the disk, dummy jackd at
-    /// period 128 on a 2-core VM whose kernel runs without preemption, `Dynamic Preempt: none`):
-    /// writing each 0.1 s buffer (4.9 MB) in one call, the process callbacks of this client and of
-    /// the generator feeding it began up to 4.9 ms late and JACK counted 98-148 xruns (4,864-7,552
-    /// frames lost), because a thread inside a long `write` keeps its CPU until the call returns.
-    /// In 64 KiB slices: 0 xruns and 0 frames lost in three runs, callbacks at most 0.6 ms late
-    /// (256 KiB: 0 xruns, 0.34 ms; 1 MiB: 0 xruns but 1.5 ms). Without the per-write header
-    /// update alone it was still 81 xruns: the slicing is the fix.
+    /// up to this size. A thread inside a long `write` keeps its CPU until the call returns, and
+    /// on a kernel without preemption that delays the process callbacks of every JACK client
+    /// (docs/MEASUREMENTS.md, "File writes in 64 KiB slices").
     public static let writeSliceBytes = 64 * 1024
 
     /// The libsndfile format for a file type and layout, or the reason it cannot hold it.
@@ -224,15 +217,9 @@ public final class AudioFileWriter {
     /// writing the new bytes back (`sync_file_range`, no wait), waits for the step before
     /// (already under way) and drops it from the page cache (`POSIX_FADV_DONTNEED`). It runs once
     /// per ``writePackets(_:byteCount:startPacket:packetCount:)`` call, so a step is a whole
-    /// buffer when buffers are larger (19.6 MB at 1024 float channels and 0.1 s). Running it
-    /// after every 64 KiB slice in 1 MiB steps instead was tried (1024 channels, 30 s): its
-    /// longest calls went from 7.7 to 4.4 ms (`sync_file_range`) and 4.4 to 1.4 ms (`fadvise`),
-    /// but the thread's kernel time rose from 3.5 to 5.35 s and the frames lost did not change.
-    ///
-    /// Measured (2040 float channels, 392 MB/s, to /tmp on this 2-core VM): left to the kernel,
-    /// dirty pages piled up for 4 s, then writeback and write throttling set in, the queue thread
-    /// fell behind by a fifth and the 0.68 s capture ring overran (27,904-213,504 frames in
-    /// 8-10 s). The disk itself takes 2.8 GB/s with O_DIRECT, 523 MB/s through the page cache.
+    /// buffer when buffers are larger (19.6 MB at 1024 float channels and 0.1 s). Left to the
+    /// kernel, dirty pages pile up, then writeback and throttling stall the writer for seconds
+    /// (docs/MEASUREMENTS.md, "Write-behind").
     private func writeBehind() {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { return }

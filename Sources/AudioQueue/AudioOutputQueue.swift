@@ -244,7 +244,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
     /// `AudioQueuePrime`, which decodes the enqueued buffers and returns once they are ready, it
     /// converts them itself, on the calling thread holding the queue thread's turn (as offline
     /// rendering does), rather than waiting for the queue thread, whose next wake-up before a
-    /// start is up to 5 ms away (that wait was 3.9 ms of a 2-channel `aqjack play` start).
+    /// start is up to 5 ms away (docs/MEASUREMENTS.md, "Starts").
     /// Not real-time safe.
     ///
     /// - Returns: the frames ready.

@@ -139,8 +139,7 @@ enum QueueDevice {
         }
         // No connection is looked up first: jack_connect answers EEXIST for one that exists. (A
         // query after a graph change sleeps 1.1 periods in libjack, its WaitGraphChange, until
-        // the server has taken the change: querying before each connect cost 3 ms a channel at
-        // period 128, 0.96 s of the 1.1 s start at 256 channels, measured.)
+        // the server has taken the change; docs/MEASUREMENTS.md.)
         var last: MadeConnection?
         for (index, (channel, peer)) in zip(channels, peers).enumerated() {
             do {

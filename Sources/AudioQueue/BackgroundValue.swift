@@ -1,8 +1,8 @@
 import Foundation
 
 /// A value made on a helper thread while the caller does something else, taken once with
-/// ``take()`` (which waits for it). The queues make their rings (zeroed, locked pages: 77 ms
-/// for a 1024-channel capture ring) this way while JACK registers their ports (0.4 s at 1024);
+/// ``take()`` (which waits for it). The queues make their rings (zeroed, locked pages) this way
+/// while JACK registers their ports (docs/MEASUREMENTS.md, "Starts");
 /// `aqjack play` reads its file ahead and fills its first buffers this way. When no thread can
 /// be started (address-space or thread limits), ``take()`` makes the value on the caller's
 /// thread instead, so nothing waits for a thread that never ran. Not real-time.

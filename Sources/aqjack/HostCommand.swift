@@ -97,8 +97,8 @@ struct HostCommand {
                 return ExitStatus.failure
             }
         }
-        // lilv reads every bundle's Turtle while the server opens the client (both about 20 ms
-        // here, the second waiting on jackd): exec -> ports on the graph 56 -> 48 ms.
+        // lilv reads every bundle's Turtle while the server opens the client (the second waits
+        // on jackd), so the two overlap (docs/MEASUREMENTS.md, "Starts").
         nonisolated(unsafe) var loaded: LV2World?
         let worldReady = DispatchSemaphore(value: 0)
         Thread.detachNewThread {

@@ -17,8 +17,8 @@ enum PortMatching {
     }
 
     /// Compares runs of ASCII digits by value and other bytes of the UTF-8 names bytewise (which
-    /// is code point order). On bytes, not Characters: sorting the 256 matches of a `-p` glob
-    /// by Character took about 1 ms of `aqjack play`'s start.
+    /// is code point order). On bytes, not Characters, which are slower to compare
+    /// (docs/MEASUREMENTS.md, "Starts").
     static func naturalOrder(_ left: String, _ right: String) -> Bool {
         var left = left, right = right
         return left.withUTF8 { a in right.withUTF8 { b in naturalOrder(a, b) } }
