@@ -48,7 +48,7 @@ public final class AACEncoder {
     }
 
     /// The largest packet AAC allows: 6144 bits per channel (ISO/IEC 14496-3 4.5.3.2).
-    public var maximumPacketSize: Int { 768 * channelCount }
+    public var maximumPacketSize: Int { CompressedFormatValues.aacMaximumPacketBytes(channels: Int(channelCount)) }
     /// Input frames accepted so far.
     public var inputFrameCount: Int64 { session.inputFrameCount }
     /// Packets produced so far.

@@ -105,7 +105,7 @@ public final class ADTSFileReader: PacketFileReading {
         }
         self.index = index
         dataFormat = CompressedFormatValues.aacDescription(config)
-        magicCookie = ElementaryStreamDescriptor(audioSpecificConfig: config, bufferSize: UInt32(768 * config.channelCount)).bytes
+        magicCookie = ElementaryStreamDescriptor(audioSpecificConfig: config, bufferSize: UInt32(CompressedFormatValues.aacMaximumPacketBytes(channels: Int(config.channelCount)))).bytes
     }
 
     public func readPackets(startPacket: Int64, packetCount: Int, into buffer: UnsafeMutableRawPointer, capacity: Int,

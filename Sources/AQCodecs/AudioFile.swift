@@ -143,7 +143,7 @@ public final class AudioFile {
 
     /// The largest packet the format allows (linear PCM: one frame; AAC: 6144 bits per channel).
     public var packetSizeUpperBound: Int {
-        holdsPackets ? 768 * Int(dataFormat.mChannelsPerFrame) : maximumPacketSize
+        holdsPackets ? CompressedFormatValues.aacMaximumPacketBytes(channels: Int(dataFormat.mChannelsPerFrame)) : maximumPacketSize
     }
 
     /// Seconds of audio.

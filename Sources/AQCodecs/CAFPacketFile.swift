@@ -82,7 +82,7 @@ public final class CAFPacketFileWriter: PacketFileWriting {
         let config = try AudioSpecificConfig(objectType: Int(completed.mFormatFlags), sampleRate: Int(completed.mSampleRate),
                                              channelCount: Int(completed.mChannelsPerFrame))
         dataFormat = completed
-        magicCookie = ElementaryStreamDescriptor(audioSpecificConfig: config, bufferSize: UInt32(768 * config.channelCount)).bytes
+        magicCookie = ElementaryStreamDescriptor(audioSpecificConfig: config, bufferSize: UInt32(CompressedFormatValues.aacMaximumPacketBytes(channels: Int(config.channelCount)))).bytes
         file = try WritableFile(path: path, eraseExisting: eraseExisting)
     }
 

@@ -12,6 +12,11 @@ public enum CompressedFormatValues {
     /// `kMPEG4Object_AAC_LC`: the AAC object type Apple keeps in mFormatFlags.
     public static let aacLowComplexity: UInt32 = 2
 
+    /// The most bytes one AAC packet takes: 6144 bits (768 bytes) per channel, the decoder's
+    /// input buffer per channel (ISO/IEC 14496-3). The ES_Descriptor's buffer size and every
+    /// buffer that must hold any AAC packet come from here.
+    public static func aacMaximumPacketBytes(channels: Int) -> Int { 768 * channels }
+
     /// `kAudioFileAAC_ADTSType` ('adts').
     public static let adtsFile: UInt32 = 0x6164_7473
     /// `kAudioFileM4AType` ('m4af').

@@ -194,7 +194,7 @@ public final class FormatConverter {
         guard isEncoding else { return Int(destination.mBytesPerFrame) }
         // ALAC: a packet never exceeds the raw frames plus its header (Apple's bound).
         return isLossless ? ALAC.framesPerPacket * destinationChannels * ALAC.bitDepth(formatFlag: destination.mFormatFlags) / 8 + 64
-                          : 768 * destinationChannels
+                          : CompressedFormatValues.aacMaximumPacketBytes(channels: Int(destinationChannels))
     }
 
     // MARK: Input

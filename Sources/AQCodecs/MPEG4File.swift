@@ -60,7 +60,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
             codecID = AV_CODEC_ID_AAC
             extradata = config.bytes
             framesPerPacket = 1024
-            magicCookie = ElementaryStreamDescriptor(audioSpecificConfig: config, bufferSize: UInt32(768 * config.channelCount)).bytes
+            magicCookie = ElementaryStreamDescriptor(audioSpecificConfig: config, bufferSize: UInt32(CompressedFormatValues.aacMaximumPacketBytes(channels: Int(config.channelCount)))).bytes
         case CompressedFormatValues.appleLossless:
             guard format.mSampleRate.isFinite, format.mSampleRate >= 1, format.mSampleRate <= 1_536_000, (1 ... 8).contains(format.mChannelsPerFrame) else {
                 throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode,
@@ -271,7 +271,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
         do throws(AudioFileError) {
             try plain.setMagicCookie(magicCookie)
             plain.packetTable = packetTable
-            let capacity = 64 * max(768 * channelCount, Int(reader.maximumPacketSize))
+            let capacity = 64 * max(CompressedFormatValues.aacMaximumPacketBytes(channels: Int(channelCount)), Int(reader.maximumPacketSize))
             let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
             let descriptions = UnsafeMutablePointer<AudioStreamPacketDescription>.allocate(capacity: 64)
             defer {
@@ -382,7 +382,7 @@ public final class MPEG4FileReader: PacketFileReading {
             let config = try AudioSpecificConfig(parsing: codecBytes)
             dataFormat = CompressedFormatValues.aacDescription(config)
             magicCookie = ElementaryStreamDescriptor(audioSpecificConfig: config, averageBitRate: UInt32(clamping: parameters.bit_rate),
-                                                     bufferSize: UInt32(768 * config.channelCount)).bytes
+                                                     bufferSize: UInt32(CompressedFormatValues.aacMaximumPacketBytes(channels: Int(config.channelCount)))).bytes
         }
     }
 

@@ -31,7 +31,8 @@ extension RecordingSession {
     /// filled with silence before handing the buffers over (a compressed stream, or the gap
     /// policy `.silence`), which the session cannot see in them. Any thread.
     public func lostFrames(queue: AudioInputQueue) -> Int64 {
-        let filesPerDevice = queue.format.mSampleRate / Double(queue.driver.sampleRate)
-        return summary.lost + Int64((Double(queue.insertedSilenceFrameCount) * filesPerDevice).rounded())
+        let inserted = queue.insertedSilenceFrameCount
+        guard inserted > 0, queue.deviceSampleRate > 0, queue.format.mSampleRate > 0 else { return summary.lost + Int64(inserted) }
+        return summary.lost + Int64((Double(inserted) * queue.format.mSampleRate / queue.deviceSampleRate).rounded())
     }
 }

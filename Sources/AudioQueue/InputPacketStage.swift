@@ -63,7 +63,7 @@ final class InputPacketStage {
 
     /// AAC: 6144 bits per channel; ALAC: the raw frames plus a header.
     var maximumPacketSize: Int {
-        formatID == CompressedFormatValues.appleLossless ? framesPerPacket * channelCount * bitDepth / 8 + 64 : 768 * channelCount
+        formatID == CompressedFormatValues.appleLossless ? framesPerPacket * channelCount * bitDepth / 8 + 64 : CompressedFormatValues.aacMaximumPacketBytes(channels: Int(channelCount))
     }
     var primingFrames: Int { encoder.primingFrames }
 

@@ -28,9 +28,9 @@ private func converterProperty(_ box: ConverterBox, _ id: AudioConverterProperty
         }
         return .success(array(map.map { Int32(truncatingIfNeeded: $0) }))
     case kAudioConverterPropertyMaximumInputPacketSize:
-        return .success(bytes(UInt32(converter.isDecoding ? 768 * Int(converter.source.mChannelsPerFrame) : Int(converter.source.mBytesPerFrame))))
+        return .success(bytes(UInt32(converter.isDecoding ? CompressedFormatValues.aacMaximumPacketBytes(channels: Int(converter.source.mChannelsPerFrame)) : Int(converter.source.mBytesPerFrame))))
     case kAudioConverterPropertyMinimumInputBufferSize:
-        return .success(bytes(UInt32(converter.isDecoding ? 768 * Int(converter.source.mChannelsPerFrame) : Int(converter.source.mBytesPerFrame))))
+        return .success(bytes(UInt32(converter.isDecoding ? CompressedFormatValues.aacMaximumPacketBytes(channels: Int(converter.source.mChannelsPerFrame)) : Int(converter.source.mBytesPerFrame))))
     case kAudioConverterPropertyMinimumOutputBufferSize:
         return .success(bytes(UInt32(converter.isEncoding ? converter.maximumOutputPacketSize : Int(converter.destination.mBytesPerFrame))))
     case kAudioConverterCompressionMagicCookie:

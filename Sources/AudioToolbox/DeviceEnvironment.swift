@@ -1,4 +1,5 @@
 import AQCore
+import AQJack
 import AudioQueue
 import Foundation
 
@@ -55,10 +56,7 @@ struct DeviceEnvironment {
     private func peers(on driver: any AudioDriver, queueDirection direction: AudioChannelDirection) throws(DeviceEnvironmentError) -> [String]? {
         guard !connect.isEmpty, let graph = driver as? any AudioRouting else { return nil }
         let candidates = graph.audioPortNames(direction: direction == .input ? .output : .input)
-        var chosen: [String] = []
-        for glob in connect {
-            for port in candidates where fnmatch(glob, port, 0) == 0 && !chosen.contains(port) { chosen.append(port) }
-        }
+        let chosen = PortMatching.select(connect, from: candidates).selected
         guard !chosen.isEmpty else {
             throw DeviceEnvironmentError(message: "AQJACK_CONNECT '\(connect.joined(separator: " "))' matches no JACK \(direction == .input ? "output" : "input") port on server '\(graph.serverName)' for this \(direction == .input ? "recording" : "playback") queue; `aqjack --ports` lists them")
         }

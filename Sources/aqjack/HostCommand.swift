@@ -144,7 +144,7 @@ struct HostCommand {
         let (audioFrom, missingAudio) = PortMatching.select(sources, from: audioSources)
         let (midiFrom, _) = PortMatching.select(sources, from: midiSources)
         let (to, missingTo) = PortMatching.select(destinations, from: client.portNames(direction: .input, audioOnly: true))
-        let unmatched = missingAudio.filter { pattern in !midiSources.contains { $0 == pattern || fnmatch(pattern, $0, 0) == 0 } } + missingTo
+        let unmatched = missingAudio.filter { pattern in !midiSources.contains { PortMatching.matches(pattern, $0) } } + missingTo
         if !unmatched.isEmpty {
             client.close()
             Diagnostics.error("no JACK port matches \(unmatched.map { "'\($0)'" }.joined(separator: ", ")) on server '\(client.serverName)'; `aqjack --ports` lists them")

@@ -1,15 +1,22 @@
 import Glibc
 
-/// Port selection for `-p PORT_OR_GLOB`: exact names or shell globs (`system:capture_*`),
-/// each pattern's matches in natural order (`capture_2` before `capture_10`).
-enum PortMatching {
-    /// The ports of `available` that `patterns` select, in pattern order, without repeats.
-    static func select(_ patterns: [String], from available: [String]) -> (selected: [String], unmatched: [String]) {
+/// Port selection by name: exact names or shell globs (`system:capture_*`), each pattern's
+/// matches in natural order (`capture_2` before `capture_10`). The one matcher for `-p`,
+/// `aqjack host`'s sources and destinations, and `AQJACK_CONNECT`.
+public enum PortMatching {
+    /// Whether `pattern` (an exact name or a shell glob, `fnmatch(3)`) selects `name`.
+    public static func matches(_ pattern: String, _ name: String) -> Bool {
+        name == pattern || fnmatch(pattern, name, 0) == 0
+    }
+
+    /// The ports of `available` that `patterns` select, in pattern order, without repeats; and
+    /// the patterns that select none.
+    public static func select(_ patterns: [String], from available: [String]) -> (selected: [String], unmatched: [String]) {
         var selected: [String] = []
         var seen = Set<String>()
         var unmatched: [String] = []
         for pattern in patterns {
-            let matches = available.filter { $0 == pattern || fnmatch(pattern, $0, 0) == 0 }.sorted(by: naturalOrder)
+            let matches = available.filter { Self.matches(pattern, $0) }.sorted(by: naturalOrder)
             if matches.isEmpty { unmatched.append(pattern) }
             for name in matches where seen.insert(name).inserted { selected.append(name) }
         }
@@ -19,7 +26,7 @@ enum PortMatching {
     /// Compares runs of ASCII digits by value and other bytes of the UTF-8 names bytewise (which
     /// is code point order). On bytes, not Characters, which are slower to compare
     /// (docs/MEASUREMENTS.md, "Starts").
-    static func naturalOrder(_ left: String, _ right: String) -> Bool {
+    public static func naturalOrder(_ left: String, _ right: String) -> Bool {
         var left = left, right = right
         return left.withUTF8 { a in right.withUTF8 { b in naturalOrder(a, b) } }
     }
