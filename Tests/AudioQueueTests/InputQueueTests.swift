@@ -146,14 +146,20 @@ extension JackServerSuite {
 extension JackServerSuite.InputQueueTests {
     @Test("a start with no frame records from the first cycle whose graph has its connections: the next cycle, not the one after (the process thread checks), every channel from the same frame")
     func startAtFirstConnectedCycle() throws {
-        let generator = try GeneratorClient(name: TestServer.uniqueClientName("cstart-gen"), channelCount: 4)
+        // A private server at period 1024 (21 ms): the start's connect, a round trip to the
+        // server, then fits in the cycle it is made in. At the suite's period 128 (2.7 ms) a
+        // loaded machine often needs longer, the graph switches a cycle later and every start
+        // is legitimately one period after the cycle sampled before it (two CI runs: 5 of 5).
+        let server = try PrivateJackServer(period: 1024, realtime: true)
+        defer { server.stop() }
+        let generator = try GeneratorClient(name: TestServer.uniqueClientName("cstart-gen"), channelCount: 4, server: server.name)
         let format = pcmFormat(rate: 48000, channels: 4, bits: 32, float: true)
         // The old rule recorded from one period after the next cycle the queue knew of once its
         // ports were connected: every start below would be at nextCycle + period or later.
         var starts: [(start: UInt64, nextCycle: UInt64)] = []
         for _ in 0 ..< 5 {
             let log = DeliveryLog()
-            let queue = try AudioInputQueue(format: format, driver: JackDriver(name: TestServer.uniqueClientName("cstart-rec"))) { _, buffer, startTime in
+            let queue = try AudioInputQueue(format: format, driver: JackDriver(name: TestServer.uniqueClientName("cstart-rec"), server: server.name)) { _, buffer, startTime in
                 let count = Int(buffer.pointee.mAudioDataByteSize) / 4
                 log.append(.init(startTime: startTime, samples: (0 ..< count).map { buffer.pointee.mAudioData.load(fromByteOffset: $0 * 4, as: Float.self) }))
             }
