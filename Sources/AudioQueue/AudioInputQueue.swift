@@ -46,8 +46,9 @@ public final class AudioInputQueue: @unchecked Sendable {
     public var layout: LinearPCMLayout { streamFormat.frameLayout }
     /// The device: a JACK client, or an ``OfflineDriver`` the caller clocks.
     public let driver: any AudioDriver
-    /// The device's sample rate when the queue was made, Hz (kept: a closed driver reports 0).
-    public let deviceSampleRate: Double
+    /// The device's sample rate when the queue was made, Hz (the pipeline's; a closed driver
+    /// reports 0).
+    public var deviceSampleRate: Double { Double(pipeline.deviceRate) }
     /// The full names of the queue's channels (JACK: its input ports `<client>:in_N`).
     public let channelNames: [String]
     let processor: CaptureProcessor
@@ -101,7 +102,6 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// returns once the queue has put them into buffers and called back). The queue owns the
     /// driver from now on and closes it on ``dispose()``, also when this initializer throws.
     public init(format: AudioStreamBasicDescription, driver: any AudioDriver, callback: @escaping Callback) throws(AudioQueueError) {
-        deviceSampleRate = Double(driver.sampleRate)
         let checked: StreamFormat
         var stage: InputPacketStage?
         do throws(AudioQueueError) {
