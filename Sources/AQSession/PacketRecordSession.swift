@@ -43,7 +43,9 @@ public final class PacketRecordSession: @unchecked Sendable, RecordingSession {
                          droppedFrames, failure) }
     }
 
-    public func handle(_ buffer: AudioQueueBufferRef, startTime: AudioTimeStamp) -> Bool {
+    /// Takes one buffer of packets (`gapSilence` is empty: an encoding queue's gaps are in
+    /// ``AudioInputQueue/insertedSilenceFrameCount``).
+    public func handle(_ buffer: AudioQueueBufferRef, startTime: AudioTimeStamp, gapSilence: [Range<Int>]) -> Bool {
         lock.lock()
         defer { lock.unlock() }
         guard failure == nil else { return false }

@@ -6,9 +6,10 @@ import Synchronization
 
 /// The takes of a recording that starts and stops by itself (`--transport`, `--trigger`,
 /// `--armed`): each take its own file — the path itself for a single take, else `NAME-001.ext`,
-/// `NAME-002.ext` ... — finalized as soon as the take ends (and handed to `--on-file`). Within a
-/// take, frames go where their device frame says: a gap (lost frames) becomes silence, counted.
-/// With a ``DiskStream``, every take's writes, its close, the removal of an empty take and the
+/// `NAME-002.ext` ... — finalized as soon as the take ends (and handed to `--on-file`). A take's
+/// frames are appended as the controller writes them: the queue has already filled every gap
+/// with silence, and the frames of that silence a take holds are counted lost (told by
+/// ``noteGapSilence(_:)``, found by position). With a ``DiskStream``, every take's writes, its close, the removal of an empty take and the
 /// hand-off run on the disk-writer thread (the take's file is created on the calling thread, so
 /// a refusal comes at once). Queue thread only.
 public final class TakeFiles {
@@ -24,19 +25,25 @@ public final class TakeFiles {
     private var droppedBefore: Int64 = 0
     /// The single take's file, opened up front so a refusal (an existing file) comes first.
     private var waiting: (any RecordingFiles)?
-    /// The take being written: its files, where it is on the device timeline, its first frame.
-    private var current: (files: any RecordingFiles, timeline: TimelineAligner, start: Double)?
+    /// The take being written, and the position of its next frame (the controller's frames).
+    private var current: (any RecordingFiles)?
+    private var position = 0.0
+    /// The latest runs of gap silence, as positions, oldest first: at most `gapRunLimit`, enough
+    /// for a pre-roll's worth (a run comes at most once a buffer).
+    private var gapRuns: [Range<Double>] = []
+    private static let gapRunLimit = 256
+    /// Frames of the takes that are gap silence (fractional when resampled).
+    private var gapFrames = 0.0
     public private(set) var takeCount = 0
     /// The takes closed and kept, in order (their paths grow on the disk thread until closed:
     /// a split in time adds parts).
     private var closedTakes: [any RecordingFiles] = []
     private var closedFrames: Int64 = 0
-    /// The device frame of the first take's first frame.
-    public private(set) var firstFrame: UInt64?
-    /// Frames written as silence for gaps inside takes (gaps in the timeline, and frames the
-    /// disk writer had no room for).
-    public var lostFrames: Int64 { timelineLost + droppedBefore + (current?.files.droppedFrames ?? 0) }
-    private var timelineLost: Int64 = 0
+    /// The first take's first frame, as the controller counts frames (``TakeController``).
+    public private(set) var firstFrame: Double?
+    /// Frames of the takes lost, all written as silence: gaps the queue filled, frames the disk
+    /// writer had no room for.
+    public var lostFrames: Int64 { Int64(gapFrames.rounded()) + droppedBefore + (current?.droppedFrames ?? 0) }
 
     /// - Parameter numbered: every take numbered (`NAME-001.ext` ...); otherwise one take, into
     ///   `path`, whose file is created now.
@@ -63,11 +70,11 @@ public final class TakeFiles {
 
     public var isRecording: Bool { current != nil }
     /// Every file written, in order (takes, then channel groups).
-    public var paths: [String] { closedTakes.flatMap(\.paths) + (current?.files.paths ?? waiting?.paths ?? []) }
-    public var frames: Int64 { closedFrames + (current?.files.packetCount ?? 0) }
+    public var paths: [String] { closedTakes.flatMap(\.paths) + (current?.paths ?? waiting?.paths ?? []) }
+    public var frames: Int64 { closedFrames + (current?.packetCount ?? 0) }
 
-    /// Starts a take whose first frame is device frame `sampleTime`; its BWF TimeReference (where
-    /// the type has one) is `timeReference`.
+    /// Starts a take whose first frame is frame `sampleTime` as the controller counts; its BWF
+    /// TimeReference (where the type has one) is `timeReference`.
     public func begin(at sampleTime: Double, timeReference: UInt64) throws(AudioFileError) {
         takeCount += 1
         let files: any RecordingFiles
@@ -78,30 +85,37 @@ public final class TakeFiles {
             files = try make(TimeSplitFiles.partPath(path, index: takeCount))
         }
         if files.canCarryTimeReference { try files.markStart(frame: timeReference) }
-        current = (files, TimelineAligner(longestFilledGap: 10 * Int64(files.sampleRate)), sampleTime)
-        if firstFrame == nil { firstFrame = UInt64(max(0, sampleTime)) }
+        current = files
+        position = sampleTime
+        if firstFrame == nil { firstFrame = sampleTime }
     }
 
-    /// Appends `frames` frames in the files' layout whose first is device frame `sampleTime`;
-    /// nothing when no take is open.
-    public func write(_ bytes: UnsafeRawPointer, frames: Int, at sampleTime: Double) throws(AudioFileError) {
-        guard frames > 0, var take = current else { return }
-        let placement = take.timeline.place(position: Int64((sampleTime - take.start).rounded()), count: Int64(frames))
-        current = take
-        if placement.silence > 0 {
-            try take.files.appendSilence(frames: Int(placement.silence))
-            timelineLost += placement.silence
+    /// Tells the takes which frames (positions as the controller counts) are silence the queue
+    /// put in for lost frames; those the takes hold are counted in ``lostFrames``.
+    public func noteGapSilence(_ runs: [Range<Double>]) {
+        gapRuns.append(contentsOf: runs)
+        if gapRuns.count > Self.gapRunLimit { gapRuns.removeFirst(gapRuns.count - Self.gapRunLimit) }
+    }
+
+    /// Appends `frames` frames in the files' layout to the take being written, the next frames
+    /// of its timeline; nothing when no take is open.
+    public func write(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError) {
+        guard frames > 0, let files = current else { return }
+        try files.append(bytes, frames: frames)
+        let written = position ..< position + Double(frames)
+        for run in gapRuns where run.overlaps(written) {
+            let overlap = run.clamped(to: written)
+            gapFrames += overlap.upperBound - overlap.lowerBound
         }
-        let skip = Int(placement.skip)
-        if frames > skip { try take.files.append(bytes + skip * layout.bytesPerFrame, frames: frames - skip) }
+        position = written.upperBound
     }
 
     /// Finalizes the take being written, if any. A numbered take that holds no frame (one that
     /// ended where it began) is removed, not kept as an empty file.
     public func end() throws(AudioFileError) {
-        guard let take = current else { return }
+        guard let files = current else { return }
         current = nil
-        let files = take.files, frames = files.packetCount
+        let frames = files.packetCount
         droppedBefore += files.droppedFrames
         let empty = numbered && frames == 0
         if !empty {

@@ -18,6 +18,9 @@ import Synchronization
 /// - Multi (`--transport-multi`): a new file per roll (`take-001.wav`, `take-002.wav` ...), and
 ///   per relocation while rolling; the recording goes on until interrupted.
 ///
+/// The takes are at the device's rate (``TakeSession/deviceFramesPerFileFrame`` 1): the
+/// transport counts device frames, and a take is cut frame for frame with it.
+///
 /// (jack_capture's `--jack-transport` measured here wrote 98,560 frames while the transport
 /// rolled 98,304: one period too many. Here the cut is at the cycle the state changed in.)
 public final class TransportController: TakeController, @unchecked Sendable {
@@ -50,12 +53,12 @@ public final class TransportController: TakeController, @unchecked Sendable {
         var done = 0
         for change in takeChanges(first + Double(frames)) {
             let at = min(frames, max(0, Int((change.sampleTime - first).rounded())))
-            if rolling { try takes.write(data + done * bytesPerFrame, frames: at - done, at: first + Double(done)) }
+            if rolling { try takes.write(data + done * bytesPerFrame, frames: at - done) }
             done = at
             try apply(change, to: takes)
             if finished { return false }
         }
-        if rolling { try takes.write(data + done * bytesPerFrame, frames: frames - done, at: first + Double(done)) }
+        if rolling { try takes.write(data + done * bytesPerFrame, frames: frames - done) }
         return true
     }
 

@@ -18,9 +18,10 @@ import Synchronization
 ///   the level starts the next.
 /// - a pre-roll: while waiting, the last `pre-roll` seconds are kept in memory; a take starts
 ///   with them, so its first frame is exactly pre-roll × rate frames before the trigger frame
-///   (fewer only when the recording has not run that long, or a gap broke the history).
+///   (fewer only when the recording has not run that long, or a pause broke the history).
 ///
-/// Every take's BWF TimeReference is the device frame time of its first frame.
+/// Every take's BWF TimeReference is the device frame time of its first frame, in the takes' rate.
+/// Frame positions (`first` of ``takeFrames(_:frames:at:into:)``) are in the takes' rate.
 public final class TriggerController: TakeController, @unchecked Sendable {
     /// What starts takes: a peak level (linear, 0 ... 1), or SIGUSR1 (and commands).
     public enum Start: Sendable { case level(Float), signal }
@@ -40,13 +41,13 @@ public final class TriggerController: TakeController, @unchecked Sendable {
     private let bytesPerFrame: Int
     private let channelCount: Int
     /// The last frames while waiting: a ring of `preRollFrames` frames, in the files' layout,
-    /// `historyCount` of them valid, the newest ending at device frame `historyEnd`.
+    /// `historyCount` of them valid, the newest ending at frame `historyEnd`.
     private let preRollFrames: Int
     private let history: UnsafeMutableRawPointer
     private var historyStart = 0
     private var historyCount = 0
     private var historyEnd = 0.0
-    /// The latest frame at or above the level in the take being written (device frame).
+    /// The latest frame at or above the level in the take being written.
     private var lastLoudFrame = 0.0
     private var decoded: [Float] = []
 
@@ -132,7 +133,7 @@ public final class TriggerController: TakeController, @unchecked Sendable {
                         if isLoud(frame, threshold) { lastLoudFrame = first + Double(frame) }
                         if first + Double(frame) - lastLoudFrame > Double(holdFrames) { end = frame; break }
                     }
-                    try takes.write(data + done * bytesPerFrame, frames: end - done, at: first + Double(done))
+                    try takes.write(data + done * bytesPerFrame, frames: end - done)
                     done = end
                     if end < frames { try takes.end() }
                 } else {
@@ -147,7 +148,7 @@ public final class TriggerController: TakeController, @unchecked Sendable {
                 }
             }
         } else if takes.isRecording {
-            try takes.write(data, frames: frames, at: first)
+            try takes.write(data, frames: frames)
         } else {
             remember(data, frames: frames, at: first)
         }
@@ -163,24 +164,28 @@ public final class TriggerController: TakeController, @unchecked Sendable {
 
     /// Starts a take at device frame `trigger`, with the pre-roll the history holds before it.
     private func beginTake(at trigger: Double, in takes: TakeFiles) throws(AudioFileError) {
-        // The history counts only if it ends right before the trigger (no gap in between).
-        let count = historyEnd == trigger ? historyCount : 0
+        // The history counts only if it ends right before the trigger (not before a pause).
+        let count = Self.follows(historyEnd, trigger) ? historyCount : 0
         let firstFrame = trigger - Double(count)
-        try takes.begin(at: firstFrame, timeReference: UInt64(max(0, firstFrame)))
+        try takes.begin(at: firstFrame, timeReference: UInt64(max(0, firstFrame.rounded())))
         if count > 0 {
             let head = min(count, preRollFrames - historyStart)
-            try takes.write(history + historyStart * bytesPerFrame, frames: head, at: firstFrame)
-            try takes.write(history, frames: count - head, at: firstFrame + Double(head))
+            try takes.write(history + historyStart * bytesPerFrame, frames: head)
+            try takes.write(history, frames: count - head)
         }
         historyStart = 0
         historyCount = 0
     }
 
-    /// Keeps the newest `preRollFrames` of the frames seen while waiting; a gap since the last
-    /// ones starts the history afresh.
+    /// Whether a frame at `next` follows one that ended at `end` (positions in the takes' rate,
+    /// fractional when resampled: within half a frame).
+    private static func follows(_ end: Double, _ next: Double) -> Bool { abs(next - end) < 0.5 }
+
+    /// Keeps the newest `preRollFrames` of the frames seen while waiting; a jump since the last
+    /// ones (a pause) starts the history afresh.
     private func remember(_ bytes: UnsafeRawPointer, frames: Int, at sampleTime: Double) {
         guard preRollFrames > 0, frames > 0 else { return }
-        if historyEnd != sampleTime { historyStart = 0; historyCount = 0 }
+        if !Self.follows(historyEnd, sampleTime) { historyStart = 0; historyCount = 0 }
         historyEnd = sampleTime + Double(frames)
         let kept = min(frames, preRollFrames)
         let source = bytes + (frames - kept) * bytesPerFrame

@@ -85,10 +85,18 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// Gaps in the delivered frame sequence (ring overruns, JACK xruns, underruns): the
     /// timeline's discontinuities. Any thread.
     public var discontinuityCount: Int { pipeline.discontinuities.load(ordering: .relaxed) }
-    /// Frames of silence put into the buffers for device frames lost to an xrun, an overrun or
-    /// an underrun (a compressed stream, or ``gapPolicy`` `.silence`), so the delivered timeline
+    /// Frames of silence put into the buffers for device frames lost to an xrun or a ring
+    /// overrun (a compressed stream, or ``gapPolicy`` `.silence`), so the delivered timeline
     /// stays the device's. Device frames. Any thread.
     public var insertedSilenceFrameCount: Int { pipeline.insertedSilenceFrames.load(ordering: .relaxed) }
+    /// Frames of silence put into the buffers, where they belong, for frames an underrun lost
+    /// (linear PCM with ``gapPolicy`` `.silence`; those frames are also in
+    /// ``underrunFrameCount``). The format's frames. Any thread.
+    public var underrunSilenceFrameCount: Int { pipeline.underrunSilenceFrames.load(ordering: .relaxed) }
+    /// In the callback: the frames of the buffer being handed over that are silence the queue
+    /// put in for lost frames (linear PCM with ``gapPolicy`` `.silence`), as ranges of frames
+    /// from the buffer's first, in order; empty when none are. Valid only during the callback.
+    public var gapSilenceInDeliveredBuffer: [Range<Int>] { lock.withLock { pipeline.deliveredGapSilence } }
     /// Frames of a compressed stream's device timeline that JACK delivered twice (a repeated
     /// cycle frame time around an xrun) and that were therefore not encoded again. Any thread.
     public var repeatedFrameCount: Int { pipeline.repeatedFrames.load(ordering: .relaxed) }

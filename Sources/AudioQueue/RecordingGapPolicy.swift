@@ -6,8 +6,11 @@
 ///   the timestamps. Repeated frames (JACK relabelling a cycle around an xrun) end it too.
 /// - `silence`: the gap becomes silence in the buffers (any length), and frames delivered
 ///   twice are dropped, so consecutive buffers are contiguous on the device timeline; the
-///   frames are counted in ``AudioInputQueue/insertedSilenceFrameCount``. What a recorder
-///   writing one continuous file wants (`aqjack record`).
+///   frames are counted in ``AudioInputQueue/insertedSilenceFrameCount`` (device frames lost)
+///   and ``AudioInputQueue/underrunSilenceFrameCount`` (frames that found no buffer). What a
+///   recorder writing continuous files wants: every session of `AQSession` expects it, and
+///   `aqjack record` sets it. A pause is not a gap: nothing is put in for it, and the buffers
+///   after it are stamped with their own device frames.
 ///
 /// A compressed format (AAC, ALAC) always fills gaps of up to 10 s with silence: an encoded
 /// stream has no timestamps per packet to show a gap.

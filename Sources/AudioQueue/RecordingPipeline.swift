@@ -72,6 +72,7 @@ final class RecordingPipeline {
     let relabelledCycles = Atomic<Int>(0)
     let discontinuities = Atomic<Int>(0)
     let insertedSilenceFrames = Atomic<Int>(0)
+    let underrunSilenceFrames = Atomic<Int>(0)
     let repeatedFrames = Atomic<Int>(0)
     let encoderFailures = Atomic<Int>(0)
 
@@ -108,7 +109,13 @@ final class RecordingPipeline {
     var lastRecord: CaptureCycle?
     var isInUnderrun = false
     /// `.silence`, PCM: output frames an underrun lost, owed as silence before the next frames.
-    private var underrunSilenceFrames = 0
+    private var owedSilenceFrames = 0
+    /// PCM: set while the frames being emitted are silence for lost frames; the frames of the
+    /// buffer being filled that are such silence, and those of the buffer being delivered
+    /// (``AudioInputQueue/gapSilenceInDeliveredBuffer``).
+    private var emittingGapSilence = false
+    private var fillGapSilence: [Range<Int>] = []
+    private(set) var deliveredGapSilence: [Range<Int>] = []
 
     init(format: StreamFormat, deviceRate: Int, packetStage: InputPacketStage?, reader: CaptureReader, lock: NSLock,
          onFirstCycle: @escaping () -> Void, deliver: @escaping Delivery) {
@@ -165,7 +172,7 @@ final class RecordingPipeline {
     /// Forgets the timeline (a stop or reset): the next cycle starts it afresh.
     func resetTimeline() {
         timeline.reset()
-        underrunSilenceFrames = 0
+        owedSilenceFrames = 0
         transportLog.reset()
         processing.reset()
     }
@@ -220,6 +227,8 @@ final class RecordingPipeline {
     private func insertSilenceLocked(frames: Int, before record: CaptureCycle) {
         let chunk = Self.silenceChunkFrames
         if silenceChunk.isEmpty { silenceChunk = [Float](repeating: 0, count: chunk * layout.channelCount) }
+        emittingGapSilence = true
+        defer { emittingGapSilence = false }
         var done = 0
         while done < frames {
             let count = min(chunk, frames - done)
@@ -344,12 +353,14 @@ final class RecordingPipeline {
             encodeLocked(frames, frameCount: frameCount, record: record, stage: packetStage)
             return
         }
-        if underrunSilenceFrames > 0 && !enqueued.isEmpty {
+        if owedSilenceFrames > 0 && !enqueued.isEmpty {
             // `.silence`: what an underrun lost comes back as silence, where it was.
-            let owed = underrunSilenceFrames
-            underrunSilenceFrames = 0
+            let owed = owedSilenceFrames
+            owedSilenceFrames = 0
             if isResampling { resampledFrames -= owed }
             if silenceChunk.isEmpty { silenceChunk = [Float](repeating: 0, count: Self.silenceChunkFrames * layout.channelCount) }
+            emittingGapSilence = true
+            defer { emittingGapSilence = false }
             var done = 0
             while done < owed {
                 let count = min(Self.silenceChunkFrames, owed - done)
@@ -358,6 +369,8 @@ final class RecordingPipeline {
                 }
                 done += count
             }
+            // What found no buffer again is owed again (and counted as underrun again).
+            underrunSilenceFrames.add(owed - owedSilenceFrames, ordering: .relaxed)
         }
         let channels = layout.channelCount
         let bytesPerFrame = layout.bytesPerFrame
@@ -371,7 +384,7 @@ final class RecordingPipeline {
                 if !isInUnderrun { discontinuities.add(1, ordering: .relaxed) }
                 isInUnderrun = true
                 if isResampling { resampledFrames += frameCount - offset }
-                if gapPolicy == .silence { underrunSilenceFrames += frameCount - offset }
+                if gapPolicy == .silence { owedSilenceFrames += frameCount - offset }
                 return
             }
             isInUnderrun = false
@@ -390,10 +403,21 @@ final class RecordingPipeline {
                 layout.encode(source, count: count * channels, to: destination, byteStride: layout.bytesPerSample)
             }
             if meteringEnabled { meterLocked(source, frameCount: count) }
+            if emittingGapSilence { noteGapSilenceLocked(filledFrames ..< filledFrames + count) }
             filledFrames += count
             offset += count
             if isResampling { resampledFrames += count }
             if filledFrames == capacityFrames { deliverPartialBufferLocked() }
+        }
+    }
+
+    /// Marks frames of the buffer being filled as silence for lost frames (merged with the run
+    /// before when they follow it).
+    private func noteGapSilenceLocked(_ frames: Range<Int>) {
+        if let last = fillGapSilence.last, last.upperBound == frames.lowerBound {
+            fillGapSilence[fillGapSilence.count - 1] = last.lowerBound ..< frames.upperBound
+        } else {
+            fillGapSilence.append(frames)
         }
     }
 
@@ -426,6 +450,8 @@ final class RecordingPipeline {
         }
         if meteringEnabled && meterFrames > 0 { levels = meterSums.take(frameCount: meterFrames) }
         filledFrames = 0
+        swap(&deliveredGapSilence, &fillGapSilence)
+        fillGapSilence.removeAll(keepingCapacity: true)
         let startTime = fillStart
         lock.unlock()
         deliver(buffer, startTime)

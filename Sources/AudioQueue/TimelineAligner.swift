@@ -2,8 +2,8 @@
 /// many frames of silence must come before the run (frames the device lost: a ring overrun, an
 /// xrun, no buffer enqueued) and how many of the run's first frames are already in the stream
 /// (JACK repeats a cycle's frame time around an xrun: those are dropped, the first delivery
-/// stands). The one place that decides gap filling, for the recording queue's compressed
-/// streams and for `aqjack record`'s files alike.
+/// stands). The one place that decides gap filling: the recording pipeline's, for every codec
+/// (``RecordingGapPolicy``).
 ///
 /// Positions are in whatever frames the stream counts (device frames, or file frames when
 /// resampling), as Int64. Not thread-safe: use from the thread that owns the stream.

@@ -64,7 +64,7 @@ struct RecordCommand {
             // encoder's priming, known once the queue exists).
             let box = SessionBox()
             queue = try AudioInputQueue(format: plan.format, driver: JackDriver(client: client)) { queue, buffer, startTime in
-                if box.session?.handle(buffer, startTime: startTime) ?? false { try? queue.enqueue(buffer) }
+                if box.session?.handle(buffer, startTime: startTime, gapSilence: queue.gapSilenceInDeliveredBuffer) ?? false { try? queue.enqueue(buffer) }
             }
             setup = try RecordingSetup(options: options, plan: plan, queue: queue, client: client, hook: hook, signals: signals)
             box.session = setup.session

@@ -31,6 +31,9 @@ struct RecordingSetup {
          signals: SignalWatcher) throws {
         let format = plan.format, fileFormat = plan.fileFormat, force = options.force, fileType = options.fileType!
         let targetFrames = options.seconds.map { Int64(($0 * format.mSampleRate).rounded()) }
+        let deviceFramesPerFileFrame = Double(client.sampleRate) / format.mSampleRate
+        // Every session appends buffer after buffer: the queue fills the gaps, where they were.
+        queue.gapPolicy = .silence
         files = [options.path]
         if options.isCompressed && !options.encodesPerFile {
             if options.isAAC { try queue.configureEncoder(bitRate: options.bitRate, quality: options.quality) }
@@ -40,7 +43,7 @@ struct RecordingSetup {
             try writer.setMagicCookie(queue.magicCookie)
             session = PacketRecordSession(writer: writer, targetFrames: targetFrames, priming: queue.packetTableInfo?.priming ?? 0,
                                           framesPerPacket: Int(queue.format.mFramesPerPacket),
-                                          deviceFramesPerFileFrame: Double(client.sampleRate) / format.mSampleRate)
+                                          deviceFramesPerFileFrame: deviceFramesPerFileFrame)
             return
         }
         let bitRate = options.bitRate, quality = options.quality, encodes = options.encodesPerFile, channelCount = plan.channelCount
@@ -74,7 +77,7 @@ struct RecordingSetup {
                                                 holdSeconds: options.holdSeconds ?? 1, preRollSeconds: options.preRollSeconds ?? 0, sampleRate: format.mSampleRate)
                 if options.triggerLevel == nil { trigger.listenForToggleSignal() }
                 controller = trigger
-                let session = TakeSession(takes: takes, controller: trigger)
+                let session = TakeSession(takes: takes, controller: trigger, deviceFramesPerFileFrame: deviceFramesPerFileFrame)
                 if let port = options.oscPort {
                     osc = try Self.oscControl(options: options, port: port, trigger: trigger, session: session, queue: queue, client: client, signals: signals)
                 }
@@ -83,7 +86,7 @@ struct RecordingSetup {
                 files = []
                 return
             }
-            let session = TakeSession(takes: takes, controller: controller)
+            let session = TakeSession(takes: takes, controller: controller, deviceFramesPerFileFrame: deviceFramesPerFileFrame)
             self.takes = session
             self.session = session
             files = session.paths

@@ -40,10 +40,7 @@ struct OfflineSessionTests {
         }
         let trigger = TriggerController(layout: layout, start: .level(0.01), holdSeconds: 0.25, preRollSeconds: 0.1, sampleRate: 48000)
         let session = TakeSession(takes: takes, controller: trigger)
-        let queue = try AudioInputQueue(format: format, driver: driver) { queue, buffer, time in
-            if session.handle(buffer, startTime: time) { try? queue.enqueue(buffer) }
-        }
-        for _ in 0 ..< 3 { try queue.enqueue(queue.allocateBuffer(byteCapacity: 4800 * 4)) }
+        let queue = try AudioInputQueue(format: format, driver: driver, recordingInto: session, bufferBytes: 4800 * 4)
         try queue.start()
         driver.run(frames: 96_000) { _, first, samples in
             for index in samples.indices { samples[index] = Self.sample(Int(first - clockStart) + index, loud: loud) }
@@ -72,6 +69,67 @@ struct OfflineSessionTests {
 }
 
 extension OfflineSessionTests {
+    @Test("a PCM recording across 300 device frames the driver skipped: the queue fills them with silence where they were, the session appends buffer after buffer and counts them lost (300, from the buffers' gap ranges); every other frame bit-exact at file frame = device frame - first")
+    func pcmGapFilledByTheQueue() throws {
+        let path = NSTemporaryDirectory() + "aqjack-offline-pcm-gap-\(getpid()).wav"
+        defer { unlink(path) }
+        let driver = OfflineDriver(sampleRate: 48000, bufferSize: 256, startFrame: 5000)
+        let format = CompressedFormatValues.floatPCM(sampleRate: 48000, channelCount: 1)
+        let file = try AudioFile.create(path: path, fileType: AudioFileTypeValues.wave, format: format, eraseExisting: true).pcmWriter!
+        let session = RecordSession(writer: DiskBackedFiles(file, stream: try DiskStream(ringBytes: 1 << 22)), targetFrames: nil, deviceRate: 48000)
+        let queue = try AudioInputQueue(format: format, driver: driver, recordingInto: session, bufferBytes: 1000 * 4)
+        defer { queue.dispose() }
+        try queue.start()
+        let ramp = { (_: Int, first: UInt64, samples: UnsafeMutableBufferPointer<Float>) in
+            for index in samples.indices { samples[index] = 0.1 + Float(Int(first) + index - 5000) * 1e-6 }
+        }
+        driver.run(frames: 10_240, input: ramp)
+        driver.skip(frames: 300)
+        driver.run(frames: 5_120, input: ramp)
+        queue.stop()
+        #expect(session.finish(queue: queue) == nil)
+        #expect(session.summary.lost == 300 && session.lostFrames(queue: queue) == 300 && session.summary.start == 5000)
+        let contents = try SoundFileContents(path: path)
+        #expect(contents.frames == 10_240 + 300 + 5_120)
+        let wrong = (0 ..< contents.frames).filter { frame in
+            let expected: Float = (10_240 ..< 10_540).contains(frame) ? 0 : 0.1 + Float(frame) * 1e-6
+            return contents.samples[frame] != expected
+        }
+        #expect(wrong.isEmpty, "\(wrong.count) frames wrong, the first at \(wrong.first ?? -1)")
+        #expect(contents.timeReference == 5000)
+    }
+
+    @Test("a take triggered at -40 dBFS recorded at 44.1 kHz from a 48 kHz driver: the take is 0.1 s of pre-roll, 0.25 s loud and a 0.25 s hold in the file's rate (26,460 frames, within the resampler's edge), no frame lost, its TimeReference in the file's rate")
+    func resampledTriggeredTake() throws {
+        let path = NSTemporaryDirectory() + "aqjack-offline-resampled-take-\(getpid()).wav"
+        defer { unlink(path) }
+        let clockStart: UInt64 = 480_000
+        let driver = OfflineDriver(sampleRate: 48000, bufferSize: 256, startFrame: clockStart)
+        let format = CompressedFormatValues.floatPCM(sampleRate: 44100, channelCount: 1)
+        let layout = try LinearPCMLayout(validating: format)
+        let takes = try TakeFiles(path: path, numbered: false, layout: layout, stream: DiskStream(ringBytes: 1 << 22)) {
+            (take: String) throws(AudioFileError) in
+            try AudioFile.create(path: take, fileType: AudioFileTypeValues.wave, format: format, eraseExisting: true).pcmWriter!
+        }
+        let trigger = TriggerController(layout: layout, start: .level(0.01), holdSeconds: 0.25, preRollSeconds: 0.1, sampleRate: 44100)
+        let session = TakeSession(takes: takes, controller: trigger, deviceFramesPerFileFrame: 48000.0 / 44100)
+        let queue = try AudioInputQueue(format: format, driver: driver, recordingInto: session, bufferBytes: 4410 * 4)
+        defer { queue.dispose() }
+        try queue.start()
+        // Loud (0.5) for device frames 48,000 ..< 60,000 of the run (1 ... 1.25 s), silent around.
+        driver.run(frames: 96_000) { _, first, samples in
+            for index in samples.indices { samples[index] = (48_000 ..< 60_000).contains(Int(first - clockStart) + index) ? 0.5 : 0 }
+        }
+        queue.stop(immediate: true)
+        #expect(session.finish() == nil)
+        let contents = try SoundFileContents(path: path)
+        // The level is crossed within a few frames of the edge (the resampler's filter rings).
+        let expectedStart = Double(clockStart + 48_000) * 44100 / 48000 - 4410
+        #expect(abs(contents.frames - 26_460) <= 8, "\(contents.frames) frames")
+        #expect(abs(Double(contents.timeReference ?? 0) - expectedStart) <= 8, "TimeReference \(String(describing: contents.timeReference)), expected about \(expectedStart)")
+        #expect(session.summary.lost == 0 && session.lostFrames(queue: queue) == 0)
+    }
+
     @Test("an AAC recording across 300 device frames the driver skipped: the queue fills them with silence and the session's lost frames count them (300), the file holds all 15300 frames after its priming (ffprobe)")
     func compressedGapCounted() throws {
         let path = NSTemporaryDirectory() + "aqjack-offline-aac-gap-\(getpid()).m4a"
@@ -84,7 +142,7 @@ extension OfflineSessionTests {
         format.mChannelsPerFrame = 2
         let box = Mutex<PacketRecordSession?>(nil)
         let queue = try AudioInputQueue(format: format, driver: driver) { queue, buffer, time in
-            if box.withLock({ $0 })?.handle(buffer, startTime: time) == true { try? queue.enqueue(buffer) }
+            if box.withLock({ $0 })?.handle(buffer, startTime: time, gapSilence: queue.gapSilenceInDeliveredBuffer) == true { try? queue.enqueue(buffer) }
         }
         defer { queue.dispose() }
         let file = try AudioFile.create(path: path, fileType: CompressedFormatValues.m4aFile, format: queue.format, eraseExisting: true).packetWriter!

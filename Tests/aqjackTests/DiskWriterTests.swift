@@ -122,12 +122,13 @@ extension JackServerSuite {
                     next = startTime.mSampleTime + frames
                 }
                 let begin = Date()
-                let keep = session.handle(buffer, startTime: startTime)
+                let keep = session.handle(buffer, startTime: startTime, gapSilence: queue.gapSilenceInDeliveredBuffer)
                 let took = Date().timeIntervalSince(begin)
                 longest.withLock { $0 = max($0, took) }
                 if keep { try? queue.enqueue(buffer) }
             }
             queue.currentDevice = generator.client.name
+            queue.gapPolicy = .silence
             for _ in 0 ..< 4 { try queue.enqueue(queue.allocateBuffer(byteCapacity: Int(format.mBytesPerFrame) * Int(rate) / 10)) }
             try queue.start()
             let deadline = Date().addingTimeInterval(20)
@@ -135,9 +136,10 @@ extension JackServerSuite {
             queue.stop(immediate: true)
             let failure = session.close()
             #expect(failure == nil, "\(failure ?? "")")
+            let lost = session.lostFrames(queue: queue)
             queue.dispose()
             let summary = session.summary
-            return (summary.lost, files.droppedFrames, stalling.stalledSeconds, longest.withLock { $0 }, jumps.load(ordering: .relaxed),
+            return (lost, files.droppedFrames, stalling.stalledSeconds, longest.withLock { $0 }, jumps.load(ordering: .relaxed),
                     generator.client.notifications.xrunCount.load(ordering: .relaxed), summary.frames)
         }
 

@@ -348,10 +348,11 @@ enum WideRecording {
         // began late, after a late generator or a busy kernel, and so ended after the next
         // cycle's start, is counted in lateCycles: one in a CI run, with 0 frames lost.)
         // Host steal can land inside a callback even on the thread's CPU clock (measured here: a
-        // 4.2 ms jump of CLOCK_THREAD_CPUTIME_ID between two reads of a busy loop), so one
-        // callback in a thousand may show as slow; aqjack's own slowness is systematic (the
-        // whole-buffer write(2) made 98-148 of 3,750 cycles late in 10 s, 3 %).
-        #expect(timing.slowCycles * 1000 <= timing.cycles, "aqjack's process callback outran its cycle \(timing.slowCycles) times (\(timing))")
+        // 4.2 ms jump of CLOCK_THREAD_CPUTIME_ID between two reads of a busy loop), so a few
+        // callbacks in a thousand may show as slow (2 of 1,065 in a loaded run); aqjack's own
+        // slowness is systematic (the whole-buffer write(2) made 98-148 of 3,750 cycles late in
+        // 10 s, 3 %), six times this bound of 0.5 %.
+        #expect(timing.slowCycles * 200 <= timing.cycles, "aqjack's process callback outran its cycle \(timing.slowCycles) times (\(timing))")
         return summary
     }
 
