@@ -52,7 +52,7 @@ let package = Package(
         // through libavformat, magic cookies): the only importer of CFFmpeg.
         .target(name: "AQCodecs", dependencies: ["CFFmpeg", "AQCore", "AQMedia", "CAudioTypes"]),
         // The LV2 plugin host: the only importer of CLilv.
-        .target(name: "AQPlugins", dependencies: ["AQCore", "AQJack", "AQMedia", "CLilv", "CLV2Support"]),
+        .target(name: "AQPlugins", dependencies: ["AQCore", "AQMedia", "CLilv", "CLV2Support"]),
         // Core Audio structs and callback typedefs with Apple's layouts (C, for @convention(c)).
         .target(name: "CAudioTypes"),
         // The Swift-native queue engine over any AudioDriver (JACK's is AQJack's JackDriver, the
@@ -90,6 +90,7 @@ let package = Package(
 
         .testTarget(name: "AQCoreTests", dependencies: ["AQCore"]),
         .testTarget(name: "AQSessionTests", dependencies: ["AQSession", "AQCore", "AQMedia", "AQCodecs", "AudioQueue", "AQTestSupport", "CAudioTypes"]),
+        .testTarget(name: "AQPluginsTests", dependencies: ["AQPlugins", "AQCore"]),
         .testTarget(name: "AQCodecsTests", dependencies: ["AQCodecs", "AQMedia", "AQTestSupport", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQJackTests", dependencies: ["AQServerSuite", "AQCore", "AQJack", "AQTestSupport", "CRTProbe", "AQPlugins", "AQMedia"]),

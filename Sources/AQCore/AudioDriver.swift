@@ -39,6 +39,12 @@ public protocol AudioDriver: AnyObject, Sendable {
     /// Makes `count` channels `<name>:<prefix>1 ...` facing `direction` and returns their full
     /// names. Channels are given to the processor in the order made, inputs and outputs apart.
     func makeChannels(prefix: String, count: Int, direction: AudioChannelDirection) throws(AudioDriverError) -> [String]
+    /// Makes one channel per name, `<name>:<channel name>`, facing `direction`, and returns their
+    /// full names: audio channels join the processor's channels after those made so far; with
+    /// `midi`, MIDI event inputs, the cycle's ``ProcessCycle/midiInputs`` in the order made (a
+    /// plugin host names its channels after the plugin's port symbols).
+    /// - Throws: a name the device refuses (taken, too long), MIDI outputs, or a device running.
+    func makeChannels(named names: [String], direction: AudioChannelDirection, midi: Bool) throws(AudioDriverError) -> [String]
     /// Starts calling `processor` once per cycle with the channels made so far. The driver keeps
     /// it alive until ``stop()`` or ``close()``.
     func start<Processor: RealtimeProcessor>(processor: Processor) throws(AudioDriverError)
@@ -70,6 +76,12 @@ public protocol AudioDriver: AnyObject, Sendable {
     /// facing `direction`, in the order made: for `.input` the capture latency of what feeds it,
     /// for `.output` the playback latency after it. Zero on a device without a graph (offline).
     func channelLatencies(direction: AudioChannelDirection) -> [ClosedRange<Int>]
+    /// Tells the device the latency its processor adds from its input channels to its output
+    /// channels, frames (a plugin's look-ahead): JACK adds it to what its ports report, so every
+    /// client downstream sees it; offline, ``processingLatency`` says it. Not on the process thread.
+    func publishProcessingLatency(_ frames: Int)
+    /// The latency last published (``publishProcessingLatency(_:)``), frames.
+    var processingLatency: Int { get }
 
     /// Adds a handler called at the end of every run a caller-clocked driver makes (on the
     /// caller's thread, before the call returns), so a queue finishes its work on the frames

@@ -2,7 +2,7 @@ import Synchronization
 
 /// A driver clocked by its caller: no server, no threads of its own, deterministic.
 ///
-/// Each ``run(frames:input:output:)`` call runs the processor for that many frames, in cycles
+/// Each ``run(frames:input:output:midi:)`` call runs the processor for that many frames, in cycles
 /// of at most ``bufferSize`` frames, on the calling thread, then lets the queues that asked
 /// (``onRunEnd(_:)``) catch up on their own threads before it returns, so that after a call
 /// every callback the frames caused has happened. ``skip(frames:)`` moves the clock on without
@@ -10,9 +10,10 @@ import Synchronization
 ///
 /// The frame clock starts at `startFrame` and counts frames run or skipped; its microseconds are
 /// the frames' nominal duration (frame × 10^6 / rate), so timestamps are exact and repeatable.
-/// Channel names are `<name>:<prefix>N` as on JACK; there is no graph to connect them in.
+/// Channel names are `<name>:<prefix>N` (or the names given) as on JACK; there is no graph to
+/// connect them in. MIDI inputs get the ``MIDIMessage``s a run is given, at their frames.
 ///
-/// Threads: ``run(frames:input:output:)``, ``skip(frames:)`` and ``settle()`` one at a time (they
+/// Threads: ``run(frames:input:output:midi:)``, ``skip(frames:)`` and ``settle()`` one at a time (they
 /// are this driver's "process thread"). A playback queue's immediate stop or reset settles the
 /// driver from the queue thread while the caller waits: make those calls from the thread that
 /// runs the driver, not during a run. The rest from any thread.
@@ -31,6 +32,7 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
     private struct Binding {
         var inputNames: [String] = []
         var outputNames: [String] = []
+        var midiInputNames: [String] = []
         /// The running processor (kept alive here), its entry and its unretained pointer.
         var processor: AnyObject?
         var entry: RealtimeEntry?
@@ -46,6 +48,22 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
     private var outputTable: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
     private var inputCount = 0
     private var outputCount = 0
+    private var midiInputCount = 0
+    private let publishedLatency = Atomic<Int>(0)
+
+    /// A MIDI message for ``run(frames:input:output:midi:)``: the MIDI input channel it goes to
+    /// (in the order made), the frame of the clock it falls on, and its bytes.
+    public struct MIDIMessage: Sendable {
+        public var channel: Int
+        public var frame: UInt64
+        public var bytes: [UInt8]
+
+        public init(channel: Int = 0, frame: UInt64, bytes: [UInt8]) {
+            self.channel = channel
+            self.frame = frame
+            self.bytes = bytes
+        }
+    }
 
     /// - Parameters:
     ///   - sampleRate: frames per second of the clock (> 0).
@@ -97,6 +115,20 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
         }
     }
 
+    public func makeChannels(named names: [String], direction: AudioChannelDirection, midi: Bool) throws(AudioDriverError) -> [String] {
+        guard !(midi && direction == .output) else { throw AudioDriverError("\(name): MIDI output channels are not supported") }
+        return try binding.withLock { (binding) throws(AudioDriverError) -> [String] in
+            guard binding.processor == nil else { throw AudioDriverError("\(name): channels cannot be added while running") }
+            let full = names.map { "\(name):\($0)" }
+            var taken = Set(binding.inputNames + binding.outputNames + binding.midiInputNames)
+            for channel in full where !taken.insert(channel).inserted {
+                throw AudioDriverError("\(name): a channel named '\(channel)' already exists")
+            }
+            if midi { binding.midiInputNames += full } else if direction == .input { binding.inputNames += full } else { binding.outputNames += full }
+            return full
+        }
+    }
+
     public func start<Processor: RealtimeProcessor>(processor: Processor) throws(AudioDriverError) {
         guard !isClosed.load(ordering: .acquiring) else { throw AudioDriverError("\(name) is closed") }
         try binding.withLock { (binding) throws(AudioDriverError) in
@@ -104,6 +136,7 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
             releaseStorage()
             inputCount = binding.inputNames.count
             outputCount = binding.outputNames.count
+            midiInputCount = binding.midiInputNames.count
             let inputs = UnsafeMutablePointer<Float>.allocate(capacity: max(1, inputCount * bufferSize))
             inputs.initialize(repeating: 0, count: max(1, inputCount * bufferSize))
             let outputs = UnsafeMutablePointer<Float>.allocate(capacity: max(1, outputCount * bufferSize))
@@ -149,10 +182,13 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
     ///   - input: writes each input channel's samples for a cycle: `(channel, first frame,
     ///     buffer of the cycle's length)`; the buffer holds zeros when it is not called.
     ///   - output: reads each output channel's samples after a cycle, the same way.
+    ///   - midi: messages for the MIDI inputs, each given in the cycle holding its frame (one
+    ///     outside the run's frames is not given).
     /// Before returning, runs the ``onRunEnd(_:)`` handlers (each queue's catch-up).
     public func run(frames: Int,
                     input: ((_ channel: Int, _ firstFrame: UInt64, _ samples: UnsafeMutableBufferPointer<Float>) -> Void)? = nil,
-                    output: ((_ channel: Int, _ firstFrame: UInt64, _ samples: UnsafeBufferPointer<Float>) -> Void)? = nil) {
+                    output: ((_ channel: Int, _ firstFrame: UInt64, _ samples: UnsafeBufferPointer<Float>) -> Void)? = nil,
+                    midi: [MIDIMessage] = []) {
         var left = max(0, frames)
         while left > 0 {
             let count = min(left, bufferSize)
@@ -166,11 +202,15 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
                 // The frame time the processor is told; the inputs are still the true frames'.
                 let label = mislabelPending.exchange(false, ordering: .acquiringAndReleasing) ? first + UInt64(count) : first
                 let start = micros(ofFrame: label)
-                var cycle = ProcessCycle(frameCount: count, frameTime: UInt32(truncatingIfNeeded: label),
-                                         cycleStartMicros: start, nextCycleStartMicros: micros(ofFrame: label + UInt64(count)),
-                                         inputs: UnsafeBufferPointer(start: inputTable, count: inputCount),
-                                         outputs: UnsafeBufferPointer(start: outputTable, count: outputCount))
-                withUnsafePointer(to: &cycle) { entry(pointer, UnsafeRawPointer($0)) }
+                let messages = midi.filter { $0.frame >= first && $0.frame < first + UInt64(count) }
+                Self.withMIDIInputs(messages, firstFrame: first, channels: midiInputCount) { midiInputs in
+                    var cycle = ProcessCycle(frameCount: count, frameTime: UInt32(truncatingIfNeeded: label),
+                                             cycleStartMicros: start, nextCycleStartMicros: micros(ofFrame: label + UInt64(count)),
+                                             inputs: UnsafeBufferPointer(start: inputTable, count: inputCount),
+                                             outputs: UnsafeBufferPointer(start: outputTable, count: outputCount),
+                                             midiInputs: midiInputs)
+                    withUnsafePointer(to: &cycle) { entry(pointer, UnsafeRawPointer($0)) }
+                }
                 if let output {
                     for channel in 0 ..< outputCount {
                         output(channel, first, UnsafeBufferPointer(start: outputTable[channel], count: count))
@@ -183,6 +223,30 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
         for handler in binding.withLock({ $0.runEndHandlers }) { handler() }
     }
 
+    /// Calls `body` with one event list per MIDI input channel holding `messages` (all within the
+    /// cycle from `firstFrame`) in frame order, valid during the call.
+    private static func withMIDIInputs(_ messages: [MIDIMessage], firstFrame: UInt64, channels: Int,
+                                       _ body: (UnsafeBufferPointer<MIDIEventList>) -> Void) {
+        let ordered = messages.filter { $0.channel >= 0 && $0.channel < channels }.sorted { ($0.channel, $0.frame) < ($1.channel, $1.frame) }
+        let bytes = ordered.flatMap(\.bytes)
+        bytes.withUnsafeBufferPointer { allBytes in
+            var offset = 0
+            let events = ordered.map { message in
+                defer { offset += message.bytes.count }
+                return MIDIEvent(frame: UInt32(message.frame - firstFrame), size: UInt32(message.bytes.count), bytes: allBytes.baseAddress.map { $0 + offset })
+            }
+            events.withUnsafeBufferPointer { allEvents in
+                var start = 0
+                let lists = (0 ..< channels).map { channel in
+                    let count = ordered[start...].prefix { $0.channel == channel }.count
+                    defer { start += count }
+                    return MIDIEventList(events: allEvents.baseAddress.map { $0 + start }, count: count)
+                }
+                lists.withUnsafeBufferPointer(body)
+            }
+        }
+    }
+
     /// Reports the next cycle one cycle ahead of its frames (its frame time plus its length); the
     /// cycle after it is reported truly, so its frame time repeats the mislabelled one. What
     /// jackd2 1.9.21 did around an xrun in a CI run (a client told 4985216 for the cycle of
@@ -191,7 +255,7 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
     public func mislabelNextCycle() { mislabelPending.store(true, ordering: .releasing) }
 
     /// Runs one cycle of 0 frames: the processor takes its control requests (a discard, a
-    /// stop) now instead of at the next frames; the clock stays. Same thread rule as ``run(frames:input:output:)``.
+    /// stop) now instead of at the next frames; the clock stays. Same thread rule as ``run(frames:input:output:midi:)``.
     public func settle() {
         let (entry, pointer) = binding.withLock { ($0.entry, $0.pointer) }
         guard let entry, let pointer, let inputTable, let outputTable else { return }
@@ -220,7 +284,11 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
         return Array(repeating: 0 ... 0, count: count)
     }
 
-    /// Adds a handler run at the end of every ``run(frames:input:output:)`` call, on the
+    /// Kept for the caller to read: no graph downstream to tell.
+    public func publishProcessingLatency(_ frames: Int) { publishedLatency.store(frames, ordering: .relaxed) }
+    public var processingLatency: Int { publishedLatency.load(ordering: .relaxed) }
+
+    /// Adds a handler run at the end of every ``run(frames:input:output:midi:)`` call, on the
     /// caller's thread: a queue uses it to finish its work on the frames before the call returns.
     public func onRunEnd(_ handler: @escaping @Sendable () -> Void) {
         binding.withLock { $0.runEndHandlers.append(handler) }

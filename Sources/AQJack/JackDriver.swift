@@ -9,7 +9,7 @@ import Synchronization
 public final class JackDriver: AudioDriver, AudioRouting, @unchecked Sendable {
     /// The client, for what only JACK has (pretty-names, freewheel, notifications).
     public let client: JackClient
-    private let ports = Mutex<(inputs: [JackPort], outputs: [JackPort])>(([], []))
+    private let ports = Mutex<(inputs: [JackPort], outputs: [JackPort], midiInputs: [JackPort])>(([], [], []))
     private let freewheelHandlers = Mutex<[@Sendable (Bool) -> Void]>([])
 
     /// Takes over `client` (the driver closes it).
@@ -31,6 +31,7 @@ public final class JackDriver: AudioDriver, AudioRouting, @unchecked Sendable {
     /// The ports made so far, in channel order.
     public var inputPorts: [JackPort] { ports.withLock { $0.inputs } }
     public var outputPorts: [JackPort] { ports.withLock { $0.outputs } }
+    public var midiInputPorts: [JackPort] { ports.withLock { $0.midiInputs } }
 
     public func makeChannels(prefix: String, count: Int, direction: AudioChannelDirection) throws(AudioDriverError) -> [String] {
         let made: [JackPort]
@@ -46,10 +47,26 @@ public final class JackDriver: AudioDriver, AudioRouting, @unchecked Sendable {
         return made.map(\.name)
     }
 
-    public func start<Processor: RealtimeProcessor>(processor: Processor) throws(AudioDriverError) {
-        let (inputs, outputs) = ports.withLock { ($0.inputs, $0.outputs) }
+    public func makeChannels(named names: [String], direction: AudioChannelDirection, midi: Bool) throws(AudioDriverError) -> [String] {
+        guard !(midi && direction == .output) else { throw AudioDriverError("\(name): MIDI output channels are not supported") }
+        let made: [JackPort]
         do {
-            try client.activate(processor: processor, inputs: inputs, outputs: outputs)
+            made = try names.map { (name) throws(JackError) in
+                try client.registerPort(name, direction: direction == .input ? .input : .output, isMIDI: midi)
+            }
+        } catch {
+            throw AudioDriverError("cannot make the channels \(names.joined(separator: ", ")) on server '\(client.serverName)': \(error)")
+        }
+        ports.withLock {
+            if midi { $0.midiInputs += made } else if direction == .input { $0.inputs += made } else { $0.outputs += made }
+        }
+        return made.map(\.name)
+    }
+
+    public func start<Processor: RealtimeProcessor>(processor: Processor) throws(AudioDriverError) {
+        let (inputs, outputs, midiInputs) = ports.withLock { ($0.inputs, $0.outputs, $0.midiInputs) }
+        do {
+            try client.activate(processor: processor, inputs: inputs, outputs: outputs, midiInputs: midiInputs)
         } catch {
             throw AudioDriverError("\(error)")
         }
@@ -77,6 +94,12 @@ public final class JackDriver: AudioDriver, AudioRouting, @unchecked Sendable {
     public func channelLatencies(direction: AudioChannelDirection) -> [ClosedRange<Int>] {
         (direction == .input ? inputPorts : outputPorts).map(\.latency)
     }
+    /// Stored where the client's latency callback reads it, then JACK recomputes every port's.
+    public func publishProcessingLatency(_ frames: Int) {
+        client.notifications.processingLatency.store(frames, ordering: .relaxed)
+        client.recomputeLatencies()
+    }
+    public var processingLatency: Int { client.notifications.processingLatency.load(ordering: .relaxed) }
     /// JACK runs its own cycles: no run ends for a caller.
     public func onRunEnd(_ handler: @escaping @Sendable () -> Void) {}
     /// JACK's next cycle comes by itself.

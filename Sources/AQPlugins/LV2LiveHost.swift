@@ -1,55 +1,56 @@
 import AQCore
-import AQJack
 import Foundation
 
-/// An LV2 plugin live on the JACK graph (`aqjack host`, jalv's job for headless use): a JACK
-/// client with one audio port per plugin audio port (named by the port's symbol) and a MIDI
-/// input for a plugin with a MIDI event input, running the plugin in the process callback
-/// (``PluginHostProcessor``: real-time safe, control changes through a ring), and reporting the
-/// plugin's latency to JACK, so every client downstream sees it on the outputs.
+/// An LV2 plugin live on a driver (`aqjack host` on JACK, jalv's job for headless use; the
+/// offline driver renders the same): one channel per plugin audio port (named by the port's
+/// symbol) and a MIDI input for a plugin with a MIDI event input, running the plugin in the
+/// process cycle (``PluginHostProcessor``: real-time safe, control changes through a ring), and
+/// publishing the plugin's latency (on JACK every client downstream sees it on the outputs).
 ///
-/// Threads: made, set and read on one thread (the command's); the plugin runs on JACK's. A
-/// plugin that does not declare `lv2:hardRTCapable` runs there too, as jalv and Ardour run it.
+/// Threads: made, set and read on one thread (the command's); the plugin runs on the driver's
+/// process thread. A plugin that does not declare `lv2:hardRTCapable` runs there too, as jalv
+/// and Ardour run it.
 public final class LV2LiveHost {
-    public let client: JackClient
+    public let driver: any AudioDriver
     public let instance: LV2PluginInstance
     public let processor: PluginHostProcessor
     private let controls: PluginHostControls
-    public let audioInputs: [JackPort]
-    public let audioOutputs: [JackPort]
-    public let midiInputs: [JackPort]
-    /// The latency JACK has been told, in frames.
+    /// The full names of the host's channels (JACK ports), in the plugin's port order.
+    public let audioInputs: [String]
+    public let audioOutputs: [String]
+    public let midiInputs: [String]
+    /// The latency the driver has been told, in frames.
     public private(set) var latencyFrames = 0
 
-    /// Instantiates `uri` at the client's rate, applies `settings`, registers the ports and
+    /// Instantiates `uri` at the driver's rate, applies `settings`, makes the channels and
     /// primes the plugin once on silence (its latency port reports only after a run).
-    /// - Throws: ``PluginError`` (usage or runtime, as ``LV2PluginInstance``); a port the server
-    ///   refuses is a runtime error naming it.
-    public init(world: LV2World, uri: String, settings: [LV2Stage.Setting], client: JackClient) throws(PluginError) {
-        self.client = client
-        // JACK runs every cycle with the whole period: a plugin that needs fixed blocks gets it.
-        let instance = try LV2PluginInstance(world: world, uri: uri, sampleRate: Double(client.sampleRate),
-                                             maximumBlock: max(4096, client.bufferSize), blockLength: client.bufferSize, realtime: true)
+    /// - Throws: ``PluginError`` (usage or runtime, as ``LV2PluginInstance``); a channel the
+    ///   driver refuses is a runtime error naming it.
+    public init(world: LV2World, uri: String, settings: [LV2Stage.Setting], driver: any AudioDriver) throws(PluginError) {
+        self.driver = driver
+        // The driver runs every cycle with the whole period: a plugin that needs fixed blocks gets it.
+        let instance = try LV2PluginInstance(world: world, uri: uri, sampleRate: Double(driver.sampleRate),
+                                             maximumBlock: max(4096, driver.bufferSize), blockLength: driver.bufferSize, realtime: true)
         try instance.apply(settings)
         self.instance = instance
         let description = instance.description
         do {
-            audioInputs = try description.audioInputs.map { (port) throws(JackError) in try client.registerPort(port.symbol, direction: .input) }
-            audioOutputs = try description.audioOutputs.map { (port) throws(JackError) in try client.registerPort(port.symbol, direction: .output) }
-            midiInputs = try description.midiInputs.prefix(1).map { (port) throws(JackError) in try client.registerPort(port.symbol, direction: .input, isMIDI: true) }
+            audioInputs = try driver.makeChannels(named: description.audioInputs.map(\.symbol), direction: .input, midi: false)
+            audioOutputs = try driver.makeChannels(named: description.audioOutputs.map(\.symbol), direction: .output, midi: false)
+            midiInputs = try driver.makeChannels(named: description.midiInputs.prefix(1).map(\.symbol), direction: .input, midi: true)
         } catch {
-            throw PluginError(.runtime, "cannot register the ports of '\(description.name)' on server '\(client.serverName)': \(error)")
+            throw PluginError(.runtime, "cannot make the channels of '\(description.name)': \(error)")
         }
         instance.run(frames: instance.primingFrames)
         (processor, controls) = PluginHostProcessor.make(ports: instance.hostPorts())
         latencyFrames = instance.latencyFrames
-        client.notifications.processingLatency.store(latencyFrames, ordering: .relaxed)
+        driver.publishProcessingLatency(latencyFrames)
     }
 
-    /// Starts the process callbacks and publishes the latency.
-    public func activate() throws(JackError) {
-        try client.activate(processor: processor, inputs: audioInputs, outputs: audioOutputs, midiInputs: midiInputs)
-        client.recomputeLatencies()
+    /// Starts the process cycles and publishes the latency.
+    public func activate() throws(AudioDriverError) {
+        try driver.start(processor: processor)
+        driver.publishProcessingLatency(latencyFrames)
     }
 
     /// Sets control input `symbol` live: checked against its range here, applied by the process
@@ -59,19 +60,18 @@ public final class LV2LiveHost {
     public func set(_ symbol: String, to value: Float) throws(PluginError) {
         let port = try instance.checkedControlPort(symbol, value: value)
         guard controls.set(port: port, to: value) else {
-            throw PluginError(.runtime, "the change of \(symbol) could not be queued: the JACK process thread has not run for a while")
+            throw PluginError(.runtime, "the change of \(symbol) could not be queued: the process thread has not run for a while")
         }
     }
 
     /// Re-reads the plugin's latency port (written by the process thread: a 32-bit float store,
-    /// read whole) and tells JACK when it changed. Returns whether it did.
+    /// read whole) and tells the driver when it changed. Returns whether it did.
     @discardableResult
     public func refreshLatency() -> Bool {
         let now = instance.latencyFrames
         guard now != latencyFrames else { return false }
         latencyFrames = now
-        client.notifications.processingLatency.store(now, ordering: .relaxed)
-        client.recomputeLatencies()
+        driver.publishProcessingLatency(now)
         return true
     }
 }

@@ -1,3 +1,4 @@
+import AQCore
 import AQJack
 import AQPlugins
 import Foundation
@@ -117,7 +118,7 @@ struct HostCommand {
         world.reportLoadMessages()
         let host: LV2LiveHost
         do throws(PluginError) {
-            host = try LV2LiveHost(world: world, uri: uri, settings: settings, client: client)
+            host = try LV2LiveHost(world: world, uri: uri, settings: settings, driver: JackDriver(client: client))
         } catch {
             client.close()
             Diagnostics.error(error.message)
@@ -150,10 +151,14 @@ struct HostCommand {
             Diagnostics.error("no JACK port matches \(unmatched.map { "'\($0)'" }.joined(separator: ", ")) on server '\(client.serverName)'; `aqjack --ports` lists them")
             return ExitStatus.failure
         }
-        try host.activate()
-        for (source, port) in zip(audioFrom, host.audioInputs) { _ = try client.connect(source, to: port.name) }
-        if let midi = host.midiInputs.first { for source in midiFrom { _ = try client.connect(source, to: midi.name) } }
-        for (port, destination) in zip(host.audioOutputs, to) { _ = try client.connect(port.name, to: destination) }
+        do throws(AudioDriverError) { try host.activate() } catch {
+            client.close()
+            Diagnostics.error("cannot start '\(host.instance.description.name)' on server '\(client.serverName)': \(error)")
+            return ExitStatus.failure
+        }
+        for (source, port) in zip(audioFrom, host.audioInputs) { _ = try client.connect(source, to: port) }
+        if let midi = host.midiInputs.first { for source in midiFrom { _ = try client.connect(source, to: midi) } }
+        for (port, destination) in zip(host.audioOutputs, to) { _ = try client.connect(port, to: destination) }
         if !json {
             print("hosting \(host.instance.description.name) (\(uri)) as '\(client.name)', latency \(host.latencyFrames) frames; SYMBOL=VALUE on standard input sets a control")
         }
@@ -186,7 +191,7 @@ struct HostCommand {
                               droppedMIDIEvents: host.processor.droppedMIDIEvents.load(ordering: .relaxed),
                               refusedWorkRequests: host.instance.refusedWorkRequests,
                               xruns: client.notifications.xrunCount.load(ordering: .relaxed),
-                              inputs: host.audioInputs.map(\.name), outputs: host.audioOutputs.map(\.name), midiInputs: host.midiInputs.map(\.name),
+                              inputs: host.audioInputs, outputs: host.audioOutputs, midiInputs: host.midiInputs,
                               exitReason: reason)
         SessionLoop.waitForFreewheelEnd(client: client, signals: signals)
         SessionLoop.leaving(client, afterward: "the plugin's state was not saved") { _ = try? client.deactivate() }

@@ -150,11 +150,11 @@ extension JackServerSuite.RealtimeSafetyTests {
     func liveHostIsAllocationFree() throws {
         let generator = try GeneratorClient(name: TestServer.uniqueClientName("rthostgen"), channelCount: 1)
         let client = try JackClient(name: TestServer.uniqueClientName("rthost"), exactName: true)
-        let host = try LV2LiveHost(world: LV2World(), uri: "http://plugin.org.uk/swh-plugins/amp", settings: [], client: client)
+        let host = try LV2LiveHost(world: LV2World(), uri: "http://plugin.org.uk/swh-plugins/amp", settings: [], driver: JackDriver(client: client))
         try client.setThreadInitCallback(aq_probe_watch_current_thread)
         try host.activate()
         defer { try? client.deactivate(); client.close() }
-        _ = try client.connect(generator.portNames[0], to: host.audioInputs[0].name)
+        _ = try client.connect(generator.portNames[0], to: host.audioInputs[0])
         usleep(500_000)   // warm-up
         var processThreads = [client.processThreadID]
         #expect(processThreads[0] != 0)

@@ -131,7 +131,11 @@ extension JackServerSuite {
                     if order.last != which { order.append(which) }
                 }
             }
-            #expect(unexplained == 0 && order == [0, 1, 2], "gains in order \(order), \(unexplained) samples at none of them")
+            // A server xrun can hand the host a stale cycle (128 samples of the signal at another
+            // frame): at most two cycles an xrun, none without one.
+            let xruns = generator.client.notifications.xrunCount.load(ordering: .relaxed)
+            #expect(unexplained <= xruns * 2 * 128 && order == [0, 1, 2], "gains in order \(order), \(unexplained) samples at none of them, \(xruns) xruns")
+            if xruns == 0 { #expect(unexplained == 0) }
         }
 
         @Test("host mda JX10 fed two notes on its MIDI input: it sounds from each note's frame (onset within one period), silent before the first")
