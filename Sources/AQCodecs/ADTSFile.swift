@@ -7,7 +7,7 @@ import CAudioTypes
 public final class ADTSFileWriter: PacketFileWriting {
     /// ADTS has nowhere to mark the priming.
     public var marksPriming: Bool { false }
-    public let fileType = CompressedFormatValues.adtsFile
+    public let fileType = AudioFileTypeValues.adts
     public let dataFormat: AudioStreamBasicDescription
     public private(set) var packetCount: Int64 = 0
     public private(set) var byteCount: Int64 = 0
@@ -19,7 +19,7 @@ public final class ADTSFileWriter: PacketFileWriting {
 
     /// - Throws: 'fmt?' unless the format is AAC at an MPEG-4 rate with 1–6 or 8 channels.
     public init(path: String, format: AudioStreamBasicDescription, eraseExisting: Bool) throws(AudioFileError) {
-        guard format.mFormatID == CompressedFormatValues.mpeg4AAC else {
+        guard format.mFormatID == AudioFormatValues.mpeg4AAC else {
             throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode,
                                    "an ADTS file holds AAC; the format is \(fourCharacterCode(format.mFormatID))")
         }
@@ -72,7 +72,7 @@ public final class ADTSFileWriter: PacketFileWriting {
 /// headers stripped). The stream's format comes from the first header; a frame whose header
 /// does not match it, or that runs past the end of the file, ends the stream there.
 public final class ADTSFileReader: PacketFileReading {
-    public let fileType = CompressedFormatValues.adtsFile
+    public let fileType = AudioFileTypeValues.adts
     public let dataFormat: AudioStreamBasicDescription
     public let magicCookie: [UInt8]
     /// ADTS cannot carry priming or remainder frames: nil.

@@ -47,10 +47,10 @@ public final class AudioFile {
                                    "\(fourCharacterCode(fileType)) files cannot hold \(FileTypes.codecName(codec))\(use)")
         }
         switch codec {
-        case CompressedFormatValues.mpeg4AAC: return .packets
-        case CompressedFormatValues.appleLossless:
-            return fileType == CompressedFormatValues.m4aFile || fileType == CompressedFormatValues.mpeg4File ? .packets : .encodedFromFrames(.appleLossless)
-        case CompressedFormatValues.flac: return .encodedFromFrames(.flac)
+        case AudioFormatValues.mpeg4AAC: return .packets
+        case AudioFormatValues.appleLossless:
+            return fileType == AudioFileTypeValues.m4a || fileType == AudioFileTypeValues.mpeg4 ? .packets : .encodedFromFrames(.appleLossless)
+        case AudioFormatValues.flac: return .encodedFromFrames(.flac)
         default: return .linearPCM
         }
     }
@@ -186,9 +186,9 @@ public final class AudioFile {
     private static func createPacketWriter(path: String, fileType: UInt32, format: AudioStreamBasicDescription,
                                            eraseExisting: Bool) throws(AudioFileError) -> any PacketFileWriting {
         switch fileType {
-        case CompressedFormatValues.adtsFile: return try ADTSFileWriter(path: path, format: format, eraseExisting: eraseExisting)
+        case AudioFileTypeValues.adts: return try ADTSFileWriter(path: path, format: format, eraseExisting: eraseExisting)
         case AudioFileTypeValues.caf: return try CAFPacketFileWriter(path: path, format: format, eraseExisting: eraseExisting)
-        case CompressedFormatValues.m4aFile, CompressedFormatValues.mpeg4File:
+        case AudioFileTypeValues.m4a, AudioFileTypeValues.mpeg4:
             return try MPEG4FileWriter(path: path, fileType: fileType, format: format, eraseExisting: eraseExisting)
         default:
             throw AudioFileError(AudioFileError.fileUnsupportedTypeCode,
@@ -202,7 +202,7 @@ public final class AudioFile {
         let file = try ReadableFile(path: path)
         guard let head = file.read(at: 0, count: min(12, Int(file.size))) else { return nil }
         if head.count >= 8, head[0 ..< 4].elementsEqual("caff".utf8) {
-            guard let format = CAFPacketFileReader.dataFormat(ofFileAt: path), format.mFormatID == CompressedFormatValues.mpeg4AAC else { return nil }
+            guard let format = CAFPacketFileReader.dataFormat(ofFileAt: path), format.mFormatID == AudioFormatValues.mpeg4AAC else { return nil }
             return try CAFPacketFileReader(path: path)
         }
         if head.count >= 8, head[4 ..< 8].elementsEqual("ftyp".utf8) { return try MPEG4FileReader(path: path) }

@@ -204,12 +204,12 @@ public final class AudioStreamParser {
         if tag == "caff" { return (CAFStreamParser(), AudioFileTypeValues.caf) }
         if tag2 == "ftyp" {
             let brand = String(decoding: bytes[8 ..< 12], as: UTF8.self)
-            return (MPEG4StreamParser(), brand.hasPrefix("M4A") ? CompressedFormatValues.m4aFile : CompressedFormatValues.mpeg4File)
+            return (MPEG4StreamParser(), brand.hasPrefix("M4A") ? AudioFileTypeValues.m4a : AudioFileTypeValues.mpeg4)
         }
-        if ADTSHeader(parsing: bytes) != nil && hint != AudioFileStreamProperties.mp3File {
-            return (ADTSStreamParser(), CompressedFormatValues.adtsFile)
+        if ADTSHeader(parsing: bytes) != nil && hint != AudioFileTypeValues.mp3 {
+            return (ADTSStreamParser(), AudioFileTypeValues.adts)
         }
-        if MP3FrameHeader(bytes) != nil { return (MP3StreamParser(), AudioFileStreamProperties.mp3File) }
+        if MP3FrameHeader(bytes) != nil { return (MP3StreamParser(), AudioFileTypeValues.mp3) }
         return nil
     }
 }
@@ -225,10 +225,6 @@ public enum AudioFileStreamProperties {
     public static let dataOffset: UInt32 = 0x646F_6666              // 'doff'
     public static let packetTableInfo: UInt32 = 0x706E_666F         // 'pnfo'
     public static let bitRate: UInt32 = 0x6272_6174                 // 'brat'
-    /// `kAudioFileMP3Type` ('MPG3').
-    public static let mp3File: UInt32 = 0x4D50_4733
-    /// `kAudioFormatMPEGLayer3` ('.mp3').
-    public static let mp3Format: UInt32 = 0x2E6D_7033
     /// `kAudioFileStreamError_DataUnavailable` ('more').
     public static let dataUnavailableCode: Int32 = 0x6D6F_7265
     /// `kAudioFileStreamError_NotOptimized` ('optm'): the packet table comes after the audio.

@@ -74,7 +74,7 @@ public final class CAFPacketFileWriter: PacketFileWriting {
     private var tableInPlace = true
 
     public init(path: String, format: AudioStreamBasicDescription, eraseExisting: Bool) throws(AudioFileError) {
-        guard format.mFormatID == CompressedFormatValues.mpeg4AAC else {
+        guard format.mFormatID == AudioFormatValues.mpeg4AAC else {
             throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode,
                                    "compressed CAF files hold AAC here; the format is \(fourCharacterCode(format.mFormatID))")
         }
@@ -250,7 +250,7 @@ public final class CAFPacketFileReader: PacketFileReading {
         guard (1 ... 256).contains(format.mChannelsPerFrame), format.mFramesPerPacket <= 1 << 20 else {
             throw invalid("'desc' has \(format.mChannelsPerFrame) channels and \(format.mFramesPerPacket) frames per packet")
         }
-        guard format.mFormatID == CompressedFormatValues.mpeg4AAC else {
+        guard format.mFormatID == AudioFormatValues.mpeg4AAC else {
             throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode,
                                    "\(path): CAF packets of \(fourCharacterCode(format.mFormatID)) are read through libsndfile, not as AAC")
         }

@@ -1,30 +1,13 @@
 import AQMedia
 import CAudioTypes
 
-/// Compressed format IDs and file types, Apple's values (CoreAudioBaseTypes.h, AudioFile.h).
+/// What compressed formats need beyond their IDs (``AudioFormatValues``): AAC's packet bound,
+/// completed descriptions as `kAudioFormatProperty_FormatInfo` gives them.
 public enum CompressedFormatValues {
-    /// `kAudioFormatMPEG4AAC` ('aac ').
-    public static let mpeg4AAC: UInt32 = 0x6161_6320
-    /// `kAudioFormatAppleLossless` ('alac').
-    public static let appleLossless: UInt32 = 0x616C_6163
-    /// `kAudioFormatFLAC` ('flac').
-    public static let flac: UInt32 = 0x666C_6163
-    /// `kMPEG4Object_AAC_LC`: the AAC object type Apple keeps in mFormatFlags.
-    public static let aacLowComplexity: UInt32 = 2
-
     /// The most bytes one AAC packet takes: 6144 bits (768 bytes) per channel, the decoder's
     /// input buffer per channel (ISO/IEC 14496-3). The ES_Descriptor's buffer size and every
     /// buffer that must hold any AAC packet come from here.
     public static func aacMaximumPacketBytes(channels: Int) -> Int { 768 * channels }
-
-    /// `kAudioFileAAC_ADTSType` ('adts').
-    public static let adtsFile: UInt32 = 0x6164_7473
-    /// `kAudioFileM4AType` ('m4af').
-    public static let m4aFile: UInt32 = 0x6D34_6166
-    /// `kAudioFileMPEG4Type` ('mp4f').
-    public static let mpeg4File: UInt32 = 0x6D70_3466
-    /// `kAudioFileFLACType` ('flac').
-    public static let flacFile: UInt32 = 0x666C_6163
 
     /// Completes an AAC description as `kAudioFormatProperty_FormatInfo` does: 1024 frames per
     /// packet, variable bytes per packet (0), no bytes per frame or bits per channel; the object
@@ -35,8 +18,8 @@ public enum CompressedFormatValues {
     public static func completedAAC(_ format: AudioStreamBasicDescription) throws(AudioFileError) -> AudioStreamBasicDescription {
         try checkRate(format.mSampleRate)
         var completed = format
-        if completed.mFormatFlags == 0 { completed.mFormatFlags = aacLowComplexity }
-        guard completed.mFormatFlags == aacLowComplexity else {
+        if completed.mFormatFlags == 0 { completed.mFormatFlags = AudioFormatValues.aacLowComplexity }
+        guard completed.mFormatFlags == AudioFormatValues.aacLowComplexity else {
             throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
                                    "AAC object type \(completed.mFormatFlags) in mFormatFlags: only AAC-LC (kMPEG4Object_AAC_LC = 2) is supported")
         }
@@ -74,7 +57,7 @@ public enum CompressedFormatValues {
     /// frames per packet, variable bytes per packet.
     public static func alacDescription(sampleRate: Double, channelCount: Int, bitDepth: Int,
                                        framesPerPacket: Int = ALAC.framesPerPacket) -> AudioStreamBasicDescription {
-        AudioStreamBasicDescription(mSampleRate: sampleRate, mFormatID: appleLossless, mFormatFlags: ALAC.formatFlag(bitDepth: bitDepth),
+        AudioStreamBasicDescription(mSampleRate: sampleRate, mFormatID: AudioFormatValues.appleLossless, mFormatFlags: ALAC.formatFlag(bitDepth: bitDepth),
                                     mBytesPerPacket: 0, mFramesPerPacket: UInt32(framesPerPacket), mBytesPerFrame: 0,
                                     mChannelsPerFrame: UInt32(channelCount), mBitsPerChannel: 0, mReserved: 0)
     }
@@ -101,7 +84,7 @@ public enum CompressedFormatValues {
 
     /// The description of the AAC stream a config describes.
     public static func aacDescription(_ config: AudioSpecificConfig) -> AudioStreamBasicDescription {
-        AudioStreamBasicDescription(mSampleRate: Double(config.sampleRate), mFormatID: mpeg4AAC, mFormatFlags: UInt32(config.objectType),
+        AudioStreamBasicDescription(mSampleRate: Double(config.sampleRate), mFormatID: AudioFormatValues.mpeg4AAC, mFormatFlags: UInt32(config.objectType),
                                     mBytesPerPacket: 0, mFramesPerPacket: 1024, mBytesPerFrame: 0,
                                     mChannelsPerFrame: UInt32(config.channelCount), mBitsPerChannel: 0, mReserved: 0)
     }

@@ -197,7 +197,7 @@ public final class FrameSource {
             sampleRate = packets.dataFormat.mSampleRate
             channelCount = Int(packets.dataFormat.mChannelsPerFrame)
             frameCount = packets.frameCount
-            bitDepth = packets.dataFormat.mFormatID == CompressedFormatValues.appleLossless ? ALAC.bitDepth(formatFlag: packets.dataFormat.mFormatFlags) : nil
+            bitDepth = packets.dataFormat.mFormatID == AudioFormatValues.appleLossless ? ALAC.bitDepth(formatFlag: packets.dataFormat.mFormatFlags) : nil
             skip = max(0, Int(packets.packetTable?.primingFrames ?? 0))
             remaining = packets.frameCount
         }
@@ -216,7 +216,7 @@ public final class FrameSource {
         }
         if let packets = file.packetReader {
             let format = packets.dataFormat
-            if format.mFormatID == CompressedFormatValues.appleLossless {
+            if format.mFormatID == AudioFormatValues.appleLossless {
                 let decoder = try inDomain(AudioFileError.self) { () throws(AudioConverterError) in try ALACDecoder(cookie: packets.magicCookie, sampleRate: Int(format.mSampleRate), channelCount: Int(format.mChannelsPerFrame)) }
                 return FrameSource(path: path, pcm: nil, packets: packets, decoder: decoder)
             }
@@ -236,7 +236,7 @@ public final class FrameSource {
     /// libsndfile estimates.
     public var frameCountIsExact: Bool {
         guard let pcm else { return true }
-        return !pcm.isDecoded || pcm.fileType == CompressedFormatValues.flacFile
+        return !pcm.isDecoded || pcm.fileType == AudioFileTypeValues.flac
     }
 
     /// Back to the first frame (for looping).

@@ -22,9 +22,9 @@ public struct FileTypeEntry: Sendable, Equatable {
 /// ``FileConversion`` all decide here.
 public enum FileTypes {
     private static let pcm = AudioFormatValues.linearPCM
-    private static let aac = CompressedFormatValues.mpeg4AAC
-    private static let alac = CompressedFormatValues.appleLossless
-    private static let flac = CompressedFormatValues.flac
+    private static let aac = AudioFormatValues.mpeg4AAC
+    private static let alac = AudioFormatValues.appleLossless
+    private static let flac = AudioFormatValues.flac
 
     public static let all: [FileTypeEntry] = [
         FileTypeEntry(typeID: AudioFileTypeValues.wave, extensions: ["wav", "wave"], codecs: [pcm], recordableCodecs: [pcm]),
@@ -33,10 +33,10 @@ public enum FileTypes {
         FileTypeEntry(typeID: AudioFileTypeValues.aiff, extensions: ["aiff", "aif"], codecs: [pcm], recordableCodecs: [pcm]),
         FileTypeEntry(typeID: AudioFileTypeValues.aifc, extensions: ["aifc"], codecs: [pcm], recordableCodecs: [pcm]),
         FileTypeEntry(typeID: AudioFileTypeValues.caf, extensions: ["caf"], codecs: [pcm, aac, alac], recordableCodecs: [pcm, aac]),
-        FileTypeEntry(typeID: CompressedFormatValues.adtsFile, extensions: ["aac", "adts"], codecs: [aac], recordableCodecs: [aac]),
-        FileTypeEntry(typeID: CompressedFormatValues.m4aFile, extensions: ["m4a"], codecs: [aac, alac], recordableCodecs: [aac, alac]),
-        FileTypeEntry(typeID: CompressedFormatValues.mpeg4File, extensions: ["mp4"], codecs: [aac, alac], recordableCodecs: [aac, alac]),
-        FileTypeEntry(typeID: CompressedFormatValues.flacFile, extensions: ["flac"], codecs: [flac], recordableCodecs: []),
+        FileTypeEntry(typeID: AudioFileTypeValues.adts, extensions: ["aac", "adts"], codecs: [aac], recordableCodecs: [aac]),
+        FileTypeEntry(typeID: AudioFileTypeValues.m4a, extensions: ["m4a"], codecs: [aac, alac], recordableCodecs: [aac, alac]),
+        FileTypeEntry(typeID: AudioFileTypeValues.mpeg4, extensions: ["mp4"], codecs: [aac, alac], recordableCodecs: [aac, alac]),
+        FileTypeEntry(typeID: AudioFileTypeValues.flac, extensions: ["flac"], codecs: [flac], recordableCodecs: []),
     ]
 
     /// The type an extension (without the dot, any case) picks.
@@ -75,9 +75,9 @@ public enum FileTypes {
     public static func codecName(_ formatID: UInt32) -> String {
         switch formatID {
         case AudioFormatValues.linearPCM: "linear PCM"
-        case CompressedFormatValues.mpeg4AAC: "AAC"
-        case CompressedFormatValues.appleLossless: "Apple Lossless"
-        case CompressedFormatValues.flac: "FLAC"
+        case AudioFormatValues.mpeg4AAC: "AAC"
+        case AudioFormatValues.appleLossless: "Apple Lossless"
+        case AudioFormatValues.flac: "FLAC"
         default: fourCharacterCode(formatID)
         }
     }

@@ -72,15 +72,15 @@ public final class FormatConverter {
     public var isEncoding: Bool { destination.mFormatID != AudioFormatValues.linearPCM }
     public var isDecoding: Bool { source.mFormatID != AudioFormatValues.linearPCM }
     /// Whether the compressed side is Apple Lossless (else AAC).
-    var isLossless: Bool { (isEncoding ? destination : source).mFormatID == CompressedFormatValues.appleLossless }
+    var isLossless: Bool { (isEncoding ? destination : source).mFormatID == AudioFormatValues.appleLossless }
     var sourceChannels: Int { Int(source.mChannelsPerFrame) }
     var destinationChannels: Int { Int(destination.mChannelsPerFrame) }
 
     /// - Throws: 'fmt?' naming the unsupported side: formats other than linear PCM, AAC-LC and
     ///   Apple Lossless, compressed to compressed, or inconsistent PCM descriptions.
     public init(from source: AudioStreamBasicDescription, to destination: AudioStreamBasicDescription) throws(AudioConverterError) {
-        let aac = CompressedFormatValues.mpeg4AAC
-        let alac = CompressedFormatValues.appleLossless
+        let aac = AudioFormatValues.mpeg4AAC
+        let alac = AudioFormatValues.appleLossless
         let pcm = AudioFormatValues.linearPCM
         for (side, format) in [("input", source), ("output", destination)] where ![aac, alac, pcm].contains(format.mFormatID) {
             throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode,

@@ -24,9 +24,9 @@ public enum FormatInfo {
             format.mFormatFlags |= AudioFormatValues.isPacked
             _ = try LinearPCMLayout(validating: format)
             return format
-        case CompressedFormatValues.mpeg4AAC:
+        case AudioFormatValues.mpeg4AAC:
             return try CompressedFormatValues.completedAAC(format)
-        case CompressedFormatValues.appleLossless, CompressedFormatValues.flac:
+        case AudioFormatValues.appleLossless, AudioFormatValues.flac:
             if format.mFramesPerPacket == 0 { format.mFramesPerPacket = 4096 }
             format.mBytesPerPacket = 0
             format.mBytesPerFrame = 0

@@ -50,8 +50,8 @@ public final class FrameSink {
         request.bitRate = bitRate
         request.quality = quality
         var depth: Int?
-        if format.mFormatID == CompressedFormatValues.appleLossless { depth = ALAC.bitDepth(formatFlag: format.mFormatFlags) }
-        if format.mFormatID == CompressedFormatValues.flac, format.mBitsPerChannel > 0 { depth = Int(format.mBitsPerChannel) }
+        if format.mFormatID == AudioFormatValues.appleLossless { depth = ALAC.bitDepth(formatFlag: format.mFormatFlags) }
+        if format.mFormatID == AudioFormatValues.flac, format.mBitsPerChannel > 0 { depth = Int(format.mBitsPerChannel) }
         request.bitDepth = depth
         let floats = CompressedFormatValues.floatPCM(sampleRate: format.mSampleRate, channelCount: Int(format.mChannelsPerFrame))
         return try create(request: request, fileType: fileType, codec: format.mFormatID, format: floats, sourceBitDepth: depth)
@@ -64,9 +64,9 @@ public final class FrameSink {
         // Which container serves the codec is AudioFile's decision (from FileTypes' table).
         let container = try AudioFile.container(fileType: fileType, codec: codec)
         switch (container, codec) {
-        case (.packets, CompressedFormatValues.mpeg4AAC):
+        case (.packets, AudioFormatValues.mpeg4AAC):
             var aacFormat = floatFormat
-            aacFormat.mFormatID = CompressedFormatValues.mpeg4AAC
+            aacFormat.mFormatID = AudioFormatValues.mpeg4AAC
             aacFormat.mFormatFlags = 0
             aacFormat.mFramesPerPacket = 0
             let converter = try inDomain(AudioFileError.self) { () throws(AudioConverterError) in try FormatConverter(from: floatFormat, to: aacFormat) }
@@ -78,7 +78,7 @@ public final class FrameSink {
                                                                maximumBitRate: UInt32(converter.bitRate), bufferSize: UInt32(encoder.maximumPacketSize)).bytes)
             file.packetTable = PacketTable(validFrameCount: 0, primingFrames: Int32(encoder.primingFrames), remainderFrames: 0)
             return FrameSink(pcm: nil, lossless: nil, encoded: (encoder, file, 1024), format: converter.destination)
-        case (.packets, CompressedFormatValues.appleLossless):
+        case (.packets, AudioFormatValues.appleLossless):
             // ALAC in MPEG-4: libavcodec's encoder (libsndfile writes ALAC in CAF only).
             let depth = request.bitDepth ?? (sourceBitDepth == 24 || sourceBitDepth == 32 ? 24 : 16)
             let encoder = try inDomain(AudioFileError.self) { () throws(AudioConverterError) in try ALACEncoder(sampleRate: Int(floatFormat.mSampleRate), channelCount: channels, bitDepth: depth) }

@@ -52,7 +52,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
         try inDomain(AudioFileError.self) { () throws(AudioConverterError) in try CodecLibraries.require() }
         self.fragmented = fragmented
         switch format.mFormatID {
-        case CompressedFormatValues.mpeg4AAC:
+        case AudioFormatValues.mpeg4AAC:
             let completed = try CompressedFormatValues.completedAAC(format)
             let config = try AudioSpecificConfig(objectType: Int(completed.mFormatFlags), sampleRate: Int(completed.mSampleRate),
                                                  channelCount: Int(completed.mChannelsPerFrame))
@@ -61,7 +61,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
             extradata = config.bytes
             framesPerPacket = 1024
             magicCookie = ElementaryStreamDescriptor(audioSpecificConfig: config, bufferSize: UInt32(CompressedFormatValues.aacMaximumPacketBytes(channels: Int(config.channelCount)))).bytes
-        case CompressedFormatValues.appleLossless:
+        case AudioFormatValues.appleLossless:
             guard format.mSampleRate.isFinite, format.mSampleRate >= 1, format.mSampleRate <= 1_536_000, (1 ... 8).contains(format.mChannelsPerFrame) else {
                 throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode,
                                        "ALAC at \(format.mSampleRate) Hz with \(format.mChannelsPerFrame) channels: expected a rate and 1 ... 8 channels")
@@ -113,7 +113,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
 
     private func writeHeader() throws(AudioFileError) {
         var context: UnsafeMutablePointer<AVFormatContext>?
-        let muxer = fileType == CompressedFormatValues.m4aFile ? "ipod" : "mp4"
+        let muxer = fileType == AudioFileTypeValues.m4a ? "ipod" : "mp4"
         let allocated = FilePath.withCString(path) { aqff_avformat_alloc_output_context2(&context, nil, muxer, $0) }
         guard allocated >= 0, let context else { throw failure("cannot set up the \(muxer) muxer", allocated) }
         self.context = context
@@ -340,7 +340,7 @@ public final class MPEG4FileReader: PacketFileReading {
             throw AudioFileError(AudioFileError.fileInvalidFileCode, "\(path): the \(isALAC ? "ALAC" : "AAC") track has no codec configuration")
         }
         let codecBytes = Array(UnsafeBufferPointer(start: extradata, count: Int(parameters.extradata_size)))
-        fileType = file.read(at: 8, count: 4).map { String(decoding: $0, as: UTF8.self) } == "M4A " ? CompressedFormatValues.m4aFile : CompressedFormatValues.mpeg4File
+        fileType = file.read(at: 8, count: 4).map { String(decoding: $0, as: UTF8.self) } == "M4A " ? AudioFileTypeValues.m4a : AudioFileTypeValues.mpeg4
         guard let packet = aqff_av_packet_alloc() else { throw AudioFileError(AudioFileError.fileUnspecifiedCode, "out of memory") }
         var ownedPacket: UnsafeMutablePointer<AVPacket>? = packet
         defer { aqff_av_packet_free(&ownedPacket) }

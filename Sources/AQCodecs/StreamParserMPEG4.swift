@@ -180,7 +180,7 @@ final class MPEG4StreamParser: StreamContainerParser {
         guard let track else { throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode, "the MPEG-4 stream has no AAC audio track") }
         let descriptor = try ElementaryStreamDescriptor(parsing: track.cookie)
         let config = descriptor.audioSpecificConfig
-        info.dataFormat = AudioStreamBasicDescription(mSampleRate: Double(config.sampleRate), mFormatID: CompressedFormatValues.mpeg4AAC,
+        info.dataFormat = AudioStreamBasicDescription(mSampleRate: Double(config.sampleRate), mFormatID: AudioFormatValues.mpeg4AAC,
                                                       mFormatFlags: UInt32(config.objectType), mBytesPerPacket: 0, mFramesPerPacket: 1024,
                                                       mBytesPerFrame: 0, mChannelsPerFrame: UInt32(config.channelCount), mBitsPerChannel: 0, mReserved: 0)
         info.magicCookie = track.cookie

@@ -140,7 +140,7 @@ final class ADTSStreamParser: FramedStreamParser {
         let header = ADTSHeader(parsing: bytes)!
         first = header
         let config = try header.audioSpecificConfig
-        info.dataFormat = AudioStreamBasicDescription(mSampleRate: Double(header.sampleRate), mFormatID: CompressedFormatValues.mpeg4AAC,
+        info.dataFormat = AudioStreamBasicDescription(mSampleRate: Double(header.sampleRate), mFormatID: AudioFormatValues.mpeg4AAC,
                                                       mFormatFlags: UInt32(header.objectType), mBytesPerPacket: 0, mFramesPerPacket: 1024,
                                                       mBytesPerFrame: 0, mChannelsPerFrame: UInt32(config.channelCount), mBitsPerChannel: 0, mReserved: 0)
         info.magicCookie = ElementaryStreamDescriptor(audioSpecificConfig: config).bytes
@@ -192,7 +192,7 @@ final class MP3StreamParser: FramedStreamParser {
     override func start(_ bytes: UnsafeRawBufferPointer, info: AudioStreamInfo, events: (AudioStreamEvent) -> Void) throws(AudioFileError) {
         let header = MP3FrameHeader(bytes)!
         first = header
-        info.dataFormat = AudioStreamBasicDescription(mSampleRate: Double(header.sampleRate), mFormatID: AudioFileStreamProperties.mp3Format,
+        info.dataFormat = AudioStreamBasicDescription(mSampleRate: Double(header.sampleRate), mFormatID: AudioFormatValues.mpegLayer3,
                                                       mFormatFlags: 0, mBytesPerPacket: 0, mFramesPerPacket: UInt32(header.framesPerPacket),
                                                       mBytesPerFrame: 0, mChannelsPerFrame: UInt32(header.channelCount), mBitsPerChannel: 0, mReserved: 0)
         info.bitRate = UInt32(header.bitRate)

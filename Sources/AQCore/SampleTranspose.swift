@@ -84,6 +84,23 @@ public enum SampleTranspose {
         }
     }
 
+    /// `run[frame] = interleaved[frame * channelCount + channel]` for every frame below
+    /// `frameCount`: one channel out of interleaved frames (a plugin port's buffer, a plane of
+    /// their own per channel).
+    public static func copyChannel(_ channel: Int, of interleaved: UnsafePointer<Float>, frameCount: Int, channelCount: Int,
+                                   into run: UnsafeMutablePointer<Float>) {
+        let column = interleaved + channel
+        for frame in 0 ..< frameCount { run[frame] = column[frame * channelCount] }
+    }
+
+    /// `interleaved[frame * channelCount + channel] = run[frame]` for every frame below
+    /// `frameCount`: one channel into interleaved frames.
+    public static func setChannel(_ channel: Int, of interleaved: UnsafeMutablePointer<Float>, frameCount: Int, channelCount: Int,
+                                  from run: UnsafePointer<Float>) {
+        let column = interleaved + channel
+        for frame in 0 ..< frameCount { column[frame * channelCount] = run[frame] }
+    }
+
     /// Four frames of a 16-channel group, planar to interleaved: a 4-frame vector from each
     /// channel's run, spread over four 16-channel rows, each stored whole (one cache line).
     @inline(__always)

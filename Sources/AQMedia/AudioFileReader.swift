@@ -157,10 +157,10 @@ public final class AudioFileReader {
             let plain = bigEndian && ![Int(SF_FORMAT_FLOAT), Int(SF_FORMAT_DOUBLE)].contains(subtype)
             return plain ? AudioFileTypeValues.aiff : AudioFileTypeValues.aifc
         case Int(SF_FORMAT_CAF): return AudioFileTypeValues.caf
-        case Int(SF_FORMAT_FLAC): return 0x666C_6163            // 'flac', kAudioFileFLACType
-        case Int(SF_FORMAT_MPEG): return 0x4D50_4733            // 'MPG3', kAudioFileMP3Type
-        case Int(SF_FORMAT_OGG): return 0x4F67_6753             // 'OggS', an aqjack code (Apple has none)
-        default: return 0x3F3F_3F3F                             // '????'
+        case Int(SF_FORMAT_FLAC): return AudioFileTypeValues.flac
+        case Int(SF_FORMAT_MPEG): return AudioFileTypeValues.mp3
+        case Int(SF_FORMAT_OGG): return AudioFileTypeValues.ogg
+        default: return AudioFileTypeValues.unknown
         }
     }
 
@@ -208,8 +208,8 @@ public final class AudioFileReader {
         var info = SF_INFO()
         sf_command(file, Int32(SFC_GET_CURRENT_SF_INFO), &info, Int32(MemoryLayout<SF_INFO>.size))
         switch info.format & Int32(SF_FORMAT_SUBMASK) {
-        case Int32(SF_FORMAT_ALAC_16), Int32(SF_FORMAT_ALAC_20), Int32(SF_FORMAT_ALAC_24), Int32(SF_FORMAT_ALAC_32): return 0x616C_6163
-        default: return info.format & Int32(SF_FORMAT_TYPEMASK) == Int32(SF_FORMAT_FLAC) ? 0x666C_6163 : nil
+        case Int32(SF_FORMAT_ALAC_16), Int32(SF_FORMAT_ALAC_20), Int32(SF_FORMAT_ALAC_24), Int32(SF_FORMAT_ALAC_32): return AudioFormatValues.appleLossless
+        default: return info.format & Int32(SF_FORMAT_TYPEMASK) == Int32(SF_FORMAT_FLAC) ? AudioFormatValues.flac : nil
         }
     }
 

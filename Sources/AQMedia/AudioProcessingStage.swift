@@ -22,19 +22,24 @@ extension AudioProcessingStage {
     public var latencyFrames: Int { 0 }
 }
 
-/// Runs stages in order over a stream that has a first frame and an end (a file being
-/// converted, a recording), hiding their latency: the first ``AudioProcessingStage/latencyFrames``
-/// frames out of the chain (the stages' own silence) are dropped, and ``finish(_:)`` pushes as
-/// many frames of silence through to bring out the input's last frames. So the output has as
-/// many frames as the input and its frame `n` is the input's frame `n`, processed. One thread.
+/// The one stage chain: runs stages in order over a stream that has a first frame and an end
+/// (a file being converted, a queue's run from a start or a gap to a stop), hiding their
+/// latency: the first ``AudioProcessingStage/latencyFrames`` frames out of the chain (the
+/// stages' own silence) are dropped, and as many frames of silence pushed through at the end
+/// (``finish(runFrames:_:)``, or a queue's own tail) bring out the input's last frames. So the
+/// output has as many frames as the input and its frame `n` is the input's frame `n`, processed.
+/// `aqjack convert` and both queues' pipelines run it. One thread at a time.
 public struct CompensatedStages {
     public let stages: [any AudioProcessingStage]
     public let channelCount: Int
     /// The chain's latency: the sum of its stages'.
     public let latencyFrames: Int
     private var framesToDrop: Int
+    /// Whether frames went in since the latest (re)start of the run: only then is there a tail
+    /// to bring out.
+    public private(set) var hasPendingTail = false
 
-    public init(_ stages: [any AudioProcessingStage], channelCount: Int) {
+    public init(_ stages: [any AudioProcessingStage] = [], channelCount: Int = 1) {
         self.stages = stages
         self.channelCount = channelCount
         latencyFrames = stages.reduce(0) { $0 + $1.latencyFrames }
@@ -47,9 +52,22 @@ public struct CompensatedStages {
     /// frames from `frames`) and how many there are.
     public mutating func process(_ frames: UnsafeMutablePointer<Float>, frameCount: Int) -> (offset: Int, count: Int) {
         for stage in stages { stage.process(frames, frameCount: frameCount, channelCount: channelCount) }
+        hasPendingTail = latencyFrames > 0
         let dropped = min(framesToDrop, frameCount)
         framesToDrop -= dropped
         return (dropped, frameCount - dropped)
+    }
+
+    /// The next frames start a new compensated run (after a tail brought out, a stop or a reset).
+    public mutating func restartCompensation() {
+        framesToDrop = latencyFrames
+        hasPendingTail = false
+    }
+
+    /// Forgets the stages' state and starts a new run (the stream was stopped or reset).
+    public mutating func reset() {
+        for stage in stages { stage.reset() }
+        restartCompensation()
     }
 
     /// Pushes ``latencyFrames`` frames of silence through the stages, in runs of at most

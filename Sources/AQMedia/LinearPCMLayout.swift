@@ -1,25 +1,5 @@
 import CAudioTypes
 
-/// Format IDs and linear-PCM flags, with Apple's values (CoreAudioBaseTypes.h).
-public enum AudioFormatValues {
-    /// `kAudioFormatLinearPCM` ('lpcm').
-    public static let linearPCM: UInt32 = 0x6C70_636D
-    /// `kAudioFormatFlagIsFloat`.
-    public static let isFloat: UInt32 = 1 << 0
-    /// `kAudioFormatFlagIsBigEndian`.
-    public static let isBigEndian: UInt32 = 1 << 1
-    /// `kAudioFormatFlagIsSignedInteger`.
-    public static let isSignedInteger: UInt32 = 1 << 2
-    /// `kAudioFormatFlagIsPacked`.
-    public static let isPacked: UInt32 = 1 << 3
-    /// `kAudioFormatFlagIsAlignedHigh`.
-    public static let isAlignedHigh: UInt32 = 1 << 4
-    /// `kAudioFormatFlagIsNonInterleaved`.
-    public static let isNonInterleaved: UInt32 = 1 << 5
-    /// `kAudioFormatFlagIsNonMixable`.
-    public static let isNonMixable: UInt32 = 1 << 6
-}
-
 /// A validated interleaved linear-PCM layout: what an `AudioStreamBasicDescription` says about
 /// each sample's bytes, checked field by field.
 public struct LinearPCMLayout: Sendable, Equatable {

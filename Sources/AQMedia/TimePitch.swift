@@ -1,3 +1,4 @@
+import AQCore
 import CRubberBand
 import Glibc
 
@@ -110,7 +111,7 @@ public final class TimePitch {
 
     private func feed(_ frames: UnsafePointer<Float>, frameCount: Int, final: Bool) {
         for channel in 0 ..< channelCount {
-            for frame in 0 ..< frameCount { inputPlanes[channel][frame] = frames[frame * channelCount + channel] }
+            SampleTranspose.copyChannel(channel, of: frames, frameCount: frameCount, channelCount: channelCount, into: inputPlanes[channel])
         }
         rubberband_process(state, inputPointers, UInt32(frameCount), final ? 1 : 0)
     }
@@ -131,9 +132,11 @@ public final class TimePitch {
             emitted += count
             guard count > 0 else { continue }
             if interleaved.count < count * channelCount { interleaved = [Float](repeating: 0, count: count * channelCount) }
-            for channel in 0 ..< channelCount {
-                let plane = outputPlanes[channel]! + dropped
-                for frame in 0 ..< count { interleaved[frame * channelCount + channel] = plane[frame] }
+            interleaved.withUnsafeMutableBufferPointer { samples in
+                for channel in 0 ..< channelCount {
+                    SampleTranspose.setChannel(channel, of: samples.baseAddress!, frameCount: count, channelCount: channelCount,
+                                               from: outputPlanes[channel]! + dropped)
+                }
             }
             interleaved.withUnsafeBufferPointer { emit($0.baseAddress!, count) }
         }

@@ -1,3 +1,4 @@
+import AQCore
 import AQMedia
 
 /// An LV2 plugin as a processing stage (``AudioProcessingStage``) of a stream of `channelCount`
@@ -125,13 +126,13 @@ public final class LV2Stage: AudioProcessingStage {
                 for (slot, port) in inputPorts.enumerated() {
                     let channel = instances.count == 1 ? slot : copy
                     let buffer = instance.samples(port: port)!
-                    for frame in 0 ..< count { buffer[frame] = base[frame * channelCount + channel] }
+                    SampleTranspose.copyChannel(channel, of: base, frameCount: count, channelCount: channelCount, into: buffer)
                 }
                 instance.run(frames: count)
                 for (slot, port) in outputPorts.enumerated() {
                     let channel = instances.count == 1 ? slot : copy
                     let buffer = instance.samples(port: port)!
-                    for frame in 0 ..< count { base[frame * channelCount + channel] = buffer[frame] }
+                    SampleTranspose.setChannel(channel, of: base, frameCount: count, channelCount: channelCount, from: buffer)
                 }
             }
             done += count

@@ -489,6 +489,6 @@ public final class AudioInputQueue: @unchecked Sendable {
     public func setProcessingStages(_ stages: [any QueueProcessingStage]) throws(AudioQueueError) {
         lock.lock()
         defer { lock.unlock() }
-        try pipeline.processing.replace(with: stages, queueIsStopped: runState == .stopped)
+        pipeline.processing = try .forQueue(stages, channelCount: pipeline.format.channelCount, queueIsStopped: runState == .stopped)
     }
 }

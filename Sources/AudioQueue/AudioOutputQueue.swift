@@ -219,7 +219,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
 
     public func setMagicCookie(_ bytes: [UInt8]) throws(AudioQueueError) {
         guard isCompressed else { return }
-        if format.mFormatID == CompressedFormatValues.appleLossless {
+        if format.mFormatID == AudioFormatValues.appleLossless {
             _ = try inDomain(AudioQueueError.self) { () throws(AudioConverterError) in
                 try ALACDecoder(cookie: bytes, sampleRate: Int(format.mSampleRate), channelCount: layout.channelCount)
             }
@@ -488,7 +488,7 @@ extension AudioOutputQueue {
     public func setProcessingStages(_ stages: [any QueueProcessingStage]) throws(AudioQueueError) {
         lock.lock()
         defer { lock.unlock() }
-        try pipeline.processing.replace(with: stages, queueIsStopped: runState == .stopped)
+        pipeline.processing = try .forQueue(stages, channelCount: pipeline.format.channelCount, queueIsStopped: runState == .stopped)
     }
 }
 

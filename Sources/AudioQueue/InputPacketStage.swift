@@ -36,14 +36,14 @@ final class InputPacketStage {
         quality = 0x60
         formatID = format.mFormatID
         bitDepth = ALAC.bitDepth(formatFlag: format.mFormatFlags)
-        framesPerPacket = formatID == CompressedFormatValues.appleLossless ? ALAC.framesPerPacket : 1024
+        framesPerPacket = formatID == AudioFormatValues.appleLossless ? ALAC.framesPerPacket : 1024
         encoder = try Self.makeEncoder(formatID: formatID, sampleRate: sampleRate, channelCount: channelCount, bitDepth: bitDepth,
                                        bitRate: bitRate, quality: quality)
     }
 
     private static func makeEncoder(formatID: UInt32, sampleRate: Int, channelCount: Int, bitDepth: Int, bitRate: Int,
                                     quality: Int) throws(AudioConverterError) -> any PacketEncoding {
-        if formatID == CompressedFormatValues.appleLossless {
+        if formatID == AudioFormatValues.appleLossless {
             return try ALACEncoder(sampleRate: sampleRate, channelCount: channelCount, bitDepth: bitDepth)
         }
         return try AACEncoder(sampleRate: sampleRate, channelCount: channelCount, bitRate: bitRate, quality: quality)
@@ -63,7 +63,7 @@ final class InputPacketStage {
 
     /// AAC: 6144 bits per channel; ALAC: the raw frames plus a header.
     var maximumPacketSize: Int {
-        formatID == CompressedFormatValues.appleLossless ? framesPerPacket * channelCount * bitDepth / 8 + 64 : CompressedFormatValues.aacMaximumPacketBytes(channels: Int(channelCount))
+        formatID == AudioFormatValues.appleLossless ? framesPerPacket * channelCount * bitDepth / 8 + 64 : CompressedFormatValues.aacMaximumPacketBytes(channels: Int(channelCount))
     }
     var primingFrames: Int { encoder.primingFrames }
 

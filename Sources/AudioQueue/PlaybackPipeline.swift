@@ -71,7 +71,7 @@ final class PlaybackPipeline {
         didSet { decoder = nil }
     }
     /// 3: processing stages, set while the queue is stopped.
-    var processing = ProcessingChain()
+    var processing = CompensatedStages()
     /// Frames written into the ring since the queue was made.
     private(set) var writtenFrames = 0
 
@@ -264,7 +264,7 @@ final class PlaybackPipeline {
     private func processAndDeliverPiece(frameCount count: Int) {
         let channels = layout.channelCount
         let dropped = piece.withUnsafeMutableBufferPointer { floats in
-            processing.isEmpty ? 0 : processing.process(floats.baseAddress!, frameCount: count, channelCount: channels)
+            processing.isEmpty ? 0 : processing.process(floats.baseAddress!, frameCount: count).offset
         }
         guard dropped < count else { return }
         piece.withUnsafeBufferPointer { input in

@@ -62,7 +62,7 @@ final class RecordingPipeline {
         didSet { timeline = Self.timeline(policy: gapPolicy, deviceRate: deviceRate) }
     }
     /// Processing stages (4.), set while the queue is stopped.
-    var processing = ProcessingChain()
+    var processing = CompensatedStages()
     /// JACK's transport, cycle by cycle (``AudioInputQueue/takeTransportChanges(before:)``).
     var transportLog = TransportTracker()
 
@@ -324,7 +324,7 @@ final class RecordingPipeline {
         lastProcessed = (record, recordOffset + frameCount)
         processingScratch.withUnsafeMutableBufferPointer { scratch in
             scratch.baseAddress!.update(from: frames, count: sampleCount)
-            let dropped = processing.process(scratch.baseAddress!, frameCount: frameCount, channelCount: channels)
+            let dropped = processing.process(scratch.baseAddress!, frameCount: frameCount).offset
             guard dropped < frameCount else { return }
             emitLocked(UnsafePointer(scratch.baseAddress! + dropped * channels), frameCount: frameCount - dropped, record: record,
                        recordOffset: recordOffset + dropped - processing.latencyFrames)

@@ -40,19 +40,19 @@ public struct StreamFormat: Sendable {
         var completed = format
         // Playback completes AAC before taking the device's rate (the decoder's rate comes from
         // the cookie); a recording encodes at the resolved rate, so that is what is checked.
-        if completed.mSampleRate == 0, let deviceRate, !(purpose == .playback && format.mFormatID == CompressedFormatValues.mpeg4AAC) {
+        if completed.mSampleRate == 0, let deviceRate, !(purpose == .playback && format.mFormatID == AudioFormatValues.mpeg4AAC) {
             completed.mSampleRate = deviceRate
         }
         switch format.mFormatID {
-        case CompressedFormatValues.mpeg4AAC, CompressedFormatValues.appleLossless:
-            if format.mFormatID == CompressedFormatValues.appleLossless && purpose == .playback {
+        case AudioFormatValues.mpeg4AAC, AudioFormatValues.appleLossless:
+            if format.mFormatID == AudioFormatValues.appleLossless && purpose == .playback {
                 guard format.mSampleRate.isFinite, format.mSampleRate > 0, format.mSampleRate <= 1_536_000,
                       (1 ... 8).contains(format.mChannelsPerFrame) else {
                     throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
                                            "Apple Lossless playback needs the file's rate and 1 ... 8 channels; got \(format.mSampleRate) Hz, \(format.mChannelsPerFrame) channels")
                 }
                 codec = .appleLossless
-            } else if format.mFormatID == CompressedFormatValues.appleLossless {
+            } else if format.mFormatID == AudioFormatValues.appleLossless {
                 try CompressedFormatValues.checkRate(completed.mSampleRate)
                 completed = try CompressedFormatValues.completedALAC(completed, defaultBitDepth: 16, context: "Apple Lossless recording")
                 codec = .appleLossless

@@ -1,13 +1,14 @@
 import AQCodecs
+import AQMedia
 
 // AudioConverter.h and CoreAudioBaseTypes.h values used with converters (macOS 10.15 SDK).
 
 public typealias AudioConverterPropertyID = UInt32
 
-public let kAudioFormatMPEG4AAC: AudioFormatID = CompressedFormatValues.mpeg4AAC           // 'aac '
-public let kAudioFormatAppleLossless: AudioFormatID = CompressedFormatValues.appleLossless  // 'alac'
-public let kAudioFormatFLAC: AudioFormatID = CompressedFormatValues.flac                    // 'flac'
-public let kMPEG4Object_AAC_LC: UInt32 = 2
+public let kAudioFormatMPEG4AAC: AudioFormatID = AudioFormatValues.mpeg4AAC
+public let kAudioFormatAppleLossless: AudioFormatID = AudioFormatValues.appleLossless
+public let kAudioFormatFLAC: AudioFormatID = AudioFormatValues.flac
+public let kMPEG4Object_AAC_LC: UInt32 = AudioFormatValues.aacLowComplexity
 
 public let kAudioEncoderComponentType: UInt32 = 0x6165_6E63               // 'aenc'
 public let kAudioDecoderComponentType: UInt32 = 0x6164_6563               // 'adec'

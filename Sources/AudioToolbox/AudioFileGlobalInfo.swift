@@ -54,16 +54,16 @@ private struct GlobalFileType {
         case AudioFileTypeValues.aiff: ("AIFF", ["public.aiff-audio"], ["audio/aiff", "audio/x-aiff"])
         case AudioFileTypeValues.aifc: ("AIFC", ["public.aifc-audio"], ["audio/aiff", "audio/x-aiff"])
         case AudioFileTypeValues.caf: ("CAF", ["com.apple.coreaudio-format"], ["audio/x-caf"])
-        case CompressedFormatValues.adtsFile: ("AAC ADTS", ["public.aac-audio"], ["audio/aac", "audio/x-aac"])
-        case CompressedFormatValues.m4aFile: ("Apple MPEG-4 Audio", ["com.apple.m4a-audio"], ["audio/x-m4a", "audio/mp4"])
-        case CompressedFormatValues.mpeg4File: ("MPEG-4 Audio", ["public.mpeg-4"], ["audio/mp4", "video/mp4"])
-        case CompressedFormatValues.flacFile: ("FLAC", ["org.xiph.flac"], ["audio/flac"])
+        case AudioFileTypeValues.adts: ("AAC ADTS", ["public.aac-audio"], ["audio/aac", "audio/x-aac"])
+        case AudioFileTypeValues.m4a: ("Apple MPEG-4 Audio", ["com.apple.m4a-audio"], ["audio/x-m4a", "audio/mp4"])
+        case AudioFileTypeValues.mpeg4: ("MPEG-4 Audio", ["public.mpeg-4"], ["audio/mp4", "video/mp4"])
+        case AudioFileTypeValues.flac: ("FLAC", ["org.xiph.flac"], ["audio/flac"])
         default: (fourCharacterCode(entry.typeID), [], [])
         }
         return GlobalFileType(typeID: entry.typeID, name: name, extensions: entry.extensions, utis: utis, mimeTypes: mimes,
                               formats: entry.codecs, writable: true)
-    } + [GlobalFileType(typeID: 0x4D50_4733, name: "MPEG Layer 3", extensions: ["mp3"], utis: ["public.mp3"],
-                        mimeTypes: ["audio/mpeg", "audio/mpeg3", "audio/mp3"], formats: [0x2E6D_7033], writable: false)]
+    } + [GlobalFileType(typeID: AudioFileTypeValues.mp3, name: "MPEG Layer 3", extensions: ["mp3"], utis: ["public.mp3"],
+                        mimeTypes: ["audio/mpeg", "audio/mpeg3", "audio/mp3"], formats: [AudioFormatValues.mpegLayer3], writable: false)]
 
     static func find(_ typeID: UInt32) -> GlobalFileType? { all.first { $0.typeID == typeID } }
 
@@ -72,7 +72,7 @@ private struct GlobalFileType {
     func descriptions(for formatID: UInt32) -> [AudioStreamBasicDescription] {
         guard formatID == AudioFormatValues.linearPCM else {
             return [AudioStreamBasicDescription(mSampleRate: 0, mFormatID: formatID, mFormatFlags: 0, mBytesPerPacket: 0,
-                                                mFramesPerPacket: formatID == CompressedFormatValues.mpeg4AAC ? 1024 : 0, mBytesPerFrame: 0,
+                                                mFramesPerPacket: formatID == AudioFormatValues.mpeg4AAC ? 1024 : 0, mBytesPerFrame: 0,
                                                 mChannelsPerFrame: 0, mBitsPerChannel: 0, mReserved: 0)]
         }
         let bigEndian = typeID == AudioFileTypeValues.aiff

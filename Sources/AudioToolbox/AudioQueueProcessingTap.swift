@@ -1,3 +1,4 @@
+import AQCore
 import AQMedia
 import AudioQueue
 import CAudioTypes
@@ -80,9 +81,7 @@ final class ProcessingTap: QueueProcessingStage, @unchecked Sendable {
         while done < frameCount {
             let count = min(maximumFrames, frameCount - done)
             let base = frames + done * channels
-            for frame in 0 ..< count {
-                for channel in 0 ..< channels { source[channel * maximumFrames + frame] = base[frame * channels + channel] }
-            }
+            SampleTranspose.deinterleave(base, frameCount: count, channelCount: channels, into: source, channelStride: maximumFrames)
             // ioData on entry: the audio itself for a siphon, the tap's output buffers otherwise.
             let entry = isSiphon ? source : output
             for channel in 0 ..< channels { bufferList[channel] = Self.buffer(entry + channel * maximumFrames, frames: count) }
@@ -98,8 +97,10 @@ final class ProcessingTap: QueueProcessingStage, @unchecked Sendable {
                 // What the tap left in ioData (its own buffers, the source's, or ours) is the audio.
                 let made = min(Int(produced), count)
                 for channel in 0 ..< channels {
+                    // A channel without data, and the frames past what the tap made, are silence.
                     let data = bufferList[channel].mData?.assumingMemoryBound(to: Float.self)
-                    for frame in 0 ..< count { base[frame * channels + channel] = frame < made ? (data?[frame] ?? 0) : 0 }
+                    if let data { SampleTranspose.setChannel(channel, of: base, frameCount: made, channelCount: channels, from: data) }
+                    for frame in (data == nil ? 0 : made) ..< count { base[frame * channels + channel] = 0 }
                 }
             }
             sampleTime += Double(count)

@@ -14,7 +14,7 @@ extension DeviceEnvironment {
     ///   else `kAudioQueueErr_InvalidDevice` when no JACK server runs.
     func openDriver(format: AudioStreamBasicDescription, purpose: StreamFormat.Purpose) throws(AudioQueueError) -> JackDriver {
         // The server's rate may still be 0 here; Apple Lossless is checked once the device's rate is known.
-        if format.mFormatID != CompressedFormatValues.appleLossless {
+        if format.mFormatID != AudioFormatValues.appleLossless {
             _ = try inDomain(AudioQueueError.self) { () throws(AudioFileError) in try StreamFormat(format, deviceRate: nil, purpose: purpose) }
         }
         do {

@@ -69,9 +69,9 @@ struct ConvertCommand {
     static func codec(named name: String) -> UInt32? {
         switch name.lowercased() {
         case "lpcm", "pcm": AudioFormatValues.linearPCM
-        case "aac": CompressedFormatValues.mpeg4AAC
-        case "alac": CompressedFormatValues.appleLossless
-        case "flac": CompressedFormatValues.flac
+        case "aac": AudioFormatValues.mpeg4AAC
+        case "alac": AudioFormatValues.appleLossless
+        case "flac": AudioFormatValues.flac
         default: nil
         }
     }

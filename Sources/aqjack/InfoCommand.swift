@@ -64,7 +64,7 @@ struct InfoCommand {
     /// Whether an AAC file's cookie lists its channels in a program config element (how aqjack
     /// codes 6 and 8 full-band channels) rather than naming one of AAC's configurations.
     static func isProgramConfigured(_ packets: any PacketFileReading) -> Bool {
-        guard packets.dataFormat.mFormatID == CompressedFormatValues.mpeg4AAC,
+        guard packets.dataFormat.mFormatID == AudioFormatValues.mpeg4AAC,
               let config = try? ElementaryStreamDescriptor(parsing: packets.magicCookie).audioSpecificConfig else { return false }
         return config.channelConfiguration == 0
     }

@@ -63,8 +63,8 @@ struct RecordOptions {
         entry.flatMap { $0.recordableCodecs.isEmpty ? nil : $0 }
     }
 
-    var isAAC: Bool { codec == CompressedFormatValues.mpeg4AAC }
-    var isALAC: Bool { codec == CompressedFormatValues.appleLossless }
+    var isAAC: Bool { codec == AudioFormatValues.mpeg4AAC }
+    var isALAC: Bool { codec == AudioFormatValues.appleLossless }
     /// Recorded as packets (AAC, ALAC) rather than linear PCM.
     var isCompressed: Bool { isAAC || isALAC }
     /// A compressed recording in parts or takes (`--split`, `--transport`, `--trigger`, `--armed`,
@@ -93,8 +93,8 @@ struct RecordOptions {
                 let text = try cursor.value(for: "--codec", expected: "lpcm, aac or alac")
                 switch text.lowercased() {
                 case "lpcm", "pcm": codec = AudioFormatValues.linearPCM
-                case "aac": codec = CompressedFormatValues.mpeg4AAC
-                case "alac": codec = CompressedFormatValues.appleLossless
+                case "aac": codec = AudioFormatValues.mpeg4AAC
+                case "alac": codec = AudioFormatValues.appleLossless
                 default: throw UsageError(message: "--codec '\(text)' cannot be recorded: expected lpcm, aac or alac (convert to FLAC afterwards with aqjack convert)")
                 }
             case .option("--bitrate"):
@@ -174,9 +174,9 @@ struct RecordOptions {
         if !entry.recordableCodecs.contains(codec!) {
             let takers = FileTypes.all.filter { $0.recordableCodecs.contains(codec!) }.map { "." + $0.primaryExtension }
             switch codec! {
-            case CompressedFormatValues.mpeg4AAC:
+            case AudioFormatValues.mpeg4AAC:
                 throw UsageError(message: "--codec aac records to \(takers.joined(separator: ", ")); '\(path)' is \(fourCharacterCode(fileType!))")
-            case CompressedFormatValues.appleLossless:
+            case AudioFormatValues.appleLossless:
                 throw UsageError(message: "--codec alac records to \(takers.joined(separator: " or ")); '\(path)' is \(fourCharacterCode(fileType!)) (record PCM and convert it for ALAC in CAF)")
             default:
                 let holds = entry.recordableCodecs.map(FileTypes.codecName).joined(separator: " or ")
@@ -257,8 +257,8 @@ struct RecordOptions {
             return CompressedFormatValues.alacDescription(sampleRate: Double(sampleRate), channelCount: channelCount, bitDepth: depth == "24" ? 24 : 16)
         }
         if isAAC {
-            return AudioStreamBasicDescription(mSampleRate: Double(sampleRate), mFormatID: CompressedFormatValues.mpeg4AAC,
-                                               mFormatFlags: CompressedFormatValues.aacLowComplexity, mBytesPerPacket: 0, mFramesPerPacket: 1024,
+            return AudioStreamBasicDescription(mSampleRate: Double(sampleRate), mFormatID: AudioFormatValues.mpeg4AAC,
+                                               mFormatFlags: AudioFormatValues.aacLowComplexity, mBytesPerPacket: 0, mFramesPerPacket: 1024,
                                                mBytesPerFrame: 0, mChannelsPerFrame: UInt32(channelCount), mBitsPerChannel: 0, mReserved: 0)
         }
         let type = fileType!

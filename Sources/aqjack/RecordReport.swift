@@ -55,8 +55,8 @@ struct RecordReport: Encodable {
         sampleRate = Int(format.mSampleRate)
         channels = Int(format.mChannelsPerFrame)
         bitsPerChannel = Int(format.mBitsPerChannel)
-        sampleFormat = format.mFormatID == CompressedFormatValues.mpeg4AAC ? "aac"
-            : format.mFormatID == CompressedFormatValues.appleLossless ? "alac"
+        sampleFormat = format.mFormatID == AudioFormatValues.mpeg4AAC ? "aac"
+            : format.mFormatID == AudioFormatValues.appleLossless ? "alac"
             : format.mFormatFlags & AudioFormatValues.isFloat != 0 ? "float" : "signed-integer"
         frames = 0
         seconds = 0

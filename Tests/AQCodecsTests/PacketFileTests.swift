@@ -55,8 +55,8 @@ struct PacketFileTests {
     }
 
     @Test("Written packets read back identical; ffprobe reads AAC LC; the packet table trims to exactly the input", arguments: [
-        ("adts", CompressedFormatValues.adtsFile), ("caf", AudioFileTypeValues.caf), ("m4a", CompressedFormatValues.m4aFile),
-        ("mp4", CompressedFormatValues.mpeg4File),
+        ("adts", AudioFileTypeValues.adts), ("caf", AudioFileTypeValues.caf), ("m4a", AudioFileTypeValues.m4a),
+        ("mp4", AudioFileTypeValues.mpeg4),
     ])
     func roundTrip(_ name: String, _ fileType: UInt32) throws {
         let path = ExternalTool.temporaryPath("packets", extension: name)
@@ -64,12 +64,12 @@ struct PacketFileTests {
         try Self.write(fileType, path: path)
         let reader = try #require(try AudioFile.open(path: path).packetReader)
         #expect(reader.fileType == fileType)
-        #expect(reader.dataFormat.mFormatID == CompressedFormatValues.mpeg4AAC)
+        #expect(reader.dataFormat.mFormatID == AudioFormatValues.mpeg4AAC)
         #expect(reader.dataFormat.mSampleRate == 44100 && reader.dataFormat.mChannelsPerFrame == 2 && reader.dataFormat.mFramesPerPacket == 1024)
         #expect(try ElementaryStreamDescriptor(parsing: reader.magicCookie).audioSpecificConfig.sampleRate == 44100)
         let packets = try Self.readAll(reader)
         #expect(packets == Self.encoded.packets.map(\.bytes))
-        if fileType != CompressedFormatValues.adtsFile {
+        if fileType != AudioFileTypeValues.adts {
             // CAF 'pakt' and MPEG-4 timestamps keep the priming and the exact length.
             let table = try #require(reader.packetTable)
             #expect(table.primingFrames == Int32(Self.encoded.priming))
@@ -85,7 +85,7 @@ struct PacketFileTests {
         // remainder); FFmpeg 5.1 ignores CAF's 'pakt' priming and ADTS cannot carry it, so there
         // the signal lines up at lag = priming.
         let decoded = try ExternalTool.decodeWithFFmpeg(path)
-        let isMPEG4 = fileType == CompressedFormatValues.m4aFile || fileType == CompressedFormatValues.mpeg4File
+        let isMPEG4 = fileType == AudioFileTypeValues.m4a || fileType == AudioFileTypeValues.mpeg4
         let lag = isMPEG4 ? 0 : Self.encoded.priming
         let snr = MultiSine.snr(decoded, reference: Self.encoded.input, channelCount: 2, lag: lag)
         print("\(name): ffmpeg decodes \(decoded.count / 2) frames, SNR \(snr) dB at lag \(lag)")
@@ -97,7 +97,7 @@ struct PacketFileTests {
     func corrupted(_ name: String) throws {
         let path = ExternalTool.temporaryPath("corrupt", extension: name)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let type = ["adts": CompressedFormatValues.adtsFile, "caf": AudioFileTypeValues.caf, "m4a": CompressedFormatValues.m4aFile][name]!
+        let type = ["adts": AudioFileTypeValues.adts, "caf": AudioFileTypeValues.caf, "m4a": AudioFileTypeValues.m4a][name]!
         try Self.write(type, path: path)
         let original = try Data(contentsOf: URL(fileURLWithPath: path))
         let damaged = ExternalTool.temporaryPath("damaged", extension: name)

@@ -137,7 +137,7 @@ extension OfflineSessionTests {
         let driver = OfflineDriver(sampleRate: 48000, bufferSize: 256)
         var format = AudioStreamBasicDescription()
         format.mSampleRate = 48000
-        format.mFormatID = CompressedFormatValues.mpeg4AAC
+        format.mFormatID = AudioFormatValues.mpeg4AAC
         format.mFramesPerPacket = 1024
         format.mChannelsPerFrame = 2
         let box = Mutex<PacketRecordSession?>(nil)
@@ -145,7 +145,7 @@ extension OfflineSessionTests {
             if box.withLock({ $0 })?.handle(buffer, startTime: time, gapSilence: queue.gapSilenceInDeliveredBuffer) == true { try? queue.enqueue(buffer) }
         }
         defer { queue.dispose() }
-        let file = try AudioFile.create(path: path, fileType: CompressedFormatValues.m4aFile, format: queue.format, eraseExisting: true).packetWriter!
+        let file = try AudioFile.create(path: path, fileType: AudioFileTypeValues.m4a, format: queue.format, eraseExisting: true).packetWriter!
         let writer = DiskBackedPacketFile(file, stream: try DiskStream(ringBytes: 1 << 22))
         try writer.setMagicCookie(queue.magicCookie)
         let session = PacketRecordSession(writer: writer, targetFrames: nil, priming: queue.packetTableInfo?.priming ?? 0,

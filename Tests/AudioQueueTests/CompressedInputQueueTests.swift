@@ -1,5 +1,6 @@
-import AQJack
 import AQCodecs
+import AQJack
+import AQMedia
 import AQServerSuite
 import AQTestSupport
 import AudioQueue
@@ -36,7 +37,7 @@ extension JackServerSuite {
         func alacAcrossFreewheel() throws {
             let generator = try GeneratorClient(name: TestServer.uniqueClientName("fwgen"), channelCount: 2, integerBits: 16)
             var format = AudioStreamBasicDescription()
-            format.mFormatID = CompressedFormatValues.appleLossless
+            format.mFormatID = AudioFormatValues.appleLossless
             format.mChannelsPerFrame = 2
             format.mFormatFlags = ALAC.formatFlag(bitDepth: 16)
             let log = PacketLog()
