@@ -57,4 +57,29 @@ public struct RingRegions<Element: BitwiseCopyable> {
             (destination.baseAddress! + head).update(from: second.baseAddress!, count: destination.count - head)
         }
     }
+
+    /// Copies `source` into the run from element `offset` on. `offset + source.count` must not
+    /// exceed `count`.
+    @inlinable
+    public func copy(from source: UnsafeBufferPointer<Element>, at offset: Int) {
+        precondition(offset >= 0 && offset + source.count <= count, "copy into a ring run past its end")
+        guard let base = source.baseAddress, !source.isEmpty else { return }
+        let head = Swift.max(0, Swift.min(source.count, first.count - offset))
+        if head > 0 { (first.baseAddress! + offset).update(from: base, count: head) }
+        if source.count > head {
+            (second.baseAddress! + (offset + head - first.count)).update(from: base + head, count: source.count - head)
+        }
+    }
+
+    /// Copies elements `offset ..< offset + destination.count` of the run into `destination`.
+    @inlinable
+    public func copy(into destination: UnsafeMutableBufferPointer<Element>, at offset: Int) {
+        precondition(offset >= 0 && offset + destination.count <= count, "copy from a ring run past its end")
+        guard let base = destination.baseAddress, !destination.isEmpty else { return }
+        let head = Swift.max(0, Swift.min(destination.count, first.count - offset))
+        if head > 0 { base.update(from: first.baseAddress! + offset, count: head) }
+        if destination.count > head {
+            (base + head).update(from: second.baseAddress! + (offset + head - first.count), count: destination.count - head)
+        }
+    }
 }

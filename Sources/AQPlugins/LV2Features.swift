@@ -4,7 +4,7 @@ import Foundation
 /// The features this host gives every instance, in C memory that lives as long as the instance:
 /// URID map and unmap, options (block lengths, sequence size, sample rate), bounded block
 /// length, a log that prefixes each line with the plugin's name on standard error, and the
-/// worker's `schedule` (its worker made by the instance: CLV2Support's `aq_lv2_worker`),
+/// worker's `schedule` (its worker made by the instance: ``LV2Worker``),
 /// `state:makePath` and `state:freePath` (files under the instance's scratch folder); and, to an
 /// instance that runs in fixed blocks, fixed and power-of-two block lengths.
 ///

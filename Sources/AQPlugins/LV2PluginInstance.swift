@@ -37,7 +37,7 @@ public final class LV2PluginInstance {
     /// Each atom port buffer's capacity, in bytes.
     public static let sequenceBytes = 8192
     /// Each worker ring's capacity (requests, responses), in bytes.
-    static let workerRingBytes: UInt32 = 1 << 16
+    static let workerRingBytes = 1 << 16
 
     private let world: LV2World
     private let plugin: OpaquePointer
@@ -45,11 +45,11 @@ public final class LV2PluginInstance {
     private let features: LV2Features
     /// The worker for the plugin's scheduled work: threaded for the live host, not threaded for
     /// queue stages and offline runs (``init(world:uri:sampleRate:maximumBlock:realtime:)``).
-    private let worker: OpaquePointer
+    private let worker: LV2Worker
     /// The plugin's worker interface, when it has one; then runs end with the worker's responses.
     private let hasWorker: Bool
-    /// `run` + the worker's responses, for the live host (C memory, freed with the instance).
-    private let runContext: UnsafeMutablePointer<aq_lv2_run_context>
+    /// `run` + the worker's responses, for the live host (freed with the instance).
+    private let runContext: UnsafeMutablePointer<LV2WorkerRunContext>
     /// One float per port (used by control ports; the others' slots stay unused).
     private let controls: UnsafeMutablePointer<Float>
     /// Audio and CV buffers by port index, and atom buffers by port index.
@@ -113,27 +113,21 @@ public final class LV2PluginInstance {
         self.maximumBlock = maximumBlock
         scratchDirectory = FileManager.default.temporaryDirectory
             .appendingPathComponent("aqjack-lv2-\(getpid())-\(UUID().uuidString.prefix(8))").path
-        guard let worker = aq_lv2_worker_new(realtime ? 1 : 0, Self.workerRingBytes) else {
-            throw PluginError(.runtime, "no memory for the worker of the LV2 plugin '\(description.name)'")
-        }
+        let worker = LV2Worker(threaded: realtime, ringBytes: Self.workerRingBytes)
         features = LV2Features(urids: world.urids, sampleRate: sampleRate, maximumBlock: maximumBlock, fixedBlock: fixedBlock,
                                sequenceBytes: Self.sequenceBytes, pluginName: description.name,
-                               worker: aq_lv2_worker_schedule(worker), scratchDirectory: scratchDirectory)
+                               worker: worker.schedule, scratchDirectory: scratchDirectory)
         guard let made = lilv_plugin_instantiate(plugin, sampleRate, features.array) else {
-            aq_lv2_worker_free(worker)
             throw PluginError(.runtime, "the LV2 plugin '\(description.name)' (\(uri)) refused to instantiate at \(Int(sampleRate)) Hz")
         }
         instance = made
         self.worker = worker
         let interface = lilv_instance_get_extension_data(made, LV2URI.workerInterface)
-        guard aq_lv2_worker_bind(worker, made.pointee.lv2_handle, interface?.assumingMemoryBound(to: LV2_Worker_Interface.self)) != 0 else {
-            aq_lv2_worker_free(worker)
-            lilv_instance_free(made)
-            throw PluginError(.runtime, "cannot start a worker thread for the LV2 plugin '\(description.name)'")
-        }
+        worker.bind(handle: made.pointee.lv2_handle, interface: interface.map { UnsafePointer($0.assumingMemoryBound(to: LV2_Worker_Interface.self)) })
         hasWorker = interface != nil
         runContext = .allocate(capacity: 1)
-        runContext.initialize(to: aq_lv2_run_context(run: made.pointee.lv2_descriptor.pointee.run, handle: made.pointee.lv2_handle, worker: worker))
+        runContext.initialize(to: LV2WorkerRunContext(run: made.pointee.lv2_descriptor.pointee.run, handle: made.pointee.lv2_handle,
+                                                      worker: Unmanaged.passUnretained(worker).toOpaque()))
         sequenceType = world.urids.map(LV2URI.atomSequence)
         chunkType = world.urids.map(LV2URI.atomChunk)
         controls = .allocate(capacity: max(description.ports.count, 1))
@@ -158,7 +152,7 @@ public final class LV2PluginInstance {
             case .other:
                 // A port of a type this host does not know: optional ones stay unconnected.
                 guard port.isOptional else {
-                    aq_lv2_worker_free(worker)
+                    worker.stop()
                     lilv_instance_free(instance)
                     runContext.deallocate()
                     throw PluginError(.runtime, "the LV2 plugin '\(description.name)' (\(uri)) has port \(port.index) '\(port.symbol)' of a type aqjack cannot connect (expected audio, control, CV or atom ports)")
@@ -174,7 +168,7 @@ public final class LV2PluginInstance {
 
     deinit {
         // The worker thread first: it may be inside the plugin's work().
-        aq_lv2_worker_free(worker)
+        worker.stop()
         if active { lilv_instance_deactivate(instance) }
         lilv_instance_free(instance)
         runContext.deallocate()
@@ -385,7 +379,7 @@ public final class LV2PluginInstance {
         }
         var ports = PluginHostPorts(
             handle: instance.pointee.lv2_handle, connect: descriptor.connect_port,
-            run: hasWorker ? aq_lv2_run_with_worker : descriptor.run,
+            run: hasWorker ? lv2RunWithWorker : descriptor.run,
             audioInputs: indices(description.audioInputs), audioOutputs: indices(description.audioOutputs),
             controls: controls, portCount: description.ports.count,
             eventInputs: sequences(atomInputs), eventOutputs: sequences(atomOutputs),
@@ -425,7 +419,7 @@ public final class LV2PluginInstance {
 
     /// Work the plugin scheduled that the worker's ring had no room for (the plugin was told
     /// LV2_WORKER_ERR_NO_SPACE). Any thread.
-    public var refusedWorkRequests: Int { Int(aq_lv2_worker_refused(worker)) }
+    public var refusedWorkRequests: Int { worker.refused.load(ordering: .relaxed) }
 
     /// Runs the plugin for `frames` (1 ... ``maximumBlock``; exactly ``fixedBlock`` when set)
     /// frames on what its buffers hold (then hands it its worker's responses), then empties its
@@ -434,7 +428,7 @@ public final class LV2PluginInstance {
         precondition(frames > 0 && frames <= maximumBlock, "an LV2 run of \(frames) frames; expected 1 ... \(maximumBlock)")
         precondition(fixedBlock == nil || frames == fixedBlock, "an LV2 run of \(frames) frames; this plugin runs fixed blocks of \(fixedBlock ?? 0)")
         lilv_instance_run(instance, UInt32(frames))
-        if hasWorker { aq_lv2_worker_after_run(worker) }
+        if hasWorker { worker.afterRun() }
         clearSequences()
     }
 

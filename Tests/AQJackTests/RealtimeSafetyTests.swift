@@ -128,6 +128,7 @@ extension JackServerSuite.RealtimeSafetyTests {
         let allocations = aq_probe_allocation_count()
         let frees = aq_probe_free_count()
         let locks = aq_probe_mutex_lock_count()
+        let xruns = client.notifications.xrunCount.load(ordering: .relaxed)
         feeding.value = 1
         while feeding.value != 2 { usleep(1000) }
         try client.deactivate()
@@ -137,7 +138,11 @@ extension JackServerSuite.RealtimeSafetyTests {
         #expect(allocations == 0)
         #expect(frees == 0)
         #expect(locks == 0)
-        #expect(processor.underrunFrameCount.load(ordering: .relaxed) == 0)
+        // The feeder keeps ahead unless the host stalls it (the server then reports xruns: a
+        // loaded CI run had 128 frames of underrun in one): none without an xrun.
+        let underruns = processor.underrunFrameCount.load(ordering: .relaxed)
+        #expect(underruns <= xruns * Int(period), "\(underruns) frames of underrun, \(xruns) xruns")
+        if xruns == 0 { #expect(underruns == 0) }
     }
 }
 

@@ -90,7 +90,11 @@ extension JackServerSuite {
                     if got != TestSignal.sample(channel: 0, frame: first &+ UInt32(offset)) * 0.5 { wrong += 1 }
                 }
             }
-            #expect(checked > 24_000 && wrong == 0, "\(checked) samples checked, \(wrong) wrong")
+            // A server xrun can hand the host a stale cycle (128 wrong samples in a loaded CI run):
+            // at most two cycles an xrun, none without one.
+            let xruns = generator.client.notifications.xrunCount.load(ordering: .relaxed)
+            #expect(checked > 24_000 && wrong <= xruns * 2 * 128, "\(checked) samples checked, \(wrong) wrong, \(xruns) xruns")
+            if xruns == 0 { #expect(wrong == 0) }
             let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: out)) as? [String: Any]
             #expect(summary?["refusedWorkRequests"] as? Int == 0, "\(String(describing: summary))")
         }

@@ -49,41 +49,4 @@ typedef struct {
 int aq_lv2_path_initialize(LV2_State_Make_Path *make, LV2_State_Free_Path *free_path,
                            aq_lv2_path_storage *storage, const char *directory);
 
-/// The LV2 worker (`worker:schedule`): work a plugin schedules from `run()` is done by its
-/// `work()` outside the audio thread, and the responses reach `work_response()` after a later
-/// `run()`, then `end_run()` (LV2 Worker 1.2).
-///
-/// Threaded (the live host, whose `run()` is on JACK's process thread): requests go through a
-/// lock-free single-producer ring to a thread of the worker's own, woken with `sem_post`;
-/// responses come back through a second ring. Nothing on the audio side allocates, locks or
-/// waits. Not threaded (queue stages and offline rendering, whose `run()` is not real-time):
-/// `work()` runs inside `schedule_work()`, so the same input always gives the same output.
-typedef struct aq_lv2_worker aq_lv2_worker;
-
-/// A worker with rings of `ring_bytes` each (a request or response larger than a ring's free
-/// space is refused with LV2_WORKER_ERR_NO_SPACE). NULL when memory cannot be had.
-aq_lv2_worker *aq_lv2_worker_new(int threaded, uint32_t ring_bytes);
-/// The `worker:schedule` feature's data, for the instance's feature list.
-LV2_Worker_Schedule *aq_lv2_worker_schedule(aq_lv2_worker *worker);
-/// Binds the instantiated plugin (`interface` from `extension_data(LV2_WORKER__interface)`;
-/// NULL leaves scheduling refused) and, threaded and with an interface, starts the worker's
-/// thread. Call before the first `run()`. Returns 0 when the thread cannot be started.
-int aq_lv2_worker_bind(aq_lv2_worker *worker, LV2_Handle handle, const LV2_Worker_Interface *interface);
-/// After each `run()`, on the audio thread: hands every pending response to `work_response()`,
-/// then calls `end_run()`. Real-time safe.
-void aq_lv2_worker_after_run(aq_lv2_worker *worker);
-/// Requests refused for want of ring space so far. Any thread.
-uint32_t aq_lv2_worker_refused(aq_lv2_worker *worker);
-/// Stops the thread (after the work it has) and frees the worker. Not while the plugin runs.
-void aq_lv2_worker_free(aq_lv2_worker *worker);
-
-/// `run(handle, frames)` followed by `aq_lv2_worker_after_run`: the live host's run function for
-/// a plugin with a worker (`context` is an aq_lv2_run_context). Real-time safe.
-typedef struct {
-    void (*run)(LV2_Handle, uint32_t);
-    LV2_Handle handle;
-    aq_lv2_worker *worker;
-} aq_lv2_run_context;
-void aq_lv2_run_with_worker(void *context, uint32_t frames);
-
 #endif
