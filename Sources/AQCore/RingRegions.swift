@@ -65,9 +65,12 @@ public struct RingRegions<Element: BitwiseCopyable> {
         precondition(offset >= 0 && offset + source.count <= count, "copy into a ring run past its end")
         guard let base = source.baseAddress, !source.isEmpty else { return }
         let head = Swift.max(0, Swift.min(source.count, first.count - offset))
-        if head > 0 { (first.baseAddress! + offset).update(from: base, count: head) }
+        // Raw copies: what the real-time checks accept (a typed update may, for them, release).
+        let stride = MemoryLayout<Element>.stride
+        if head > 0 { UnsafeMutableRawPointer(first.baseAddress! + offset).copyMemory(from: base, byteCount: head * stride) }
         if source.count > head {
-            (second.baseAddress! + (offset + head - first.count)).update(from: base + head, count: source.count - head)
+            UnsafeMutableRawPointer(second.baseAddress! + (offset + head - first.count))
+                .copyMemory(from: base + head, byteCount: (source.count - head) * stride)
         }
     }
 
@@ -77,9 +80,11 @@ public struct RingRegions<Element: BitwiseCopyable> {
         precondition(offset >= 0 && offset + destination.count <= count, "copy from a ring run past its end")
         guard let base = destination.baseAddress, !destination.isEmpty else { return }
         let head = Swift.max(0, Swift.min(destination.count, first.count - offset))
-        if head > 0 { base.update(from: first.baseAddress! + offset, count: head) }
+        let stride = MemoryLayout<Element>.stride
+        if head > 0 { UnsafeMutableRawPointer(base).copyMemory(from: first.baseAddress! + offset, byteCount: head * stride) }
         if destination.count > head {
-            (base + head).update(from: second.baseAddress! + (offset + head - first.count), count: destination.count - head)
+            UnsafeMutableRawPointer(base + head)
+                .copyMemory(from: second.baseAddress! + (offset + head - first.count), byteCount: (destination.count - head) * stride)
         }
     }
 }
