@@ -189,6 +189,10 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
                     input: ((_ channel: Int, _ firstFrame: UInt64, _ samples: UnsafeMutableBufferPointer<Float>) -> Void)? = nil,
                     output: ((_ channel: Int, _ firstFrame: UInt64, _ samples: UnsafeBufferPointer<Float>) -> Void)? = nil,
                     midi: [MIDIMessage] = []) {
+        // The messages in frame order (as given among equal frames), each taken once by the
+        // cycle that holds its frame.
+        let queued = midi.enumerated().sorted { ($0.element.frame, $0.offset) < ($1.element.frame, $1.offset) }.map(\.element)
+        var nextMessage = 0
         var left = max(0, frames)
         while left > 0 {
             let count = min(left, bufferSize)
@@ -202,7 +206,10 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
                 // The frame time the processor is told; the inputs are still the true frames'.
                 let label = mislabelPending.exchange(false, ordering: .acquiringAndReleasing) ? first + UInt64(count) : first
                 let start = micros(ofFrame: label)
-                let messages = midi.filter { $0.frame >= first && $0.frame < first + UInt64(count) }
+                while nextMessage < queued.count && queued[nextMessage].frame < first { nextMessage += 1 }
+                let end = queued[nextMessage...].firstIndex { $0.frame >= first + UInt64(count) } ?? queued.count
+                let messages = queued[nextMessage ..< end]
+                nextMessage = end
                 Self.withMIDIInputs(messages, firstFrame: first, channels: midiInputCount) { midiInputs in
                     var cycle = ProcessCycle(frameCount: count, frameTime: UInt32(truncatingIfNeeded: label),
                                              cycleStartMicros: start, nextCycleStartMicros: micros(ofFrame: label + UInt64(count)),
@@ -224,10 +231,11 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
     }
 
     /// Calls `body` with one event list per MIDI input channel holding `messages` (all within the
-    /// cycle from `firstFrame`) in frame order, valid during the call.
-    private static func withMIDIInputs(_ messages: [MIDIMessage], firstFrame: UInt64, channels: Int,
+    /// cycle from `firstFrame`, in frame order) in that order, valid during the call.
+    private static func withMIDIInputs(_ messages: ArraySlice<MIDIMessage>, firstFrame: UInt64, channels: Int,
                                        _ body: (UnsafeBufferPointer<MIDIEventList>) -> Void) {
-        let ordered = messages.filter { $0.channel >= 0 && $0.channel < channels }.sorted { ($0.channel, $0.frame) < ($1.channel, $1.frame) }
+        // Grouped by channel, each channel's in the order given (frame order).
+        let ordered = (0 ..< channels).flatMap { channel in messages.filter { $0.channel == channel } }
         let bytes = ordered.flatMap(\.bytes)
         bytes.withUnsafeBufferPointer { allBytes in
             var offset = 0

@@ -33,30 +33,12 @@ public struct RingRegions<Element: BitwiseCopyable> {
 
     /// Copies `source` into the run from its start. `source.count` must not exceed `count`.
     @inlinable
-    public func copy(from source: UnsafeBufferPointer<Element>) {
-        precondition(source.count <= count, "copy into a ring run longer than the run")
-        let head = Swift.min(source.count, first.count)
-        if head > 0 {
-            first.baseAddress!.update(from: source.baseAddress!, count: head)
-        }
-        if source.count > head {
-            second.baseAddress!.update(from: source.baseAddress! + head, count: source.count - head)
-        }
-    }
+    public func copy(from source: UnsafeBufferPointer<Element>) { copy(from: source, at: 0) }
 
     /// Copies the start of the run into `destination`, filling it. `destination.count` must not
     /// exceed `count`.
     @inlinable
-    public func copy(into destination: UnsafeMutableBufferPointer<Element>) {
-        precondition(destination.count <= count, "copy from a ring run longer than the run")
-        let head = Swift.min(destination.count, first.count)
-        if head > 0 {
-            destination.baseAddress!.update(from: first.baseAddress!, count: head)
-        }
-        if destination.count > head {
-            (destination.baseAddress! + head).update(from: second.baseAddress!, count: destination.count - head)
-        }
-    }
+    public func copy(into destination: UnsafeMutableBufferPointer<Element>) { copy(into: destination, at: 0) }
 
     /// Copies `source` into the run from element `offset` on. `offset + source.count` must not
     /// exceed `count`.

@@ -94,7 +94,8 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// ``underrunFrameCount``). The format's frames. Any thread.
     public var underrunSilenceFrameCount: Int { pipeline.underrunSilenceFrames.load(ordering: .relaxed) }
     /// In the callback: the frames of the buffer being handed over that are silence the queue
-    /// put in for lost frames (linear PCM with ``gapPolicy`` `.silence`), as ranges of frames
+    /// put in for lost frames (linear PCM with ``gapPolicy`` `.silence`; when resampling or
+    /// through stages, the frames that came out while that silence went in), as ranges of frames
     /// from the buffer's first, in order; empty when none are. Valid only during the callback.
     public var gapSilenceInDeliveredBuffer: [Range<Int>] { lock.withLock { pipeline.deliveredGapSilence } }
     /// Frames of a compressed stream's device timeline that JACK delivered twice (a repeated
