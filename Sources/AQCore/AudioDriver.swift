@@ -108,3 +108,36 @@ public protocol AudioRouting: AnyObject, Sendable {
     @discardableResult
     func connect(_ source: String, to destination: String) throws(AudioDriverError) -> Bool
 }
+
+/// The transport as one read of it saw it: a timeline position shared by the device's clients,
+/// which rolls (moves on with the frames), starts (waits for slow-sync clients,
+/// ``TransportSyncing``) or stands still.
+public struct TransportState: Sendable, Equatable {
+    /// Whether the transport rolls.
+    public let isRolling: Bool
+    /// Whether it is starting (waiting for slow-sync clients) or rolling.
+    public let isStartingOrRolling: Bool
+    /// The transport frame.
+    public let frame: UInt32
+
+    public init(isRolling: Bool, isStartingOrRolling: Bool, frame: UInt32) {
+        self.isRolling = isRolling
+        self.isStartingOrRolling = isStartingOrRolling
+        self.frame = frame
+    }
+}
+
+/// A driver with a transport (JACK's; the offline driver's own): each cycle tells its processor
+/// whether the transport rolls and at which transport frame (``ProcessCycle/transportRolling``,
+/// ``ProcessCycle/transportFrame``), and a processor that is ``TransportSyncing`` holds a start
+/// or a locate until it is ready to play from there. Requests take effect from the next cycle on.
+public protocol AudioTransport: AnyObject, Sendable {
+    /// The transport now. Any thread.
+    var transportState: TransportState { get }
+    /// Starts the transport rolling (after the slow-sync clients are ready).
+    func startTransport()
+    /// Stops the transport.
+    func stopTransport()
+    /// Moves the transport to `frame`; a rolling transport starts again from there.
+    func locateTransport(to frame: UInt32) throws(AudioDriverError)
+}

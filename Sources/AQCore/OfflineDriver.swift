@@ -11,13 +11,15 @@ import Synchronization
 /// The frame clock starts at `startFrame` and counts frames run or skipped; its microseconds are
 /// the frames' nominal duration (frame × 10^6 / rate), so timestamps are exact and repeatable.
 /// Channel names are `<name>:<prefix>N` (or the names given) as on JACK; there is no graph to
-/// connect them in. MIDI inputs get the ``MIDIMessage``s a run is given, at their frames.
+/// connect them in. MIDI inputs get the ``MIDIMessage``s a run is given, at their frames. Its
+/// transport (``AudioTransport``) follows JACK's rules (``OfflineTransport``): a processor that is
+/// ``TransportSyncing`` holds a start or locate until it is ready.
 ///
 /// Threads: ``run(frames:input:output:midi:)``, ``skip(frames:)`` and ``settle()`` one at a time (they
 /// are this driver's "process thread"). A playback queue's immediate stop or reset settles the
 /// driver from the queue thread while the caller waits: make those calls from the thread that
 /// runs the driver, not during a run. The rest from any thread.
-public final class OfflineDriver: AudioDriver, @unchecked Sendable {
+public final class OfflineDriver: AudioDriver, AudioTransport, @unchecked Sendable {
     public let name: String
     public let sampleRate: Int
     public let bufferSize: Int
@@ -36,6 +38,8 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
         /// The running processor (kept alive here), its entry and its unretained pointer.
         var processor: AnyObject?
         var entry: RealtimeEntry?
+        /// The processor's slow-sync entry, when it is ``TransportSyncing``.
+        var syncEntry: TransportSyncEntry?
         var pointer: UnsafeMutableRawPointer?
         var runEndHandlers: [@Sendable () -> Void] = []
     }
@@ -50,6 +54,10 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
     private var outputCount = 0
     private var midiInputCount = 0
     private let publishedLatency = Atomic<Int>(0)
+    private let transport = Mutex(OfflineTransport())
+    /// How long a starting transport waits for a slow-sync processor before rolling anyway,
+    /// frames (JACK's sync timeout).
+    public let transportSyncTimeoutFrames: Int
 
     /// A MIDI message for ``run(frames:input:output:midi:)``: the MIDI input channel it goes to
     /// (in the order made), the frame of the clock it falls on, and its bytes.
@@ -69,12 +77,16 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
     ///   - sampleRate: frames per second of the clock (> 0).
     ///   - bufferSize: the largest cycle, frames (> 0).
     ///   - startFrame: the clock's first frame.
-    public init(name: String = "offline", sampleRate: Int, bufferSize: Int = 1024, startFrame: UInt64 = 0) {
+    ///   - transportSyncTimeout: how long a starting transport waits for a slow-sync processor,
+    ///     seconds of frames run (JACK's default: 2).
+    public init(name: String = "offline", sampleRate: Int, bufferSize: Int = 1024, startFrame: UInt64 = 0,
+                transportSyncTimeout: Double = 2) {
         precondition(sampleRate > 0 && bufferSize > 0, "an offline driver needs a rate and a buffer size above 0")
         self.name = name
         self.sampleRate = sampleRate
         self.bufferSize = bufferSize
         nextFrame = Atomic(startFrame)
+        transportSyncTimeoutFrames = Int(max(0, transportSyncTimeout) * Double(sampleRate))
     }
 
     deinit {
@@ -149,6 +161,7 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
             outputStorage = outputs
             binding.processor = processor
             binding.entry = Processor.realtimeEntry
+            binding.syncEntry = (processor as? any TransportSyncing).map { type(of: $0).syncEntry }
             binding.pointer = Unmanaged.passUnretained(processor).toOpaque()
         }
     }
@@ -157,6 +170,7 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
         binding.withLock { binding in
             binding.processor = nil
             binding.entry = nil
+            binding.syncEntry = nil
             binding.pointer = nil
         }
     }
@@ -197,7 +211,10 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
         while left > 0 {
             let count = min(left, bufferSize)
             let first = nextFrame.load(ordering: .acquiring)
-            let (entry, pointer) = binding.withLock { ($0.entry, $0.pointer) }
+            let (entry, pointer, syncEntry) = binding.withLock { ($0.entry, $0.pointer, $0.syncEntry) }
+            let sync = syncEntry.flatMap { syncEntry in pointer.map { pointer in { (starting: Bool, position: UInt32) in syncEntry(pointer, starting, position) } } }
+            let timeout = transportSyncTimeoutFrames
+            let roll = transport.withLock { $0.beginCycle(frameCount: count, timeoutFrames: timeout, sync: sync) }
             if let entry, let pointer, let inputTable, let outputTable {
                 for channel in 0 ..< inputCount {
                     let samples = UnsafeMutableBufferPointer(start: inputStorage! + channel * bufferSize, count: count)
@@ -215,7 +232,7 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
                                              cycleStartMicros: start, nextCycleStartMicros: micros(ofFrame: label + UInt64(count)),
                                              inputs: UnsafeBufferPointer(start: inputTable, count: inputCount),
                                              outputs: UnsafeBufferPointer(start: outputTable, count: outputCount),
-                                             midiInputs: midiInputs)
+                                             midiInputs: midiInputs, transportRolling: roll.rolling, transportFrame: roll.frame)
                     withUnsafePointer(to: &cycle) { entry(pointer, UnsafeRawPointer($0)) }
                 }
                 if let output {
@@ -224,6 +241,7 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
                     }
                 }
             }
+            transport.withLock { $0.endCycle(frameCount: count) }
             nextFrame.store(first + UInt64(count), ordering: .releasing)
             left -= count
         }
@@ -268,17 +286,20 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
         let (entry, pointer) = binding.withLock { ($0.entry, $0.pointer) }
         guard let entry, let pointer, let inputTable, let outputTable else { return }
         let first = nextFrame.load(ordering: .acquiring)
+        let state = transport.withLock { $0.state }
         var cycle = ProcessCycle(frameCount: 0, frameTime: UInt32(truncatingIfNeeded: first),
                                  cycleStartMicros: micros(ofFrame: first), nextCycleStartMicros: micros(ofFrame: first),
                                  inputs: UnsafeBufferPointer(start: inputTable, count: inputCount),
-                                 outputs: UnsafeBufferPointer(start: outputTable, count: outputCount))
+                                 outputs: UnsafeBufferPointer(start: outputTable, count: outputCount),
+                                 transportRolling: state.isRolling, transportFrame: state.frame)
         withUnsafePointer(to: &cycle) { entry(pointer, UnsafeRawPointer($0)) }
     }
 
     /// Moves the clock on by `frames` without a cycle: the processor never sees them, as when a
-    /// JACK server skips cycles. Counted in ``xrunCount``.
+    /// JACK server skips cycles (a rolling transport moves on with them). Counted in ``xrunCount``.
     public func skip(frames: Int) {
         guard frames > 0 else { return }
+        transport.withLock { $0.endCycle(frameCount: frames) }
         nextFrame.add(UInt64(frames), ordering: .acquiringAndReleasing)
         skipped.add(1, ordering: .relaxed)
     }
@@ -301,6 +322,14 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
     public func onRunEnd(_ handler: @escaping @Sendable () -> Void) {
         binding.withLock { $0.runEndHandlers.append(handler) }
     }
+
+    // MARK: AudioTransport
+
+    public var transportState: TransportState { transport.withLock { $0.state } }
+    public func startTransport() { transport.withLock { $0.requestStart() } }
+    public func stopTransport() { transport.withLock { $0.requestStop() } }
+    /// Never fails: any frame is a place on the timeline.
+    public func locateTransport(to frame: UInt32) throws(AudioDriverError) { transport.withLock { $0.requestLocate(to: frame) } }
 
     private func releaseStorage() {
         inputStorage?.deallocate()

@@ -145,7 +145,8 @@ public final class TransportPlaybackProcessor: RealtimeProcessor, TransportSynci
         samples.commitRead(take)
         ringPosition += UInt64(take)
         playedFrameCount.add(take, ordering: .relaxed)
-        if offset + take < frameCount { missedFrameCount.add(frameCount - offset - take, ordering: .relaxed) }
+        // Silence before a seek that landed ahead, and past what the ring holds: both missed.
+        if take < frameCount { missedFrameCount.add(frameCount - take, ordering: .relaxed) }
     }
 
     /// Asks the feeder for the file from transport frame `position` on. Process thread.

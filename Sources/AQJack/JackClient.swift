@@ -360,25 +360,14 @@ public final class JackClient: @unchecked Sendable {
 
 // MARK: Transport
 
-/// JACK's transport as one read of it saw it.
-public struct JackTransportSnapshot: Sendable, Equatable {
-    /// `JackTransportStopped`, `JackTransportRolling`, `JackTransportStarting` ...: rolling only
-    /// when ``isRolling``.
-    public let isRolling: Bool
-    /// Whether the transport is starting (waiting for slow-sync clients) or rolling.
-    public let isStartingOrRolling: Bool
-    /// The transport frame.
-    public let frame: UInt32
-}
-
 extension JackClient {
     /// The transport now (`jack_transport_query`). Any thread.
-    public var transport: JackTransportSnapshot {
+    public var transport: TransportState {
         var position = jack_position_t()
         let state = jack_transport_query(rawValue, &position)
-        return JackTransportSnapshot(isRolling: state == JackTransportRolling,
-                                     isStartingOrRolling: state == JackTransportRolling || state == JackTransportStarting,
-                                     frame: position.frame)
+        return TransportState(isRolling: state == JackTransportRolling,
+                              isStartingOrRolling: state == JackTransportRolling || state == JackTransportStarting,
+                              frame: position.frame)
     }
 
     /// Starts the transport rolling (`jack_transport_start`), from the next cycle on (after

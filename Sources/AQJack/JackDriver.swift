@@ -3,10 +3,11 @@ import CJack
 import Synchronization
 
 /// The JACK implementation of ``AudioDriver``: one JACK client, one port per channel, cycles on
-/// JACK's process thread, JACK's frame clock; its graph is the ``AudioRouting``.
+/// JACK's process thread, JACK's frame clock; its graph is the ``AudioRouting``, JACK's transport
+/// the ``AudioTransport``.
 ///
 /// The driver owns its client and closes it in ``close()``.
-public final class JackDriver: AudioDriver, AudioRouting, @unchecked Sendable {
+public final class JackDriver: AudioDriver, AudioRouting, AudioTransport, @unchecked Sendable {
     /// The client, for what only JACK has (pretty-names, freewheel, notifications).
     public let client: JackClient
     private let ports = Mutex<(inputs: [JackPort], outputs: [JackPort], midiInputs: [JackPort])>(([], [], []))
@@ -122,6 +123,19 @@ public final class JackDriver: AudioDriver, AudioRouting, @unchecked Sendable {
     public func connect(_ source: String, to destination: String) throws(AudioDriverError) -> Bool {
         do {
             return try client.connect(source, to: destination)
+        } catch {
+            throw AudioDriverError("\(error)")
+        }
+    }
+
+    // MARK: AudioTransport
+
+    public var transportState: TransportState { client.transport }
+    public func startTransport() { client.startTransport() }
+    public func stopTransport() { client.stopTransport() }
+    public func locateTransport(to frame: UInt32) throws(AudioDriverError) {
+        do {
+            try client.locateTransport(to: frame)
         } catch {
             throw AudioDriverError("\(error)")
         }

@@ -121,9 +121,9 @@ final class LV2Worker: @unchecked Sendable {
         let bound = binding.pointee
         guard let interface = bound.interface else { return }
         while let size = responseReader.read(into: responseScratch) {
-            interface.pointee.work_response?(bound.handle, UInt32(size), responseScratch.baseAddress)
+            _ = interface.pointee.work_response?(bound.handle, UInt32(size), responseScratch.baseAddress)
         }
-        interface.pointee.end_run?(bound.handle)
+        _ = interface.pointee.end_run?(bound.handle)
     }
 
     /// The worker thread: waits to be woken, does every request waiting, until stopped.

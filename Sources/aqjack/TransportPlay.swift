@@ -2,20 +2,13 @@ import AQCodecs
 import AQCore
 import AQJack
 import AQMedia
+import AQSession
 import Foundation
-import Glibc
-import Synchronization
 
-/// `aqjack play --transport FILE`: the file on JACK's transport timeline, as a DAW track would
-/// be: while the transport rolls at transport frame `p`, the outputs play the file's frame `p`
-/// (file frame 0 at transport frame 0; silence before and past its end, and while stopped). A
-/// locate, stopped or rolling, seeks the file sample-accurately: aqjack is a slow-sync client
-/// and holds the transport in `Starting` until its ring holds the new position (JACK waits up to
-/// its sync timeout, 2 s by default). Runs until Ctrl-C, SIGTERM or the server's shutdown.
-///
-/// A feeder thread reads the file into the planar ring from the position the process thread
-/// asks for (``TransportPlaybackProcessor``); a short read past a damaged part plays as silence
-/// and is reported.
+/// `aqjack play --transport FILE`: a ``TransportPlaybackSession`` on a JACK client (the file on
+/// JACK's transport timeline, sample-accurate through locates), connected to the `-p` ports, until
+/// Ctrl-C, SIGTERM or the server's shutdown; then the summary. A short read past a damaged part
+/// plays as silence and is reported.
 enum TransportPlay {
     static func run(path: String, command: PlayCommand, globals: GlobalOptions) throws(JackError) -> Int32 {
         let signals = SignalWatcher()
@@ -24,101 +17,42 @@ enum TransportPlay {
             Diagnostics.error(error.message)
             return ExitStatus.failure
         }
-        let client = try JackClient(name: globals.clientName, server: globals.server)
-        guard source.sampleRate == Double(client.sampleRate) else {
+        let driver = try JackDriver(name: globals.clientName, server: globals.server)
+        let client = driver.client
+        let session: TransportPlaybackSession
+        let targets: [String]
+        do throws(AudioDriverError) {
+            session = try TransportPlaybackSession(source: source, driver: driver)
+            guard let matched = command.targets(client: client) else { return ExitStatus.failure }
+            targets = matched
+            try session.start()
+            for (channel, target) in zip(session.channels, targets) { try driver.connect(channel, to: target) }
+        } catch {
             client.close()
-            Diagnostics.error("--transport plays a file frame for frame on the transport: '\(path)' is at \(source.sampleRate) Hz, the server at \(client.sampleRate) Hz (convert it with aqjack convert -r \(client.sampleRate))")
+            Diagnostics.error(error.description)
             return ExitStatus.failure
         }
-        guard let targets = command.targets(client: client) else { return ExitStatus.failure }
-        let channels = source.channelCount
-        let ports = try client.registerPorts(prefix: "out_", count: channels, direction: .output)
-        // One second of ring; a start waits for a quarter of it at the new position.
-        let (processor, feeder) = TransportPlaybackProcessor.make(channelCount: channels, capacityFrames: client.sampleRate,
-                                                                  readyFrames: client.sampleRate / 4)
-        try client.activate(processor: processor, outputs: ports)
-        for (port, target) in zip(ports, targets) { _ = try client.connect(port.name, to: target) }
-
-        let feeding = FeedingThread(source: source, feeder: feeder)
-        let thread = Thread { feeding.run() }
-        thread.start()
         command.nsm?.confirmOpen(message: "playing '\(path)' with the transport as '\(client.name)'")
-        let cause = SessionLoop.run(client: client, signals: signals, finished: { feeding.failure.withLock { $0 != nil } }) {}
-        feeding.done.store(true, ordering: .releasing)
-        while !thread.isFinished { usleep(1000) }
+        let cause = SessionLoop.run(client: client, signals: signals, finished: { session.failure != nil }) {}
         let xruns = client.notifications.xrunCount.load(ordering: .relaxed)
         let timing = client.processTiming
+        let (played, missed, seeks) = (session.framesPlayed, session.missedFrames, session.seeks)
         SessionLoop.waitForFreewheelEnd(client: client, signals: signals)
-        SessionLoop.leaving(client, afterward: "playback had stopped") { client.close() }
-        let failure = feeding.failure.withLock { $0 }
+        SessionLoop.leaving(client, afterward: "playback had stopped") {
+            session.stop()
+            client.close()
+        }
+        let failure = session.failure
         if let failure { Diagnostics.error(failure) }
         if cause == .serverShutdown {
             Diagnostics.error("the JACK server '\(client.serverName)' shut down (\(client.notifications.shutdownReason.withLock { $0 } ?? "no reason given"))")
         }
         let reason = failure != nil ? "file-error" : cause == .serverShutdown ? "server-shutdown" : cause == .terminate ? "terminate" : "interrupt"
-        let report = TransportPlayReport(file: path, channels: channels, sampleRate: client.sampleRate, fileFrames: source.frameCount,
-                                         framesPlayed: processor.playedFrameCount.load(ordering: .relaxed),
-                                         missedFrames: processor.missedFrameCount.load(ordering: .relaxed),
-                                         seeks: processor.seekCount.load(ordering: .relaxed), xruns: xruns,
-                                         ports: Array(targets.prefix(channels)), exitReason: reason, processTiming: timing)
+        let report = TransportPlayReport(file: path, channels: source.channelCount, sampleRate: client.sampleRate, fileFrames: source.frameCount,
+                                         framesPlayed: played, missedFrames: missed, seeks: seeks, xruns: xruns,
+                                         ports: Array(targets.prefix(source.channelCount)), exitReason: reason, processTiming: timing)
         report.print(json: command.json)
         return failure != nil || cause == .serverShutdown ? ExitStatus.failure : ExitStatus.success
-    }
-
-}
-
-/// The feeder thread of `play --transport`: services the process thread's seeks and keeps the
-/// ring full of the file from the position asked for (silence past its end), until ``done``.
-/// The source and feeder are used by that thread only.
-final class FeedingThread: @unchecked Sendable {
-    let source: FrameSource
-    let feeder: TransportPlaybackFeeder
-    let done = Atomic<Bool>(false)
-    /// Why reading stopped, when the file failed.
-    let failure = Mutex<String?>(nil)
-
-    init(source: FrameSource, feeder: TransportPlaybackFeeder) {
-        self.source = source
-        self.feeder = feeder
-    }
-
-    func run() {
-        do throws(AudioFileError) { try feed() } catch { failure.withLock { $0 = error.message } }
-    }
-
-    private func feed() throws(AudioFileError) {
-        let channels = source.channelCount
-        let chunk = 4096
-        var scratch = [Float](repeating: 0, count: chunk * channels)
-        var position: Int64?
-        while !done.load(ordering: .acquiring) {
-            if let asked = feeder.serviceSeek() {
-                position = Int64(asked)
-                if asked < source.frameCount { try source.seek(toFrame: Int64(asked)) }
-            }
-            if feeder.hasPendingSeek { continue }
-            let room = min(feeder.writableFrameCount, chunk)
-            guard let current = position, room > 0 else {
-                feeder.waitForCycle(milliseconds: 5)
-                continue
-            }
-            let got = try scratch.withUnsafeMutableBufferPointer { (buffer) throws(AudioFileError) -> Int in
-                let wanted = Int(max(0, min(Int64(room), source.frameCount - current)))
-                var read = 0
-                while read < wanted {
-                    let count = try source.read(into: buffer.baseAddress! + read * channels, maximumFrames: wanted - read)
-                    if count == 0 { break }
-                    read += count
-                }
-                buffer.baseAddress!.advanced(by: read * channels).update(repeating: 0, count: (room - read) * channels)
-                feeder.write(buffer.baseAddress!, frameCount: room)
-                return read
-            }
-            if current + Int64(got) < source.frameCount, got < room {
-                throw AudioFileError(AudioFileError.fileInvalidFileCode, "'\(source.path)' ended at frame \(current + Int64(got)) of \(source.frameCount)")
-            }
-            position = current + Int64(room)
-        }
     }
 }
 
