@@ -13,7 +13,8 @@ import Synchronization
 /// ``AudioInputQueue/gapPolicy`` must be `.silence`, so that every gap is already silence where
 /// it was, and the callback hands it ``AudioInputQueue/gapSilenceInDeliveredBuffer`` with each
 /// buffer, so it counts the lost frames its files hold
-/// (``AudioInputQueue/init(format:driver:recordingInto:bufferCount:bufferBytes:)`` does both).
+/// (``AudioInputQueue/init(format:driver:recordingInto:bufferCount:bufferBytes:)`` does both,
+/// and attaches the session to the queue).
 public protocol RecordingSession: AnyObject, Sendable {
     var isFinished: Atomic<Bool> { get }
     /// Frames of audio in the file so far.
@@ -28,6 +29,13 @@ public protocol RecordingSession: AnyObject, Sendable {
     func handle(_ buffer: AudioQueueBufferRef, startTime: AudioTimeStamp, gapSilence: [Range<Int>]) -> Bool
     /// Finishes the file once the queue has stopped and delivered its last buffer.
     func finish(queue: AudioInputQueue) -> String?
+    /// Told the queue that will record into it, before it starts (what a controller follows of
+    /// it: its transport). Nothing by default.
+    func attach(to queue: AudioInputQueue)
+}
+
+extension RecordingSession {
+    public func attach(to queue: AudioInputQueue) {}
 }
 
 extension RecordSession: RecordingSession {
@@ -36,6 +44,7 @@ extension RecordSession: RecordingSession {
 
 extension TakeSession: RecordingSession {
     public func finish(queue: AudioInputQueue) -> String? { finish() }
+    public func attach(to queue: AudioInputQueue) { controller.attach(to: queue) }
 }
 
 
@@ -65,6 +74,7 @@ extension AudioInputQueue {
             if session.handle(buffer, startTime: startTime, gapSilence: queue.gapSilenceInDeliveredBuffer) { try? queue.enqueue(buffer) }
         }
         gapPolicy = .silence
+        session.attach(to: self)
         for _ in 0 ..< bufferCount { try enqueue(allocateBuffer(byteCapacity: bufferBytes)) }
     }
 }

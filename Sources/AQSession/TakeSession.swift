@@ -15,6 +15,12 @@ public protocol TakeController: AnyObject {
     /// frames, except after a pause.
     /// - Returns: whether the recording goes on (false: it is finished).
     func takeFrames(_ data: UnsafeRawPointer, frames: Int, at first: Double, into takes: TakeFiles) throws(AudioFileError) -> Bool
+    /// Told the queue the takes come from, before it starts. Nothing by default.
+    func attach(to queue: AudioInputQueue)
+}
+
+extension TakeController {
+    public func attach(to queue: AudioInputQueue) {}
 }
 
 /// A recording in takes that start and stop by themselves (`--transport`, `--trigger`,

@@ -4,7 +4,8 @@ import CAudioTypes
 import Foundation
 import Synchronization
 
-/// Takes that follow JACK's transport (`aqjack record --transport` and `--transport-multi`):
+/// Takes that follow the transport, JACK's or the offline driver's (`aqjack record --transport`
+/// and `--transport-multi`):
 /// exactly the frames during which it rolls, decided on the queue thread.
 ///
 /// The queue notes the transport state of every captured cycle
@@ -26,7 +27,9 @@ import Synchronization
 public final class TransportController: TakeController, @unchecked Sendable {
     private let multi: Bool
     /// The transport changes before a device frame (the queue's, taken as buffers come).
-    private let takeChanges: (Double) -> [TransportChange]
+    private var takeChanges: (Double) -> [TransportChange]
+    /// Whether ``attach(to:)`` sets ``takeChanges`` (none were given).
+    private let followsAttachedQueue: Bool
     /// Told of a relocation while rolling in a single take (recorded through), with the
     /// transport frame it moved to.
     private let relocatedThrough: (UInt64) -> Void
@@ -38,11 +41,22 @@ public final class TransportController: TakeController, @unchecked Sendable {
     ///   - multi: a take per roll (and per relocation while rolling); else one take, ending the
     ///     recording at the first stop.
     ///   - takeChanges: the transport changes before a device frame
-    ///     (``AudioInputQueue/takeTransportChanges(before:)``).
-    public init(multi: Bool, takeChanges: @escaping (Double) -> [TransportChange], relocatedThrough: @escaping (UInt64) -> Void = { _ in }) {
+    ///     (``AudioInputQueue/takeTransportChanges(before:)``); by default those of the queue the
+    ///     session is attached to (``attach(to:)``, which
+    ///     ``AudioInputQueue/init(format:driver:recordingInto:bufferCount:bufferBytes:)`` calls).
+    ///   - relocatedThrough: told of a relocation while rolling in a single take.
+    public init(multi: Bool, takeChanges: ((Double) -> [TransportChange])? = nil, relocatedThrough: @escaping (UInt64) -> Void = { _ in }) {
         self.multi = multi
-        self.takeChanges = takeChanges
+        self.takeChanges = takeChanges ?? { _ in [] }
+        followsAttachedQueue = takeChanges == nil
         self.relocatedThrough = relocatedThrough
+    }
+
+    /// Follows `queue`'s transport (its ``AudioInputQueue/takeTransportChanges(before:)``) unless
+    /// changes were given at init. Before the queue starts.
+    public func attach(to queue: AudioInputQueue) {
+        guard followsAttachedQueue else { return }
+        takeChanges = { [weak queue] in queue?.takeTransportChanges(before: $0) ?? [] }
     }
 
     /// Relocations while rolling so far. Any thread.

@@ -221,3 +221,52 @@ struct OfflinePlaybackSessionTests {
         }
     }
 }
+
+extension OfflineSessionTests {
+    @Test("takes that follow the offline driver's transport (multi): a roll from a locate to 96000, a roll on from where it stopped, a locate while rolling to 500000: three files of exactly the frames that rolled (10000, 3000, 7000), each's TimeReference the transport frame of its first frame")
+    func transportTakes() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-offline-transport-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let driver = OfflineDriver(sampleRate: 48000, bufferSize: 256)
+        let format = CompressedFormatValues.floatPCM(sampleRate: 48000, channelCount: 1)
+        let layout = try LinearPCMLayout(validating: format)
+        let takes = try TakeFiles(path: folder + "/song.wav", numbered: true, layout: layout, stream: DiskStream(ringBytes: 1 << 22)) {
+            (take: String) throws(AudioFileError) in
+            try AudioFile.create(path: take, fileType: AudioFileTypeValues.wave, format: format, eraseExisting: true).pcmWriter!
+        }
+        let session = TakeSession(takes: takes, controller: TransportController(multi: true))
+        let queue = try AudioInputQueue(format: format, driver: driver, recordingInto: session, bufferBytes: 1000 * 4)
+        defer { queue.dispose() }
+        try queue.start()
+        // Device frame f holds (f + 1) / 2^20: a sample names its frame.
+        let frames = { (_: Int, first: UInt64, samples: UnsafeMutableBufferPointer<Float>) in
+            for index in samples.indices { samples[index] = Float(Int(first) + index + 1) / 1_048_576 }
+        }
+        driver.run(frames: 1_000, input: frames)
+        try driver.locateTransport(to: 96_000)
+        driver.startTransport()
+        driver.run(frames: 10_000, input: frames)
+        driver.stopTransport()
+        driver.run(frames: 5_000, input: frames)
+        driver.startTransport()
+        driver.run(frames: 3_000, input: frames)
+        try driver.locateTransport(to: 500_000)
+        driver.run(frames: 7_000, input: frames)
+        driver.stopTransport()
+        driver.run(frames: 1_000, input: frames)
+        queue.stop()
+        #expect(session.finish(queue: queue) == nil)
+
+        let expected: [(device: Int, frames: Int, transport: Int)] = [(1_000, 10_000, 96_000), (16_000, 3_000, 106_000), (19_000, 7_000, 500_000)]
+        #expect(session.paths == (1 ... 3).map { folder + "/song-00\($0).wav" })
+        #expect(session.summary.frames == 20_000 && session.summary.lost == 0)
+        for (path, take) in zip(session.paths, expected) {
+            let contents = try SoundFileContents(path: path)
+            #expect(contents.frames == take.frames, "\(path): \(contents.frames) frames")
+            #expect(contents.timeReference == Int64(take.transport), "\(path): TimeReference \(String(describing: contents.timeReference))")
+            let wrong = (0 ..< min(contents.frames, take.frames)).filter { contents.samples[$0] != Float(take.device + $0 + 1) / 1_048_576 }
+            #expect(wrong.isEmpty, "\(path): \(wrong.count) frames wrong, the first at \(wrong.first ?? -1)")
+        }
+    }
+}
