@@ -24,12 +24,14 @@ enum ApplePrograms {
         return (processExit.status, text)
     }
 
-    /// Builds the programs (incrementally, in a folder kept between runs); returns the folder
-    /// holding the executables.
+    /// Builds the programs (incrementally, in `.build/apple-programs`, kept between runs and
+    /// between the test suites); returns the folder holding the executables.
     static func build() throws -> String {
         let root = #filePath.components(separatedBy: "/Tests/")[0]
         let packageName = URL(fileURLWithPath: root).lastPathComponent
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-apple-programs-\(getuid())").path
+        // In our own build folder, not TMPDIR: the JACK suite runs each attempt with a TMPDIR of
+        // its own, where the programs (and our package under them) were built again from nothing.
+        let folder = root + "/.build/apple-programs"
         for name in names {
             try FileManager.default.createDirectory(atPath: folder + "/Sources/" + name, withIntermediateDirectories: true)
             let source = try String(contentsOfFile: root + "/Tests/ApplePrograms/\(name)/main.swift", encoding: .utf8)
