@@ -18,10 +18,21 @@ public final class LV2World: @unchecked Sendable {
     /// parse), one line each, for the caller to report in its own words.
     public let loadMessages: [String]
 
-    public init() {
+    /// Loads every installed bundle, and each folder of `additionalBundles` (a bundle's path,
+    /// `NAME.lv2`: plugins kept outside the LV2 path, as a host loads one the user points at).
+    public init(additionalBundles: [String] = []) {
         let world = lilv_world_new()!
         self.world = world
-        loadMessages = (try? LilvMessages.capturing { () throws(PluginError) in lilv_world_load_all(world) })?.1 ?? []
+        loadMessages = (try? LilvMessages.capturing { () throws(PluginError) in
+            lilv_world_load_all(world)
+            for bundle in additionalBundles {
+                // lilv wants the bundle's URI, ending in '/'.
+                let folder = bundle.hasSuffix("/") ? bundle : bundle + "/"
+                guard let uri = lilv_new_file_uri(world, nil, folder) else { continue }
+                lilv_world_load_bundle(world, uri)
+                lilv_node_free(uri)
+            }
+        })?.1 ?? []
     }
 
     deinit {

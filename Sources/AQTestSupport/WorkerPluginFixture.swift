@@ -1,16 +1,14 @@
-import AQTestSupport
 import Foundation
-import Testing
 
 /// A small LV2 plugin of the tests' own that needs the worker (`worker:schedule` is a required
 /// feature), built with `cc` against lv2-dev's headers into a bundle in a temporary folder: no
 /// Debian plugin uses the worker. It multiplies its audio by a gain that only its worker's
 /// response sets: each run whose `gain` control differs from the gain last asked for schedules
 /// work with the new value; `work()` answers with it; `work_response()` makes it the gain from
-/// the next run on; `end_run()` counts the runs that ended. Before the first response the
+/// the next run on; `end_run()` does nothing. Before the first response the
 /// output is silence.
-enum WorkerPluginFixture {
-    static let uri = "urn:aqjack:test:worker-gain"
+public enum WorkerPluginFixture {
+    public static let uri = "urn:aqjack:test:worker-gain"
 
     static let source = #"""
         #include <lv2/core/lv2.h>
@@ -103,40 +101,7 @@ enum WorkerPluginFixture {
         """
 
     /// Builds the bundle in a new temporary folder; returns that folder, for `LV2_PATH`.
-    static func build() throws -> String {
+    public static func build() throws -> String {
         try LV2TestBundle.build(name: "worker-gain", source: source, manifest: manifest)
-    }
-}
-
-/// Builds the tests' own LV2 plugins: one C file compiled with `cc` into a bundle.
-enum LV2TestBundle {
-    /// The end of a one-plugin C file: `cleanup` (frees the handle) and the exported descriptor
-    /// of `uri` over the file's `instantiate`, `connect_port`, `run` and `extensionData`.
-    static func descriptor(uri: String, extensionData: String) -> String {
-        """
-
-        static void cleanup(LV2_Handle h) { free(h); }
-
-        static const LV2_Descriptor descriptor = {
-            "\(uri)", instantiate, connect_port, NULL, run, NULL, cleanup, \(extensionData)
-        };
-
-        LV2_SYMBOL_EXPORT const LV2_Descriptor *lv2_descriptor(uint32_t index) {
-            return index == 0 ? &descriptor : NULL;
-        }
-        """
-    }
-
-    /// Writes `NAME.lv2/` (manifest.ttl, NAME.c, NAME.so) in a new temporary folder; returns
-    /// that folder, for `LV2_PATH`.
-    static func build(name: String, source: String, manifest: String) throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-lv2-\(getpid())-\(Int.random(in: 0 ..< 1_000_000))").path
-        let bundle = folder + "/\(name).lv2"
-        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-        try source.write(toFile: bundle + "/\(name).c", atomically: true, encoding: .utf8)
-        try manifest.write(toFile: bundle + "/manifest.ttl", atomically: true, encoding: .utf8)
-        let compiled = try ExternalTool.run("cc", ["-shared", "-fPIC", "-O2", "-o", bundle + "/\(name).so", bundle + "/\(name).c"])
-        try #require(compiled.status == 0, "cc: \(compiled.standardError)")
-        return folder
     }
 }

@@ -9,8 +9,8 @@ import Foundation
 /// two, or a file that could not be written and read back, gives NaN instead, so a host that
 /// breaks a promise shows in every sample. With `AQJACK_TEST_PLUGIN_ABORT` set it crashes
 /// (abort) in instantiate: a plugin's own fault, which must leave aqjack's files as they were.
-enum FeaturePluginFixture {
-    static let uri = "urn:aqjack:test:feature-half"
+public enum FeaturePluginFixture {
+    public static let uri = "urn:aqjack:test:feature-half"
 
     static let source = #"""
         #include <lv2/core/lv2.h>
@@ -117,7 +117,7 @@ enum FeaturePluginFixture {
         """
 
     /// Builds the bundle in a new temporary folder; returns that folder, for `LV2_PATH`.
-    static func build() throws -> String {
+    public static func build() throws -> String {
         try LV2TestBundle.build(name: "feature-half", source: source, manifest: manifest)
     }
 }
