@@ -17,6 +17,8 @@ import Synchronization
 /// Threads: made, bound and stopped on the instance's thread; ``schedule`` is called by the
 /// plugin in `run()`; ``afterRun()`` right after each `run()`, on the same thread.
 final class LV2Worker: @unchecked Sendable {
+    /// The worker thread's name, as `ps -L` shows it.
+    static let threadName = "aqjack-lv2-work"
     /// What the plugin said at instantiation: its handle and worker interface. Plain memory, so
     /// the audio thread reads it without Swift's exclusivity checks.
     private struct Binding {
@@ -77,10 +79,11 @@ final class LV2Worker: @unchecked Sendable {
         guard interface != nil, isThreaded, !threadRunning else { return }
         threadRunning = true
         let thread = Thread { [self] in
+            ThreadNaming.nameCurrentThread(Self.threadName)
             serveRequests()
             threadEnded.signal()
         }
-        thread.name = "aqjack-lv2-work"
+        thread.name = Self.threadName
         thread.start()
     }
 

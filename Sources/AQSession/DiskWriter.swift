@@ -1,3 +1,4 @@
+import AQCore
 import Foundation
 import Synchronization
 
@@ -28,7 +29,7 @@ public final class DiskWriter: @unchecked Sendable {
         streams.withLock { $0.append(stream) }
         if !started.exchange(true, ordering: .acquiringAndReleasing) {
             let thread = Thread { [self] in
-                Self.nameCurrentThread()
+                ThreadNaming.nameCurrentThread(Self.threadName)
                 run()
             }
             thread.name = Self.threadName
@@ -40,16 +41,6 @@ public final class DiskWriter: @unchecked Sendable {
     /// Stops serving `stream` (once it has finished).
     func unregister(_ stream: DiskStream) {
         streams.withLock { $0.removeAll { $0 === stream } }
-    }
-
-    /// Names the calling thread for the system (`ps -L`, `top -H`): Linux takes the name written
-    /// to /proc/thread-self/comm (glibc's pthread_setname_np does the same; Swift's Glibc
-    /// module does not offer that function, and Foundation's Thread.name stays in Foundation).
-    private static func nameCurrentThread() {
-        let fd = open("/proc/thread-self/comm", O_WRONLY)
-        guard fd >= 0 else { return }
-        _ = threadName.withCString { write(fd, $0, strlen($0)) }
-        close(fd)
     }
 
     /// Tells the thread there is work. Any thread; never waits.

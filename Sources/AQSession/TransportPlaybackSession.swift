@@ -54,7 +54,10 @@ public final class TransportPlaybackSession: @unchecked Sendable {
         if driver.isClockedByCaller {
             driver.onRunEnd { [weak self] in self?.pumpOnce() }
         } else {
-            let thread = Thread { [self] in feedUntilStopped() }
+            let thread = Thread { [self] in
+                ThreadNaming.nameCurrentThread(Self.threadName)
+                feedUntilStopped()
+            }
             thread.name = Self.threadName
             thread.start()
             self.thread = thread

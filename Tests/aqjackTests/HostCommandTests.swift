@@ -80,6 +80,9 @@ extension JackServerSuite {
             let (host, out, err) = try started.get()
             defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
             usleep(1_000_000)
+            if plugin == .worker {
+                #expect(threadNames(of: host.processIdentifier).contains("aqjack-lv2-work"), "\(threadNames(of: host.processIdentifier))")
+            }
             let (hostExit, errors) = Self.stopHost(host, err: err, recorder: recorder)
             #expect(hostExit.status == 0, "\(errors)")
             var checked = 0, wrong = 0

@@ -48,6 +48,7 @@ extension JackServerSuite {
             let deadline = Date().addingTimeInterval(10)
             while Date() < deadline, control.portInfo(named: "\(name):out_2")?.connections.isEmpty ?? true { usleep(20_000) }
             usleep(200_000)
+            #expect(threadNames(of: player.processIdentifier).contains("aqjack-feed"), "\(threadNames(of: player.processIdentifier))")
             control.startTransport()
             usleep(500_000)
             try control.locateTransport(to: 240_000)   // while rolling; 30,000 frames before the end

@@ -55,6 +55,8 @@ extension JackServerSuite {
             defer { if recorder.isRunning { kill(recorder.processIdentifier, SIGKILL) } }
             _ = player.exitStatus()
             usleep(500_000)
+            // Every file write ran on the process's disk-writer thread.
+            #expect(threadNames(of: recorder.processIdentifier).contains("aqjack-disk"), "\(threadNames(of: recorder.processIdentifier))")
             kill(recorder.processIdentifier, SIGTERM)
             let recorderExit = recorder.exitStatus()
             #expect(recorderExit.status == 0, "\((try? String(contentsOfFile: folder + "/rec.err", encoding: .utf8)) ?? "")")
