@@ -151,35 +151,76 @@ final class UnsafeCounter: @unchecked Sendable {
 }
 
 extension JackServerSuite.RealtimeSafetyTests {
-    @Test("live LV2 host (swh amp, its gain changed every millisecond: every cycle): zero allocations, frees and mutex locks on the process thread")
-    func liveHostIsAllocationFree() throws {
-        let generator = try GeneratorClient(name: TestServer.uniqueClientName("rthostgen"), channelCount: 1)
-        let client = try JackClient(name: TestServer.uniqueClientName("rthost"), exactName: true)
-        let host = try LV2LiveHost(world: LV2World(), uri: "http://plugin.org.uk/swh-plugins/amp", settings: [], driver: JackDriver(client: client))
+    /// What the probe counted on a live host's process thread while its `gain` was set every
+    /// millisecond for 3 s.
+    struct LiveHostProbe {
+        var cycles = 0, changes = 0, allocations = 0, frees = 0, locks = 0
+    }
+
+    /// Runs plugin `uri` of `world` as a live host fed by a generator (its outputs also to
+    /// `listener`'s inputs, when given) and counts the process thread's heap calls and locks
+    /// while `gain` is set to `gains(k)` at the k-th millisecond for 3 s.
+    static func probeLiveHost(world: LV2World, uri: String, role: String, listener: CaptureClient? = nil,
+                              gains: (Int) -> Float) throws -> LiveHostProbe {
+        let generator = try GeneratorClient(name: TestServer.uniqueClientName(role + "gen"), channelCount: 1)
+        let client = try JackClient(name: TestServer.uniqueClientName(role), exactName: true)
+        let host = try LV2LiveHost(world: world, uri: uri, settings: [], driver: JackDriver(client: client))
         try client.setThreadInitCallback(aq_probe_watch_current_thread)
         try host.activate()
         defer { try? client.deactivate(); client.close() }
         _ = try client.connect(generator.portNames[0], to: host.audioInputs[0])
+        if let listener { try listener.connect(from: host.audioOutputs) }
         usleep(500_000)   // warm-up
         var processThreads = [client.processThreadID]
         #expect(processThreads[0] != 0)
         aq_probe_count_only(&processThreads, 1)
         defer { aq_probe_count_only(nil, 0) }
         let cyclesBefore = host.processor.cycleCount.load(ordering: .relaxed)
+        var probe = LiveHostProbe()
         aq_probe_reset_and_enable()
         let until = Date().addingTimeInterval(3)
-        var changes = 0
         while Date() < until {
-            try host.set("gain", to: Float(changes % 13) - 6)
-            changes += 1
+            try host.set("gain", to: gains(probe.changes))
+            probe.changes += 1
             usleep(1000)
         }
         aq_probe_disable()
-        let cycles = host.processor.cycleCount.load(ordering: .relaxed) - cyclesBefore
-        let allocations = aq_probe_allocation_count(), frees = aq_probe_free_count(), locks = aq_probe_mutex_lock_count()
-        print("live host process thread over \(cycles) cycles and \(changes) gain changes: allocations \(allocations), frees \(frees), mutex locks \(locks)")
-        #expect(cycles > 1000 && changes > cycles)
-        #expect(allocations == 0 && frees == 0 && locks == 0)
+        probe.cycles = host.processor.cycleCount.load(ordering: .relaxed) - cyclesBefore
+        probe.allocations = aq_probe_allocation_count()
+        probe.frees = aq_probe_free_count()
+        probe.locks = aq_probe_mutex_lock_count()
+        return probe
+    }
+
+    @Test("live LV2 host (swh amp, its gain changed every millisecond: every cycle): zero allocations, frees and mutex locks on the process thread")
+    func liveHostIsAllocationFree() throws {
+        let probe = try Self.probeLiveHost(world: LV2World(), uri: "http://plugin.org.uk/swh-plugins/amp", role: "rthost") { Float($0 % 13) - 6 }
+        print("live host process thread: \(probe)")
+        #expect(probe.cycles > 1000 && probe.changes > probe.cycles)
+        #expect(probe.allocations == 0 && probe.frees == 0 && probe.locks == 0)
+    }
+
+    @Test("live LV2 host of a plugin that needs the worker (the tests' worker-gain: its gain changed every millisecond, so every run schedules work and takes a response): zero allocations, frees and mutex locks on the process thread, and the worker's gains reach the output")
+    func workerPluginIsAllocationFree() throws {
+        let bundles = try WorkerPluginFixture.build()
+        defer { try? FileManager.default.removeItem(atPath: bundles) }
+        let capture = try CaptureClient(name: TestServer.uniqueClientName("rtworkcap"), channelCount: 1, capacityFrames: 1 << 20)
+        try capture.activate()
+        let world = LV2World(additionalBundles: [bundles + "/worker-gain.lv2"])
+        let probe = try Self.probeLiveHost(world: world, uri: WorkerPluginFixture.uri, role: "rtwork", listener: capture) { 0.25 + Float($0 % 12) * 0.25 }
+        print("worker plugin's process thread: \(probe)")
+        #expect(probe.cycles > 1000 && probe.changes > probe.cycles)
+        #expect(probe.allocations == 0 && probe.frees == 0 && probe.locks == 0)
+        // The output is the input times the gains the worker answered: several of them, so
+        // work was scheduled and answered over and over on the real-time path.
+        var gains = Set<Float>()
+        while let _ = capture.reader.readCycle({ record, samples in
+            for frame in 0 ..< record.frameCount {
+                let input = TestSignal.sample(channel: 0, frame: UInt32(truncatingIfNeeded: record.frameTime + UInt64(frame)))
+                if input != 0, samples[frame] != 0 { gains.insert((samples[frame] / input * 4).rounded() / 4) }
+            }
+        }) {}
+        #expect(gains.count >= 6, "gains seen at the output: \(gains.sorted())")
     }
 }
 
@@ -235,54 +276,5 @@ extension JackServerSuite.RealtimeSafetyTests {
         #expect(allocations == 0)
         #expect(frees == 0)
         #expect(locks == 0)
-    }
-}
-
-extension JackServerSuite.RealtimeSafetyTests {
-    @Test("live LV2 host of a plugin that needs the worker (the tests' worker-gain: its gain changed every millisecond, so every run schedules work and takes a response): zero allocations, frees and mutex locks on the process thread, and the worker's gains reach the output")
-    func workerPluginIsAllocationFree() throws {
-        let bundles = try WorkerPluginFixture.build()
-        defer { try? FileManager.default.removeItem(atPath: bundles) }
-        let generator = try GeneratorClient(name: TestServer.uniqueClientName("rtworkgen"), channelCount: 1)
-        let capture = try CaptureClient(name: TestServer.uniqueClientName("rtworkcap"), channelCount: 1, capacityFrames: 1 << 20)
-        try capture.activate()
-        let client = try JackClient(name: TestServer.uniqueClientName("rtwork"), exactName: true)
-        let world = LV2World(additionalBundles: [bundles + "/worker-gain.lv2"])
-        let host = try LV2LiveHost(world: world, uri: WorkerPluginFixture.uri, settings: [], driver: JackDriver(client: client))
-        try client.setThreadInitCallback(aq_probe_watch_current_thread)
-        try host.activate()
-        defer { try? client.deactivate(); client.close() }
-        _ = try client.connect(generator.portNames[0], to: host.audioInputs[0])
-        try capture.connect(from: host.audioOutputs)
-        usleep(500_000)   // warm-up
-        var processThreads = [client.processThreadID]
-        #expect(processThreads[0] != 0)
-        aq_probe_count_only(&processThreads, 1)
-        defer { aq_probe_count_only(nil, 0) }
-        let cyclesBefore = host.processor.cycleCount.load(ordering: .relaxed)
-        aq_probe_reset_and_enable()
-        let until = Date().addingTimeInterval(3)
-        var changes = 0
-        while Date() < until {
-            try host.set("gain", to: 0.25 + Float(changes % 12) * 0.25)
-            changes += 1
-            usleep(1000)
-        }
-        aq_probe_disable()
-        let cycles = host.processor.cycleCount.load(ordering: .relaxed) - cyclesBefore
-        let allocations = aq_probe_allocation_count(), frees = aq_probe_free_count(), locks = aq_probe_mutex_lock_count()
-        print("worker plugin's process thread over \(cycles) cycles and \(changes) gain changes: allocations \(allocations), frees \(frees), mutex locks \(locks)")
-        #expect(cycles > 1000 && changes > cycles)
-        #expect(allocations == 0 && frees == 0 && locks == 0)
-        // The output is the input times the gains the worker answered: several of them, so
-        // work was scheduled and answered over and over on the real-time path.
-        var gains = Set<Float>()
-        while let _ = capture.reader.readCycle({ record, samples in
-            for frame in 0 ..< record.frameCount {
-                let input = TestSignal.sample(channel: 0, frame: UInt32(truncatingIfNeeded: record.frameTime + UInt64(frame)))
-                if input != 0, samples[frame] != 0 { gains.insert((samples[frame] / input * 4).rounded() / 4) }
-            }
-        }) {}
-        #expect(gains.count >= 6, "gains seen at the output: \(gains.sorted())")
     }
 }
