@@ -20,14 +20,17 @@ enum TransportPlay {
         let driver = try JackDriver(name: globals.clientName, server: globals.server)
         let client = driver.client
         let session: TransportPlaybackSession
-        let targets: [String]
+        do throws(AudioDriverError) { session = try TransportPlaybackSession(source: source, driver: driver) } catch {
+            client.close()
+            Diagnostics.error(error.description)
+            return ExitStatus.failure
+        }
+        guard let targets = command.targets(client: client) else { return ExitStatus.failure }
         do throws(AudioDriverError) {
-            session = try TransportPlaybackSession(source: source, driver: driver)
-            guard let matched = command.targets(client: client) else { return ExitStatus.failure }
-            targets = matched
             try session.start()
             for (channel, target) in zip(session.channels, targets) { try driver.connect(channel, to: target) }
         } catch {
+            session.stop()
             client.close()
             Diagnostics.error(error.description)
             return ExitStatus.failure
