@@ -5,9 +5,10 @@ import Testing
 
 /// The Apple-style programs in `Tests/ApplePrograms` (issue 13), built unchanged as executables
 /// of an outside package that depends on this one, in Swift 5 language mode as such ported code
-/// is. Built once per folder: the no-server test builds them, the server test reuses the build.
+/// is; and `Porter` (issue 10's products: `AudioToolbox` and `AudioQueue`, Swift 6 mode). Built
+/// once per folder: the first test to ask builds them, the others reuse the build.
 enum ApplePrograms {
-    static let names = ["ExtAudioConvert", "StreamParse", "Recorder", "ConverterProc", "Player", "DispatchRecorder", "DispatchPlayer"]
+    static let names = ["ExtAudioConvert", "StreamParse", "Recorder", "ConverterProc", "Player", "DispatchRecorder", "DispatchPlayer", "Porter"]
 
     /// Runs program `name` with `arguments` and extra environment; returns its status and output.
     static func run(_ bin: String, _ name: String, _ arguments: [String], environment extra: [String: String]) throws -> (status: Int32, output: String) {
@@ -25,8 +26,10 @@ enum ApplePrograms {
     }
 
     /// Builds the programs (incrementally, in `.build/apple-programs`, kept between runs and
-    /// between the test suites); returns the folder holding the executables.
-    static func build() throws -> String {
+    /// between the test suites); returns the folder holding the executables and what the build
+    /// printed. With `recompiling`, that program's source gets a line of its own so this build
+    /// compiles it again and prints its warnings.
+    static func build(recompiling: String? = nil) throws -> (bin: String, output: String) {
         let root = #filePath.components(separatedBy: "/Tests/")[0]
         let packageName = URL(fileURLWithPath: root).lastPathComponent
         // In our own build folder, not TMPDIR: the JACK suite runs each attempt with a TMPDIR of
@@ -34,16 +37,22 @@ enum ApplePrograms {
         let folder = root + "/.build/apple-programs"
         for name in names {
             try FileManager.default.createDirectory(atPath: folder + "/Sources/" + name, withIntermediateDirectories: true)
-            let source = try String(contentsOfFile: root + "/Tests/ApplePrograms/\(name)/main.swift", encoding: .utf8)
+            var source = try String(contentsOfFile: root + "/Tests/ApplePrograms/\(name)/main.swift", encoding: .utf8)
+            if name == recompiling { source += "// build \(UUID().uuidString)\n" }
             let target = folder + "/Sources/\(name)/main.swift"
             if (try? String(contentsOfFile: target, encoding: .utf8)) != source {
                 try source.write(toFile: target, atomically: true, encoding: .utf8)
             }
         }
-        let targets = names.map { """
-                    .executableTarget(name: "\($0)", dependencies: [.product(name: "AudioToolbox", package: "\(packageName)")],
+        let targets = names.map { name in
+            name == "Porter" ? """
+                    .executableTarget(name: "Porter", dependencies: [.product(name: "AudioToolbox", package: "\(packageName)"),
+                                                                     .product(name: "AudioQueue", package: "\(packageName)")]),
+            """ : """
+                    .executableTarget(name: "\(name)", dependencies: [.product(name: "AudioToolbox", package: "\(packageName)")],
                                       swiftSettings: [.swiftLanguageMode(.v5)]),
-            """ }.joined(separator: "\n")
+            """
+        }.joined(separator: "\n")
         let manifest = """
             // swift-tools-version:6.1
             import PackageDescription
@@ -70,7 +79,7 @@ enum ApplePrograms {
             throw NSError(domain: "ApplePrograms", code: Int(result.status),
                           userInfo: [NSLocalizedDescriptionKey: "the Apple-style programs did not build: \(result.standardOutput.suffix(4000)) \(result.standardError.suffix(2000))"])
         }
-        return folder + "/.build/debug"
+        return (folder + "/.build/debug", result.standardOutput + result.standardError)
     }
 }
 
@@ -78,7 +87,7 @@ enum ApplePrograms {
 struct AppleProgramsTests {
     @Test("ExtAudioFile converter (Learning Core Audio ch. 6), AudioFileStream parser, AudioConverter input proc over UnsafeMutableAudioBufferListPointer: built unchanged, their output checked")
     func offlinePrograms() throws {
-        let bin = try ApplePrograms.build()
+        let bin = try ApplePrograms.build().bin
 
         // The converter: 48 kHz float WAV to 16-bit big-endian 44.1 kHz AIFF, as aqjack convert does it.
         let source = ExternalTool.temporaryPath("apple-src", extension: "wav")
@@ -125,7 +134,7 @@ extension JackServerSuite {
     struct AppleRecorderTests {
         @Test("The recorder asks the HAL for the rate, records 16-bit PCM bit-exact from the ports AQJACK_CONNECT names, and AAC that ffprobe reads")
         func recorder() throws {
-            let bin = try ApplePrograms.build()
+            let bin = try ApplePrograms.build().bin
             let generator = try GeneratorClient(name: TestServer.uniqueClientName("lcagen"), channelCount: 2, integerBits: 16)
             let wav = ExternalTool.temporaryPath("lca", extension: "wav")
             let caf = ExternalTool.temporaryPath("lca", extension: "caf")
@@ -151,7 +160,7 @@ extension JackServerSuite {
     struct ApplePlayerTests {
         @Test("Learning Core Audio's player and a dispatch-queue player play a 16-bit file into the ports AQJACK_CONNECT names, every frame bit-exact and nothing after; a dispatch-queue recorder records the generator bit-exact")
         func players() throws {
-            let bin = try ApplePrograms.build()
+            let bin = try ApplePrograms.build().bin
             let path = ExternalTool.temporaryPath("lca-play", extension: "wav")
             defer { try? FileManager.default.removeItem(atPath: path) }
             try writeIntegerSignalWave(path, frames: 24000)
