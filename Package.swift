@@ -14,13 +14,16 @@ let package = Package(
         // the real-time core and JACK client beneath them.
         .library(name: "AudioToolbox", targets: ["AudioToolbox"]),
         .library(name: "AudioQueue", targets: ["AudioQueue"]),
-        // Recording sessions over the queues: files, takes, the disk-writer thread.
+        // Recording and playback sessions over the queues: files, takes, the transport, the
+        // disk-writer thread.
         .library(name: "AQSession", targets: ["AQSession"]),
         .library(name: "AQCodecs", targets: ["AQCodecs", "AQMedia"]),
         .library(name: "AQCore", targets: ["AQCore"]),
         .library(name: "AQJack", targets: ["AQJack"]),
         // LV2 plugins as processing stages (lilv): the plugin host.
         .library(name: "AQPlugins", targets: ["AQPlugins"]),
+        // Plugin graphs: nodes, connections, run order, delay compensation.
+        .library(name: "AQGraph", targets: ["AQGraph"]),
     ],
     targets: [
         // C libraries from Debian, each through a module map and a shim header.
@@ -53,6 +56,9 @@ let package = Package(
         .target(name: "AQCodecs", dependencies: ["CFFmpeg", "AQCore", "AQMedia", "CAudioTypes"]),
         // The LV2 plugin host: the only importer of CLilv.
         .target(name: "AQPlugins", dependencies: ["AQCore", "AQMedia", "CLilv", "CLV2Support"]),
+        // Plugin graphs (issue 33): nodes, connections, run order and delay compensation, as
+        // values; no plugin format, no driver.
+        .target(name: "AQGraph", swiftSettings: [.define("AQ_RT_CHECKS", .when(configuration: .release))]),
         // Core Audio structs and callback typedefs with Apple's layouts (C, for @convention(c)).
         .target(name: "CAudioTypes"),
         // The Swift-native queue engine over any AudioDriver (JACK's is AQJack's JackDriver, the
@@ -61,8 +67,8 @@ let package = Package(
         // Apple's spelling (types, constants, OSStatus functions) over AudioQueue and AQMedia, so
         // that code written for macOS/iOS compiles with its `import AudioToolbox` unchanged.
         .target(name: "AudioToolbox", dependencies: ["AudioQueue", "AQJack", "AQMedia", "AQCodecs", "CAudioTypes"]),
-        // The session library: recordings and their files over the queues (takes, splits, the
-        // disk-writer thread `aqjack-disk`). Imports no driver.
+        // The session library: recordings and playback over the queues (takes, splits, the
+        // transport, the disk-writer thread `aqjack-disk`). Imports no driver.
         .target(name: "AQSession", dependencies: ["AQCore", "AQMedia", "AQCodecs", "AudioQueue", "CAudioTypes"]),
         // Session control: the OSC 1.0 message codec (`aqjack record --osc`), fuzzed.
         .target(name: "AQControl"),
@@ -91,6 +97,7 @@ let package = Package(
         .testTarget(name: "AQCoreTests", dependencies: ["AQCore"]),
         .testTarget(name: "AQSessionTests", dependencies: ["AQSession", "AQCore", "AQMedia", "AQCodecs", "AudioQueue", "AQTestSupport", "CAudioTypes"]),
         .testTarget(name: "AQPluginsTests", dependencies: ["AQPlugins", "AQCore"]),
+        .testTarget(name: "AQGraphTests", dependencies: ["AQGraph"]),
         .testTarget(name: "AQCodecsTests", dependencies: ["AQCodecs", "AQMedia", "AQTestSupport", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQJackTests", dependencies: ["AQServerSuite", "AQCore", "AQJack", "AQTestSupport", "CRTProbe", "AQPlugins", "AQMedia"]),

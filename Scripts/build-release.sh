@@ -3,7 +3,7 @@
 # Swift runtime and Foundation (no dynamic loading and binding of them at each start: the median
 # exec -> first complete frame of a 64-channel recording went from 1.04x jack_capture's to
 # 0.90x, a 256-channel play from 1.26x sndfile-jackplay's to 0.99x, measured with
-# Scripts/bench-start.sh), and the AudioToolbox library compiled in release. Built by product:
+# Scripts/bench-start.sh), and the AudioToolbox and AQGraph libraries compiled in release. Built by product:
 # the static runtime has no Swift Testing, which AQServerSuite (tests only) needs.
 # With AQ_RT_CHECKS on in release, any allocation, lock or reference count on the process-thread
 # path fails this build.
@@ -22,3 +22,4 @@ for product in aqjack aqbench; do
   swift build "${flags[@]}" --product "$product"
 done
 swift build "${flags[@]}" --target AudioToolbox
+swift build "${flags[@]}" --target AQGraph

@@ -1,0 +1,72 @@
+/// A ``PluginGraph`` made ready to run: the nodes in an order in which every node runs after
+/// all that feed it, and for each destination (a plugin input, a graph output) the sources summed
+/// into it, each with the delay that compensates its path (plugin delay compensation).
+///
+/// Latencies, frames: a graph input arrives at 0; a node's inputs are aligned to the latest of
+/// them (each source delayed by the difference), and its outputs carry that plus the node's own
+/// latency. Every graph output is aligned to the latest path to any output, ``latency``, the
+/// graph's total, which the host publishes on its ports. An input or output with no connection
+/// carries silence.
+///
+/// Made off the process thread; the processor that runs it only reads it.
+public struct GraphPlan: Sendable, Equatable {
+    /// One source summed into a destination, delayed by `delay` frames.
+    public struct Feed: Sendable, Equatable, CustomStringConvertible {
+        public let source: GraphEndpoint
+        public let delay: Int
+        public init(source: GraphEndpoint, delay: Int) {
+            self.source = source
+            self.delay = delay
+        }
+
+        public var description: String { delay == 0 ? "\(source)" : "\(source) +\(delay)" }
+    }
+
+    /// The node ids in run order.
+    public let order: [String]
+    /// What each connected destination sums, in the order the connections were made.
+    public let feeds: [GraphEndpoint: [Feed]]
+    /// The graph's latency, frames: the latest path to an output, to which every output is
+    /// aligned.
+    public let latency: Int
+    /// When each node's outputs carry the graph inputs' frames, frames after them.
+    public let outputLatency: [String: Int]
+
+    public init(_ graph: PluginGraph) {
+        // Kahn's order, ties kept in the order the nodes were added.
+        var waiting = Dictionary(uniqueKeysWithValues: graph.nodes.map { node in
+            (node.id, Set(graph.connections.compactMap { $0.destination.node == node.id ? $0.source.node : nil }))
+        })
+        var order: [String] = []
+        while order.count < graph.nodes.count {
+            guard let next = graph.nodes.first(where: { waiting[$0.id]?.isEmpty == true }) else {
+                preconditionFailure("a PluginGraph is acyclic by construction")
+            }
+            order.append(next.id)
+            waiting[next.id] = nil
+            for key in waiting.keys { waiting[key]?.remove(next.id) }
+        }
+
+        var outputLatency: [String: Int] = [:]
+        func arrival(_ source: GraphEndpoint) -> Int { source.node.map { outputLatency[$0] ?? 0 } ?? 0 }
+        var feeds: [GraphEndpoint: [Feed]] = [:]
+        for id in order {
+            let node = graph.node(id)!
+            let incoming = graph.connections.filter { $0.destination.node == id }
+            let aligned = incoming.map { arrival($0.source) }.max() ?? 0
+            for connection in incoming {
+                feeds[connection.destination, default: []].append(Feed(source: connection.source, delay: aligned - arrival(connection.source)))
+            }
+            outputLatency[id] = aligned + node.latency
+        }
+        let toOutputs = graph.connections.filter { if case .graphOutput = $0.destination { true } else { false } }
+        let latency = toOutputs.map { arrival($0.source) }.max() ?? 0
+        for connection in toOutputs {
+            feeds[connection.destination, default: []].append(Feed(source: connection.source, delay: latency - arrival(connection.source)))
+        }
+        self.order = order
+        self.feeds = feeds
+        self.latency = latency
+        self.outputLatency = outputLatency
+    }
+}

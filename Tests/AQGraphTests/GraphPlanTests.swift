@@ -1,0 +1,124 @@
+import AQGraph
+import Testing
+
+/// The graph's model and its plan: run order, summing, delay compensation and the refusals.
+/// Pure values: no plugin, no server.
+@Suite("Plugin graph: order, sums and delay compensation (no server needed)")
+struct GraphPlanTests {
+    static func limiter(_ id: String, latency: Int = 240) -> GraphNode {
+        GraphNode(id: id, inputs: ["in_1", "in_2"], outputs: ["out_1", "out_2"], latency: latency)
+    }
+
+    static func mono(_ id: String, latency: Int = 0) -> GraphNode {
+        GraphNode(id: id, inputs: ["input"], outputs: ["output"], latency: latency)
+    }
+
+    @Test("a dry path in parallel with a 240-frame limiter, summed into one output: the dry path is delayed 240 frames, the graph's latency is 240")
+    func dryPathBesideALimiter() throws {
+        var graph = PluginGraph(inputs: 1, outputs: 1)
+        try graph.add(Self.limiter("lim"))
+        try graph.connect(.graphInput(0), to: .plugin(node: "lim", port: "in_1"))
+        try graph.connect(.plugin(node: "lim", port: "out_1"), to: .graphOutput(0))
+        try graph.connect(.graphInput(0), to: .graphOutput(0))
+        let plan = GraphPlan(graph)
+        #expect(plan.order == ["lim"] && plan.latency == 240)
+        #expect(plan.feeds[.graphOutput(0)] == [GraphPlan.Feed(source: .plugin(node: "lim", port: "out_1"), delay: 0),
+                                                GraphPlan.Feed(source: .graphInput(0), delay: 240)])
+        #expect(plan.feeds[.plugin(node: "lim", port: "in_1")] == [GraphPlan.Feed(source: .graphInput(0), delay: 0)])
+    }
+
+    @Test("a chain added out of order runs in the order of its connections; latencies add up along it")
+    func chainOrder() throws {
+        var graph = PluginGraph(inputs: 1, outputs: 1)
+        try graph.add(Self.mono("c", latency: 7))
+        try graph.add(Self.mono("a", latency: 64))
+        try graph.add(Self.mono("b"))
+        try graph.connect(.graphInput(0), to: .plugin(node: "a", port: "input"))
+        try graph.connect(.plugin(node: "a", port: "output"), to: .plugin(node: "b", port: "input"))
+        try graph.connect(.plugin(node: "b", port: "output"), to: .plugin(node: "c", port: "input"))
+        try graph.connect(.plugin(node: "c", port: "output"), to: .graphOutput(0))
+        let plan = GraphPlan(graph)
+        #expect(plan.order == ["a", "b", "c"])
+        #expect(plan.latency == 71 && plan.outputLatency == ["a": 64, "b": 64, "c": 71])
+        #expect(plan.feeds.values.allSatisfy { $0.allSatisfy { $0.delay == 0 } })
+    }
+
+    @Test("paths of 100 and 30 frames into one stereo plugin: its inputs are aligned (the shorter delayed 70), and two outputs of different paths are aligned to the longest (a dry output delayed 100)")
+    func diamondAlignment() throws {
+        var graph = PluginGraph(inputs: 1, outputs: 2)
+        try graph.add(Self.mono("slow", latency: 100))
+        try graph.add(Self.mono("fast", latency: 30))
+        try graph.add(Self.limiter("mix", latency: 0))
+        try graph.connect(.graphInput(0), to: .plugin(node: "slow", port: "input"))
+        try graph.connect(.graphInput(0), to: .plugin(node: "fast", port: "input"))
+        try graph.connect(.plugin(node: "slow", port: "output"), to: .plugin(node: "mix", port: "in_1"))
+        try graph.connect(.plugin(node: "fast", port: "output"), to: .plugin(node: "mix", port: "in_2"))
+        try graph.connect(.plugin(node: "mix", port: "out_1"), to: .graphOutput(0))
+        try graph.connect(.graphInput(0), to: .graphOutput(1))
+        let plan = GraphPlan(graph)
+        #expect(plan.feeds[.plugin(node: "mix", port: "in_1")]?.map(\.delay) == [0])
+        #expect(plan.feeds[.plugin(node: "mix", port: "in_2")]?.map(\.delay) == [70])
+        #expect(plan.latency == 100)
+        #expect(plan.feeds[.graphOutput(1)] == [GraphPlan.Feed(source: .graphInput(0), delay: 100)])
+        // A latency that changes at run time: the plan made again follows it.
+        try graph.setLatency(200, of: "fast")
+        let again = GraphPlan(graph)
+        #expect(again.feeds[.plugin(node: "mix", port: "in_1")]?.map(\.delay) == [100])
+        #expect(again.feeds[.plugin(node: "mix", port: "in_2")]?.map(\.delay) == [0])
+        #expect(again.latency == 200 && again.feeds[.graphOutput(1)]?.map(\.delay) == [200])
+    }
+
+    @Test("a connection that would close a loop is refused, naming the cycle; the graph is left as it was")
+    func cycleRefused() throws {
+        var graph = PluginGraph(inputs: 1, outputs: 1)
+        for id in ["a", "b", "c"] { try graph.add(Self.mono(id)) }
+        try graph.connect(.plugin(node: "a", port: "output"), to: .plugin(node: "b", port: "input"))
+        try graph.connect(.plugin(node: "b", port: "output"), to: .plugin(node: "c", port: "input"))
+        let before = graph
+        #expect(throws: GraphError("connecting c:output -> a:input would make a cycle: a -> b -> c -> a; a graph's paths must not loop")) {
+            try graph.connect(.plugin(node: "c", port: "output"), to: .plugin(node: "a", port: "input"))
+        }
+        #expect(throws: GraphError("connecting a:output -> a:input would make a cycle: a -> a; a graph's paths must not loop")) {
+            try graph.connect(.plugin(node: "a", port: "output"), to: .plugin(node: "a", port: "input"))
+        }
+        #expect(graph == before)
+    }
+
+    @Test("bad edits are refused naming what was wrong and what was expected: a taken or empty id, an unknown node or port, a port facing the wrong way, a channel out of range, a connection twice, a connection or node that is not there")
+    func badEdits() throws {
+        var graph = PluginGraph(inputs: 2, outputs: 2)
+        try graph.add(Self.mono("amp"))
+        let refusals: [(String, (inout PluginGraph) throws(GraphError) -> Void)] = [
+            ("a node 'amp' is already in the graph; expected a new id", { (graph: inout PluginGraph) throws(GraphError) in try graph.add(Self.mono("amp")) }),
+            ("a node needs an id; got an empty one", { (graph: inout PluginGraph) throws(GraphError) in try graph.add(Self.mono("")) }),
+            ("node 'neg' reports a latency of -1 frames; expected 0 or more", { (graph: inout PluginGraph) throws(GraphError) in try graph.add(Self.mono("neg", latency: -1)) }),
+            ("eq:input: no node 'eq' in the graph; it has 'amp'", { (graph: inout PluginGraph) throws(GraphError) in try graph.connect(.graphInput(0), to: .plugin(node: "eq", port: "input")) }),
+            ("amp:gain: node 'amp' has no audio input 'gain'; expected one of input", { (graph: inout PluginGraph) throws(GraphError) in try graph.connect(.graphInput(0), to: .plugin(node: "amp", port: "gain")) }),
+            ("amp:output is an audio output, not a destination; expected one of input", { (graph: inout PluginGraph) throws(GraphError) in try graph.connect(.graphInput(0), to: .plugin(node: "amp", port: "output")) }),
+            ("out_1 is a graph output: it can only be a destination; expected a graph input or a plugin output", { (graph: inout PluginGraph) throws(GraphError) in try graph.connect(.graphOutput(0), to: .graphOutput(1)) }),
+            ("in_2 is a graph input: it can only be a source; expected a plugin input or a graph output", { (graph: inout PluginGraph) throws(GraphError) in try graph.connect(.graphInput(0), to: .graphInput(1)) }),
+            ("in_3: the graph has 2 inputs", { (graph: inout PluginGraph) throws(GraphError) in try graph.connect(.graphInput(2), to: .graphOutput(0)) }),
+            ("in_1 -> out_1 is not connected", { (graph: inout PluginGraph) throws(GraphError) in try graph.disconnect(.graphInput(0), from: .graphOutput(0)) }),
+            ("no node 'eq' in the graph; it has 'amp'", { (graph: inout PluginGraph) throws(GraphError) in try graph.remove("eq") }),
+        ]
+        for (message, edit) in refusals {
+            var copy = graph
+            #expect(throws: GraphError(message)) { try edit(&copy) }
+            #expect(copy == graph, "\(message): the graph changed")
+        }
+        try graph.connect(.graphInput(0), to: .graphOutput(0))
+        #expect(throws: GraphError("in_1 -> out_1 is already connected")) { try graph.connect(.graphInput(0), to: .graphOutput(0)) }
+    }
+
+    @Test("removing a node drops its connections; an output left without one is silent (no feed)")
+    func removeNode() throws {
+        var graph = PluginGraph(inputs: 1, outputs: 1)
+        try graph.add(Self.mono("amp", latency: 10))
+        try graph.connect(.graphInput(0), to: .plugin(node: "amp", port: "input"))
+        try graph.connect(.plugin(node: "amp", port: "output"), to: .graphOutput(0))
+        try graph.remove("amp")
+        #expect(graph.nodes.isEmpty && graph.connections.isEmpty)
+        let plan = GraphPlan(graph)
+        #expect(plan.order.isEmpty && plan.feeds.isEmpty && plan.latency == 0)
+    }
+}
