@@ -55,7 +55,7 @@ let package = Package(
         // through libavformat, magic cookies): the only importer of CFFmpeg.
         .target(name: "AQCodecs", dependencies: ["CFFmpeg", "AQCore", "AQMedia", "CAudioTypes"]),
         // The LV2 plugin host: the only importer of CLilv.
-        .target(name: "AQPlugins", dependencies: ["AQCore", "AQMedia", "CLilv", "CLV2Support"]),
+        .target(name: "AQPlugins", dependencies: ["AQCore", "AQMedia", "AQGraph", "CLilv", "CLV2Support"]),
         // Plugin graphs (issue 33): nodes, connections, run order and delay compensation, as
         // values; no plugin format, no driver.
         .target(name: "AQGraph", swiftSettings: [.define("AQ_RT_CHECKS", .when(configuration: .release))]),
@@ -96,7 +96,7 @@ let package = Package(
 
         .testTarget(name: "AQCoreTests", dependencies: ["AQCore"]),
         .testTarget(name: "AQSessionTests", dependencies: ["AQSession", "AQCore", "AQMedia", "AQCodecs", "AudioQueue", "AQTestSupport", "CAudioTypes"]),
-        .testTarget(name: "AQPluginsTests", dependencies: ["AQPlugins", "AQCore"]),
+        .testTarget(name: "AQPluginsTests", dependencies: ["AQPlugins", "AQCore", "AQGraph"]),
         .testTarget(name: "AQGraphTests", dependencies: ["AQGraph"]),
         .testTarget(name: "AQCodecsTests", dependencies: ["AQCodecs", "AQMedia", "AQTestSupport", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs", "CSndFile", "CAudioTypes"]),
