@@ -56,9 +56,9 @@ let package = Package(
         .target(name: "AQCodecs", dependencies: ["CFFmpeg", "AQCore", "AQMedia", "CAudioTypes"]),
         // The LV2 plugin host: the only importer of CLilv.
         .target(name: "AQPlugins", dependencies: ["AQCore", "AQMedia", "AQGraph", "CLilv", "CLV2Support"]),
-        // Plugin graphs (issue 33): nodes, connections, run order and delay compensation, as
-        // values; no plugin format, no driver.
-        .target(name: "AQGraph", swiftSettings: [.define("AQ_RT_CHECKS", .when(configuration: .release))]),
+        // Plugin graphs (issue 33): nodes, connections, run order and delay compensation, and
+        // a graph live on any AudioDriver; no plugin format (AQPlugins binds LV2 to it).
+        .target(name: "AQGraph", dependencies: ["AQCore"], swiftSettings: [.define("AQ_RT_CHECKS", .when(configuration: .release))]),
         // Core Audio structs and callback typedefs with Apple's layouts (C, for @convention(c)).
         .target(name: "CAudioTypes"),
         // The Swift-native queue engine over any AudioDriver (JACK's is AQJack's JackDriver, the
@@ -97,7 +97,7 @@ let package = Package(
         .testTarget(name: "AQCoreTests", dependencies: ["AQCore"]),
         .testTarget(name: "AQSessionTests", dependencies: ["AQSession", "AQCore", "AQMedia", "AQCodecs", "AudioQueue", "AQTestSupport", "CAudioTypes"]),
         .testTarget(name: "AQPluginsTests", dependencies: ["AQPlugins", "AQCore", "AQGraph"]),
-        .testTarget(name: "AQGraphTests", dependencies: ["AQGraph"]),
+        .testTarget(name: "AQGraphTests", dependencies: ["AQGraph", "AQCore"]),
         .testTarget(name: "AQCodecsTests", dependencies: ["AQCodecs", "AQMedia", "AQTestSupport", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQJackTests", dependencies: ["AQServerSuite", "AQCore", "AQJack", "AQTestSupport", "CRTProbe", "AQPlugins", "AQMedia"]),

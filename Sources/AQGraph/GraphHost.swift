@@ -1,0 +1,126 @@
+import AQCore
+import Glibc
+import Synchronization
+
+/// A plugin graph live on any driver (JACK's, or the offline one): channels `in_1 ... in_N` and
+/// `out_1 ... out_M` on the driver, a ``GraphRunner`` run every cycle, and the graph's latency
+/// published to the driver. A new runner (the edited graph, built off the process thread) is
+/// swapped in at a cycle boundary with ``run(_:)``; the old one is released off the process
+/// thread, so the audio never stops for an edit.
+///
+/// Threads: everything from the thread that owns the host, never the process thread.
+public final class GraphHost: @unchecked Sendable {
+    public let driver: any AudioDriver
+    /// The graph's input and output channels' full names.
+    public let inputs: [String]
+    public let outputs: [String]
+    private let processor = GraphHostProcessor()
+    private var started = false
+    /// The runner the process thread has (or will take at its next cycle).
+    public private(set) var runner: GraphRunner?
+
+    /// Makes the channels; nothing runs before ``start()``.
+    public init(driver: any AudioDriver, inputs: Int, outputs: Int) throws(AudioDriverError) {
+        self.driver = driver
+        self.inputs = inputs > 0 ? try driver.makeChannels(prefix: "in_", count: inputs, direction: .input) : []
+        self.outputs = outputs > 0 ? try driver.makeChannels(prefix: "out_", count: outputs, direction: .output) : []
+    }
+
+    deinit { stop() }
+
+    /// Starts the cycles (silence until a runner is given).
+    public func start() throws(AudioDriverError) {
+        try driver.start(processor: processor)
+        started = true
+    }
+
+    /// Runs `runner` from the next cycle on and publishes its plan's latency; once the process
+    /// thread has taken it, releases the runner it replaces.
+    /// - Throws: a runner whose cycles are shorter than the driver's.
+    public func run(_ runner: GraphRunner) throws(AudioDriverError) {
+        guard runner.maximumFrames >= driver.bufferSize else {
+            throw AudioDriverError("the graph runs at most \(runner.maximumFrames) frames a cycle; \(driver.name) runs \(driver.bufferSize)")
+        }
+        self.runner = runner
+        processor.offer(runner)
+        driver.publishProcessingLatency(runner.plan.latency)
+        guard started else { return }
+        // The process thread takes it at its next cycle: a caller-clocked driver runs that cycle
+        // now; on JACK, up to a period later (2 s at most, for a server that stalls).
+        driver.settle()
+        var waited = 0
+        while !processor.hasTaken, waited < 2000, !driver.hasShutDown {
+            usleep(1000)
+            waited += 1
+        }
+        processor.releaseRetired()
+    }
+
+    /// Stops the cycles. Idempotent.
+    public func stop() {
+        guard started else { return }
+        started = false
+        driver.stop()
+        processor.releaseRetired()
+    }
+}
+
+/// The process side of a ``GraphHost``: runs the current runner each cycle; takes an offered
+/// one at a cycle's start and leaves the one it replaces for the owner's thread to release.
+final class GraphHostProcessor: RealtimeProcessor, @unchecked Sendable {
+    /// A retained runner offered to the process thread (its pointer's bits), 0 for none.
+    private let offered = Atomic<UInt>(0)
+    /// The runner the process thread let go of, for the owner to release; 0 for none.
+    private let retired = Atomic<UInt>(0)
+    /// Process thread only: the runner it runs (retained by the offer).
+    private var current: UnsafeMutableRawPointer?
+
+    static let realtimeEntry: RealtimeEntry = { processor, cycle in
+        Unmanaged<GraphHostProcessor>.fromOpaque(processor)._withUnsafeGuaranteedRef { $0.process(cycle.load(as: ProcessCycle.self)) }
+    }
+
+    /// Offers `runner` (retained until retired); an offer not yet taken is released.
+    func offer(_ runner: GraphRunner) {
+        let bits = UInt(bitPattern: Unmanaged.passRetained(runner).toOpaque())
+        let replaced = offered.exchange(bits, ordering: .acquiringAndReleasing)
+        if replaced != 0 { Unmanaged<GraphRunner>.fromOpaque(UnsafeRawPointer(bitPattern: replaced)!).release() }
+    }
+
+    /// Whether the process thread has taken the latest offer.
+    var hasTaken: Bool { offered.load(ordering: .acquiring) == 0 }
+
+    /// Releases the runner the process thread let go of, if any. Not on the process thread.
+    func releaseRetired() {
+        let bits = retired.exchange(0, ordering: .acquiringAndReleasing)
+        if bits != 0 { Unmanaged<GraphRunner>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release() }
+    }
+
+    deinit {
+        releaseRetired()
+        let bits = offered.exchange(0, ordering: .acquiringAndReleasing)
+        if bits != 0 { Unmanaged<GraphRunner>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release() }
+        if let current { Unmanaged<GraphRunner>.fromOpaque(current).release() }
+    }
+
+    /// Takes an offered runner, then runs the current one over the cycle (silence without one).
+    ///
+    /// - Important: Real-time safe. Call only on the process thread.
+    #if AQ_RT_CHECKS
+    @_noLocks
+    #endif
+    func process(_ cycle: ProcessCycle) {
+        let next = offered.exchange(0, ordering: .acquiringAndReleasing)
+        if next != 0 {
+            // The owner releases the one replaced once it sees the offer taken.
+            if let current { retired.store(UInt(bitPattern: current), ordering: .releasing) }
+            current = UnsafeMutableRawPointer(bitPattern: next)
+        }
+        guard let current, cycle.frameCount > 0 else {
+            for channel in 0 ..< cycle.outputs.count { cycle.outputs[channel].update(repeating: 0, count: cycle.frameCount) }
+            return
+        }
+        Unmanaged<GraphRunner>.fromOpaque(current)._withUnsafeGuaranteedRef {
+            $0.process(inputs: cycle.inputs, outputs: cycle.outputs, frames: cycle.frameCount)
+        }
+    }
+}
