@@ -36,15 +36,18 @@ public final class GraphHost: @unchecked Sendable {
 
     /// Runs `runner` from the next cycle on and publishes its plan's latency; once the process
     /// thread has taken it, releases the runner it replaces.
+    /// - Returns: whether the process thread took it (within 2 s when running; false before
+    ///   ``start()``, which hands it over at the first cycle).
     /// - Throws: a runner whose cycles are shorter than the driver's.
-    public func run(_ runner: GraphRunner) throws(AudioDriverError) {
+    @discardableResult
+    public func run(_ runner: GraphRunner) throws(AudioDriverError) -> Bool {
         guard runner.maximumFrames >= driver.bufferSize else {
             throw AudioDriverError("the graph runs at most \(runner.maximumFrames) frames a cycle; \(driver.name) runs \(driver.bufferSize)")
         }
         self.runner = runner
         processor.offer(runner)
         driver.publishProcessingLatency(runner.plan.latency)
-        guard started else { return }
+        guard started else { return false }
         // The process thread takes it at its next cycle: a caller-clocked driver runs that cycle
         // now; on JACK, up to a period later (2 s at most, for a server that stalls).
         driver.settle()
@@ -54,6 +57,7 @@ public final class GraphHost: @unchecked Sendable {
             waited += 1
         }
         processor.releaseRetired()
+        return processor.hasTaken
     }
 
     /// Stops the cycles. Idempotent.

@@ -1,7 +1,8 @@
 /// A plugin instance as the graph runs it, whatever its format: `connect` gives it the buffer
-/// of each of its audio ports (inputs, then outputs, in the node's port order), off the process
-/// thread; `run` processes that many frames in them, on the process thread, and must be
-/// real-time safe. C function pointers over an unretained context, so the process thread calls
+/// of each of its audio ports (inputs, then outputs, in the node's port order) and `run`
+/// processes that many frames in them. Both are called on the process thread, every cycle
+/// (connect, then run: so a runner built for an edited graph never touches an instance another
+/// runner is running), and must be real-time safe. C function pointers over an unretained context, so the process thread calls
 /// them without a reference count.
 public struct GraphNodeKernel {
     public let context: UnsafeMutableRawPointer
@@ -50,10 +51,13 @@ public final class GraphRunner: @unchecked Sendable {
         var tapCount: Int
     }
 
-    /// A node to run after summing its inputs, `sumCount` sums from `firstSum`.
+    /// A node to run after summing its inputs, `sumCount` sums from `firstSum`; its ports'
+    /// buffers are `portCount` of ``portBuffers`` from `firstPort`.
     private struct Step {
         var firstSum: Int
         var sumCount: Int
+        var firstPort: Int
+        var portCount: Int
         var kernel: GraphNodeKernel
     }
 
@@ -62,12 +66,13 @@ public final class GraphRunner: @unchecked Sendable {
     private let taps: UnsafeMutableBufferPointer<Tap>
     private let sums: UnsafeMutableBufferPointer<Sum>
     private let steps: UnsafeMutableBufferPointer<Step>
+    private let portBuffers: UnsafeMutableBufferPointer<UnsafeMutablePointer<Float>>
     /// The graph outputs' sums, one per output channel, from this index of ``sums``.
     private let firstOutputSum: Int
     private let buffers: [UnsafeMutablePointer<Float>]
 
-    /// Makes every port buffer and delay line of `plan` (frames at most `maximumFrames` a call)
-    /// and connects each node's kernel to its buffers.
+    /// Makes every port buffer and delay line of `plan` (frames at most `maximumFrames` a call).
+    /// Touches no kernel: they are connected and run by ``process(inputs:outputs:frames:)``.
     /// - Throws: a node of the graph without a kernel.
     public init(graph: PluginGraph, plan: GraphPlan, kernels: [String: GraphNodeKernel], maximumFrames: Int) throws(GraphError) {
         precondition(maximumFrames > 0, "a runner needs room for at least one frame")
@@ -83,21 +88,17 @@ public final class GraphRunner: @unchecked Sendable {
             made.append(buffer)
             return buffer
         }
-        var portBuffers: [GraphEndpoint: UnsafeMutablePointer<Float>] = [:]
+        var bufferOf: [GraphEndpoint: UnsafeMutablePointer<Float>] = [:]
         for node in graph.nodes {
-            let kernel = kernels[node.id]!
-            for (index, port) in (node.inputs + node.outputs).enumerated() {
-                let buffer = zeros(maximumFrames)
-                portBuffers[.plugin(node: node.id, port: port)] = buffer
-                kernel.connect(kernel.context, index, buffer)
-            }
+            for port in node.inputs + node.outputs { bufferOf[.plugin(node: node.id, port: port)] = zeros(maximumFrames) }
         }
+        var portList: [UnsafeMutablePointer<Float>] = []
         var tapList: [Tap] = []
         func sum(_ destination: GraphEndpoint) -> Sum {
             let first = tapList.count
             for feed in plan.feeds[destination] ?? [] {
                 var tap = Tap(graphInput: -1, buffer: nil, delay: feed.delay, line: nil, capacity: 0, write: 0)
-                if case .graphInput(let channel) = feed.source { tap.graphInput = channel } else { tap.buffer = portBuffers[feed.source] }
+                if case .graphInput(let channel) = feed.source { tap.graphInput = channel } else { tap.buffer = bufferOf[feed.source] }
                 if feed.delay > 0 {
                     tap.capacity = feed.delay + maximumFrames
                     tap.line = zeros(tap.capacity)
@@ -105,15 +106,17 @@ public final class GraphRunner: @unchecked Sendable {
                 tapList.append(tap)
             }
             let output: Int = if case .graphOutput(let channel) = destination { channel } else { -1 }
-            return Sum(buffer: output < 0 ? portBuffers[destination] : nil, graphOutput: output, firstTap: first, tapCount: tapList.count - first)
+            return Sum(buffer: output < 0 ? bufferOf[destination] : nil, graphOutput: output, firstTap: first, tapCount: tapList.count - first)
         }
         var sumList: [Sum] = []
         var stepList: [Step] = []
         for id in plan.order {
             let node = graph.node(id)!
-            let first = sumList.count
+            let first = sumList.count, firstPort = portList.count
             sumList += node.inputs.map { sum(.plugin(node: id, port: $0)) }
-            stepList.append(Step(firstSum: first, sumCount: node.inputs.count, kernel: kernels[id]!))
+            portList += (node.inputs + node.outputs).map { bufferOf[.plugin(node: id, port: $0)]! }
+            stepList.append(Step(firstSum: first, sumCount: node.inputs.count, firstPort: firstPort,
+                                 portCount: portList.count - firstPort, kernel: kernels[id]!))
         }
         firstOutputSum = sumList.count
         sumList += (0 ..< graph.outputCount).map { sum(.graphOutput($0)) }
@@ -123,6 +126,8 @@ public final class GraphRunner: @unchecked Sendable {
         _ = sums.initialize(from: sumList)
         steps = .allocate(capacity: stepList.count)
         _ = steps.initialize(from: stepList)
+        portBuffers = .allocate(capacity: portList.count)
+        _ = portBuffers.initialize(from: portList)
         buffers = made
     }
 
@@ -131,6 +136,7 @@ public final class GraphRunner: @unchecked Sendable {
         taps.deallocate()
         sums.deallocate()
         steps.deallocate()
+        portBuffers.deallocate()
     }
 
     /// Runs one cycle of `frames` (at most ``maximumFrames``): the graph's inputs in `inputs` (one
@@ -149,8 +155,13 @@ public final class GraphRunner: @unchecked Sendable {
                 mix(index, into: sums[index].buffer!, inputs: inputs, frames: frames)
             }
             let kernel = steps[step].kernel
+            let firstPort = steps[step].firstPort
             // The plugin's own code, which the performance annotations cannot see into:
             // real-time safe by GraphNodeKernel's contract.
+            for port in 0 ..< steps[step].portCount {
+                let buffer = portBuffers[firstPort + port]
+                _unsafePerformance { kernel.connect(kernel.context, port, buffer) }
+            }
             _unsafePerformance { kernel.run(kernel.context, frames) }
         }
         for index in firstOutputSum ..< sums.count {

@@ -6,7 +6,8 @@ import AQGraph
 ///
 /// The kernel goes through the instance's ``PluginHostPorts`` (its C functions and tables, as the
 /// live host's process thread does): connecting a port, emptying the event inputs and readying
-/// the event outputs, running (with the worker's responses after each run): real-time safe.
+/// the event outputs, running (with the worker's responses after each run): real-time safe, on
+/// the process thread every cycle.
 ///
 /// Threads: made, and its ``node`` read, off the process thread; the kernel's `run` on it. The
 /// node must outlive every runner made with its kernel.
@@ -48,10 +49,18 @@ public final class LV2GraphNode: @unchecked Sendable {
         Unmanaged<LV2GraphNode>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.run(frames) }
     }
 
+    /// Connects audio port `port` (inputs, then outputs) to `buffer`.
+    /// - Important: Real-time safe.
+    #if AQ_RT_CHECKS
+    @_noLocks
+    #endif
     private func connect(_ port: Int, _ buffer: UnsafeMutablePointer<Float>) {
+        let ports = self.ports
         let inputs = ports.audioInputs, outputs = ports.audioOutputs
+        guard port < inputs.count + outputs.count else { return }
         let index = port < inputs.count ? inputs[port] : outputs[port - inputs.count]
-        ports.connect(ports.handle, index, UnsafeMutableRawPointer(buffer))
+        // The plugin's connect_port: opaque to the checks, real-time safe by LV2's contract.
+        _unsafePerformance { ports.connect(ports.handle, index, UnsafeMutableRawPointer(buffer)) }
     }
 
     /// Runs `frames` (at most the instance's maximum block) on the connected buffers.

@@ -40,7 +40,7 @@ struct GraphHostTests {
 
         var dry = PluginGraph(inputs: 1, outputs: 1)
         try dry.connect(.graphInput(0), to: .graphOutput(0))
-        try host.run(GraphRunner(graph: dry, plan: GraphPlan(dry), kernels: [:], maximumFrames: 128))
+        #expect(try host.run(GraphRunner(graph: dry, plan: GraphPlan(dry), kernels: [:], maximumFrames: 128)))
         #expect(driver.processingLatency == 0)
         #expect(firstRunner == nil, "the replaced runner is still alive")
         let after = Self.render(driver, frames: 4800)
