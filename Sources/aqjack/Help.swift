@@ -119,6 +119,8 @@ enum Help {
         Topic(name: "host", synopsis: """
               aqjack [--server NAME] [--name CLIENT] host URI [--set SYMBOL=VALUE]... [--preset NAME] [--state DIR]
                      [-i SOURCE_PORT_OR_GLOB]... [-o DEST_PORT_OR_GLOB]... [--json]   an LV2 plugin live on JACK
+              aqjack [--server NAME] [--name CLIENT] host URI [--set SYMBOL=VALUE]... [--preset NAME]
+                     URI [--set SYMBOL=VALUE]... ... [-i ...]... [-o ...]... [--json]   a chain of them
             """, text: """
             host runs one LV2 plugin live on JACK (jalv's console mode, for scripts): ports named by
             the plugin's symbols, the -i ports feeding its inputs (audio in order, MIDI ports to its
@@ -127,6 +129,10 @@ enum Help {
             until Ctrl-C or SIGTERM (exit 0) or the server's end (exit 1). --state DIR restores the
             plugin's state from DIR at the start when one is saved there and saves it at the end
             (a saved value outside a control's range is refused, as --set refuses it).
+            With several URIs, host runs them as a chain (each --set and --preset applies to the
+            URI before it): ports in_1 ... and out_1 ..., each plugin's audio outputs into the next
+            one's inputs (their counts must be equal, else exit 2), the sum of their latencies
+            reported to JACK; no console, MIDI or --state for a chain yet.
             """),
     ]
 

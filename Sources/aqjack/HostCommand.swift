@@ -8,10 +8,12 @@ import Glibc
 /// [--json]`: an LV2 plugin live on the JACK graph (``LV2LiveHost``), jalv's console mode for
 /// scripts: ports named by the plugin's symbols, the plugin's latency reported to JACK, controls
 /// changed live by lines `SYMBOL=VALUE` on standard input, until Ctrl-C or SIGTERM (exit 0) or
-/// the server's end (exit 1).
+/// the server's end (exit 1). With several URIs, a chain of them (``HostChain``).
 struct HostCommand {
     var uri = ""
     var settings: [LV2Stage.Setting] = []
+    /// Every plugin given, in order, each with the `--set` and `--preset` after it.
+    var plugins: [PluginChainOptions.Plugin] = []
     /// Ports to connect: `-i` JACK output ports feeding the plugin's inputs (audio in order; MIDI
     /// output ports to its MIDI input), `-o` JACK input ports its outputs feed, in order.
     var sources: [String] = []
@@ -21,7 +23,6 @@ struct HostCommand {
     var stateDirectory: String?
 
     init(arguments cursor: inout ArgumentCursor, globals: inout GlobalOptions) throws(UsageError) {
-        // --set and --preset apply to the one plugin, as they apply to a --lv2 elsewhere.
         var chain = PluginChainOptions()
         chain.plugins = [.init(uri: "")]
         var uris: [String] = []
@@ -40,15 +41,21 @@ struct HostCommand {
                 if try chain.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
                 throw UsageError(message: "unknown option '\(option)' for host: expected --set, --preset, --state, -i, -o, --json, --server or --name")
-            case let .operand(word): uris.append(word)
+            case let .operand(word):
+                // --set and --preset apply to the URI before them (those before the first URI, to it).
+                if uris.isEmpty { chain.plugins[0].uri = word } else { chain.plugins.append(.init(uri: word)) }
+                uris.append(word)
             }
         }
-        guard uris.count == 1 else {
-            throw UsageError(message: uris.isEmpty ? "host needs a plugin URI, e.g. aqjack host http://plugin.org.uk/swh-plugins/amp (aqjack plugins lists them)"
-                                                   : "host takes one plugin URI; got \(uris.count): \(uris.joined(separator: ", "))")
+        guard !uris.isEmpty else {
+            throw UsageError(message: "host needs a plugin URI, e.g. aqjack host http://plugin.org.uk/swh-plugins/amp (aqjack plugins lists them)")
+        }
+        if uris.count > 1, stateDirectory != nil {
+            throw UsageError(message: "--state keeps one plugin's state: host one URI with it, not a chain of \(uris.count)")
         }
         uri = uris[0]
         settings = chain.plugins[0].settings
+        plugins = chain.plugins
     }
 
     struct Summary: Encodable {
@@ -89,6 +96,9 @@ struct HostCommand {
     }
 
     private func host(globals: GlobalOptions, nsm: NSMClient?) throws(JackError) -> Int32 {
+        if plugins.count > 1 {
+            return try HostChain(plugins: plugins, sources: sources, destinations: destinations, json: json).run(globals: globals, nsm: nsm)
+        }
         let signals = SignalWatcher()
         // A state directory that cannot be written is said now, with the system's reason, not
         // after the session when the state would be lost.

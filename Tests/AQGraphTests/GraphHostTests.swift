@@ -21,11 +21,7 @@ struct GraphHostTests {
         let driver = OfflineDriver(name: "graph", sampleRate: 48000, bufferSize: 128)
         let host = try GraphHost(driver: driver, inputs: 1, outputs: 1)
         #expect(host.inputs == ["graph:in_1"] && host.outputs == ["graph:out_1"])
-        var graph = PluginGraph(inputs: 1, outputs: 1)
-        try graph.add(GraphNode(id: "lim", inputs: ["in"], outputs: ["out"], latency: 240))
-        try graph.connect(.graphInput(0), to: .plugin(node: "lim", port: "in"))
-        try graph.connect(.plugin(node: "lim", port: "out"), to: .graphOutput(0))
-        try graph.connect(.graphInput(0), to: .graphOutput(0))
+        let graph = try TestGraphs.dryBesideDelay()
         let limiter = TestKernel(.delay(240))
         weak var firstRunner: GraphRunner?
         do {

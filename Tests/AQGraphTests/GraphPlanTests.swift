@@ -45,26 +45,17 @@ struct GraphPlanTests {
 
     @Test("paths of 100 and 30 frames into one stereo plugin: its inputs are aligned (the shorter delayed 70), and two outputs of different paths are aligned to the longest (a dry output delayed 100)")
     func diamondAlignment() throws {
-        var graph = PluginGraph(inputs: 1, outputs: 2)
-        try graph.add(Self.mono("slow", latency: 100))
-        try graph.add(Self.mono("fast", latency: 30))
-        try graph.add(Self.limiter("mix", latency: 0))
-        try graph.connect(.graphInput(0), to: .plugin(node: "slow", port: "input"))
-        try graph.connect(.graphInput(0), to: .plugin(node: "fast", port: "input"))
-        try graph.connect(.plugin(node: "slow", port: "output"), to: .plugin(node: "mix", port: "in_1"))
-        try graph.connect(.plugin(node: "fast", port: "output"), to: .plugin(node: "mix", port: "in_2"))
-        try graph.connect(.plugin(node: "mix", port: "out_1"), to: .graphOutput(0))
-        try graph.connect(.graphInput(0), to: .graphOutput(1))
+        var graph = try TestGraphs.diamond()
         let plan = GraphPlan(graph)
-        #expect(plan.feeds[.plugin(node: "mix", port: "in_1")]?.map(\.delay) == [0])
-        #expect(plan.feeds[.plugin(node: "mix", port: "in_2")]?.map(\.delay) == [70])
+        #expect(plan.feeds[.plugin(node: "add", port: "a")]?.map(\.delay) == [0])
+        #expect(plan.feeds[.plugin(node: "add", port: "b")]?.map(\.delay) == [70])
         #expect(plan.latency == 100)
         #expect(plan.feeds[.graphOutput(1)] == [GraphPlan.Feed(source: .graphInput(0), delay: 100)])
         // A latency that changes at run time: the plan made again follows it.
         try graph.setLatency(200, of: "fast")
         let again = GraphPlan(graph)
-        #expect(again.feeds[.plugin(node: "mix", port: "in_1")]?.map(\.delay) == [100])
-        #expect(again.feeds[.plugin(node: "mix", port: "in_2")]?.map(\.delay) == [0])
+        #expect(again.feeds[.plugin(node: "add", port: "a")]?.map(\.delay) == [100])
+        #expect(again.feeds[.plugin(node: "add", port: "b")]?.map(\.delay) == [0])
         #expect(again.latency == 200 && again.feeds[.graphOutput(1)]?.map(\.delay) == [200])
     }
 

@@ -66,11 +66,7 @@ struct GraphRunnerTests {
 
     @Test("a dry path in parallel with a 240-frame delay plugin, summed: every output frame is exactly twice the input 240 frames before (silence before), in cycles of 128, 7 and 64 frames")
     func dryPathCompensated() throws {
-        var graph = PluginGraph(inputs: 1, outputs: 1)
-        try graph.add(GraphNode(id: "lim", inputs: ["in"], outputs: ["out"], latency: 240))
-        try graph.connect(.graphInput(0), to: .plugin(node: "lim", port: "in"))
-        try graph.connect(.plugin(node: "lim", port: "out"), to: .graphOutput(0))
-        try graph.connect(.graphInput(0), to: .graphOutput(0))
+        let graph = try TestGraphs.dryBesideDelay()
         let limiter = TestKernel(.delay(240))
         let runner = try GraphRunner(graph: graph, plan: GraphPlan(graph), kernels: ["lim": limiter.kernel], maximumFrames: 128)
         let output = Self.render(runner, outputs: 1, total: 6000, cycles: [128, 7, 64])[0]
@@ -80,16 +76,7 @@ struct GraphRunnerTests {
 
     @Test("paths of 100 and 30 frames into an adder, and a dry second output: the adder's inputs are aligned (output 1 is twice the input 100 frames before) and output 2 is the input 100 frames before")
     func diamondCompensated() throws {
-        var graph = PluginGraph(inputs: 1, outputs: 2)
-        try graph.add(GraphNode(id: "slow", inputs: ["in"], outputs: ["out"], latency: 100))
-        try graph.add(GraphNode(id: "fast", inputs: ["in"], outputs: ["out"], latency: 30))
-        try graph.add(GraphNode(id: "add", inputs: ["a", "b"], outputs: ["sum"]))
-        try graph.connect(.graphInput(0), to: .plugin(node: "slow", port: "in"))
-        try graph.connect(.graphInput(0), to: .plugin(node: "fast", port: "in"))
-        try graph.connect(.plugin(node: "slow", port: "out"), to: .plugin(node: "add", port: "a"))
-        try graph.connect(.plugin(node: "fast", port: "out"), to: .plugin(node: "add", port: "b"))
-        try graph.connect(.plugin(node: "add", port: "sum"), to: .graphOutput(0))
-        try graph.connect(.graphInput(0), to: .graphOutput(1))
+        let graph = try TestGraphs.diamond()
         let kernels = ["slow": TestKernel(.delay(100)), "fast": TestKernel(.delay(30)), "add": TestKernel(.add)]
         let runner = try GraphRunner(graph: graph, plan: GraphPlan(graph), kernels: kernels.mapValues(\.kernel), maximumFrames: 256)
         let outputs = Self.render(runner, outputs: 2, total: 5000, cycles: [256, 1, 100])

@@ -23,6 +23,15 @@ extension JackServerSuite {
             return (process, out, err)
         }
 
+        /// The latency range [min, max] that `aqjack --ports --json` (`listing`) gives port `port`
+        /// for `mode` ("capture" or "playback"), or nil.
+        static func latency(of port: String, _ mode: String, in listing: String) -> [Int]? {
+            let ports = (try? JSONSerialization.jsonObject(with: Data(listing.utf8)) as? [String: Any])?["ports"] as? [[String: Any]] ?? []
+            guard let entry = ports.first(where: { $0["name"] as? String == port }),
+                  let range = (entry["latency"] as? [String: Any])?[mode] as? [String: Any] else { return nil }
+            return [range["min"] as? Int ?? -1, range["max"] as? Int ?? -1]
+        }
+
         /// Interrupts the host (Ctrl-C), waits for it, then stops and disposes of the recorder;
         /// returns how the host ended and its standard error.
         static func stopHost(_ host: Process, err: URL, recorder: AudioInputQueue) -> (exit: ChildExit, errors: String) {
@@ -223,12 +232,7 @@ extension JackServerSuite {
             host.terminate()
             let hostExit = host.exitStatus()
             #expect(hostExit.status == 0)
-            let ports = (try JSONSerialization.jsonObject(with: Data(listing.standardOutput.utf8)) as? [String: Any])?["ports"] as? [[String: Any]] ?? []
-            func latency(_ port: String, _ mode: String) -> [Int]? {
-                guard let entry = ports.first(where: { $0["name"] as? String == "\(name):\(port)" }),
-                      let range = (entry["latency"] as? [String: Any])?[mode] as? [String: Any] else { return nil }
-                return [range["min"] as? Int ?? -1, range["max"] as? Int ?? -1]
-            }
+            let latency = { (port: String, mode: String) in Self.latency(of: "\(name):\(port)", mode, in: listing.standardOutput) }
             #expect(latency("out_1", "capture") == [240, 240], "\(listing.standardOutput)")
             #expect(latency("out_2", "capture") == [240, 240])
             #expect(latency("in_1", "playback") == [240, 240])
@@ -311,11 +315,13 @@ extension JackServerSuite {
                     "\(impossible.exit) \(impossible.errors)")
         }
 
-        @Test("host: bad input exits 2 naming it (no URI, two URIs, an unknown plugin, a control it lacks, a value out of range, --lv2); a port glob matching nothing exits 1")
+        @Test("host: bad input exits 2 naming it (no URI, a chain whose plugins' channels differ, --state with a chain, an unknown plugin, a control it lacks, a value out of range, --lv2); a port glob matching nothing exits 1")
         func badInput() throws {
             let cases: [([String], Int32, String)] = [
                 (["host"], 2, "host needs a plugin URI"),
-                (["host", PluginConvertTests.amp, PluginConvertTests.limiter], 2, "host takes one plugin URI"),
+                (["host", PluginConvertTests.amp, PluginConvertTests.limiter], 2, "has 1 audio outputs and 'Fast Lookahead limiter' (plugin 2) 2 audio inputs: a chain needs them equal"),
+                (["host", PluginConvertTests.amp, PluginConvertTests.amp, "--state", "/tmp"], 2, "--state keeps one plugin's state"),
+                (["host", PluginConvertTests.amp, PluginConvertTests.amp, "--set", "gain=99"], 2, "expected -70 ... 70"),
                 (["host", "http://example.org/none"], 2, "no installed LV2 plugin has the URI 'http://example.org/none'"),
                 (["host", PluginConvertTests.amp, "--set", "volume=1"], 2, "no control input 'volume'"),
                 (["host", PluginConvertTests.amp, "--set", "gain=99"], 2, "expected -70 ... 70"),

@@ -1,0 +1,59 @@
+import AQCore
+import AQJack
+import AQServerSuite
+import AQTestSupport
+import Foundation
+import Testing
+
+extension JackServerSuite {
+    /// `aqjack host URI URI ...`: a chain of plugins run as a plugin graph on the server.
+    @Suite("aqjack host with a chain of plugins")
+    struct HostChainTests {
+        @Test("host amp --set gain=6 amp --set gain=0 between the generator and a recording queue: every sample is the generator's × powf(10, 6/20), exactly (the second amp's coefficient is 1); the summary names both plugins")
+        func ampChainLive() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("chaingen"), channelCount: 1)
+            let (recorder, log) = try startFloatRecorder(channels: 1, role: "chainrec")
+            let name = TestServer.uniqueClientName("hostchain")
+            let (host, out, err) = try HostCommandTests.startHost([PluginConvertTests.amp, "--set", "gain=6", PluginConvertTests.amp, "--set", "gain=0",
+                                                                   "-i", "\(generator.client.name):out_1", "-o", "\(recorder.driver.name):in_1"],
+                                                                  name: name, expectPort: "out_1")
+            defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+            usleep(1_000_000)
+            let (hostExit, errors) = HostCommandTests.stopHost(host, err: err, recorder: recorder)
+            #expect(hostExit.status == 0, "\(errors)")
+            let coefficient = powf(10, 6.0 / 20)
+            var checked = 0, wrong = 0
+            for delivery in log.deliveries {
+                let first = UInt32(truncatingIfNeeded: Int64(delivery.startTime.mSampleTime))
+                for (offset, got) in delivery.samples.enumerated() where got != 0 {
+                    checked += 1
+                    if got != TestSignal.sample(channel: 0, frame: first &+ UInt32(offset)) * coefficient { wrong += 1 }
+                }
+            }
+            // A server xrun can hand a client a stale cycle: at most two cycles an xrun.
+            let xruns = generator.client.notifications.xrunCount.load(ordering: .relaxed)
+            #expect(checked > 24_000 && wrong <= xruns * 2 * 128, "\(checked) samples checked, \(wrong) wrong, \(xruns) xruns")
+            if xruns == 0 { #expect(wrong == 0) }
+            let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: out)) as? [String: Any]
+            #expect(summary?["plugins"] as? [String] == [PluginConvertTests.amp, PluginConvertTests.amp])
+            #expect(summary?["latencyFrames"] as? Int == 0 && summary?["exitReason"] as? String == "interrupt")
+        }
+
+        @Test("host limiter limiter: the chain's latency, 480 frames (240 each), is what JACK shows on its outputs (capture) and inputs (playback)")
+        func limiterChainLatency() throws {
+            let name = TestServer.uniqueClientName("hostlimlim")
+            let (host, out, err) = try HostCommandTests.startHost([PluginConvertTests.limiter, PluginConvertTests.limiter], name: name, expectPort: "out_2")
+            defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+            let listing = try AQJackCommand.run(["--ports", "\(name):*", "--json"])
+            host.terminate()
+            let hostExit = host.exitStatus()
+            #expect(hostExit.status == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+            let latency = { (port: String, mode: String) in HostCommandTests.latency(of: "\(name):\(port)", mode, in: listing.standardOutput) }
+            #expect(latency("out_1", "capture") == [480, 480], "\(listing.standardOutput)")
+            #expect(latency("out_2", "capture") == [480, 480])
+            #expect(latency("in_1", "playback") == [480, 480])
+            let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: out)) as? [String: Any]
+            #expect(summary?["latencyFrames"] as? Int == 480 && summary?["exitReason"] as? String == "terminate")
+        }
+    }
+}
