@@ -77,7 +77,7 @@ let package = Package(
 
         // Test support reused by later issues: deterministic generator client, ring sink, server helpers.
         // The test signal's generator runs on JACK's process thread: the same real-time checks as AQCore.
-        .target(name: "AQTestSupport", dependencies: ["AQCore", "AQJack", "AQMedia", "CSndFile", "CAudioTypes"],
+        .target(name: "AQTestSupport", dependencies: ["AQCore", "AQGraph", "AQJack", "AQMedia", "CSndFile", "CAudioTypes"],
                 swiftSettings: [.define("AQ_RT_CHECKS", .when(configuration: .release))]),
         // Checks of recorded files, optimized in debug builds too: the tests check recordings of
         // hundreds of millions of samples. Apart from AQTestSupport, whose generator and sinks
@@ -96,8 +96,8 @@ let package = Package(
 
         .testTarget(name: "AQCoreTests", dependencies: ["AQCore"]),
         .testTarget(name: "AQSessionTests", dependencies: ["AQSession", "AQCore", "AQMedia", "AQCodecs", "AudioQueue", "AQTestSupport", "CAudioTypes"]),
-        .testTarget(name: "AQPluginsTests", dependencies: ["AQPlugins", "AQCore", "AQGraph"]),
-        .testTarget(name: "AQGraphTests", dependencies: ["AQGraph", "AQCore"]),
+        .testTarget(name: "AQPluginsTests", dependencies: ["AQPlugins", "AQCore", "AQGraph", "AQTestSupport"]),
+        .testTarget(name: "AQGraphTests", dependencies: ["AQGraph", "AQCore", "AQTestSupport"]),
         .testTarget(name: "AQCodecsTests", dependencies: ["AQCodecs", "AQMedia", "AQTestSupport", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQJackTests", dependencies: ["AQServerSuite", "AQCore", "AQJack", "AQTestSupport", "CRTProbe", "AQPlugins", "AQMedia", "AQGraph"]),

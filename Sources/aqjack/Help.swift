@@ -130,9 +130,10 @@ enum Help {
             plugin's state from DIR at the start when one is saved there and saves it at the end
             (a saved value outside a control's range is refused, as --set refuses it).
             With several URIs, host runs them as a chain (each --set and --preset applies to the
-            URI before it): ports in_1 ... and out_1 ..., each plugin's audio outputs into the next
-            one's inputs (their counts must be equal, else exit 2), the sum of their latencies
-            reported to JACK; no console, MIDI or --state for a chain yet.
+            URI before it), as many channels wide as its widest plugin: ports in_1 ... and out_1 ...,
+            each channel through the plugins in order, a mono plugin once per channel (another
+            plugin must have that many audio inputs and outputs, else exit 2), the sum of their
+            latencies reported to JACK; no console, MIDI or --state for a chain yet.
             """),
     ]
 

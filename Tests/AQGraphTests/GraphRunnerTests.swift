@@ -1,4 +1,5 @@
 import AQGraph
+import AQTestSupport
 import Testing
 
 /// Plugins of the tests' own for the runner: a pure delay of `latency` frames that reports it
@@ -41,27 +42,9 @@ struct GraphRunnerTests {
     static func input(_ frame: Int) -> Float { frame < 0 ? 0 : Float(frame + 1) / 1_048_576 }
 
     /// Runs `runner` over `total` frames in cycles of the given lengths (repeated), one input
-    /// channel; returns each output channel's frames.
+    /// channel of ``input(_:)``; returns each output channel's frames.
     static func render(_ runner: GraphRunner, outputs: Int, total: Int, cycles: [Int]) -> [[Float]] {
-        var result = [[Float]](repeating: [], count: outputs)
-        var done = 0, next = 0
-        var inputBuffer = [Float](repeating: 0, count: runner.maximumFrames)
-        let outputBuffers = (0 ..< outputs).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: runner.maximumFrames) }
-        defer { outputBuffers.forEach { $0.deallocate() } }
-        while done < total {
-            let frames = min(cycles[next % cycles.count], total - done)
-            next += 1
-            for frame in 0 ..< frames { inputBuffer[frame] = input(done + frame) }
-            inputBuffer.withUnsafeBufferPointer { input in
-                let inputs = [input.baseAddress!]
-                inputs.withUnsafeBufferPointer { inputs in
-                    outputBuffers.withUnsafeBufferPointer { outs in runner.process(inputs: inputs, outputs: outs, frames: frames) }
-                }
-            }
-            for channel in 0 ..< outputs { result[channel] += UnsafeBufferPointer(start: outputBuffers[channel], count: frames) }
-            done += frames
-        }
-        return result
+        renderGraph(runner, inputs: 1, outputs: outputs, total: total, cycles: cycles) { _, frame in input(frame) }
     }
 
     @Test("a dry path in parallel with a 240-frame delay plugin, summed: every output frame is exactly twice the input 240 frames before (silence before), in cycles of 128, 7 and 64 frames")

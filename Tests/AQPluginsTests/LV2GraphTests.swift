@@ -1,5 +1,6 @@
 import AQGraph
 import AQPlugins
+import AQTestSupport
 import Foundation
 import Testing
 
@@ -71,5 +72,25 @@ struct LV2GraphTests {
             #expect(notTwice.isEmpty, "channel \(channel): \(notTwice.count) frames are not twice the input 240 frames before, the first at \(notTwice.first ?? -1)")
         }
         withExtendedLifetime((limiter, alone)) {}
+    }
+}
+
+extension LV2GraphTests {
+    @Test("a chain of swh amp at +6 dB (mono) and the stereo limiter: the amp runs once per channel (nodes 1.1 and 1.2), the graph's latency is 240, and every sample is the input 240 frames before × powf(10, 6/20), exactly, below the limit")
+    func monoAmpIntoStereoLimiter() throws {
+        let chain = try LV2Chain(world: LV2World(), plugins: [(LiveHostOfflineTests.amp, [.control(symbol: "gain", value: 6)]), (LiveHostOfflineTests.limiter, [])],
+                                 sampleRate: 48000, maximumBlock: 256, realtime: false)
+        #expect(chain.nodes.map(\.id) == ["1.1", "1.2", "2"])
+        let plan = GraphPlan(chain.graph)
+        #expect(plan.latency == 240 && chain.graph.inputCount == 2 && chain.graph.outputCount == 2)
+        let output = Self.render(try GraphRunner(graph: chain.graph, plan: plan, kernels: chain.kernels, maximumFrames: 256), outputs: 2, total: 24_000, cycle: 256)
+        let coefficient = powf(10, 6.0 / 20)
+        for channel in 0 ..< 2 {
+            let wrong = (0 ..< 24_000).filter { frame in
+                let input = Self.input(channel, frame - 240)
+                return input == 0 ? abs(output[channel][frame]) > 1e-20 : output[channel][frame] != input * coefficient
+            }
+            #expect(wrong.isEmpty, "channel \(channel): \(wrong.count) frames wrong, the first at \(wrong.first ?? -1)")
+        }
     }
 }

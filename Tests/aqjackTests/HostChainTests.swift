@@ -39,6 +39,22 @@ extension JackServerSuite {
             #expect(summary?["latencyFrames"] as? Int == 0 && summary?["exitReason"] as? String == "interrupt")
         }
 
+        @Test("host amp --set gain=6 limiter (the issue's example): the mono amp runs once per channel of the stereo limiter; JACK shows the limiter's 240 frames on out_1 and out_2")
+        func monoAmpIntoStereoLimiter() throws {
+            let name = TestServer.uniqueClientName("hostamplim")
+            let (host, out, err) = try HostCommandTests.startHost([PluginConvertTests.amp, "--set", "gain=6", PluginConvertTests.limiter], name: name, expectPort: "out_2")
+            defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+            let listing = try AQJackCommand.run(["--ports", "\(name):*", "--json"])
+            host.terminate()
+            let hostExit = host.exitStatus()
+            #expect(hostExit.status == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+            for port in ["out_1", "out_2"] {
+                #expect(HostCommandTests.latency(of: "\(name):\(port)", "capture", in: listing.standardOutput) == [240, 240], "\(listing.standardOutput)")
+            }
+            let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: out)) as? [String: Any]
+            #expect(summary?["inputs"] as? [String] == ["\(name):in_1", "\(name):in_2"] && summary?["latencyFrames"] as? Int == 240)
+        }
+
         @Test("host limiter limiter: the chain's latency, 480 frames (240 each), is what JACK shows on its outputs (capture) and inputs (playback)")
         func limiterChainLatency() throws {
             let name = TestServer.uniqueClientName("hostlimlim")

@@ -319,7 +319,8 @@ extension JackServerSuite {
         func badInput() throws {
             let cases: [([String], Int32, String)] = [
                 (["host"], 2, "host needs a plugin URI"),
-                (["host", PluginConvertTests.amp, PluginConvertTests.limiter], 2, "has 1 audio outputs and 'Fast Lookahead limiter' (plugin 2) 2 audio inputs: a chain needs them equal"),
+                (["host", PluginConvertTests.limiter, "http://drobilla.net/plugins/mda/JX10"], 2,
+                 "(plugin 2) has 0 audio inputs and 2 outputs: a chain of 2 channels takes plugins with 2 of each, or mono ones (one instance per channel)"),
                 (["host", PluginConvertTests.amp, PluginConvertTests.amp, "--state", "/tmp"], 2, "--state keeps one plugin's state"),
                 (["host", PluginConvertTests.amp, PluginConvertTests.amp, "--set", "gain=99"], 2, "expected -70 ... 70"),
                 (["host", "http://example.org/none"], 2, "no installed LV2 plugin has the URI 'http://example.org/none'"),
