@@ -16,18 +16,10 @@ public final class PluginHostProcessor: RealtimeProcessor, @unchecked Sendable {
     public typealias ConnectFunction = @convention(c) (UnsafeMutableRawPointer?, UInt32, UnsafeMutableRawPointer?) -> Void
     public typealias RunFunction = @convention(c) (UnsafeMutableRawPointer?, UInt32) -> Void
 
-    /// A control port's new value, queued by ``PluginHostControls``.
-    public struct ControlChange: BitwiseCopyable {
-        public var port: UInt32
-        public var value: Float
-        public init(port: UInt32, value: Float) {
-            self.port = port
-            self.value = value
-        }
-    }
-
     private let ports: PluginHostPorts
-    private let changes: RingConsumer<ControlChange>
+    /// Retained here (released in deinit), unmanaged so the process thread reaches it without
+    /// reference counting.
+    private let changes: Unmanaged<ControlChangeQueue>
     /// Cycles run, and MIDI events that did not fit the event input's buffer. Any thread.
     public let cycleCount = Atomic<Int>(0)
     public let droppedMIDIEvents = Atomic<Int>(0)
@@ -35,14 +27,16 @@ public final class PluginHostProcessor: RealtimeProcessor, @unchecked Sendable {
     /// Makes the processor and the control queue that feeds it (room for `controlQueueCapacity`
     /// changes between two cycles).
     public static func make(ports: PluginHostPorts, controlQueueCapacity: Int = 1024) -> (PluginHostProcessor, PluginHostControls) {
-        let ring = SPSCRing<ControlChange>(minimumCapacity: controlQueueCapacity)
-        return (PluginHostProcessor(ports: ports, changes: ring.consumer), PluginHostControls(changes: ring.producer))
+        let queue = ControlChangeQueue(capacity: controlQueueCapacity)
+        return (PluginHostProcessor(ports: ports, changes: queue), PluginHostControls(changes: queue))
     }
 
-    private init(ports: PluginHostPorts, changes: consuming RingConsumer<ControlChange>) {
+    private init(ports: PluginHostPorts, changes: ControlChangeQueue) {
         self.ports = ports
-        self.changes = changes
+        self.changes = .passRetained(changes)
     }
+
+    deinit { changes.release() }
 
     public static let realtimeEntry: RealtimeEntry = { processor, cycle in
         Unmanaged<PluginHostProcessor>.fromOpaque(processor)._withUnsafeGuaranteedRef { $0.process(cycle.load(as: ProcessCycle.self)) }
@@ -55,8 +49,8 @@ public final class PluginHostProcessor: RealtimeProcessor, @unchecked Sendable {
     @_noLocks
     #endif
     public func process(_ cycle: ProcessCycle) {
-        applyControlChanges()
         let ports = self.ports
+        changes._withUnsafeGuaranteedRef { $0.apply(to: ports.controls, portCount: ports.portCount) }
         let frames = cycle.frameCount
         // A plugin that needs fixed blocks never runs another length (after a change of JACK's
         // period): its outputs stay silent instead.
@@ -85,17 +79,6 @@ public final class PluginHostProcessor: RealtimeProcessor, @unchecked Sendable {
             for index in outputCount ..< cycle.outputs.count { cycle.outputs[index].update(repeating: 0, count: frames) }
         }
         cycleCount.store(cycleCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
-    }
-
-    #if AQ_RT_CHECKS
-    @_noLocks
-    #endif
-    private func applyControlChanges() {
-        let regions = changes.readableRegions()
-        let controls = ports.controls
-        for change in regions.first where Int(change.port) < ports.portCount { controls[Int(change.port)] = change.value }
-        for change in regions.second where Int(change.port) < ports.portCount { controls[Int(change.port)] = change.value }
-        changes.commitRead(regions.count)
     }
 
     /// Empties the event inputs, puts the cycle's MIDI events in `from ..< from + count` into the
@@ -182,19 +165,16 @@ public struct PluginHostPorts: @unchecked Sendable {
     }
 }
 
-/// Queues control changes for the process thread (the producer side). One thread at a time.
+/// Queues control changes for a ``PluginHostProcessor`` (the producer side). One thread at a time.
 public final class PluginHostControls: @unchecked Sendable {
-    private let changes: RingProducer<PluginHostProcessor.ControlChange>
+    private let changes: ControlChangeQueue
 
-    init(changes: consuming RingProducer<PluginHostProcessor.ControlChange>) { self.changes = changes }
+    init(changes: ControlChangeQueue) { self.changes = changes }
 
     /// Queues `value` for control port `port`; false when the queue is full (the process thread
     /// has not run for a while).
     @discardableResult
-    public func set(port: Int, to value: Float) -> Bool {
-        var change = PluginHostProcessor.ControlChange(port: UInt32(port), value: value)
-        return withUnsafePointer(to: &change) { changes.writeAll(UnsafeBufferPointer(start: $0, count: 1)) }
-    }
+    public func set(port: Int, to value: Float) -> Bool { changes.set(port: port, to: value) }
 }
 
 /// LV2 atom sequences in raw memory (the layout of lv2/atom/atom.h: an 8-byte atom header

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A plugin instance as the graph runs it, whatever its format: `connect` gives it the buffer
 /// of each of its audio ports (inputs, then outputs, in the node's port order) and `run`
 /// processes that many frames in them. Both are called on the process thread, every cycle
@@ -9,12 +11,33 @@ public struct GraphNodeKernel {
     public let connect: @convention(c) (_ context: UnsafeMutableRawPointer, _ port: Int, _ buffer: UnsafeMutablePointer<Float>) -> Void
     public let run: @convention(c) (_ context: UnsafeMutableRawPointer, _ frames: Int) -> Void
 
+    /// The node's bypass switch, if it can be bypassed by the runner (see ``GraphBypass``).
+    public let bypass: GraphBypass?
+
     public init(context: UnsafeMutableRawPointer,
                 connect: @escaping @convention(c) (UnsafeMutableRawPointer, Int, UnsafeMutablePointer<Float>) -> Void,
-                run: @escaping @convention(c) (UnsafeMutableRawPointer, Int) -> Void) {
+                run: @escaping @convention(c) (UnsafeMutableRawPointer, Int) -> Void, bypass: GraphBypass? = nil) {
         self.context = context
         self.connect = connect
         self.run = run
+        self.bypass = bypass
+    }
+}
+
+/// A node's bypass switch, kept by the node so it outlives the runners that read it: while on,
+/// the runner does not run the node and passes its k-th input to its k-th output delayed by the
+/// node's latency (so every path keeps its compensation; outputs past the inputs are silent).
+/// Each input also goes through that delay while the switch is off, so turning it on or off
+/// mid-stream continues the signal without a gap.
+///
+/// Threads: set from any thread; read by the process thread at each cycle's start of the node.
+public final class GraphBypass: Sendable {
+    private let on = Atomic<Bool>(false)
+    public init() {}
+
+    public var isOn: Bool {
+        get { on.load(ordering: .relaxed) }
+        set { on.store(newValue, ordering: .relaxed) }
     }
 }
 
@@ -52,24 +75,34 @@ public final class GraphRunner: @unchecked Sendable {
     }
 
     /// A node to run after summing its inputs, `sumCount` sums from `firstSum`; its ports'
-    /// buffers are `portCount` of ``portBuffers`` from `firstPort`.
+    /// buffers are `portCount` of ``portBuffers`` from `firstPort` (its `inputCount` inputs, then
+    /// its outputs). With a bypass switch (an unretained ``GraphBypass``), `inputCount` of
+    /// ``bypassTaps`` from `firstBypassTap` delay its inputs for its outputs.
     private struct Step {
         var firstSum: Int
         var sumCount: Int
         var firstPort: Int
         var portCount: Int
-        var kernel: GraphNodeKernel
+        var inputCount: Int
+        var context: UnsafeMutableRawPointer
+        var connect: @convention(c) (UnsafeMutableRawPointer, Int, UnsafeMutablePointer<Float>) -> Void
+        var run: @convention(c) (UnsafeMutableRawPointer, Int) -> Void
+        var bypass: UnsafeRawPointer?
+        var firstBypassTap: Int
     }
 
     // Flat tables, made at init and only read (taps' write positions updated) while running, so
     // the process thread touches no Swift array and no reference count.
     private let taps: UnsafeMutableBufferPointer<Tap>
+    private let bypassTaps: UnsafeMutableBufferPointer<Tap>
     private let sums: UnsafeMutableBufferPointer<Sum>
     private let steps: UnsafeMutableBufferPointer<Step>
     private let portBuffers: UnsafeMutableBufferPointer<UnsafeMutablePointer<Float>>
     /// The graph outputs' sums, one per output channel, from this index of ``sums``.
     private let firstOutputSum: Int
     private let buffers: [UnsafeMutablePointer<Float>]
+    /// Keeps the nodes' bypass switches that ``steps`` point to.
+    private let switches: [GraphBypass]
 
     /// Makes every port buffer and delay line of `plan` (frames at most `maximumFrames` a call).
     /// Touches no kernel: they are connected and run by ``process(inputs:outputs:frames:)``.
@@ -77,7 +110,7 @@ public final class GraphRunner: @unchecked Sendable {
     public init(graph: PluginGraph, plan: GraphPlan, kernels: [String: GraphNodeKernel], maximumFrames: Int) throws(GraphError) {
         precondition(maximumFrames > 0, "a runner needs room for at least one frame")
         if let missing = graph.nodes.first(where: { kernels[$0.id] == nil }) {
-            throw GraphError("node '\(missing.id)' has no plugin instance to run")
+            throw GraphError(.notFound, "node '\(missing.id)' has no plugin instance to run")
         }
         self.maximumFrames = maximumFrames
         self.plan = plan
@@ -110,18 +143,38 @@ public final class GraphRunner: @unchecked Sendable {
         }
         var sumList: [Sum] = []
         var stepList: [Step] = []
+        var bypassList: [Tap] = []
+        var switches: [GraphBypass] = []
         for id in plan.order {
             let node = graph.node(id)!
+            let kernel = kernels[id]!
             let first = sumList.count, firstPort = portList.count
             sumList += node.inputs.map { sum(.plugin(node: id, port: $0)) }
             portList += (node.inputs + node.outputs).map { bufferOf[.plugin(node: id, port: $0)]! }
-            stepList.append(Step(firstSum: first, sumCount: node.inputs.count, firstPort: firstPort,
-                                 portCount: portList.count - firstPort, kernel: kernels[id]!))
+            var step = Step(firstSum: first, sumCount: node.inputs.count, firstPort: firstPort, portCount: portList.count - firstPort,
+                            inputCount: node.inputs.count, context: kernel.context, connect: kernel.connect, run: kernel.run,
+                            bypass: nil, firstBypassTap: bypassList.count)
+            if let bypass = kernel.bypass {
+                switches.append(bypass)
+                step.bypass = UnsafeRawPointer(Unmanaged.passUnretained(bypass).toOpaque())
+                for port in node.inputs {
+                    var tap = Tap(graphInput: -1, buffer: bufferOf[.plugin(node: id, port: port)], delay: node.latency, line: nil, capacity: 0, write: 0)
+                    if node.latency > 0 {
+                        tap.capacity = node.latency + maximumFrames
+                        tap.line = zeros(tap.capacity)
+                    }
+                    bypassList.append(tap)
+                }
+            }
+            stepList.append(step)
         }
         firstOutputSum = sumList.count
         sumList += (0 ..< graph.outputCount).map { sum(.graphOutput($0)) }
         taps = .allocate(capacity: tapList.count)
         _ = taps.initialize(from: tapList)
+        bypassTaps = .allocate(capacity: bypassList.count)
+        _ = bypassTaps.initialize(from: bypassList)
+        self.switches = switches
         sums = .allocate(capacity: sumList.count)
         _ = sums.initialize(from: sumList)
         steps = .allocate(capacity: stepList.count)
@@ -134,6 +187,7 @@ public final class GraphRunner: @unchecked Sendable {
     deinit {
         buffers.forEach { $0.deallocate() }
         taps.deallocate()
+        bypassTaps.deallocate()
         sums.deallocate()
         steps.deallocate()
         portBuffers.deallocate()
@@ -149,20 +203,35 @@ public final class GraphRunner: @unchecked Sendable {
     #endif
     public func process(inputs: UnsafeBufferPointer<UnsafePointer<Float>>, outputs: UnsafeBufferPointer<UnsafeMutablePointer<Float>>, frames: Int) {
         let frames = min(frames, maximumFrames)
-        for step in 0 ..< steps.count {
-            let first = steps[step].firstSum
-            for index in first ..< first + steps[step].sumCount {
-                mix(index, into: sums[index].buffer!, inputs: inputs, frames: frames)
+        for index in 0 ..< steps.count {
+            let step = steps[index]
+            for sum in step.firstSum ..< step.firstSum + step.sumCount {
+                mix(sum, into: sums[sum].buffer!, inputs: inputs, frames: frames)
             }
-            let kernel = steps[step].kernel
-            let firstPort = steps[step].firstPort
+            let bypassed = step.bypass.map { Unmanaged<GraphBypass>.fromOpaque($0)._withUnsafeGuaranteedRef { $0.isOn } } ?? false
+            if step.bypass != nil {
+                // Every input through its delay: into the output of the same number when bypassed.
+                let outputCount = step.portCount - step.inputCount
+                for port in 0 ..< step.inputCount {
+                    let input = UnsafePointer(portBuffers[step.firstPort + port])
+                    let output = bypassed && port < outputCount ? portBuffers[step.firstPort + step.inputCount + port] : nil
+                    output?.update(repeating: 0, count: frames)
+                    delay(in: bypassTaps, step.firstBypassTap + port, input, adding: output, frames: frames)
+                }
+                if bypassed {
+                    for port in min(step.inputCount, outputCount) ..< outputCount {
+                        portBuffers[step.firstPort + step.inputCount + port].update(repeating: 0, count: frames)
+                    }
+                    continue
+                }
+            }
             // The plugin's own code, which the performance annotations cannot see into:
             // real-time safe by GraphNodeKernel's contract.
-            for port in 0 ..< steps[step].portCount {
-                let buffer = portBuffers[firstPort + port]
-                _unsafePerformance { kernel.connect(kernel.context, port, buffer) }
+            for port in 0 ..< step.portCount {
+                let buffer = portBuffers[step.firstPort + port]
+                _unsafePerformance { step.connect(step.context, port, buffer) }
             }
-            _unsafePerformance { kernel.run(kernel.context, frames) }
+            _unsafePerformance { step.run(step.context, frames) }
         }
         for index in firstOutputSum ..< sums.count {
             let channel = sums[index].graphOutput
@@ -185,23 +254,31 @@ public final class GraphRunner: @unchecked Sendable {
             } else {
                 continue
             }
-            guard let line = taps[tap].line else {
-                for frame in 0 ..< frames { destination[frame] += source[frame] }
-                continue
-            }
-            // Each frame goes into the line, and the one `delay` frames older comes out.
-            let capacity = taps[tap].capacity, delay = taps[tap].delay
-            var write = taps[tap].write
-            var read = write >= delay ? write - delay : write + capacity - delay
-            for frame in 0 ..< frames {
-                line[write] = source[frame]
-                destination[frame] += line[read]
-                write += 1
-                if write == capacity { write = 0 }
-                read += 1
-                if read == capacity { read = 0 }
-            }
-            taps[tap].write = write
+            delay(in: taps, tap, source, adding: destination, frames: frames)
         }
+    }
+
+    /// Puts `frames` of `source` through tap `tap`'s delay line (of `table`), adding what comes
+    /// out into `destination` (nil: only the line is fed).
+    @inline(__always)
+    private func delay(in table: UnsafeMutableBufferPointer<Tap>, _ tap: Int, _ source: UnsafePointer<Float>,
+                       adding destination: UnsafeMutablePointer<Float>?, frames: Int) {
+        guard let line = table[tap].line else {
+            if let destination { for frame in 0 ..< frames { destination[frame] += source[frame] } }
+            return
+        }
+        // Each frame goes into the line, and the one `delay` frames older comes out.
+        let capacity = table[tap].capacity, delay = table[tap].delay
+        var write = table[tap].write
+        var read = write >= delay ? write - delay : write + capacity - delay
+        for frame in 0 ..< frames {
+            line[write] = source[frame]
+            if let destination { destination[frame] += line[read] }
+            write += 1
+            if write == capacity { write = 0 }
+            read += 1
+            if read == capacity { read = 0 }
+        }
+        table[tap].write = write
     }
 }

@@ -14,6 +14,22 @@ public enum GraphEndpoint: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Reads what ``description`` writes: `in_N` or `out_N` (N from 1), or `NODE:PORT`.
+    public init?(_ text: String) {
+        if let colon = text.firstIndex(of: ":") {
+            let node = String(text[..<colon]), port = String(text[text.index(after: colon)...])
+            guard !node.isEmpty, !port.isEmpty else { return nil }
+            self = .plugin(node: node, port: port)
+            return
+        }
+        for (prefix, make) in [("in_", GraphEndpoint.graphInput), ("out_", GraphEndpoint.graphOutput)] where text.hasPrefix(prefix) {
+            guard let number = Int(text.dropFirst(prefix.count)), number >= 1, String(number) == text.dropFirst(prefix.count) else { return nil }
+            self = make(number - 1)
+            return
+        }
+        return nil
+    }
+
     /// The plugin node it belongs to, if any.
     public var node: String? {
         if case .plugin(let node, _) = self { node } else { nil }
@@ -50,10 +66,25 @@ public struct GraphConnection: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(source) -> \(destination)" }
 }
 
-/// What a graph refused, in words naming what was wrong and what was expected.
+/// What a graph refused: its kind, and words naming what was wrong and what was expected.
 public struct GraphError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        /// A node, port or connection that is not in the graph.
+        case notFound = "not-found"
+        /// A node id or connection already in it.
+        case exists
+        /// A connection that would close a loop.
+        case cycle
+        /// Anything else the graph cannot take (a port facing the wrong way, an empty id).
+        case invalid
+    }
+
+    public let kind: Kind
     public let description: String
-    public init(_ description: String) { self.description = description }
+    public init(_ kind: Kind, _ description: String) {
+        self.kind = kind
+        self.description = description
+    }
 }
 
 /// Plugins (nodes) and the audio connections between them and the graph's own inputs and
@@ -84,24 +115,24 @@ public struct PluginGraph: Sendable, Equatable {
     /// Adds a plugin node.
     /// - Throws: an id already in the graph, or an empty one.
     public mutating func add(_ node: GraphNode) throws(GraphError) {
-        guard !node.id.isEmpty else { throw GraphError("a node needs an id; got an empty one") }
-        guard self.node(node.id) == nil else { throw GraphError("a node '\(node.id)' is already in the graph; expected a new id") }
-        guard node.latency >= 0 else { throw GraphError("node '\(node.id)' reports a latency of \(node.latency) frames; expected 0 or more") }
+        guard !node.id.isEmpty else { throw GraphError(.invalid, "a node needs an id; got an empty one") }
+        guard self.node(node.id) == nil else { throw GraphError(.exists, "a node '\(node.id)' is already in the graph; expected a new id") }
+        guard node.latency >= 0 else { throw GraphError(.invalid, "node '\(node.id)' reports a latency of \(node.latency) frames; expected 0 or more") }
         nodes.append(node)
     }
 
     /// Removes node `id` and every connection to or from it.
     /// - Throws: no such node.
     public mutating func remove(_ id: String) throws(GraphError) {
-        guard node(id) != nil else { throw GraphError("no node '\(id)' in the graph; it has \(nodeList)") }
+        guard node(id) != nil else { throw GraphError(.notFound, "no node '\(id)' in the graph; it has \(nodeList)") }
         nodes.removeAll { $0.id == id }
         connections.removeAll { $0.source.node == id || $0.destination.node == id }
     }
 
     /// Sets the latency node `id` reports now (a plugin's latency can change while it runs).
     public mutating func setLatency(_ frames: Int, of id: String) throws(GraphError) {
-        guard let index = nodes.firstIndex(where: { $0.id == id }) else { throw GraphError("no node '\(id)' in the graph; it has \(nodeList)") }
-        guard frames >= 0 else { throw GraphError("node '\(id)' reports a latency of \(frames) frames; expected 0 or more") }
+        guard let index = nodes.firstIndex(where: { $0.id == id }) else { throw GraphError(.notFound, "no node '\(id)' in the graph; it has \(nodeList)") }
+        guard frames >= 0 else { throw GraphError(.invalid, "node '\(id)' reports a latency of \(frames) frames; expected 0 or more") }
         nodes[index].latency = frames
     }
 
@@ -112,9 +143,9 @@ public struct PluginGraph: Sendable, Equatable {
         try check(source, isSource: true)
         try check(destination, isSource: false)
         let connection = GraphConnection(source, destination)
-        guard !connections.contains(connection) else { throw GraphError("\(connection) is already connected") }
+        guard !connections.contains(connection) else { throw GraphError(.exists, "\(connection) is already connected") }
         if let from = source.node, let to = destination.node, let path = self.path(from: to, to: from) {
-            throw GraphError("connecting \(connection) would make a cycle: \((path + [to]).joined(separator: " -> ")); a graph's paths must not loop")
+            throw GraphError(.cycle, "connecting \(connection) would make a cycle: \((path + [to]).joined(separator: " -> ")); a graph's paths must not loop")
         }
         connections.append(connection)
     }
@@ -123,7 +154,7 @@ public struct PluginGraph: Sendable, Equatable {
     /// - Throws: no such connection.
     public mutating func disconnect(_ source: GraphEndpoint, from destination: GraphEndpoint) throws(GraphError) {
         let connection = GraphConnection(source, destination)
-        guard let index = connections.firstIndex(of: connection) else { throw GraphError("\(connection) is not connected") }
+        guard let index = connections.firstIndex(of: connection) else { throw GraphError(.notFound, "\(connection) is not connected") }
         connections.remove(at: index)
     }
 
@@ -133,18 +164,18 @@ public struct PluginGraph: Sendable, Equatable {
         let role = isSource ? "a source" : "a destination"
         switch endpoint {
         case .graphInput(let channel):
-            guard isSource else { throw GraphError("\(endpoint) is a graph input: it can only be a source; expected a plugin input or a graph output") }
-            guard (0 ..< inputCount).contains(channel) else { throw GraphError("\(endpoint): the graph has \(inputCount) inputs") }
+            guard isSource else { throw GraphError(.invalid, "\(endpoint) is a graph input: it can only be a source; expected a plugin input or a graph output") }
+            guard (0 ..< inputCount).contains(channel) else { throw GraphError(.notFound, "\(endpoint): the graph has \(inputCount) inputs") }
         case .graphOutput(let channel):
-            guard !isSource else { throw GraphError("\(endpoint) is a graph output: it can only be a destination; expected a graph input or a plugin output") }
-            guard (0 ..< outputCount).contains(channel) else { throw GraphError("\(endpoint): the graph has \(outputCount) outputs") }
+            guard !isSource else { throw GraphError(.invalid, "\(endpoint) is a graph output: it can only be a destination; expected a graph input or a plugin output") }
+            guard (0 ..< outputCount).contains(channel) else { throw GraphError(.notFound, "\(endpoint): the graph has \(outputCount) outputs") }
         case .plugin(let id, let port):
-            guard let node = node(id) else { throw GraphError("\(endpoint): no node '\(id)' in the graph; it has \(nodeList)") }
+            guard let node = node(id) else { throw GraphError(.notFound, "\(endpoint): no node '\(id)' in the graph; it has \(nodeList)") }
             let ports = isSource ? node.outputs : node.inputs
             guard ports.contains(port) else {
                 let other = isSource ? node.inputs : node.outputs
-                if other.contains(port) { throw GraphError("\(endpoint) is an audio \(isSource ? "input" : "output"), not \(role); expected one of \(ports.joined(separator: ", "))") }
-                throw GraphError("\(endpoint): node '\(id)' has no audio \(isSource ? "output" : "input") '\(port)'; expected one of \(ports.isEmpty ? "none" : ports.joined(separator: ", "))")
+                if other.contains(port) { throw GraphError(.invalid, "\(endpoint) is an audio \(isSource ? "input" : "output"), not \(role); expected one of \(ports.joined(separator: ", "))") }
+                throw GraphError(.notFound, "\(endpoint): node '\(id)' has no audio \(isSource ? "output" : "input") '\(port)'; expected one of \(ports.isEmpty ? "none" : ports.joined(separator: ", "))")
             }
         }
     }

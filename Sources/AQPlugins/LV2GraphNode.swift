@@ -9,12 +9,25 @@ import AQGraph
 /// the event outputs, running (with the worker's responses after each run): real-time safe, on
 /// the process thread every cycle.
 ///
-/// Threads: made, and its ``node`` read, off the process thread; the kernel's `run` on it. The
-/// node must outlive every runner made with its kernel.
+/// Controls change while it runs through a queue the kernel empties before each run
+/// (``set(_:to:)``), so only the process thread writes the values the plugin reads; the runner
+/// bypasses it with ``bypass``.
+///
+/// Threads: made, and its ``node`` read, ``set(_:to:)`` and ``value(of:)`` called, on one thread
+/// at a time off the process thread; the kernel's `run` on it. The node must outlive every
+/// runner made with its kernel.
 public final class LV2GraphNode: @unchecked Sendable {
     public let id: String
     public let instance: LV2PluginInstance
     private let ports: PluginHostPorts
+    /// Retained here (released in deinit), unmanaged so the process thread reaches it without
+    /// reference counting.
+    private let changes = Unmanaged.passRetained(ControlChangeQueue())
+    /// The value each control input was last given by ``set(_:to:)`` (before the process thread
+    /// may have applied it).
+    private var requested: [String: Float] = [:]
+    /// On: the runner passes the inputs through the node's latency instead of running it.
+    public let bypass = GraphBypass()
 
     /// Primes the instance once on silence, as the live host does (its latency port reports
     /// only after a run).
@@ -29,6 +42,8 @@ public final class LV2GraphNode: @unchecked Sendable {
         ports = instance.hostPorts()
     }
 
+    deinit { changes.release() }
+
     /// The node as the graph sees it: audio inputs and outputs by symbol, the latency reported
     /// after the instance's latest run.
     public var node: GraphNode {
@@ -38,7 +53,26 @@ public final class LV2GraphNode: @unchecked Sendable {
 
     /// What the runner calls: port `k` is the k-th audio input, then the audio outputs.
     public var kernel: GraphNodeKernel {
-        GraphNodeKernel(context: Unmanaged.passUnretained(self).toOpaque(), connect: Self.connectEntry, run: Self.runEntry)
+        GraphNodeKernel(context: Unmanaged.passUnretained(self).toOpaque(), connect: Self.connectEntry, run: Self.runEntry, bypass: bypass)
+    }
+
+    /// Sets control input `symbol` to `value`, checked against its range here, applied by the
+    /// process thread before the plugin's next run (before any run, when no runner runs it yet).
+    /// - Throws: a usage error for an unknown symbol or a value out of range; a runtime error
+    ///   when the queue of changes is full (the process thread has not run for a while).
+    public func set(_ symbol: String, to value: Float) throws(PluginError) {
+        let port = try instance.checkedControlPort(symbol, value: value)
+        guard changes.takeUnretainedValue().set(port: port, to: value) else {
+            throw PluginError(.runtime, "the change of \(symbol) could not be queued: the process thread has not run for a while")
+        }
+        requested[symbol] = value
+    }
+
+    /// A control's value: for an input, the value last set (``set(_:to:)``) or else its value
+    /// now; for an output, the value the plugin wrote in its latest run (a 32-bit float, read
+    /// whole). Nil for no control port `symbol`.
+    public func value(of symbol: String) -> Float? {
+        requested[symbol] ?? instance.control(symbol)
     }
 
     private static let connectEntry: @convention(c) (UnsafeMutableRawPointer, Int, UnsafeMutablePointer<Float>) -> Void = { context, port, buffer in
@@ -70,6 +104,7 @@ public final class LV2GraphNode: @unchecked Sendable {
     #endif
     private func run(_ frames: Int) {
         let ports = self.ports
+        changes._withUnsafeGuaranteedRef { $0.apply(to: ports.controls, portCount: ports.portCount) }
         for index in 0 ..< ports.eventInputs.count { AtomSequence.clear(ports.eventInputs[index], type: ports.sequenceType) }
         for index in 0 ..< ports.eventOutputs.count {
             AtomSequence.prepareOutput(ports.eventOutputs[index], capacity: ports.sequenceCapacity, chunkType: ports.chunkType)

@@ -222,9 +222,8 @@ public final class LV2PluginInstance {
 
     // MARK: Presets
 
-    /// Loads the preset with URI or label `name` (labels compare without case).
-    /// - Throws: a usage error listing some of the plugin's presets when none matches.
-    public func loadPreset(_ name: String) throws(PluginError) {
+    /// Preset `name`'s state (the caller frees it) and words naming it.
+    private func presetState(_ name: String) throws(PluginError) -> (OpaquePointer, String) {
         let presets = description.presets
         guard let preset = presets.first(where: { $0.uri == name }) ?? presets.first(where: { $0.label.caseInsensitiveCompare(name) == .orderedSame }) else {
             let some = presets.prefix(8).map { "'\($0.label)'" }.joined(separator: ", ")
@@ -236,8 +235,24 @@ public final class LV2PluginInstance {
         guard let state = lilv_state_new_from_world(world.world, world.urids.mapFeature, node) else {
             throw PluginError(.runtime, "the preset '\(preset.label)' of '\(description.name)' could not be read")
         }
+        return (state, "the preset '\(preset.label)'")
+    }
+
+    /// Loads the preset with URI or label `name` (labels compare without case).
+    /// - Throws: a usage error listing some of the plugin's presets when none matches.
+    public func loadPreset(_ name: String) throws(PluginError) {
+        let (state, source) = try presetState(name)
         defer { lilv_state_free(state) }
-        try restore(state, from: "the preset '\(preset.label)'")
+        try restore(state, from: source)
+    }
+
+    /// The control values preset `name` holds, checked against their ranges, without applying
+    /// them (for a running plugin, whose values only its process thread writes).
+    /// - Throws: what ``loadPreset(_:)`` throws.
+    public func presetValues(_ name: String) throws(PluginError) -> [(symbol: String, value: Float)] {
+        let (state, source) = try presetState(name)
+        defer { lilv_state_free(state) }
+        return try checkedPortValues(state, from: source).map { ($0.port.symbol, $0.value) }
     }
 
     // MARK: State
@@ -325,7 +340,16 @@ public final class LV2PluginInstance {
     /// not refuses the whole state, and nothing of it is applied.
     /// - Throws: a usage error naming `source`, the port, its value and its range.
     private func restore(_ state: OpaquePointer, from source: String) throws(PluginError) {
-        // Port values first, collected: lilv hands them over one by one.
+        let values = try checkedPortValues(state, from: source)
+        for (port, value) in values { controls[port.index] = value }
+        // Then the plugin's own state (LV2 state interface), with no port values this time.
+        lilv_state_restore(state, instance, nil, nil, 0, features.array)
+    }
+
+    /// The control input values `state` holds, each checked against its port's range.
+    /// - Throws: a usage error naming `source`, the port, its value and its range.
+    private func checkedPortValues(_ state: OpaquePointer, from source: String) throws(PluginError) -> [(port: LV2PortDescription, value: Float)] {
+        // Collected: lilv hands them over one by one.
         restoring = []
         let context = Unmanaged.passUnretained(self).toOpaque()
         lilv_state_emit_port_values(state, { symbol, context, value, size, type in
@@ -339,9 +363,7 @@ public final class LV2PluginInstance {
                 throw PluginError(.usage, "\(source) sets \(port.symbol)=\(value), out of range for '\(description.name)': expected a finite value\(port.minimum != nil ? ", \(port.rangeText)" : ""); nothing of it was applied")
             }
         }
-        for (port, value) in values { controls[port.index] = value }
-        // Then the plugin's own state (LV2 state interface), with no port values this time.
-        lilv_state_restore(state, instance, nil, nil, 0, features.array)
+        return values
     }
 
     /// Port values being restored (``restore(_:from:)``), before they are checked.

@@ -7,9 +7,16 @@ import Glibc
 /// and the lines come back to the caller, who says them in its own words (``LV2World``'s
 /// ``LV2World/loadMessages``, a state's read error). Anything else written to standard error
 /// in that window comes back with them. Not real-time.
+///
+/// Standard error is the process's: one capture at a time (a lock), or two threads' captures
+/// would each restore the other's file, and standard error would stay pointed at a closed one.
 enum LilvMessages {
+    private static let oneAtATime = NSLock()
+
     /// Runs `body` and returns its result with the lines written to standard error meanwhile.
     static func capturing<Result>(_ body: () throws(PluginError) -> Result) throws(PluginError) -> (Result, [String]) {
+        oneAtATime.lock()
+        defer { oneAtATime.unlock() }
         fflush(nil)
         let saved = dup(STDERR_FILENO)
         let file = tmpfile()

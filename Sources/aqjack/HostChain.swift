@@ -4,16 +4,27 @@ import AQJack
 import AQPlugins
 import Foundation
 
-/// `aqjack host URI [--set S=V]... URI [--set S=V]...`: the plugins as a chain on the JACK graph,
-/// run as a plugin graph (``GraphHost``): `CLIENT:in_1 ...` into the first plugin's audio
-/// inputs, each plugin's outputs into the next one's inputs, the last one's into
-/// `CLIENT:out_1 ...`; the chain's latency (the sum of the plugins') published to JACK on those
-/// ports. Until Ctrl-C or SIGTERM (exit 0) or the server's end (exit 1).
+/// `aqjack host URI [--set S=V]... URI [--set S=V]... [--control PORT]`: the plugins as a chain
+/// on the JACK graph, run as a live plugin graph (``LiveGraph``): `CLIENT:in_1 ...` into the
+/// first plugin's audio inputs, each plugin's outputs into the next one's inputs, the last one's
+/// into `CLIENT:out_1 ...`; the graph's latency (a chain's: the sum of the plugins') published
+/// to JACK on those ports, and published again when a plugin's changes. With `--control`, the
+/// graph is edited and controlled over the control socket (``ControlServer``), from an empty
+/// graph of `channels` when no URI is given. Until Ctrl-C or SIGTERM (exit 0) or the server's
+/// end (exit 1).
 ///
 /// The chain is as wide as its widest plugin; a mono plugin runs once per channel
 /// (``LV2Chain``). No console, MIDI or `--state` yet.
 struct HostChain {
+    struct ControlOptions {
+        var port: Int
+        var host: String
+        var token: String?
+    }
+
     let plugins: [PluginChainOptions.Plugin]
+    let channels: Int
+    let control: ControlOptions?
     let sources: [String]
     let destinations: [String]
     let json: Bool
@@ -32,16 +43,29 @@ struct HostChain {
         let world = LV2World.loadedReporting()
         let client = try JackClient(name: globals.clientName, server: globals.server)
         let driver = JackDriver(client: client)
-        let chain: LV2Chain
-        do throws(PluginError) {
-            chain = try LV2Chain(world: world, plugins: plugins.map { ($0.uri, $0.settings) }, sampleRate: Double(driver.sampleRate),
-                                 maximumBlock: max(4096, driver.bufferSize), realtime: true)
+        var chain: LV2Chain?
+        if !plugins.isEmpty {
+            do throws(PluginError) {
+                chain = try LV2Chain(world: world, plugins: plugins.map { ($0.uri, $0.settings) }, sampleRate: Double(driver.sampleRate),
+                                     maximumBlock: max(4096, driver.bufferSize), realtime: true)
+            } catch {
+                client.close()
+                Diagnostics.error(error.message)
+                return exitStatus(for: error)
+            }
+        }
+        let live: LiveGraph
+        do throws(LiveGraphError) {
+            if let chain {
+                live = try LiveGraph(chain: chain, world: world, driver: driver)
+            } else {
+                live = try LiveGraph(world: world, driver: driver, inputs: channels, outputs: channels)
+            }
         } catch {
             client.close()
-            Diagnostics.error(error.message)
-            return exitStatus(for: error)
+            Diagnostics.error("cannot host the graph on server '\(client.serverName)': \(error)")
+            return ExitStatus.failure
         }
-        let graph = chain.graph, nodes = chain.nodes
         let (audioFrom, missingFrom) = PortMatching.select(sources, from: client.portNames(direction: .output, audioOnly: true))
         let (audioTo, missingTo) = PortMatching.select(destinations, from: client.portNames(direction: .input, audioOnly: true))
         if !(missingFrom + missingTo).isEmpty {
@@ -49,45 +73,65 @@ struct HostChain {
             Diagnostics.error("no JACK port matches \((missingFrom + missingTo).map { "'\($0)'" }.joined(separator: ", ")) on server '\(client.serverName)'; `aqjack --ports` lists them")
             return ExitStatus.failure
         }
-        let host: GraphHost
-        do {
-            let runner = try GraphRunner(graph: graph, plan: GraphPlan(graph), kernels: chain.kernels,
-                                         maximumFrames: client.bufferSize)
-            host = try GraphHost(driver: driver, inputs: graph.inputCount, outputs: graph.outputCount)
-            try host.run(runner)
-            try host.start()
+        let controller = GraphControl(live: live)
+        var server: ControlServer?
+        if let control {
+            do throws(ControlServerError) {
+                server = try ControlServer(host: control.host, port: control.port, token: control.token, control: controller,
+                                           monitorInterval: Double(driver.bufferSize) / Double(driver.sampleRate))
+            } catch {
+                client.close()
+                Diagnostics.error(error.message)
+                return ExitStatus.failure
+            }
+        }
+        let host = live.host
+        do throws(LiveGraphError) {
+            try live.start()
         } catch {
             client.close()
-            Diagnostics.error("cannot start the chain on server '\(client.serverName)': \(error)")
+            Diagnostics.error("cannot start the graph on server '\(client.serverName)': \(error)")
             return ExitStatus.failure
         }
         for (source, port) in zip(audioFrom, host.inputs) { _ = try client.connect(source, to: port) }
         for (port, destination) in zip(host.outputs, audioTo) { _ = try client.connect(port, to: destination) }
-        let latency = host.runner?.plan.latency ?? 0
-        let names = plugins.indices.map { index in nodes.first { $0.id == "\(index + 1)" || $0.id == "\(index + 1).1" }?.instance.description.name ?? "" }
-        if !json { print("hosting a chain of \(plugins.count) plugins (\(names.joined(separator: " -> "))) as '\(client.name)', latency \(latency) frames") }
-        nsm?.confirmOpen(message: "hosting a chain of \(plugins.count) plugins as '\(client.name)'")
-        let cause = SessionLoop.run(client: client, signals: signals, finished: { false }) {}
+        if let server {
+            server.start()
+            if control?.port == 0 || !json { Diagnostics.note("control socket on \(control?.host ?? ""):\(server.port) (docs/CONTROL.md)") }
+        }
+        let latency = live.latency
+        let names = plugins.indices.map { index in
+            (live.nodes["\(index + 1)"] ?? live.nodes["\(index + 1).1"])?.instance.description.name ?? ""
+        }
+        if !json {
+            print(plugins.isEmpty ? "hosting an empty graph of \(channels) channels as '\(client.name)'"
+                : "hosting a chain of \(plugins.count) plugins (\(names.joined(separator: " -> "))) as '\(client.name)', latency \(latency) frames")
+        }
+        nsm?.confirmOpen(message: "hosting a graph of \(live.graph.nodes.count) plugins as '\(client.name)'")
+        let cause = SessionLoop.run(client: client, signals: signals, finished: { false }) {
+            // A plugin whose latency changed: the graph compensates it and JACK is told.
+            controller.withGraph { _ = try? $0.refreshLatency() }
+        }
         let reason = switch cause {
         case .finished: "finished"
         case .serverShutdown: "server-shutdown"
         case .interrupt: "interrupt"
         case .terminate: "terminate"
         }
-        let summary = Summary(plugins: plugins.map(\.uri), client: client.name, latencyFrames: latency,
+        server?.stop()
+        let summary = Summary(plugins: plugins.map(\.uri), client: client.name, latencyFrames: live.latency,
                               xruns: client.notifications.xrunCount.load(ordering: .relaxed),
                               inputs: host.inputs, outputs: host.outputs, exitReason: reason)
         SessionLoop.waitForFreewheelEnd(client: client, signals: signals)
         SessionLoop.leaving(client, afterward: "the chain had stopped") {
-            host.stop()
+            live.stop()
             client.close()
         }
-        withExtendedLifetime(nodes) {}
         if cause == .serverShutdown {
             Diagnostics.error("the JACK server '\(client.serverName)' shut down (\(client.notifications.shutdownReason.withLock { $0 } ?? "no reason given"))")
         }
         printSummary(summary, json: json) {
-            "hosted a chain of \(plugins.count) plugins: latency \(latency) frames, xruns \(summary.xruns), stopped by: \(reason)"
+            "hosted a graph of \(live.graph.nodes.count) plugins: latency \(summary.latencyFrames) frames, xruns \(summary.xruns), stopped by: \(reason)"
         }
         return cause == .serverShutdown ? ExitStatus.failure : ExitStatus.success
     }

@@ -21,13 +21,27 @@ struct HostCommand {
     var json = false
     /// `--state DIR`: restored at the start when DIR holds a saved state, saved at the end.
     var stateDirectory: String?
+    /// `--control PORT [--control-host ADDRESS] [--control-token TOKEN]`: the graph's control
+    /// socket (docs/CONTROL.md); the plugins then run as an editable graph.
+    var control: HostChain.ControlOptions?
+    /// `--channels N`: the graph's channels when no URI is given (with --control).
+    var channels: Int?
 
     init(arguments cursor: inout ArgumentCursor, globals: inout GlobalOptions) throws(UsageError) {
         var chain = PluginChainOptions()
         chain.plugins = [.init(uri: "")]
         var uris: [String] = []
+        var controlPort: Int?, controlHost = "127.0.0.1", controlToken: String?
         while let argument = cursor.next() {
             switch argument {
+            case .option("--control"):
+                controlPort = try cursor.integer(for: "--control", in: 0 ... 65535, meaning: "a TCP port for the control socket (0: any free one, printed on standard error)")
+            case .option("--control-host"):
+                controlHost = try cursor.value(for: "--control-host", expected: "an IPv4 address to listen on, e.g. 127.0.0.1")
+            case .option("--control-token"):
+                controlToken = try cursor.value(for: "--control-token", expected: "a secret a connection gives first: auth TOKEN")
+            case .option("--channels"):
+                channels = try cursor.integer(for: "--channels", in: 1 ... 64, meaning: "the graph's input and output channels")
             case .option("-i"), .option("--input"):
                 sources.append(try cursor.value(for: "-i", expected: "a JACK output port name or glob to feed the plugin, e.g. -i 'system:capture_*'"))
             case .option("-o"), .option("--output"):
@@ -40,22 +54,35 @@ struct HostCommand {
             case let .option(option):
                 if try chain.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for host: expected --set, --preset, --state, -i, -o, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for host: expected --set, --preset, --state, --control, --control-host, --control-token, --channels, -i, -o, --json, --server or --name")
             case let .operand(word):
                 // --set and --preset apply to the URI before them (those before the first URI, to it).
                 if uris.isEmpty { chain.plugins[0].uri = word } else { chain.plugins.append(.init(uri: word)) }
                 uris.append(word)
             }
         }
-        guard !uris.isEmpty else {
-            throw UsageError(message: "host needs a plugin URI, e.g. aqjack host http://plugin.org.uk/swh-plugins/amp (aqjack plugins lists them)")
+        if let controlPort {
+            if controlToken == nil, let fromEnvironment = environmentValue("AQJACK_CONTROL_TOKEN"), !fromEnvironment.isEmpty { controlToken = fromEnvironment }
+            if controlToken == "" { throw UsageError(message: "--control-token needs a non-empty secret") }
+            if controlToken == nil && !LoopbackPeerOwner.isLoopbackHost(controlHost) {
+                throw UsageError(message: "--control-host \(controlHost) listens beyond this machine: give --control-token TOKEN (or AQJACK_CONTROL_TOKEN) too, which a connection then gives first (auth TOKEN)")
+            }
+            control = .init(port: controlPort, host: controlHost, token: controlToken)
+        } else if controlToken != nil || controlHost != "127.0.0.1" {
+            throw UsageError(message: "--control-host and --control-token belong to the control socket: give --control PORT too")
         }
-        if uris.count > 1, stateDirectory != nil {
-            throw UsageError(message: "--state keeps one plugin's state: host one URI with it, not a chain of \(uris.count)")
+        if channels != nil, control == nil || !uris.isEmpty {
+            throw UsageError(message: "--channels sizes an empty graph: give it with --control and no URI (a chain is as wide as its widest plugin)")
         }
-        uri = uris[0]
+        guard !uris.isEmpty || control != nil else {
+            throw UsageError(message: "host needs a plugin URI, e.g. aqjack host http://plugin.org.uk/swh-plugins/amp (aqjack plugins lists them), or --control PORT to build a graph over the socket")
+        }
+        if uris.count != 1 || control != nil, stateDirectory != nil {
+            throw UsageError(message: "--state keeps one plugin's state: host one URI with it, without --control")
+        }
+        uri = uris.first ?? ""
         settings = chain.plugins[0].settings
-        plugins = chain.plugins
+        plugins = uris.isEmpty ? [] : chain.plugins
     }
 
     struct Summary: Encodable {
@@ -96,8 +123,9 @@ struct HostCommand {
     }
 
     private func host(globals: GlobalOptions, nsm: NSMClient?) throws(JackError) -> Int32 {
-        if plugins.count > 1 {
-            return try HostChain(plugins: plugins, sources: sources, destinations: destinations, json: json).run(globals: globals, nsm: nsm)
+        if plugins.count != 1 || control != nil {
+            return try HostChain(plugins: plugins, channels: channels ?? 2, control: control, sources: sources, destinations: destinations,
+                                 json: json).run(globals: globals, nsm: nsm)
         }
         let signals = SignalWatcher()
         // A state directory that cannot be written is said now, with the system's reason, not

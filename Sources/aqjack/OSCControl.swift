@@ -20,7 +20,7 @@ import Synchronization
 /// Who is obeyed: with a token (`--osc-token`, `AQJACK_OSC_TOKEN`; required for any address but
 /// loopback) every message carries it as its first argument, a string, and others are dropped;
 /// without one (loopback only) only datagrams from sockets of this process's user are taken
-/// (``UDPSenderOwner``), since any local user can send to loopback. Dropped messages get no
+/// (``LoopbackPeerOwner``), since any local user can send to loopback. Dropped messages get no
 /// reply, and the first is reported on standard error. Replies are at most
 /// ``repliesPerSecond`` a second, so a flood cannot turn the socket into an amplifier.
 final class OSCControl: @unchecked Sendable {
@@ -135,7 +135,7 @@ final class OSCControl: @unchecked Sendable {
     /// when there is none, else nil (the first refusal is reported).
     private func admit(_ message: OSCMessage) -> OSCMessage? {
         guard let token else { return message }
-        if case .string(let given) = message.arguments.first, Self.sameToken(given, token) {
+        if case .string(let given) = message.arguments.first, AccessToken.matches(given, token) {
             return OSCMessage(address: message.address, arguments: Array(message.arguments.dropFirst()))
         }
         refuse("a message without the --osc-token as its first argument")
@@ -144,7 +144,7 @@ final class OSCControl: @unchecked Sendable {
 
     /// Without a token: a loopback sender whose socket is this user's.
     private func admitsWithoutToken(_ sender: sockaddr_storage) -> Bool {
-        UDPSenderOwner.isLoopback(sender) && UDPSenderOwner.uid(ofLocalPort: UDPSenderOwner.port(of: sender)) == ownUser
+        LoopbackPeerOwner.isLoopback(sender) && LoopbackPeerOwner.uid(ofLocalPort: LoopbackPeerOwner.port(of: sender)) == ownUser
     }
 
     private func refuse(_ what: String) {
@@ -158,15 +158,6 @@ final class OSCControl: @unchecked Sendable {
         if replyWindow.second != now { replyWindow = (now, 0) }
         replyWindow.count += 1
         return replyWindow.count <= Self.repliesPerSecond
-    }
-
-    /// Compares every byte whatever the first difference, so the time taken does not tell how
-    /// much of a guess was right.
-    private static func sameToken(_ given: String, _ token: String) -> Bool {
-        let a = Array(given.utf8), b = Array(token.utf8)
-        var difference = UInt8(a.count == b.count ? 0 : 1)
-        for index in 0 ..< min(a.count, b.count) { difference |= a[index] ^ b[index] }
-        return difference == 0
     }
 
     private func respond(to message: OSCMessage) -> OSCMessage {

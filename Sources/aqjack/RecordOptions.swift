@@ -218,7 +218,7 @@ struct RecordOptions {
         if oscPort != nil {
             if oscToken == nil, let fromEnvironment = environmentValue("AQJACK_OSC_TOKEN"), !fromEnvironment.isEmpty { oscToken = fromEnvironment }
             if oscToken == "" { throw UsageError(message: "--osc-token needs a non-empty secret") }
-            if oscToken == nil && !UDPSenderOwner.isLoopbackHost(oscHost) {
+            if oscToken == nil && !LoopbackPeerOwner.isLoopbackHost(oscHost) {
                 throw UsageError(message: "--osc-host \(oscHost) listens beyond this machine: give --osc-token TOKEN (or AQJACK_OSC_TOKEN) too, which every message then carries as its first argument")
             }
         } else if oscToken != nil {

@@ -131,7 +131,8 @@ final class UDPPeer {
         guard getnameinfo(address, length, &host, socklen_t(host.count), &service, socklen_t(service.count), NI_NUMERICHOST | NI_NUMERICSERV) == 0 else {
             return "an unknown address"
         }
-        let name = String(cString: host), port = String(cString: service)
+        let name = host.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        let port = service.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         return address.pointee.sa_family == sa_family_t(AF_INET6) ? "[\(name)]:\(port)" : "\(name):\(port)"
     }
 }

@@ -72,7 +72,7 @@ struct GraphRunnerTests {
     func missingKernel() throws {
         var graph = PluginGraph(inputs: 1, outputs: 1)
         try graph.add(GraphNode(id: "amp", inputs: ["in"], outputs: ["out"]))
-        #expect(throws: GraphError("node 'amp' has no plugin instance to run")) {
+        #expect(throws: GraphError(.notFound, "node 'amp' has no plugin instance to run")) {
             _ = try GraphRunner(graph: graph, plan: GraphPlan(graph), kernels: [:], maximumFrames: 64)
         }
     }

@@ -1,14 +1,17 @@
 import Foundation
 import Glibc
 
-/// Who owns the UDP socket a datagram on loopback came from: the user id the kernel lists for
-/// its local port in `/proc/net/udp` (IPv4) and `/proc/net/udp6` (IPv6). Loopback UDP carries no
-/// credentials; this is how `aqjack record --osc` takes commands only from its own user when
-/// it listens without a token.
-enum UDPSenderOwner {
-    /// The user id owning a UDP socket bound to local `port`, or nil when none is listed.
-    static func uid(ofLocalPort port: UInt16) -> uid_t? {
-        for table in ["/proc/net/udp", "/proc/net/udp6"] {
+/// Who owns the socket a datagram or a connection on loopback came from: the user id the kernel
+/// lists for the peer's local port in `/proc/net/udp` and `/proc/net/udp6` (UDP) or
+/// `/proc/net/tcp` and `/proc/net/tcp6` (TCP). Loopback sockets carry no credentials; this is
+/// how `aqjack record --osc` and `aqjack host --control` take commands only from their own
+/// user when they listen without a token.
+enum LoopbackPeerOwner {
+    enum Transport { case udp, tcp }
+
+    /// The user id owning a socket of `transport` bound to local `port`, or nil when none is listed.
+    static func uid(ofLocalPort port: UInt16, transport: Transport = .udp) -> uid_t? {
+        for table in transport == .udp ? ["/proc/net/udp", "/proc/net/udp6"] : ["/proc/net/tcp", "/proc/net/tcp6"] {
             guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
             // "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid ..."
             for line in text.split(separator: "\n").dropFirst() {
@@ -43,7 +46,7 @@ enum UDPSenderOwner {
         return withUnsafeBytes(of: &sender) { UInt16($0[2]) << 8 | UInt16($0[3]) }
     }
 
-    /// Whether a `--osc-host` value is a loopback address.
+    /// Whether a `--osc-host` or `--control-host` value is a loopback address.
     static func isLoopbackHost(_ host: String) -> Bool {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }

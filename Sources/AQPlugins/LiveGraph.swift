@@ -1,0 +1,277 @@
+import AQCore
+import AQGraph
+
+/// Why a live graph refused an edit or a control change: a kind a client can act on (the
+/// control socket's error codes, docs/CONTROL.md) and words naming what was wrong and what was
+/// expected. The graph is as it was before the refused call.
+public struct LiveGraphError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        /// No such node, port, connection, control, plugin or preset.
+        case notFound = "not-found"
+        /// A node id or connection already there.
+        case exists
+        /// A connection that would close a loop.
+        case cycle
+        /// A value out of range, a port facing the wrong way, an id that cannot be one.
+        case invalid
+        /// The plugin or the driver failed (instantiation refused, the server gone).
+        case failed
+    }
+
+    public let kind: Kind
+    public let description: String
+    public init(_ kind: Kind, _ description: String) {
+        self.kind = kind
+        self.description = description
+    }
+
+    init(_ error: GraphError) {
+        self.init(Kind(rawValue: error.kind.rawValue) ?? .invalid, error.description)
+    }
+
+    init(_ error: PluginError) {
+        self.init(error.kind == .usage ? .invalid : .failed, error.message)
+    }
+}
+
+/// LV2 plugins in a plugin graph that runs on a driver while it is edited, what `aqjack host`
+/// runs and its control socket changes: nodes added and removed, connections made and broken
+/// (each edit builds a new ``GraphRunner`` here and swaps it in at a cycle boundary, so the audio
+/// never stops), controls set, presets applied and nodes bypassed while they run (no swap).
+///
+/// ```swift
+/// let live = try LiveGraph(world: LV2World(), driver: driver, inputs: 2, outputs: 2)
+/// try live.add("http://plugin.org.uk/swh-plugins/fastLookaheadLimiter", id: "lim")
+/// try live.connect("in_1", "lim:in_1"); try live.connect("lim:out_1", "out_1")
+/// try live.start()
+/// try live.set("lim", "ingain", to: -3)
+/// ```
+///
+/// Threads: one thread at a time (the owner serializes its callers), never the process thread.
+public final class LiveGraph {
+    public let world: LV2World
+    public let host: GraphHost
+    /// The graph as it runs now (nodes' latencies as last read).
+    public private(set) var graph: PluginGraph
+    /// The nodes by id.
+    public private(set) var nodes: [String: LV2GraphNode] = [:]
+    /// Nodes removed whose runner the process thread had not yet let go of: freed at the next swap.
+    private var removed: [LV2GraphNode] = []
+    private var nextNumber = 1
+
+    /// A graph of `inputs` and `outputs` channels on `driver` (channels `in_N`, `out_N`), with
+    /// no plugin; nothing runs before ``start()``.
+    /// - Throws: channels the driver refuses (failed).
+    public init(world: LV2World, driver: any AudioDriver, inputs: Int, outputs: Int) throws(LiveGraphError) {
+        self.world = world
+        graph = PluginGraph(inputs: inputs, outputs: outputs)
+        do {
+            host = try GraphHost(driver: driver, inputs: inputs, outputs: outputs)
+        } catch {
+            throw LiveGraphError(.failed, "cannot make the graph's channels: \(error)")
+        }
+    }
+
+    /// A chain's graph and instances (``LV2Chain``) on `driver`.
+    public convenience init(chain: LV2Chain, world: LV2World, driver: any AudioDriver) throws(LiveGraphError) {
+        try self.init(world: world, driver: driver, inputs: chain.graph.inputCount, outputs: chain.graph.outputCount)
+        graph = chain.graph
+        for node in chain.nodes { nodes[node.id] = node }
+        nextNumber = chain.nodes.count + 1
+        try swap()
+    }
+
+    /// Starts the cycles.
+    public func start() throws(LiveGraphError) {
+        do { try host.start() } catch { throw LiveGraphError(.failed, "cannot start the graph: \(error)") }
+        if host.runner == nil { try swap() }
+    }
+
+    /// Stops the cycles. Idempotent.
+    public func stop() { host.stop() }
+
+    /// The graph's latency as published, frames.
+    public var latency: Int { host.runner?.plan.latency ?? 0 }
+
+    /// The maximum frames a plugin runs at once: the driver's period, at least 4096.
+    private var maximumBlock: Int { max(4096, host.driver.bufferSize) }
+
+    // MARK: Edits (each swaps in a new runner)
+
+    /// Instantiates plugin `uri` as node `id` (default: the next free number), with `settings`
+    /// applied before it runs; it runs from the next cycle, its ports unconnected (silence in).
+    /// - Throws: not-found for an unknown URI or a control or preset it lacks; exists for an id
+    ///   in use; invalid for a value out of range or an id with other than letters, digits, `.`,
+    ///   `_` and `-`; failed when the plugin cannot be instantiated.
+    @discardableResult
+    public func add(_ uri: String, id: String? = nil, settings: [LV2Stage.Setting] = []) throws(LiveGraphError) -> LV2GraphNode {
+        let id = id ?? freeID()
+        try Self.check(id: id)
+        guard nodes[id] == nil else { throw LiveGraphError(.exists, "a node '\(id)' is already in the graph; expected a new id") }
+        let description: LV2PluginDescription
+        do { description = try world.describe(uri) } catch {
+            throw LiveGraphError(.notFound, error.message)
+        }
+        for case .control(let symbol, _) in settings { try Self.checkInput(symbol, of: description, node: id) }
+        let node: LV2GraphNode
+        do {
+            let instance = try LV2PluginInstance(world: world, uri: uri, sampleRate: Double(host.driver.sampleRate),
+                                                 maximumBlock: maximumBlock, realtime: true)
+            try instance.apply(settings)
+            node = try LV2GraphNode(id: id, instance: instance)
+        } catch {
+            throw LiveGraphError(error)
+        }
+        var edited = graph
+        do { try edited.add(node.node) } catch { throw LiveGraphError(error) }
+        nodes[id] = node
+        do { try swap(to: edited) } catch {
+            nodes[id] = nil
+            throw error
+        }
+        return node
+    }
+
+    /// Removes node `id` and its connections.
+    /// - Throws: not-found.
+    public func remove(_ id: String) throws(LiveGraphError) {
+        var edited = graph
+        do { try edited.remove(id) } catch { throw LiveGraphError(error) }
+        // Kept until a runner without it is known to run (the process thread may run the old one).
+        if let node = nodes[id] { removed.append(node) }
+        nodes[id] = nil
+        do { try swap(to: edited) } catch {
+            nodes[id] = removed.popLast()
+            throw error
+        }
+    }
+
+    /// Connects `source` to `destination`, endpoints as ``GraphEndpoint`` writes them: `in_N`,
+    /// `out_N` or `ID:SYMBOL` (a plugin's audio port).
+    /// - Throws: invalid for an endpoint that is none of those or faces the wrong way;
+    ///   not-found, exists, cycle (naming the loop).
+    public func connect(_ source: String, _ destination: String) throws(LiveGraphError) {
+        let (from, to) = (try Self.endpoint(source), try Self.endpoint(destination))
+        var edited = graph
+        do { try edited.connect(from, to: to) } catch { throw LiveGraphError(error) }
+        try swap(to: edited)
+    }
+
+    /// Removes the connection from `source` to `destination`.
+    /// - Throws: invalid for an endpoint that is not one; not-found.
+    public func disconnect(_ source: String, _ destination: String) throws(LiveGraphError) {
+        let (from, to) = (try Self.endpoint(source), try Self.endpoint(destination))
+        var edited = graph
+        do { try edited.disconnect(from, from: to) } catch { throw LiveGraphError(error) }
+        try swap(to: edited)
+    }
+
+    /// Reads every node's latency and, when one changed, swaps in a runner compensating the new
+    /// latencies (its latency published to the driver). Returns whether one changed.
+    @discardableResult
+    public func refreshLatency() throws(LiveGraphError) -> Bool {
+        var edited = graph
+        for node in graph.nodes {
+            let now = nodes[node.id]?.instance.latencyFrames ?? node.latency
+            if now != node.latency { try? edited.setLatency(now, of: node.id) }
+        }
+        guard edited != graph else { return false }
+        try swap(to: edited)
+        return true
+    }
+
+    // MARK: Controls (no swap)
+
+    /// Sets control input `symbol` of node `id` to `value`, from the node's next run.
+    /// - Throws: not-found (node, control), invalid (out of range), failed (the queue is full).
+    public func set(_ id: String, _ symbol: String, to value: Float) throws(LiveGraphError) {
+        let node = try self.node(id)
+        try Self.checkInput(symbol, of: node.instance.description, node: id)
+        do { try node.set(symbol, to: value) } catch { throw LiveGraphError(error) }
+    }
+
+    /// Control `symbol` of node `id` (input: the value last set; output: as last written).
+    /// - Throws: not-found.
+    public func value(_ id: String, _ symbol: String) throws(LiveGraphError) -> Float {
+        let node = try self.node(id)
+        guard let value = node.value(of: symbol) else {
+            let controls = node.instance.description.ports.filter { $0.kind == .control }.map(\.symbol)
+            throw LiveGraphError(.notFound, "node '\(id)' ('\(node.instance.description.name)') has no control '\(symbol)'; expected one of \(controls.isEmpty ? "none" : controls.joined(separator: ", "))")
+        }
+        return value
+    }
+
+    /// Applies the control values of preset `name` (URI or label) to node `id`, from its next
+    /// run. Only the preset's port values: a running plugin's own state is not restored.
+    /// - Throws: not-found (node, preset), invalid (a value out of range: nothing applied).
+    public func applyPreset(_ id: String, _ name: String) throws(LiveGraphError) {
+        let node = try self.node(id)
+        let values: [(symbol: String, value: Float)]
+        do { values = try node.instance.presetValues(name) } catch {
+            throw LiveGraphError(error.message.contains("has no preset") ? .notFound : LiveGraphError(error).kind, error.message)
+        }
+        for (symbol, value) in values {
+            do { try node.set(symbol, to: value) } catch { throw LiveGraphError(error) }
+        }
+    }
+
+    /// Bypasses node `id` (on) or runs it again (off): its inputs go to its outputs delayed by
+    /// its latency while bypassed, so every path stays compensated. From the next cycle.
+    /// - Throws: not-found.
+    public func bypass(_ id: String, _ on: Bool) throws(LiveGraphError) {
+        try node(id).bypass.isOn = on
+    }
+
+    public func node(_ id: String) throws(LiveGraphError) -> LV2GraphNode {
+        guard let node = nodes[id] else {
+            throw LiveGraphError(.notFound, "no node '\(id)' in the graph; it has \(graph.nodes.isEmpty ? "none" : graph.nodes.map { "'\($0.id)'" }.joined(separator: ", "))")
+        }
+        return node
+    }
+
+    // MARK: Helpers
+
+    /// Builds a runner for `edited` (every node's kernel) and swaps it in; `graph` becomes
+    /// `edited`. The runner it replaces is released once the process thread has let go of it,
+    /// and with it the nodes removed before.
+    private func swap(to edited: PluginGraph? = nil) throws(LiveGraphError) {
+        let next = edited ?? graph
+        let runner: GraphRunner
+        do {
+            runner = try GraphRunner(graph: next, plan: GraphPlan(next), kernels: nodes.mapValues(\.kernel),
+                                     maximumFrames: max(host.driver.bufferSize, 1))
+            if try host.run(runner) { removed.removeAll() }
+        } catch let error as GraphError {
+            throw LiveGraphError(error)
+        } catch {
+            throw LiveGraphError(.failed, "cannot run the edited graph: \(error)")
+        }
+        graph = next
+    }
+
+    private func freeID() -> String {
+        while nodes["\(nextNumber)"] != nil { nextNumber += 1 }
+        defer { nextNumber += 1 }
+        return "\(nextNumber)"
+    }
+
+    private static func check(id: String) throws(LiveGraphError) {
+        let allowed = id.unicodeScalars.allSatisfy { ("a" ... "z").contains($0) || ("A" ... "Z").contains($0) || ("0" ... "9").contains($0) || "._-".unicodeScalars.contains($0) }
+        guard !id.isEmpty, id.utf8.count <= 64, allowed else {
+            throw LiveGraphError(.invalid, "'\(id)' cannot be a node id: expected 1 to 64 letters, digits, '.', '_' or '-'")
+        }
+    }
+
+    private static func checkInput(_ symbol: String, of description: LV2PluginDescription, node id: String) throws(LiveGraphError) {
+        guard description.controlInputs.contains(where: { $0.symbol == symbol }) else {
+            let known = description.controlInputs.map(\.symbol)
+            throw LiveGraphError(.notFound, "node '\(id)' ('\(description.name)') has no control input '\(symbol)'; expected one of \(known.isEmpty ? "none" : known.joined(separator: ", "))")
+        }
+    }
+
+    /// `in_N`, `out_N` (N from 1) or `ID:SYMBOL`.
+    static func endpoint(_ text: String) throws(LiveGraphError) -> GraphEndpoint {
+        if let endpoint = GraphEndpoint(text) { return endpoint }
+        throw LiveGraphError(.invalid, "'\(text)' is not an endpoint: expected in_N or out_N (N from 1) or NODE:PORT")
+    }
+}

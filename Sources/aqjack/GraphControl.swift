@@ -1,0 +1,136 @@
+import AQControl
+import AQPlugins
+import Foundation
+
+/// The control socket's commands (docs/CONTROL.md) on a live graph: one line in, one reply out,
+/// `ok ...` or `error CODE message`. Every caller (each connection's thread, the command's own
+/// tick) goes through one lock, so the graph sees one command at a time.
+///
+/// Threads: any; never the process thread.
+final class GraphControl: @unchecked Sendable {
+    let live: LiveGraph
+    private let lock = NSLock()
+    /// Set when a command changed what a save would hold (NSM's dirty flag).
+    private(set) var changed = false
+
+    init(live: LiveGraph) { self.live = live }
+
+    /// The verbs with their arguments, as `help` lists them and a syntax error names them.
+    static let verbs: [(verb: String, arguments: [String])] = [
+        ("add", ["URI", "[ID]"]), ("remove", ["ID"]), ("connect", ["SOURCE", "DESTINATION"]),
+        ("disconnect", ["SOURCE", "DESTINATION"]), ("set", ["ID", "SYMBOL", "VALUE"]), ("get", ["ID", "SYMBOL"]),
+        ("bypass", ["ID", "on|off"]), ("preset", ["ID", "NAME"]), ("list", []), ("latency", []),
+        ("monitor", ["ID", "SYMBOL", "on|off"]), ("help", []), ("close", []),
+    ]
+
+    /// What a line asks of the connection besides its reply.
+    enum Effect: Equatable {
+        case none
+        case monitor(id: String, symbol: String, on: Bool)
+        case close
+    }
+
+    /// Runs the command in `words` (a line's words, ``ControlLine/words(_:)``).
+    func execute(_ words: [String]) -> (reply: String, effect: Effect) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let verb = words.first else { return (ControlLine.error("syntax", "an empty line; expected a command: \(Self.verbList)"), .none) }
+        guard let usage = Self.verbs.first(where: { $0.verb == verb }) else {
+            return (ControlLine.error("syntax", "unknown command '\(verb)'; expected one of \(Self.verbList)"), .none)
+        }
+        let arguments = Array(words.dropFirst())
+        let required = usage.arguments.filter { !$0.hasPrefix("[") }.count
+        guard (required ... usage.arguments.count).contains(arguments.count) else {
+            return (ControlLine.error("syntax", "'\(verb)' takes \(usage.arguments.isEmpty ? "no arguments" : usage.arguments.joined(separator: " ")); got \(arguments.count) argument\(arguments.count == 1 ? "" : "s")"), .none)
+        }
+        do throws(LiveGraphError) {
+            switch verb {
+            case "add":
+                let node = try live.add(arguments[0], id: arguments.count > 1 ? arguments[1] : nil)
+                changed = true
+                return (ControlLine.ok([node.id]), .none)
+            case "remove":
+                try live.remove(arguments[0])
+                changed = true
+            case "connect":
+                try live.connect(arguments[0], arguments[1])
+                changed = true
+            case "disconnect":
+                try live.disconnect(arguments[0], arguments[1])
+                changed = true
+            case "set":
+                guard let value = Float(arguments[2]), value.isFinite else {
+                    return (ControlLine.error("invalid", "'\(arguments[2])' is not a number; expected a finite value such as -6 or 0.5"), .none)
+                }
+                try live.set(arguments[0], arguments[1], to: value)
+                changed = true
+            case "get":
+                return (ControlLine.ok([Self.text(try live.value(arguments[0], arguments[1]))]), .none)
+            case "bypass":
+                guard let on = Self.onOff(arguments[1]) else { return (Self.notOnOff(arguments[1]), .none) }
+                try live.bypass(arguments[0], on)
+                changed = true
+            case "preset":
+                try live.applyPreset(arguments[0], arguments[1])
+                changed = true
+            case "list":
+                return (ControlLine.ok(listing), .none)
+            case "latency":
+                return (ControlLine.ok([String(live.latency)]), .none)
+            case "monitor":
+                guard let on = Self.onOff(arguments[2]) else { return (Self.notOnOff(arguments[2]), .none) }
+                _ = try live.value(arguments[0], arguments[1])
+                return (ControlLine.ok(), .monitor(id: arguments[0], symbol: arguments[1], on: on))
+            case "help":
+                return (ControlLine.ok(Self.verbs.map { ([$0.verb] + $0.arguments).joined(separator: " ") }), .none)
+            default:
+                return (ControlLine.ok(), .close)
+            }
+        } catch {
+            return (ControlLine.error(error.kind.rawValue, error.description), .none)
+        }
+        return (ControlLine.ok(), .none)
+    }
+
+    /// The value of a monitored control now, or nil when its node or control is gone.
+    func value(_ id: String, _ symbol: String) -> Float? {
+        lock.lock()
+        defer { lock.unlock() }
+        return try? live.value(id, symbol)
+    }
+
+    /// Runs `body` on the graph under the lock (the command's tick: latency re-reads, saves).
+    func withGraph<Result>(_ body: (LiveGraph) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(live)
+    }
+
+    /// Clears the changed flag, returning what it was.
+    func takeChanged() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        defer { changed = false }
+        return changed
+    }
+
+    /// `nodes=N ID=URI ... connections=M SOURCE>DESTINATION ...`, with `bypassed=ID,...` when any is.
+    private var listing: [String] {
+        let nodes = live.graph.nodes.map { "\($0.id)=\(live.nodes[$0.id]?.instance.description.uri ?? "")" }
+        let bypassed = live.graph.nodes.filter { live.nodes[$0.id]?.bypass.isOn == true }.map(\.id)
+        return ["nodes=\(nodes.count)"] + nodes + ["connections=\(live.graph.connections.count)"]
+            + live.graph.connections.map { "\($0.source)>\($0.destination)" }
+            + (bypassed.isEmpty ? [] : ["bypassed=" + bypassed.joined(separator: ",")])
+    }
+
+    /// A value as replies write it: the shortest text that reads back as the same float.
+    static func text(_ value: Float) -> String { "\(value)" }
+
+    private static var verbList: String { verbs.map(\.verb).joined(separator: ", ") }
+
+    private static func onOff(_ word: String) -> Bool? { word == "on" ? true : word == "off" ? false : nil }
+
+    private static func notOnOff(_ word: String) -> String {
+        ControlLine.error("syntax", "'\(word)' is neither on nor off")
+    }
+}
