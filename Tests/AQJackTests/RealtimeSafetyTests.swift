@@ -281,7 +281,7 @@ extension JackServerSuite.RealtimeSafetyTests {
 }
 
 extension JackServerSuite.RealtimeSafetyTests {
-    @Test("plugin graph host (swh amp into swh's fastLookaheadLimiter beside a dry path, two channels) with a new graph swapped in every 100 ms: zero allocations, frees and mutex locks on the process thread, every swap taken")
+    @Test("plugin graph host (swh amp into swh's fastLookaheadLimiter beside a dry path, two channels) with a new graph swapped in every 100 ms, the amp's gain set and the limiter bypassed or not at each: zero allocations, frees and mutex locks on the process thread, every swap taken")
     func graphSwapsAreAllocationFree() throws {
         let world = LV2World()
         let amp = try LV2GraphNode(id: "amp", instance: LV2PluginInstance(world: world, uri: "http://plugin.org.uk/swh-plugins/amp", sampleRate: 48000, maximumBlock: 1024))
@@ -331,11 +331,15 @@ extension JackServerSuite.RealtimeSafetyTests {
             let next = try graph(withAmp: swaps % 2 == 1)
             if try host.run(GraphRunner(graph: next, plan: GraphPlan(next), kernels: kernels, maximumFrames: 1024)) { taken += 1 }
             swaps += 1
+            // Controls changed and the limiter bypassed while it runs (the control socket's set
+            // and bypass): queued here, applied on the process thread.
+            try amp.set("gain", to: Float(swaps % 12))
+            limiter.bypass.isOn = swaps % 3 == 0
             usleep(100_000)
         }
         aq_probe_disable()
         let allocations = aq_probe_allocation_count(), frees = aq_probe_free_count(), locks = aq_probe_mutex_lock_count()
-        print("graph host's process thread over \(swaps) swaps: allocations \(allocations), frees \(frees), mutex locks \(locks)")
+        print("graph host's process thread over \(swaps) swaps, control changes and bypasses: allocations \(allocations), frees \(frees), mutex locks \(locks)")
         #expect(swaps >= 20 && taken == swaps)
         #expect(allocations == 0 && frees == 0 && locks == 0)
         withExtendedLifetime((amp, limiter)) {}

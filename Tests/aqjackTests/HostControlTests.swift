@@ -1,0 +1,186 @@
+import AQCore
+import AQJack
+import AQServerSuite
+import AQTestSupport
+import Foundation
+import Testing
+
+extension JackServerSuite {
+    /// `aqjack host --control PORT`: the graph edited and controlled over its control socket
+    /// while JACK runs it, shown by recordings and by JACK's port latencies.
+    @Suite("aqjack host --control: the control socket")
+    struct HostControlTests {
+        /// The port the host noted on standard error ("control socket on 127.0.0.1:PORT").
+        static func controlPort(_ err: URL) throws -> Int {
+            for _ in 0 ..< 250 {
+                let text = String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
+                if let range = text.range(of: "control socket on 127.0.0.1:") {
+                    let digits = text[range.upperBound...].prefix { $0.isNumber }
+                    if let port = Int(digits) { return port }
+                }
+                usleep(20_000)
+            }
+            throw NSError(domain: "HostControlTests", code: 1, userInfo: [NSLocalizedDescriptionKey: "no control port noted"])
+        }
+
+        @Test("set over the socket takes effect within one period: amp at 0 dB between the generator and a recording queue, 'set 1 gain 6' replied ok; every recorded sample is the generator's × 1 before frame S and × powf(10, 0.3) from S on, exactly, S no later than one period after the JACK frame time at the reply; get returns 6")
+        func setWithinOnePeriod() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("ctlgen"), channelCount: 1)
+            let (recorder, log) = try startFloatRecorder(channels: 1, role: "ctlrec")
+            let name = TestServer.uniqueClientName("hostctl")
+            let (host, out, err) = try HostCommandTests.startHost([PluginConvertTests.amp, "--control", "0",
+                                                                   "-i", "\(generator.client.name):out_1", "-o", "\(recorder.driver.name):in_1"],
+                                                                  name: name, expectPort: "out_1")
+            defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+            let socket = try LineClient(port: Self.controlPort(err))
+            usleep(500_000)
+            let sentAt = generator.client.estimatedFrameTime
+            #expect(socket.command("set 1 gain 6") == "ok")
+            let repliedAt = generator.client.estimatedFrameTime
+            #expect(socket.command("get 1 gain") == "ok 6.0")
+            usleep(500_000)
+            let (hostExit, errors) = HostCommandTests.stopHost(host, err: err, recorder: recorder)
+            #expect(hostExit.status == 0, "\(errors)")
+
+            let coefficient = powf(10, 6.0 / 20)
+            // The first frame at the new gain: the first sample that is not the generator's own.
+            var switchFrame: UInt32?
+            var unity = 0, loud = 0, wrong = 0
+            for delivery in log.deliveries {
+                let first = UInt32(truncatingIfNeeded: Int64(delivery.startTime.mSampleTime))
+                for (offset, got) in delivery.samples.enumerated() where got != 0 {
+                    let frame = first &+ UInt32(offset)
+                    let input = TestSignal.sample(channel: 0, frame: frame)
+                    if got == input, switchFrame == nil { unity += 1 } else if got == input * coefficient {
+                        if switchFrame == nil { switchFrame = frame }
+                        loud += 1
+                    } else {
+                        wrong += 1
+                    }
+                }
+            }
+            let xruns = generator.client.notifications.xrunCount.load(ordering: .relaxed)
+            #expect(unity > 4_800 && loud > 4_800 && wrong <= xruns * 2 * 128, "\(unity) at 0 dB, \(loud) at +6 dB, \(wrong) wrong, \(xruns) xruns")
+            if xruns == 0 { #expect(wrong == 0) }
+            let switched = try #require(switchFrame)
+            // Queued before the reply; the process thread applies it at its next cycle.
+            #expect(Int32(bitPattern: switched &- repliedAt) <= 128, "switched at \(switched), replied at \(repliedAt)")
+            #expect(Int32(bitPattern: switched &- sentAt) >= -128, "switched at \(switched), sent at \(sentAt)")
+        }
+
+        @Test("a graph built over the socket: add the limiter, connect it, bypass it: latency 240 replied and shown by JACK on out_1; bypassed, every recorded sample is the generator's 240 frames before, exactly; list names the node, its connections and that it is bypassed")
+        func bypassKeepsLatency() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("bypgen"), channelCount: 1)
+            let (recorder, log) = try startFloatRecorder(channels: 1, role: "byprec")
+            let name = TestServer.uniqueClientName("hostbyp")
+            let (host, out, err) = try HostCommandTests.startHost(["--control", "0", "--channels", "1",
+                                                                   "-i", "\(generator.client.name):out_1", "-o", "\(recorder.driver.name):in_1"],
+                                                                  name: name, expectPort: "out_1")
+            defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+            let socket = try LineClient(port: Self.controlPort(err))
+            #expect(socket.command("add \(PluginConvertTests.limiter) lim") == "ok lim")
+            #expect(socket.command("connect in_1 lim:in_1") == "ok")
+            #expect(socket.command("connect lim:out_1 out_1") == "ok")
+            #expect(socket.command("bypass lim on") == "ok")
+            #expect(socket.command("latency") == "ok 240")
+            #expect(socket.command("list") == "ok nodes=1 lim=\(PluginConvertTests.limiter) connections=2 in_1>lim:in_1 lim:out_1>out_1 bypassed=lim")
+            let bypassedFrom = generator.client.estimatedFrameTime &+ 256
+            let listing = try AQJackCommand.run(["--ports", "\(name):*", "--json"])
+            #expect(HostCommandTests.latency(of: "\(name):out_1", "capture", in: listing.standardOutput) == [240, 240], "\(listing.standardOutput)")
+            usleep(1_000_000)
+            // Until a cycle before the host is stopped (then its ports go silent).
+            let stoppedFrom = generator.client.estimatedFrameTime &- 128
+            let (hostExit, errors) = HostCommandTests.stopHost(host, err: err, recorder: recorder)
+            #expect(hostExit.status == 0, "\(errors)")
+            var checked = 0, wrong = 0
+            for delivery in log.deliveries {
+                let first = UInt32(truncatingIfNeeded: Int64(delivery.startTime.mSampleTime))
+                for offset in delivery.samples.indices {
+                    let frame = first &+ UInt32(offset)
+                    guard Int32(bitPattern: frame &- bypassedFrom) >= 0, Int32(bitPattern: stoppedFrom &- frame) > 0 else { continue }
+                    checked += 1
+                    if delivery.samples[offset] != TestSignal.sample(channel: 0, frame: frame &- 240) { wrong += 1 }
+                }
+            }
+            let xruns = generator.client.notifications.xrunCount.load(ordering: .relaxed)
+            #expect(checked > 24_000 && wrong <= xruns * 2 * 128, "\(checked) samples checked, \(wrong) wrong, \(xruns) xruns")
+            if xruns == 0 { #expect(wrong == 0) }
+        }
+
+        @Test("monitor sends the limiter's attenuation as it changes (the limiter at +20 dB into a -20 dB limit): the first value at once, then at least 5 changing values in a second, at most one a period, each a number the limiter wrote; monitor off stops them")
+        func monitorAttenuation() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("mongen"), channelCount: 2)
+            let name = TestServer.uniqueClientName("hostmon")
+            let (host, out, err) = try HostCommandTests.startHost([PluginConvertTests.limiter, "--set", "ingain=20", "--set", "limit=-20", "--control", "0",
+                                                                   "-i", "\(generator.client.name):out_*"],
+                                                                  name: name, expectPort: "out_2")
+            defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+            let socket = try LineClient(port: Self.controlPort(err))
+            socket.send("monitor 1 attenuation on")
+            #expect(socket.readLine() == "ok")
+            let start = Date()
+            var values: [Float] = []
+            while Date().timeIntervalSince(start) < 1, let line = socket.readLine(timeout: 1) {
+                let words = line.split(separator: " ")
+                #expect(words.count == 4 && words[0] == "monitor" && words[1] == "1" && words[2] == "attenuation", "\(line)")
+                if let value = Float(words.last ?? "") { values.append(value) }
+            }
+            let elapsed = Date().timeIntervalSince(start)
+            #expect(values.count >= 5 && Set(values).count >= 5, "\(values.count) values: \(values.prefix(8))")
+            #expect(values.allSatisfy { $0.isFinite && $0 >= 0 }, "\(values.prefix(20))")
+            #expect(Double(values.count) <= elapsed * 48_000 / 128 + 2, "\(values.count) values in \(elapsed) s")
+            #expect(socket.command("monitor 1 attenuation off") == "ok")
+            // What was sent before the reply is read past; then nothing more comes.
+            #expect(socket.readLine(timeout: 0.3) == nil)
+            host.interrupt()
+            #expect(host.exitStatus().status == 0)
+        }
+
+        @Test("bad lines never stop the host: each gets its error code and words (syntax, too-long, not-found, invalid, exists, cycle), the graph is unchanged, and the next command works; a connection without the token is refused where one is set, and --control-host beyond loopback without one exits 2")
+        func badInput() throws {
+            let name = TestServer.uniqueClientName("hostbad")
+            let (host, out, err) = try HostCommandTests.startHost([PluginConvertTests.amp, "--control", "0", "--control-token", "s3cret"], name: name, expectPort: "out_1")
+            defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+            let port = try Self.controlPort(err)
+            let stranger = try LineClient(port: port)
+            #expect(stranger.command("list") == "error auth the first line must be: auth TOKEN (the --control-token)")
+            #expect(stranger.readLine(timeout: 1) == nil, "the connection stays open")
+            let wrongToken = try LineClient(port: port)
+            #expect(wrongToken.command("auth s3cre") == "error auth the first line must be: auth TOKEN (the --control-token)")
+
+            let socket = try LineClient(port: port)
+            #expect(socket.command("auth s3cret") == "ok")
+            let before = socket.command("list")
+            let cases: [(line: [UInt8], reply: String)] = [
+                (Array("\n".utf8), "error syntax an empty line; expected a command: add, remove, connect, disconnect, set, get, bypass, preset, list, latency, monitor, help, close"),
+                (Array("frobnicate 1\n".utf8), "error syntax unknown command 'frobnicate'; expected one of add, remove, connect, disconnect, set, get, bypass, preset, list, latency, monitor, help, close"),
+                (Array("set 1 gain\n".utf8), "error syntax 'set' takes ID SYMBOL VALUE; got 2 arguments"),
+                (Array(repeating: UInt8(ascii: "a"), count: 5000) + [10], "error too-long a line of more than 4096 bytes; nothing of it was run"),
+                ([0x73, 0x65, 0x74, 0xFF, 0xFE, 10], "error syntax the line is not UTF-8 text"),
+                (Array("set 1 gain\u{1}6\n".utf8), "error syntax a control character (byte 1) at column 11; expected printable text"),
+                (Array("set 1 gain \"6\n".utf8), "error syntax a quote opened and not closed; expected a closing \""),
+                (Array("set 1 gain loud\n".utf8), "error invalid 'loud' is not a number; expected a finite value such as -6 or 0.5"),
+                (Array("set 1 gain nan\n".utf8), "error invalid 'nan' is not a number; expected a finite value such as -6 or 0.5"),
+                (Array("set 1 gain 1e30\n".utf8), "error invalid gain=1e+30 is out of range for 'Simple amplifier': expected -70 ... 70, default 0"),
+                (Array("set 9 gain 1\n".utf8), "error not-found no node '9' in the graph; it has '1'"),
+                (Array("add urn:nothing\n".utf8), "error not-found no installed LV2 plugin has the URI 'urn:nothing'; `aqjack plugins` lists the "),
+                (Array("add \(PluginConvertTests.amp) 1\n".utf8), "error exists a node '1' is already in the graph; expected a new id"),
+                (Array("connect 1:output 1:input\n".utf8), "error cycle connecting 1:output -> 1:input would make a cycle: 1 -> 1; a graph's paths must not loop"),
+                (Array("bypass 1 maybe\n".utf8), "error syntax 'maybe' is neither on nor off"),
+            ]
+            for (line, reply) in cases {
+                socket.send(bytes: line)
+                let got = socket.readLine() ?? "(no reply)"
+                #expect(got.hasPrefix(reply), "sent \(line.prefix(40)): got \(got)")
+            }
+            #expect(socket.command("list") == before)
+            #expect(socket.command("set 1 gain 3") == "ok")
+            host.interrupt()
+            #expect(host.exitStatus().status == 0)
+
+            let open = try AQJackCommand.run(["host", "--name", TestServer.uniqueClientName("hostopen"), "--control", "0", "--control-host", "0.0.0.0", PluginConvertTests.amp])
+            #expect(open.status == 2)
+            #expect(open.standardError.contains("--control-host 0.0.0.0 listens beyond this machine: give --control-token TOKEN (or AQJACK_CONTROL_TOKEN) too"), "\(open.standardError)")
+        }
+    }
+}
