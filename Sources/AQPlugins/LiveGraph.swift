@@ -108,20 +108,7 @@ public final class LiveGraph {
         let id = id ?? freeID()
         try Self.check(id: id)
         guard nodes[id] == nil else { throw LiveGraphError(.exists, "a node '\(id)' is already in the graph; expected a new id") }
-        let description: LV2PluginDescription
-        do { description = try world.describe(uri) } catch {
-            throw LiveGraphError(.notFound, error.message)
-        }
-        for case .control(let symbol, _) in settings { try Self.checkInput(symbol, of: description, node: id) }
-        let node: LV2GraphNode
-        do {
-            let instance = try LV2PluginInstance(world: world, uri: uri, sampleRate: Double(host.driver.sampleRate),
-                                                 maximumBlock: maximumBlock, realtime: true)
-            try instance.apply(settings)
-            node = try LV2GraphNode(id: id, instance: instance)
-        } catch {
-            throw LiveGraphError(error)
-        }
+        let node = try instantiate(uri, id: id, settings: settings, state: nil)
         var edited = graph
         do { try edited.add(node.node) } catch { throw LiveGraphError(error) }
         nodes[id] = node
@@ -178,6 +165,77 @@ public final class LiveGraph {
         guard edited != graph else { return false }
         try swap(to: edited)
         return true
+    }
+
+    // MARK: Files
+
+    /// The graph as a document: nodes in the order added, each control input's value (as last
+    /// set, else as the plugin has it), bypass, and the connections in the order made.
+    public var document: GraphDocument {
+        let saved = graph.nodes.compactMap { graphNode -> GraphDocument.Node? in
+            guard let node = nodes[graphNode.id] else { return nil }
+            let symbols = node.instance.description.controlInputs.map(\.symbol)
+            let controls = Dictionary(uniqueKeysWithValues: symbols.compactMap { symbol in node.value(of: symbol).map { (symbol, $0) } })
+            return GraphDocument.Node(id: node.id, uri: node.instance.description.uri, controls: controls, bypass: node.bypass.isOn)
+        }
+        return GraphDocument(inputs: graph.inputCount, outputs: graph.outputCount, nodes: saved,
+                             connections: graph.connections.map { ["\($0.source)", "\($0.destination)"] })
+    }
+
+    /// Saves the graph to `path` (``GraphDocument``), each node's LV2 state in
+    /// `path.state/ID/`. The plugins keep running (LV2 lets a plugin save while it runs).
+    /// - Throws: failed, naming what could not be written.
+    public func save(to path: String) throws(LiveGraphError) {
+        let document = self.document
+        for node in document.nodes {
+            do { try nodes[node.id]?.instance.saveState(to: GraphDocument.stateDirectory(of: node.id, beside: path)) } catch {
+                throw LiveGraphError(.failed, error.message)
+            }
+        }
+        try document.write(to: path)
+    }
+
+    /// Replaces the whole graph with the one saved at `path`: every plugin instantiated, its
+    /// saved LV2 state restored and its controls set before it runs, then the new graph swapped
+    /// in at one cycle boundary. Nothing changes when anything of it is refused.
+    /// - Throws: failed (the file, an instantiation); invalid (not a graph file, other channel
+    ///   counts than this graph's, a value out of range, a connection the graph refuses,
+    ///   naming it); not-found (a plugin, control or port that is not there).
+    public func load(from path: String) throws(LiveGraphError) {
+        let document = try GraphDocument(contentsOf: path)
+        guard document.inputs == graph.inputCount, document.outputs == graph.outputCount else {
+            throw LiveGraphError(.invalid, "'\(path)' is a graph of \(document.inputs) inputs and \(document.outputs) outputs; this one has \(graph.inputCount) and \(graph.outputCount)")
+        }
+        var loaded: [String: LV2GraphNode] = [:]
+        var edited = PluginGraph(inputs: document.inputs, outputs: document.outputs)
+        for saved in document.nodes {
+            try Self.check(id: saved.id)
+            guard loaded[saved.id] == nil else { throw LiveGraphError(.invalid, "'\(path)' has two nodes '\(saved.id)'; ids are unique") }
+            let node = try instantiate(saved.uri, id: saved.id, settings: saved.controls.sorted { $0.key < $1.key }.map { .control(symbol: $0.key, value: $0.value) },
+                                       state: GraphDocument.stateDirectory(of: saved.id, beside: path))
+            node.bypass.isOn = saved.bypass
+            loaded[saved.id] = node
+            do { try edited.add(node.node) } catch { throw LiveGraphError(error) }
+        }
+        for (index, pair) in document.connections.enumerated() {
+            do {
+                try edited.connect(try Self.endpoint(pair[0]), to: try Self.endpoint(pair[1]))
+            } catch let error as LiveGraphError {
+                throw LiveGraphError(error.kind, "'\(path)', connection \(index + 1): \(error.description)")
+            } catch let error as GraphError {
+                throw LiveGraphError(LiveGraphError(error).kind, "'\(path)', connection \(index + 1): \(error.description)")
+            } catch {
+                throw LiveGraphError(.invalid, "'\(path)', connection \(index + 1): \(error)")
+            }
+        }
+        let previous = nodes
+        removed += previous.values
+        nodes = loaded
+        do { try swap(to: edited) } catch {
+            nodes = previous
+            throw error
+        }
+        nextNumber = 1
     }
 
     // MARK: Controls (no swap)
@@ -247,6 +305,25 @@ public final class LiveGraph {
             throw LiveGraphError(.failed, "cannot run the edited graph: \(error)")
         }
         graph = next
+    }
+
+    /// Plugin `uri` as node `id`: its saved state in `state` restored when one is there, then
+    /// `settings` applied, primed; not yet in any runner.
+    private func instantiate(_ uri: String, id: String, settings: [LV2Stage.Setting], state: String?) throws(LiveGraphError) -> LV2GraphNode {
+        let description: LV2PluginDescription
+        do { description = try world.describe(uri) } catch {
+            throw LiveGraphError(.notFound, error.message)
+        }
+        for case .control(let symbol, _) in settings { try Self.checkInput(symbol, of: description, node: id) }
+        do {
+            let instance = try LV2PluginInstance(world: world, uri: uri, sampleRate: Double(host.driver.sampleRate),
+                                                 maximumBlock: maximumBlock, realtime: true)
+            if let state { _ = try instance.restoreState(from: state) }
+            try instance.apply(settings)
+            return try LV2GraphNode(id: id, instance: instance)
+        } catch {
+            throw LiveGraphError(error)
+        }
     }
 
     private func freeID() -> String {

@@ -20,7 +20,7 @@ final class GraphControl: @unchecked Sendable {
         ("add", ["URI", "[ID]"]), ("remove", ["ID"]), ("connect", ["SOURCE", "DESTINATION"]),
         ("disconnect", ["SOURCE", "DESTINATION"]), ("set", ["ID", "SYMBOL", "VALUE"]), ("get", ["ID", "SYMBOL"]),
         ("bypass", ["ID", "on|off"]), ("preset", ["ID", "NAME"]), ("list", []), ("latency", []),
-        ("monitor", ["ID", "SYMBOL", "on|off"]), ("help", []), ("close", []),
+        ("monitor", ["ID", "SYMBOL", "on|off"]), ("save", ["FILE"]), ("load", ["FILE"]), ("help", []), ("close", []),
     ]
 
     /// What a line asks of the connection besides its reply.
@@ -72,6 +72,11 @@ final class GraphControl: @unchecked Sendable {
                 changed = true
             case "preset":
                 try live.applyPreset(arguments[0], arguments[1])
+                changed = true
+            case "save":
+                try live.save(to: arguments[0])
+            case "load":
+                try live.load(from: arguments[0])
                 changed = true
             case "list":
                 return (ControlLine.ok(listing), .none)

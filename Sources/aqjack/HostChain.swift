@@ -23,6 +23,8 @@ struct HostChain {
     }
 
     let plugins: [PluginChainOptions.Plugin]
+    /// A saved graph to host instead of a chain (its channels are the file's).
+    let graphFile: String?
     let channels: Int
     let control: ControlOptions?
     let sources: [String]
@@ -58,13 +60,17 @@ struct HostChain {
         do throws(LiveGraphError) {
             if let chain {
                 live = try LiveGraph(chain: chain, world: world, driver: driver)
+            } else if let graphFile {
+                let document = try GraphDocument(contentsOf: graphFile)
+                live = try LiveGraph(world: world, driver: driver, inputs: document.inputs, outputs: document.outputs)
+                try live.load(from: graphFile)
             } else {
                 live = try LiveGraph(world: world, driver: driver, inputs: channels, outputs: channels)
             }
         } catch {
             client.close()
-            Diagnostics.error("cannot host the graph on server '\(client.serverName)': \(error)")
-            return ExitStatus.failure
+            Diagnostics.error(graphFile.map { "cannot host the graph '\($0)': \(error)" } ?? "cannot host the graph on server '\(client.serverName)': \(error)")
+            return error.kind == .failed ? ExitStatus.failure : ExitStatus.usage
         }
         let (audioFrom, missingFrom) = PortMatching.select(sources, from: client.portNames(direction: .output, audioOnly: true))
         let (audioTo, missingTo) = PortMatching.select(destinations, from: client.portNames(direction: .input, audioOnly: true))
@@ -104,8 +110,9 @@ struct HostChain {
             (live.nodes["\(index + 1)"] ?? live.nodes["\(index + 1).1"])?.instance.description.name ?? ""
         }
         if !json {
-            print(plugins.isEmpty ? "hosting an empty graph of \(channels) channels as '\(client.name)'"
-                : "hosting a chain of \(plugins.count) plugins (\(names.joined(separator: " -> "))) as '\(client.name)', latency \(latency) frames")
+            print(graphFile.map { "hosting the graph '\($0)' (\(live.graph.nodes.count) plugins) as '\(client.name)', latency \(latency) frames" }
+                ?? (plugins.isEmpty ? "hosting an empty graph of \(channels) channels as '\(client.name)'"
+                : "hosting a chain of \(plugins.count) plugins (\(names.joined(separator: " -> "))) as '\(client.name)', latency \(latency) frames"))
         }
         nsm?.confirmOpen(message: "hosting a graph of \(live.graph.nodes.count) plugins as '\(client.name)'")
         let cause = SessionLoop.run(client: client, signals: signals, finished: { false }) {

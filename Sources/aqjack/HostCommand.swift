@@ -26,6 +26,8 @@ struct HostCommand {
     var control: HostChain.ControlOptions?
     /// `--channels N`: the graph's channels when no URI is given (with --control).
     var channels: Int?
+    /// `--graph FILE`: a saved graph (``GraphDocument``) to host.
+    var graphFile: String?
 
     init(arguments cursor: inout ArgumentCursor, globals: inout GlobalOptions) throws(UsageError) {
         var chain = PluginChainOptions()
@@ -40,6 +42,8 @@ struct HostCommand {
                 controlHost = try cursor.value(for: "--control-host", expected: "an IPv4 address to listen on, e.g. 127.0.0.1")
             case .option("--control-token"):
                 controlToken = try cursor.value(for: "--control-token", expected: "a secret a connection gives first: auth TOKEN")
+            case .option("--graph"):
+                graphFile = try cursor.value(for: "--graph", expected: "a graph file saved by the control socket's save command")
             case .option("--channels"):
                 channels = try cursor.integer(for: "--channels", in: 1 ... 64, meaning: "the graph's input and output channels")
             case .option("-i"), .option("--input"):
@@ -54,7 +58,7 @@ struct HostCommand {
             case let .option(option):
                 if try chain.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for host: expected --set, --preset, --state, --control, --control-host, --control-token, --channels, -i, -o, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for host: expected --set, --preset, --state, --graph, --control, --control-host, --control-token, --channels, -i, -o, --json, --server or --name")
             case let .operand(word):
                 // --set and --preset apply to the URI before them (those before the first URI, to it).
                 if uris.isEmpty { chain.plugins[0].uri = word } else { chain.plugins.append(.init(uri: word)) }
@@ -71,14 +75,17 @@ struct HostCommand {
         } else if controlToken != nil || controlHost != "127.0.0.1" {
             throw UsageError(message: "--control-host and --control-token belong to the control socket: give --control PORT too")
         }
+        if graphFile != nil, !uris.isEmpty || channels != nil {
+            throw UsageError(message: "--graph hosts a saved graph: give no URI and no --channels with it (the file has its plugins and channels)")
+        }
         if channels != nil, control == nil || !uris.isEmpty {
             throw UsageError(message: "--channels sizes an empty graph: give it with --control and no URI (a chain is as wide as its widest plugin)")
         }
-        guard !uris.isEmpty || control != nil else {
+        guard !uris.isEmpty || control != nil || graphFile != nil else {
             throw UsageError(message: "host needs a plugin URI, e.g. aqjack host http://plugin.org.uk/swh-plugins/amp (aqjack plugins lists them), or --control PORT to build a graph over the socket")
         }
         if uris.count != 1 || control != nil, stateDirectory != nil {
-            throw UsageError(message: "--state keeps one plugin's state: host one URI with it, without --control")
+            throw UsageError(message: "--state keeps one plugin's state: host one URI with it, without --control or --graph")
         }
         uri = uris.first ?? ""
         settings = chain.plugins[0].settings
@@ -124,8 +131,8 @@ struct HostCommand {
 
     private func host(globals: GlobalOptions, nsm: NSMClient?) throws(JackError) -> Int32 {
         if plugins.count != 1 || control != nil {
-            return try HostChain(plugins: plugins, channels: channels ?? 2, control: control, sources: sources, destinations: destinations,
-                                 json: json).run(globals: globals, nsm: nsm)
+            return try HostChain(plugins: plugins, graphFile: graphFile, channels: channels ?? 2, control: control, sources: sources,
+                                 destinations: destinations, json: json).run(globals: globals, nsm: nsm)
         }
         let signals = SignalWatcher()
         // A state directory that cannot be written is said now, with the system's reason, not

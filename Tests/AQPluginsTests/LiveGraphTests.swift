@@ -107,4 +107,81 @@ struct LiveGraphTests {
             #expect(live.graph == before && live.nodes.count == 2)
         }
     }
+
+    /// amp (+6 dB, set while running) into the limiter (+3 dB input gain), beside a dry path
+    /// into the same output, on a fresh driver; the graph built before the first frame.
+    static func builtGraph(_ driver: OfflineDriver) throws -> LiveGraph {
+        let live = try LiveGraph(world: LV2World(), driver: driver, inputs: 1, outputs: 1)
+        try live.add(LiveHostOfflineTests.amp, id: "amp")
+        try live.add(LiveHostOfflineTests.limiter, id: "lim", settings: [.control(symbol: "ingain", value: 3)])
+        for (source, destination) in [("in_1", "amp:input"), ("amp:output", "lim:in_1"), ("lim:out_1", "out_1"), ("in_1", "out_1")] {
+            try live.connect(source, destination)
+        }
+        try live.set("amp", "gain", to: 6)
+        try live.start()
+        return live
+    }
+
+    @Test("save, then load into a new host on a new driver: the same document, the plugins' state folders beside the file, and every output sample the same as the saved graph's over the same input, bit-exact")
+    func saveAndLoad() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-graph-\(getpid())-\(UInt32.random(in: 0 ... .max))").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/rack.json"
+
+        let first = OfflineDriver(name: "saved", sampleRate: 48000, bufferSize: 128)
+        defer { first.close() }
+        let saved = try Self.builtGraph(first)
+        try saved.save(to: path)
+        #expect(FileManager.default.fileExists(atPath: folder + "/rack.json.state/lim/state.ttl"))
+        let original = Self.render(first, frames: 9_600)
+
+        let second = OfflineDriver(name: "loaded", sampleRate: 48000, bufferSize: 128)
+        defer { second.close() }
+        let loaded = try LiveGraph(world: LV2World(), driver: second, inputs: 1, outputs: 1)
+        try loaded.load(from: path)
+        try loaded.start()
+        #expect(loaded.document == saved.document)
+        #expect(loaded.latency == 240 && second.processingLatency == 240)
+        let again = Self.render(second, frames: 9_600)
+        let different = original.indices.filter { original[$0] != again[$0] }
+        #expect(different.count == 0 && original.contains { $0 != 0 }, "\(different.count) samples differ, the first at \(different.first ?? -1)")
+    }
+
+    @Test("a graph file that cannot be loaded is refused naming what is wrong, and the running graph stays: no file, not JSON, another schema, other channel counts, an unknown plugin, a value out of range, a connection that makes a cycle")
+    func badGraphFiles() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-badgraph-\(getpid())-\(UInt32.random(in: 0 ... .max))").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let driver = OfflineDriver(name: "live", sampleRate: 48000, bufferSize: 128)
+        defer { driver.close() }
+        let live = try Self.builtGraph(driver)
+        let before = live.document
+        let amp = LiveHostOfflineTests.amp
+        func graph(_ nodes: String, _ connections: String, inputs: Int = 1) -> String {
+            #"{"schema": "aqjack.graph/1", "inputs": \#(inputs), "outputs": 1, "nodes": [\#(nodes)], "connections": [\#(connections)]}"#
+        }
+        let cases: [(name: String, text: String?, kind: LiveGraphError.Kind, words: String)] = [
+            ("missing.json", nil, .failed, "cannot read the graph file '\(folder)/missing.json': No such file or directory"),
+            ("text.json", "rack: amp", .invalid, "'\(folder)/text.json' is not a graph file (JSON of schema aqjack.graph/1)"),
+            ("schema.json", #"{"schema": "other/2", "inputs": 1, "outputs": 1, "nodes": [], "connections": []}"#, .invalid, "'\(folder)/schema.json' has schema 'other/2'; expected aqjack.graph/1"),
+            ("lacks.json", #"{"schema": "aqjack.graph/1", "inputs": 1, "outputs": 1, "nodes": []}"#, .invalid, "'\(folder)/lacks.json' is not a graph file: it lacks \"connections\""),
+            ("wide.json", graph("", "", inputs: 2), .invalid, "'\(folder)/wide.json' is a graph of 2 inputs and 1 outputs; this one has 1 and 1"),
+            ("huge.json", graph("", "", inputs: 100_000), .invalid, "'\(folder)/huge.json' has 100000 inputs and 1 outputs; expected 0 to 256 of each"),
+            ("unknown.json", graph(#"{"id": "x", "uri": "urn:nothing", "controls": {}, "bypass": false}"#, ""), .notFound, "no installed LV2 plugin has the URI 'urn:nothing'"),
+            ("range.json", graph(#"{"id": "a", "uri": "\#(amp)", "controls": {"gain": 500}, "bypass": false}"#, ""), .invalid, "gain=500.0 is out of range for 'Simple amplifier'"),
+            ("cycle.json", graph(#"{"id": "a", "uri": "\#(amp)", "controls": {}, "bypass": false}"#, #"["a:output", "a:input"]"#), .cycle, "'\(folder)/cycle.json', connection 1: connecting a:output -> a:input would make a cycle"),
+        ]
+        for (name, text, kind, words) in cases {
+            if let text { try text.write(toFile: folder + "/" + name, atomically: true, encoding: .utf8) }
+            do throws(LiveGraphError) {
+                try live.load(from: folder + "/" + name)
+                Issue.record("\(name) was loaded")
+            } catch {
+                #expect(error.kind == kind, "\(name): \(error.kind)")
+                #expect(error.description.hasPrefix(words), "\(name): \(error.description)")
+            }
+            #expect(live.document == before, "\(name) changed the graph")
+        }
+    }
 }

@@ -107,9 +107,11 @@ extension JackServerSuite {
             if xruns == 0 { #expect(wrong == 0) }
         }
 
-        @Test("monitor sends the limiter's attenuation as it changes (the limiter at +20 dB into a -20 dB limit): the first value at once, then at least 5 changing values in a second, at most one a period, each a number the limiter wrote; monitor off stops them")
+        @Test("monitor sends the limiter's attenuation as it changes (a 1 kHz sine loud for 50 ms of every 100 ms, the limiter at +20 dB into a -20 dB limit): the first value at once, then at least 5 changing values in a second, at most one a period, each a number the limiter wrote; monitor off stops them")
         func monitorAttenuation() throws {
-            let generator = try GeneratorClient(name: TestServer.uniqueClientName("mongen"), channelCount: 2)
+            // Bursts: the limiter attenuates each and lets go between them.
+            let bursts = (0 ..< 4_800).map { frame in Float(sin(2 * Double.pi * Double(frame) / 48)) * (frame < 2_400 ? 0.5 : 0.01) }
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("mongen"), channelCount: 2, wavePeriod: bursts)
             let name = TestServer.uniqueClientName("hostmon")
             let (host, out, err) = try HostCommandTests.startHost([PluginConvertTests.limiter, "--set", "ingain=20", "--set", "limit=-20", "--control", "0",
                                                                    "-i", "\(generator.client.name):out_*"],
@@ -136,6 +138,53 @@ extension JackServerSuite {
             #expect(host.exitStatus().status == 0)
         }
 
+        @Test("save over the socket, stop the host, start another with --graph FILE: the same list, and every recorded sample the generator's × powf(10, 6/20), exactly, as the saved graph played it")
+        func saveRestartLoad() throws {
+            let folder = temporaryPath("graph-\(getpid())-\(UInt32.random(in: 0 ... .max))")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let file = folder + "/rack.json"
+            let first = TestServer.uniqueClientName("hostsave")
+            let (saver, out1, err1) = try HostCommandTests.startHost(["--control", "0", "--channels", "1"], name: first, expectPort: "out_1")
+            defer { for item in [out1, err1] { try? FileManager.default.removeItem(at: item) } }
+            var listed: String?
+            do {
+                let socket = try LineClient(port: Self.controlPort(err1))
+                for line in ["add \(PluginConvertTests.amp) amp", "connect in_1 amp:input", "connect amp:output out_1", "set amp gain 6", "save \(file)"] {
+                    #expect(socket.command(line) == (line.hasPrefix("add") ? "ok amp" : "ok"), "\(line)")
+                }
+                listed = socket.command("list")
+            }
+            saver.interrupt()
+            #expect(saver.exitStatus().status == 0)
+
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("loadgen"), channelCount: 1)
+            let (recorder, log) = try startFloatRecorder(channels: 1, role: "loadrec")
+            let name = TestServer.uniqueClientName("hostload")
+            let (host, out, err) = try HostCommandTests.startHost(["--graph", file, "--control", "0",
+                                                                   "-i", "\(generator.client.name):out_1", "-o", "\(recorder.driver.name):in_1"],
+                                                                  name: name, expectPort: "out_1")
+            defer { for item in [out, err] { try? FileManager.default.removeItem(at: item) } }
+            let socket = try LineClient(port: Self.controlPort(err))
+            #expect(socket.command("list") == listed)
+            #expect(socket.command("get amp gain") == "ok 6.0")
+            usleep(1_000_000)
+            let (hostExit, errors) = HostCommandTests.stopHost(host, err: err, recorder: recorder)
+            #expect(hostExit.status == 0, "\(errors)")
+            let coefficient = powf(10, 6.0 / 20)
+            var checked = 0, wrong = 0
+            for delivery in log.deliveries {
+                let first = UInt32(truncatingIfNeeded: Int64(delivery.startTime.mSampleTime))
+                for (offset, got) in delivery.samples.enumerated() where got != 0 {
+                    checked += 1
+                    if got != TestSignal.sample(channel: 0, frame: first &+ UInt32(offset)) * coefficient { wrong += 1 }
+                }
+            }
+            let xruns = generator.client.notifications.xrunCount.load(ordering: .relaxed)
+            #expect(checked > 24_000 && wrong <= xruns * 2 * 128, "\(checked) samples checked, \(wrong) wrong, \(xruns) xruns")
+            if xruns == 0 { #expect(wrong == 0) }
+        }
+
         @Test("bad lines never stop the host: each gets its error code and words (syntax, too-long, not-found, invalid, exists, cycle), the graph is unchanged, and the next command works; a connection without the token is refused where one is set, and --control-host beyond loopback without one exits 2")
         func badInput() throws {
             let name = TestServer.uniqueClientName("hostbad")
@@ -152,8 +201,8 @@ extension JackServerSuite {
             #expect(socket.command("auth s3cret") == "ok")
             let before = socket.command("list")
             let cases: [(line: [UInt8], reply: String)] = [
-                (Array("\n".utf8), "error syntax an empty line; expected a command: add, remove, connect, disconnect, set, get, bypass, preset, list, latency, monitor, help, close"),
-                (Array("frobnicate 1\n".utf8), "error syntax unknown command 'frobnicate'; expected one of add, remove, connect, disconnect, set, get, bypass, preset, list, latency, monitor, help, close"),
+                (Array("\n".utf8), "error syntax an empty line; expected a command: add, remove, connect, disconnect, set, get, bypass, preset, list, latency, monitor, save, load, help, close"),
+                (Array("frobnicate 1\n".utf8), "error syntax unknown command 'frobnicate'; expected one of add, remove, connect, disconnect, set, get, bypass, preset, list, latency, monitor, save, load, help, close"),
                 (Array("set 1 gain\n".utf8), "error syntax 'set' takes ID SYMBOL VALUE; got 2 arguments"),
                 (Array(repeating: UInt8(ascii: "a"), count: 5000) + [10], "error too-long a line of more than 4096 bytes; nothing of it was run"),
                 ([0x73, 0x65, 0x74, 0xFF, 0xFE, 10], "error syntax the line is not UTF-8 text"),
