@@ -121,6 +121,8 @@ enum Help {
                      [-i SOURCE_PORT_OR_GLOB]... [-o DEST_PORT_OR_GLOB]... [--json]   an LV2 plugin live on JACK
               aqjack [--server NAME] [--name CLIENT] host URI [--set SYMBOL=VALUE]... [--preset NAME]
                      URI [--set SYMBOL=VALUE]... ... [-i ...]... [-o ...]... [--json]   a chain of them
+              aqjack ... host [URI ...] --control PORT [--control-host ADDRESS] [--control-token TOKEN] [--channels N]
+              aqjack ... host --graph FILE [--control PORT] [-i ...]... [-o ...]...   a saved graph
             """, text: """
             host runs one LV2 plugin live on JACK (jalv's console mode, for scripts): ports named by
             the plugin's symbols, the -i ports feeding its inputs (audio in order, MIDI ports to its
@@ -134,6 +136,14 @@ enum Help {
             each channel through the plugins in order, a mono plugin once per channel (another
             plugin must have that many audio inputs and outputs, else exit 2), the sum of their
             latencies reported to JACK; no console, MIDI or --state for a chain yet.
+            --control PORT (TCP on 127.0.0.1; 0: any free port, noted) runs the plugins as a graph
+            edited while it plays, one command a line: add URI [ID], remove ID, connect SRC DST,
+            disconnect SRC DST, set ID SYMBOL VALUE, get ID SYMBOL, bypass ID on|off, preset ID NAME,
+            monitor ID SYMBOL on|off, list, latency, save FILE, load FILE (docs/CONTROL.md); each
+            answered "ok ..." or "error CODE message". Only this user's connections are taken; with
+            --control-token TOKEN (or AQJACK_CONTROL_TOKEN), required for any --control-host but
+            loopback, whoever sends "auth TOKEN" first. With no URI the graph starts empty, with
+            --channels N inputs and outputs (default 2). --graph FILE hosts a graph saved by save.
             """),
     ]
 

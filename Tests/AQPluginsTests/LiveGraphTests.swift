@@ -184,4 +184,23 @@ struct LiveGraphTests {
             #expect(live.document == before, "\(name) changed the graph")
         }
     }
+
+    @Test("a plugin whose latency changes while it runs (swh amPitchshift, its buffer size set from 4 to 7): refreshLatency compensates the new latency and publishes it to the driver")
+    func latencyRepublished() throws {
+        let driver = OfflineDriver(name: "live", sampleRate: 48000, bufferSize: 128)
+        defer { driver.close() }
+        let live = try LiveGraph(world: LV2World(), driver: driver, inputs: 1, outputs: 1)
+        try live.add("http://plugin.org.uk/swh-plugins/amPitchshift", id: "pitch", settings: [.control(symbol: "size", value: 4)])
+        try live.connect("in_1", "pitch:input")
+        try live.connect("pitch:output", "out_1")
+        try live.start()
+        let before = live.latency
+        #expect(try live.refreshLatency() == false)
+        try live.set("pitch", "size", to: 7)
+        _ = Self.render(driver, frames: 1_280)
+        #expect(try live.refreshLatency() == true)
+        let reported = Int(try live.value("pitch", "latency"))
+        #expect(live.latency != before && live.latency == reported, "\(before) then \(live.latency), the plugin reports \(reported)")
+        #expect(driver.processingLatency == live.latency)
+    }
 }
