@@ -66,7 +66,9 @@ public struct GraphConnection: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(source) -> \(destination)" }
 }
 
-/// What a graph refused: its kind, and words naming what was wrong and what was expected.
+/// What a graph refused: a kind a client can act on (the control socket's error codes,
+/// docs/CONTROL.md), and words naming what was wrong and what was expected. A graph refusing an
+/// edit is as it was before it.
 public struct GraphError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Kind: String, Sendable {
         /// A node, port or connection that is not in the graph.
@@ -75,8 +77,11 @@ public struct GraphError: Error, Sendable, Equatable, CustomStringConvertible {
         case exists
         /// A connection that would close a loop.
         case cycle
-        /// Anything else the graph cannot take (a port facing the wrong way, an empty id).
+        /// Anything else the graph cannot take (a port facing the wrong way, an empty id, a value
+        /// out of range).
         case invalid
+        /// A plugin, a file or the driver failed (an instantiation refused, the server gone).
+        case failed
     }
 
     public let kind: Kind

@@ -1,3 +1,4 @@
+import AQGraph
 import Foundation
 
 /// A saved plugin graph (schema `aqjack.graph/1`, docs/CONTROL.md "Graph files"): the graph's
@@ -34,32 +35,32 @@ public struct GraphDocument: Codable, Equatable, Sendable {
     /// Reads `path`.
     /// - Throws: failed for a file that cannot be read; invalid for one that is not a graph
     ///   file of this schema (naming what is wrong).
-    public init(contentsOf path: String) throws(LiveGraphError) {
+    public init(contentsOf path: String) throws(GraphError) {
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw LiveGraphError(.failed, "cannot read the graph file '\(path)': \(String(cString: strerror(errno)))")
+            throw GraphError(.failed, "cannot read the graph file '\(path)': \(String(cString: strerror(errno)))")
         }
         defer { try? handle.close() }
         let data = (try? handle.read(upToCount: Self.maximumBytes + 1)) ?? Data()
         guard data.count <= Self.maximumBytes else {
-            throw LiveGraphError(.invalid, "'\(path)' is over \(Self.maximumBytes >> 20) MiB: not a graph file")
+            throw GraphError(.invalid, "'\(path)' is over \(Self.maximumBytes >> 20) MiB: not a graph file")
         }
         do {
             self = try JSONDecoder().decode(GraphDocument.self, from: data)
         } catch let DecodingError.keyNotFound(key, _) {
-            throw LiveGraphError(.invalid, "'\(path)' is not a graph file: it lacks \"\(key.stringValue)\"")
+            throw GraphError(.invalid, "'\(path)' is not a graph file: it lacks \"\(key.stringValue)\"")
         } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
-            throw LiveGraphError(.invalid, "'\(path)' is not a graph file: \(context.codingPath.map(\.stringValue).joined(separator: ".")) is of the wrong type (\(context.debugDescription))")
+            throw GraphError(.invalid, "'\(path)' is not a graph file: \(context.codingPath.map(\.stringValue).joined(separator: ".")) is of the wrong type (\(context.debugDescription))")
         } catch {
-            throw LiveGraphError(.invalid, "'\(path)' is not a graph file (JSON of schema \(Self.schema)): \(error.localizedDescription)")
+            throw GraphError(.invalid, "'\(path)' is not a graph file (JSON of schema \(Self.schema)): \(error.localizedDescription)")
         }
         guard schema == Self.schema else {
-            throw LiveGraphError(.invalid, "'\(path)' has schema '\(schema)'; expected \(Self.schema)")
+            throw GraphError(.invalid, "'\(path)' has schema '\(schema)'; expected \(Self.schema)")
         }
         guard (0 ... Self.maximumChannels).contains(inputs), (0 ... Self.maximumChannels).contains(outputs) else {
-            throw LiveGraphError(.invalid, "'\(path)' has \(inputs) inputs and \(outputs) outputs; expected 0 to \(Self.maximumChannels) of each")
+            throw GraphError(.invalid, "'\(path)' has \(inputs) inputs and \(outputs) outputs; expected 0 to \(Self.maximumChannels) of each")
         }
         if let pair = connections.first(where: { $0.count != 2 }) {
-            throw LiveGraphError(.invalid, "'\(path)': a connection is [SOURCE, DESTINATION]; got \(pair.count) endpoints")
+            throw GraphError(.invalid, "'\(path)': a connection is [SOURCE, DESTINATION]; got \(pair.count) endpoints")
         }
     }
 
@@ -73,19 +74,19 @@ public struct GraphDocument: Codable, Equatable, Sendable {
 
     /// Writes the file at `path` whole: into a new file beside it, renamed over it.
     /// - Throws: failed, naming the path and the system's reason.
-    public func write(to path: String) throws(LiveGraphError) {
+    public func write(to path: String) throws(GraphError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let temporary = path + ".saving"
         do {
             try encoder.encode(self).write(to: URL(fileURLWithPath: temporary))
         } catch {
-            throw LiveGraphError(.failed, "cannot write the graph file '\(path)': \(error.localizedDescription)")
+            throw GraphError(.failed, "cannot write the graph file '\(path)': \(error.localizedDescription)")
         }
         guard rename(temporary, path) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(temporary)
-            throw LiveGraphError(.failed, "cannot write the graph file '\(path)': \(reason)")
+            throw GraphError(.failed, "cannot write the graph file '\(path)': \(reason)")
         }
     }
 }

@@ -105,10 +105,7 @@ public final class LV2GraphNode: @unchecked Sendable {
     private func run(_ frames: Int) {
         let ports = self.ports
         changes._withUnsafeGuaranteedRef { $0.apply(to: ports.controls, portCount: ports.portCount) }
-        for index in 0 ..< ports.eventInputs.count { AtomSequence.clear(ports.eventInputs[index], type: ports.sequenceType) }
-        for index in 0 ..< ports.eventOutputs.count {
-            AtomSequence.prepareOutput(ports.eventOutputs[index], capacity: ports.sequenceCapacity, chunkType: ports.chunkType)
-        }
+        ports.readySequences()
         // The plugin's own run: opaque to the checks, real-time safe by LV2's contract.
         _unsafePerformance { ports.run(ports.runHandle, UInt32(min(frames, ports.maximumBlock))) }
     }

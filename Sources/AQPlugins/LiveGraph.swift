@@ -1,34 +1,9 @@
 import AQCore
 import AQGraph
 
-/// Why a live graph refused an edit or a control change: a kind a client can act on (the
-/// control socket's error codes, docs/CONTROL.md) and words naming what was wrong and what was
-/// expected. The graph is as it was before the refused call.
-public struct LiveGraphError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: String, Sendable {
-        /// No such node, port, connection, control, plugin or preset.
-        case notFound = "not-found"
-        /// A node id or connection already there.
-        case exists
-        /// A connection that would close a loop.
-        case cycle
-        /// A value out of range, a port facing the wrong way, an id that cannot be one.
-        case invalid
-        /// The plugin or the driver failed (instantiation refused, the server gone).
-        case failed
-    }
-
-    public let kind: Kind
-    public let description: String
-    public init(_ kind: Kind, _ description: String) {
-        self.kind = kind
-        self.description = description
-    }
-
-    init(_ error: GraphError) {
-        self.init(Kind(rawValue: error.kind.rawValue) ?? .invalid, error.description)
-    }
-
+extension GraphError {
+    /// A plugin's refusal as a graph's: usage (a value out of range, a preset it lacks) is
+    /// invalid, anything else failed.
     init(_ error: PluginError) {
         self.init(error.kind == .usage ? .invalid : .failed, error.message)
     }
@@ -62,18 +37,18 @@ public final class LiveGraph {
     /// A graph of `inputs` and `outputs` channels on `driver` (channels `in_N`, `out_N`), with
     /// no plugin; nothing runs before ``start()``.
     /// - Throws: channels the driver refuses (failed).
-    public init(world: LV2World, driver: any AudioDriver, inputs: Int, outputs: Int) throws(LiveGraphError) {
+    public init(world: LV2World, driver: any AudioDriver, inputs: Int, outputs: Int) throws(GraphError) {
         self.world = world
         graph = PluginGraph(inputs: inputs, outputs: outputs)
         do {
             host = try GraphHost(driver: driver, inputs: inputs, outputs: outputs)
         } catch {
-            throw LiveGraphError(.failed, "cannot make the graph's channels: \(error)")
+            throw GraphError(.failed, "cannot make the graph's channels: \(error)")
         }
     }
 
     /// A chain's graph and instances (``LV2Chain``) on `driver`.
-    public convenience init(chain: LV2Chain, world: LV2World, driver: any AudioDriver) throws(LiveGraphError) {
+    public convenience init(chain: LV2Chain, world: LV2World, driver: any AudioDriver) throws(GraphError) {
         try self.init(world: world, driver: driver, inputs: chain.graph.inputCount, outputs: chain.graph.outputCount)
         graph = chain.graph
         for node in chain.nodes { nodes[node.id] = node }
@@ -82,8 +57,8 @@ public final class LiveGraph {
     }
 
     /// Starts the cycles.
-    public func start() throws(LiveGraphError) {
-        do { try host.start() } catch { throw LiveGraphError(.failed, "cannot start the graph: \(error)") }
+    public func start() throws(GraphError) {
+        do { try host.start() } catch { throw GraphError(.failed, "cannot start the graph: \(error)") }
         if host.runner == nil { try swap() }
     }
 
@@ -104,13 +79,13 @@ public final class LiveGraph {
     ///   in use; invalid for a value out of range or an id with other than letters, digits, `.`,
     ///   `_` and `-`; failed when the plugin cannot be instantiated.
     @discardableResult
-    public func add(_ uri: String, id: String? = nil, settings: [LV2Stage.Setting] = []) throws(LiveGraphError) -> LV2GraphNode {
+    public func add(_ uri: String, id: String? = nil, settings: [LV2Stage.Setting] = []) throws(GraphError) -> LV2GraphNode {
         let id = id ?? freeID()
         try Self.check(id: id)
-        guard nodes[id] == nil else { throw LiveGraphError(.exists, "a node '\(id)' is already in the graph; expected a new id") }
+        guard nodes[id] == nil else { throw GraphError(.exists, "a node '\(id)' is already in the graph; expected a new id") }
         let node = try instantiate(uri, id: id, settings: settings, state: nil)
         var edited = graph
-        do { try edited.add(node.node) } catch { throw LiveGraphError(error) }
+        try edited.add(node.node)
         nodes[id] = node
         do { try swap(to: edited) } catch {
             nodes[id] = nil
@@ -121,9 +96,9 @@ public final class LiveGraph {
 
     /// Removes node `id` and its connections.
     /// - Throws: not-found.
-    public func remove(_ id: String) throws(LiveGraphError) {
+    public func remove(_ id: String) throws(GraphError) {
         var edited = graph
-        do { try edited.remove(id) } catch { throw LiveGraphError(error) }
+        try edited.remove(id)
         // Kept until a runner without it is known to run (the process thread may run the old one).
         if let node = nodes[id] { removed.append(node) }
         nodes[id] = nil
@@ -137,26 +112,26 @@ public final class LiveGraph {
     /// `out_N` or `ID:SYMBOL` (a plugin's audio port).
     /// - Throws: invalid for an endpoint that is none of those or faces the wrong way;
     ///   not-found, exists, cycle (naming the loop).
-    public func connect(_ source: String, _ destination: String) throws(LiveGraphError) {
+    public func connect(_ source: String, _ destination: String) throws(GraphError) {
         let (from, to) = (try Self.endpoint(source), try Self.endpoint(destination))
         var edited = graph
-        do { try edited.connect(from, to: to) } catch { throw LiveGraphError(error) }
+        try edited.connect(from, to: to)
         try swap(to: edited)
     }
 
     /// Removes the connection from `source` to `destination`.
     /// - Throws: invalid for an endpoint that is not one; not-found.
-    public func disconnect(_ source: String, _ destination: String) throws(LiveGraphError) {
+    public func disconnect(_ source: String, _ destination: String) throws(GraphError) {
         let (from, to) = (try Self.endpoint(source), try Self.endpoint(destination))
         var edited = graph
-        do { try edited.disconnect(from, from: to) } catch { throw LiveGraphError(error) }
+        try edited.disconnect(from, from: to)
         try swap(to: edited)
     }
 
     /// Reads every node's latency and, when one changed, swaps in a runner compensating the new
     /// latencies (its latency published to the driver). Returns whether one changed.
     @discardableResult
-    public func refreshLatency() throws(LiveGraphError) -> Bool {
+    public func refreshLatency() throws(GraphError) -> Bool {
         var edited = graph
         for node in graph.nodes {
             let now = nodes[node.id]?.instance.latencyFrames ?? node.latency
@@ -185,11 +160,11 @@ public final class LiveGraph {
     /// Saves the graph to `path` (``GraphDocument``), each node's LV2 state in
     /// `path.state/ID/`. The plugins keep running (LV2 lets a plugin save while it runs).
     /// - Throws: failed, naming what could not be written.
-    public func save(to path: String) throws(LiveGraphError) {
+    public func save(to path: String) throws(GraphError) {
         let document = self.document
         for node in document.nodes {
             do { try nodes[node.id]?.instance.saveState(to: GraphDocument.stateDirectory(of: node.id, beside: path)) } catch {
-                throw LiveGraphError(.failed, error.message)
+                throw GraphError(.failed, error.message)
             }
         }
         try document.write(to: path)
@@ -201,31 +176,27 @@ public final class LiveGraph {
     /// - Throws: failed (the file, an instantiation); invalid (not a graph file, other channel
     ///   counts than this graph's, a value out of range, a connection the graph refuses,
     ///   naming it); not-found (a plugin, control or port that is not there).
-    public func load(from path: String) throws(LiveGraphError) {
+    public func load(from path: String) throws(GraphError) {
         let document = try GraphDocument(contentsOf: path)
         guard document.inputs == graph.inputCount, document.outputs == graph.outputCount else {
-            throw LiveGraphError(.invalid, "'\(path)' is a graph of \(document.inputs) inputs and \(document.outputs) outputs; this one has \(graph.inputCount) and \(graph.outputCount)")
+            throw GraphError(.invalid, "'\(path)' is a graph of \(document.inputs) inputs and \(document.outputs) outputs; this one has \(graph.inputCount) and \(graph.outputCount)")
         }
         var loaded: [String: LV2GraphNode] = [:]
         var edited = PluginGraph(inputs: document.inputs, outputs: document.outputs)
         for saved in document.nodes {
             try Self.check(id: saved.id)
-            guard loaded[saved.id] == nil else { throw LiveGraphError(.invalid, "'\(path)' has two nodes '\(saved.id)'; ids are unique") }
+            guard loaded[saved.id] == nil else { throw GraphError(.invalid, "'\(path)' has two nodes '\(saved.id)'; ids are unique") }
             let node = try instantiate(saved.uri, id: saved.id, settings: saved.controls.sorted { $0.key < $1.key }.map { .control(symbol: $0.key, value: $0.value) },
                                        state: GraphDocument.stateDirectory(of: saved.id, beside: path))
             node.bypass.isOn = saved.bypass
             loaded[saved.id] = node
-            do { try edited.add(node.node) } catch { throw LiveGraphError(error) }
+            try edited.add(node.node)
         }
         for (index, pair) in document.connections.enumerated() {
             do {
                 try edited.connect(try Self.endpoint(pair[0]), to: try Self.endpoint(pair[1]))
-            } catch let error as LiveGraphError {
-                throw LiveGraphError(error.kind, "'\(path)', connection \(index + 1): \(error.description)")
-            } catch let error as GraphError {
-                throw LiveGraphError(LiveGraphError(error).kind, "'\(path)', connection \(index + 1): \(error.description)")
             } catch {
-                throw LiveGraphError(.invalid, "'\(path)', connection \(index + 1): \(error)")
+                throw GraphError(error.kind, "'\(path)', connection \(index + 1): \(error.description)")
             }
         }
         let previous = nodes
@@ -242,19 +213,19 @@ public final class LiveGraph {
 
     /// Sets control input `symbol` of node `id` to `value`, from the node's next run.
     /// - Throws: not-found (node, control), invalid (out of range), failed (the queue is full).
-    public func set(_ id: String, _ symbol: String, to value: Float) throws(LiveGraphError) {
+    public func set(_ id: String, _ symbol: String, to value: Float) throws(GraphError) {
         let node = try self.node(id)
         try Self.checkInput(symbol, of: node.instance.description, node: id)
-        do { try node.set(symbol, to: value) } catch { throw LiveGraphError(error) }
+        do { try node.set(symbol, to: value) } catch { throw GraphError(error) }
     }
 
     /// Control `symbol` of node `id` (input: the value last set; output: as last written).
     /// - Throws: not-found.
-    public func value(_ id: String, _ symbol: String) throws(LiveGraphError) -> Float {
+    public func value(_ id: String, _ symbol: String) throws(GraphError) -> Float {
         let node = try self.node(id)
         guard let value = node.value(of: symbol) else {
             let controls = node.instance.description.ports.filter { $0.kind == .control }.map(\.symbol)
-            throw LiveGraphError(.notFound, "node '\(id)' ('\(node.instance.description.name)') has no control '\(symbol)'; expected one of \(controls.isEmpty ? "none" : controls.joined(separator: ", "))")
+            throw GraphError(.notFound, "node '\(id)' ('\(node.instance.description.name)') has no control '\(symbol)'; expected one of \(controls.isEmpty ? "none" : controls.joined(separator: ", "))")
         }
         return value
     }
@@ -262,27 +233,27 @@ public final class LiveGraph {
     /// Applies the control values of preset `name` (URI or label) to node `id`, from its next
     /// run. Only the preset's port values: a running plugin's own state is not restored.
     /// - Throws: not-found (node, preset), invalid (a value out of range: nothing applied).
-    public func applyPreset(_ id: String, _ name: String) throws(LiveGraphError) {
+    public func applyPreset(_ id: String, _ name: String) throws(GraphError) {
         let node = try self.node(id)
         let values: [(symbol: String, value: Float)]
         do { values = try node.instance.presetValues(name) } catch {
-            throw LiveGraphError(error.message.contains("has no preset") ? .notFound : LiveGraphError(error).kind, error.message)
+            throw GraphError(error.message.contains("has no preset") ? .notFound : GraphError(error).kind, error.message)
         }
         for (symbol, value) in values {
-            do { try node.set(symbol, to: value) } catch { throw LiveGraphError(error) }
+            do { try node.set(symbol, to: value) } catch { throw GraphError(error) }
         }
     }
 
     /// Bypasses node `id` (on) or runs it again (off): its inputs go to its outputs delayed by
     /// its latency while bypassed, so every path stays compensated. From the next cycle.
     /// - Throws: not-found.
-    public func bypass(_ id: String, _ on: Bool) throws(LiveGraphError) {
+    public func bypass(_ id: String, _ on: Bool) throws(GraphError) {
         try node(id).bypass.isOn = on
     }
 
-    public func node(_ id: String) throws(LiveGraphError) -> LV2GraphNode {
+    public func node(_ id: String) throws(GraphError) -> LV2GraphNode {
         guard let node = nodes[id] else {
-            throw LiveGraphError(.notFound, "no node '\(id)' in the graph; it has \(graph.nodes.isEmpty ? "none" : graph.nodes.map { "'\($0.id)'" }.joined(separator: ", "))")
+            throw GraphError(.notFound, "no node '\(id)' in the graph; it has \(graph.nodes.isEmpty ? "none" : graph.nodes.map { "'\($0.id)'" }.joined(separator: ", "))")
         }
         return node
     }
@@ -292,7 +263,7 @@ public final class LiveGraph {
     /// Builds a runner for `edited` (every node's kernel) and swaps it in; `graph` becomes
     /// `edited`. The runner it replaces is released once the process thread has let go of it,
     /// and with it the nodes removed before.
-    private func swap(to edited: PluginGraph? = nil) throws(LiveGraphError) {
+    private func swap(to edited: PluginGraph? = nil) throws(GraphError) {
         let next = edited ?? graph
         let runner: GraphRunner
         do {
@@ -300,19 +271,19 @@ public final class LiveGraph {
                                      maximumFrames: max(host.driver.bufferSize, 1))
             if try host.run(runner) { removed.removeAll() }
         } catch let error as GraphError {
-            throw LiveGraphError(error)
+            throw error
         } catch {
-            throw LiveGraphError(.failed, "cannot run the edited graph: \(error)")
+            throw GraphError(.failed, "cannot run the edited graph: \(error)")
         }
         graph = next
     }
 
     /// Plugin `uri` as node `id`: its saved state in `state` restored when one is there, then
     /// `settings` applied, primed; not yet in any runner.
-    private func instantiate(_ uri: String, id: String, settings: [LV2Stage.Setting], state: String?) throws(LiveGraphError) -> LV2GraphNode {
+    private func instantiate(_ uri: String, id: String, settings: [LV2Stage.Setting], state: String?) throws(GraphError) -> LV2GraphNode {
         let description: LV2PluginDescription
         do { description = try world.describe(uri) } catch {
-            throw LiveGraphError(.notFound, error.message)
+            throw GraphError(.notFound, error.message)
         }
         for case .control(let symbol, _) in settings { try Self.checkInput(symbol, of: description, node: id) }
         do {
@@ -322,7 +293,7 @@ public final class LiveGraph {
             try instance.apply(settings)
             return try LV2GraphNode(id: id, instance: instance)
         } catch {
-            throw LiveGraphError(error)
+            throw GraphError(error)
         }
     }
 
@@ -332,23 +303,23 @@ public final class LiveGraph {
         return "\(nextNumber)"
     }
 
-    private static func check(id: String) throws(LiveGraphError) {
+    private static func check(id: String) throws(GraphError) {
         let allowed = id.unicodeScalars.allSatisfy { ("a" ... "z").contains($0) || ("A" ... "Z").contains($0) || ("0" ... "9").contains($0) || "._-".unicodeScalars.contains($0) }
         guard !id.isEmpty, id.utf8.count <= 64, allowed else {
-            throw LiveGraphError(.invalid, "'\(id)' cannot be a node id: expected 1 to 64 letters, digits, '.', '_' or '-'")
+            throw GraphError(.invalid, "'\(id)' cannot be a node id: expected 1 to 64 letters, digits, '.', '_' or '-'")
         }
     }
 
-    private static func checkInput(_ symbol: String, of description: LV2PluginDescription, node id: String) throws(LiveGraphError) {
+    private static func checkInput(_ symbol: String, of description: LV2PluginDescription, node id: String) throws(GraphError) {
         guard description.controlInputs.contains(where: { $0.symbol == symbol }) else {
             let known = description.controlInputs.map(\.symbol)
-            throw LiveGraphError(.notFound, "node '\(id)' ('\(description.name)') has no control input '\(symbol)'; expected one of \(known.isEmpty ? "none" : known.joined(separator: ", "))")
+            throw GraphError(.notFound, "node '\(id)' ('\(description.name)') has no control input '\(symbol)'; expected one of \(known.isEmpty ? "none" : known.joined(separator: ", "))")
         }
     }
 
     /// `in_N`, `out_N` (N from 1) or `ID:SYMBOL`.
-    static func endpoint(_ text: String) throws(LiveGraphError) -> GraphEndpoint {
+    static func endpoint(_ text: String) throws(GraphError) -> GraphEndpoint {
         if let endpoint = GraphEndpoint(text) { return endpoint }
-        throw LiveGraphError(.invalid, "'\(text)' is not an endpoint: expected in_N or out_N (N from 1) or NODE:PORT")
+        throw GraphError(.invalid, "'\(text)' is not an endpoint: expected in_N or out_N (N from 1) or NODE:PORT")
     }
 }

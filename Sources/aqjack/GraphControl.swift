@@ -1,4 +1,5 @@
 import AQControl
+import AQGraph
 import AQPlugins
 import Foundation
 
@@ -43,7 +44,7 @@ final class GraphControl: @unchecked Sendable {
         guard (required ... usage.arguments.count).contains(arguments.count) else {
             return (ControlLine.error("syntax", "'\(verb)' takes \(usage.arguments.isEmpty ? "no arguments" : usage.arguments.joined(separator: " ")); got \(arguments.count) argument\(arguments.count == 1 ? "" : "s")"), .none)
         }
-        do throws(LiveGraphError) {
+        do throws(GraphError) {
             switch verb {
             case "add":
                 let node = try live.add(arguments[0], id: arguments.count > 1 ? arguments[1] : nil)

@@ -57,7 +57,7 @@ struct HostChain {
             }
         }
         let live: LiveGraph
-        do throws(LiveGraphError) {
+        do throws(GraphError) {
             if let chain {
                 live = try LiveGraph(chain: chain, world: world, driver: driver)
             } else if let graphFile {
@@ -92,7 +92,7 @@ struct HostChain {
             }
         }
         let host = live.host
-        do throws(LiveGraphError) {
+        do throws(GraphError) {
             try live.start()
         } catch {
             client.close()

@@ -80,24 +80,24 @@ struct LiveGraphTests {
         try live.add(LiveHostOfflineTests.amp, id: "b")
         try live.connect("a:output", "b:input")
         let before = live.graph
-        let cases: [(LiveGraphError.Kind, String, () throws(LiveGraphError) -> Void)] = [
-            (.notFound, "no installed LV2 plugin has the URI 'urn:nothing'", { () throws(LiveGraphError) in try live.add("urn:nothing") }),
-            (.exists, "a node 'a' is already in the graph; expected a new id", { () throws(LiveGraphError) in try live.add(LiveHostOfflineTests.amp, id: "a") }),
-            (.invalid, "'a b' cannot be a node id: expected 1 to 64 letters, digits, '.', '_' or '-'", { () throws(LiveGraphError) in try live.add(LiveHostOfflineTests.amp, id: "a b") }),
-            (.notFound, "node 'c' ('Simple amplifier') has no control input 'level'; expected one of gain", { () throws(LiveGraphError) in try live.add(LiveHostOfflineTests.amp, id: "c", settings: [.control(symbol: "level", value: 1)]) }),
-            (.notFound, "no node 'z' in the graph; it has 'a', 'b'", { () throws(LiveGraphError) in try live.set("z", "gain", to: 1) }),
-            (.notFound, "node 'a' ('Simple amplifier') has no control input 'level'; expected one of gain", { () throws(LiveGraphError) in try live.set("a", "level", to: 1) }),
-            (.invalid, "gain=100.0 is out of range for 'Simple amplifier': expected -70 ... 70", { () throws(LiveGraphError) in try live.set("a", "gain", to: 100) }),
-            (.cycle, "connecting b:output -> a:input would make a cycle: a -> b -> a; a graph's paths must not loop", { () throws(LiveGraphError) in try live.connect("b:output", "a:input") }),
-            (.exists, "a:output -> b:input is already connected", { () throws(LiveGraphError) in try live.connect("a:output", "b:input") }),
-            (.notFound, "b:output -> out_1 is not connected", { () throws(LiveGraphError) in try live.disconnect("b:output", "out_1") }),
-            (.notFound, "a:out: node 'a' has no audio output 'out'; expected one of output", { () throws(LiveGraphError) in try live.connect("a:out", "out_1") }),
-            (.invalid, "'in_0' is not an endpoint: expected in_N or out_N (N from 1) or NODE:PORT", { () throws(LiveGraphError) in try live.connect("in_0", "a:input") }),
-            (.notFound, "no node 'z' in the graph; it has 'a', 'b'", { () throws(LiveGraphError) in try live.remove("z") }),
-            (.notFound, "node 'a' ('Simple amplifier') has no control 'level'; expected one of gain", { () throws(LiveGraphError) in _ = try live.value("a", "level") }),
+        let cases: [(GraphError.Kind, String, () throws(GraphError) -> Void)] = [
+            (.notFound, "no installed LV2 plugin has the URI 'urn:nothing'", { () throws(GraphError) in try live.add("urn:nothing") }),
+            (.exists, "a node 'a' is already in the graph; expected a new id", { () throws(GraphError) in try live.add(LiveHostOfflineTests.amp, id: "a") }),
+            (.invalid, "'a b' cannot be a node id: expected 1 to 64 letters, digits, '.', '_' or '-'", { () throws(GraphError) in try live.add(LiveHostOfflineTests.amp, id: "a b") }),
+            (.notFound, "node 'c' ('Simple amplifier') has no control input 'level'; expected one of gain", { () throws(GraphError) in try live.add(LiveHostOfflineTests.amp, id: "c", settings: [.control(symbol: "level", value: 1)]) }),
+            (.notFound, "no node 'z' in the graph; it has 'a', 'b'", { () throws(GraphError) in try live.set("z", "gain", to: 1) }),
+            (.notFound, "node 'a' ('Simple amplifier') has no control input 'level'; expected one of gain", { () throws(GraphError) in try live.set("a", "level", to: 1) }),
+            (.invalid, "gain=100.0 is out of range for 'Simple amplifier': expected -70 ... 70", { () throws(GraphError) in try live.set("a", "gain", to: 100) }),
+            (.cycle, "connecting b:output -> a:input would make a cycle: a -> b -> a; a graph's paths must not loop", { () throws(GraphError) in try live.connect("b:output", "a:input") }),
+            (.exists, "a:output -> b:input is already connected", { () throws(GraphError) in try live.connect("a:output", "b:input") }),
+            (.notFound, "b:output -> out_1 is not connected", { () throws(GraphError) in try live.disconnect("b:output", "out_1") }),
+            (.notFound, "a:out: node 'a' has no audio output 'out'; expected one of output", { () throws(GraphError) in try live.connect("a:out", "out_1") }),
+            (.invalid, "'in_0' is not an endpoint: expected in_N or out_N (N from 1) or NODE:PORT", { () throws(GraphError) in try live.connect("in_0", "a:input") }),
+            (.notFound, "no node 'z' in the graph; it has 'a', 'b'", { () throws(GraphError) in try live.remove("z") }),
+            (.notFound, "node 'a' ('Simple amplifier') has no control 'level'; expected one of gain", { () throws(GraphError) in _ = try live.value("a", "level") }),
         ]
         for (kind, words, call) in cases {
-            do throws(LiveGraphError) {
+            do throws(GraphError) {
                 try call()
                 Issue.record("not refused: \(words)")
             } catch {
@@ -161,7 +161,7 @@ struct LiveGraphTests {
         func graph(_ nodes: String, _ connections: String, inputs: Int = 1) -> String {
             #"{"schema": "aqjack.graph/1", "inputs": \#(inputs), "outputs": 1, "nodes": [\#(nodes)], "connections": [\#(connections)]}"#
         }
-        let cases: [(name: String, text: String?, kind: LiveGraphError.Kind, words: String)] = [
+        let cases: [(name: String, text: String?, kind: GraphError.Kind, words: String)] = [
             ("missing.json", nil, .failed, "cannot read the graph file '\(folder)/missing.json': No such file or directory"),
             ("text.json", "rack: amp", .invalid, "'\(folder)/text.json' is not a graph file (JSON of schema aqjack.graph/1)"),
             ("schema.json", #"{"schema": "other/2", "inputs": 1, "outputs": 1, "nodes": [], "connections": []}"#, .invalid, "'\(folder)/schema.json' has schema 'other/2'; expected aqjack.graph/1"),
@@ -174,7 +174,7 @@ struct LiveGraphTests {
         ]
         for (name, text, kind, words) in cases {
             if let text { try text.write(toFile: folder + "/" + name, atomically: true, encoding: .utf8) }
-            do throws(LiveGraphError) {
+            do throws(GraphError) {
                 try live.load(from: folder + "/" + name)
                 Issue.record("\(name) was loaded")
             } catch {

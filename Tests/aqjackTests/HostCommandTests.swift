@@ -32,6 +32,25 @@ extension JackServerSuite {
             return [range["min"] as? Int ?? -1, range["max"] as? Int ?? -1]
         }
 
+        /// Expects every sound sample `log` recorded (channel 0; silence before and after the
+        /// host is not counted) to be the generator's at its frame × `coefficient`, exactly, and
+        /// over 24,000 of them. A server xrun can hand a client a stale cycle: at most two
+        /// cycles of 128 frames an xrun may be wrong.
+        static func expectGained(_ log: DeliveryLog, by coefficient: Float, generator: GeneratorClient,
+                                 sourceLocation: SourceLocation = #_sourceLocation) {
+            var checked = 0, wrong = 0
+            for delivery in log.deliveries {
+                let first = UInt32(truncatingIfNeeded: Int64(delivery.startTime.mSampleTime))
+                for (offset, got) in delivery.samples.enumerated() where got != 0 {
+                    checked += 1
+                    if got != TestSignal.sample(channel: 0, frame: first &+ UInt32(offset)) * coefficient { wrong += 1 }
+                }
+            }
+            let xruns = generator.client.notifications.xrunCount.load(ordering: .relaxed)
+            #expect(checked > 24_000 && wrong <= xruns * 2 * 128, "\(checked) samples checked, \(wrong) wrong, \(xruns) xruns", sourceLocation: sourceLocation)
+            if xruns == 0 { #expect(wrong == 0, sourceLocation: sourceLocation) }
+        }
+
         /// Interrupts the host (Ctrl-C), waits for it, then stops and disposes of the recorder;
         /// returns how the host ended and its standard error.
         static func stopHost(_ host: Process, err: URL, recorder: AudioInputQueue) -> (exit: ChildExit, errors: String) {
