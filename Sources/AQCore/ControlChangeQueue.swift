@@ -30,16 +30,18 @@ public final class ControlChangeQueue: @unchecked Sendable {
     }
 
     /// Stores every queued change in `controls` (one float per plugin port; ports at or past
-    /// `portCount` are skipped).
+    /// `portCount` are skipped); returns how many it took from the queue.
     ///
     /// - Important: Real-time safe. Call only on the process thread.
     #if AQ_RT_CHECKS
     @_noLocks
     #endif
-    public func apply(to controls: UnsafeMutablePointer<Float>, portCount: Int) {
+    @discardableResult
+    public func apply(to controls: UnsafeMutablePointer<Float>, portCount: Int) -> Int {
         let regions = consumer.readableRegions()
         for change in regions.first where Int(change.port) < portCount { controls[Int(change.port)] = change.value }
         for change in regions.second where Int(change.port) < portCount { controls[Int(change.port)] = change.value }
         consumer.commitRead(regions.count)
+        return regions.count
     }
 }

@@ -50,7 +50,7 @@ public final class PluginHostProcessor: RealtimeProcessor, @unchecked Sendable {
     #endif
     public func process(_ cycle: ProcessCycle) {
         let ports = self.ports
-        changes._withUnsafeGuaranteedRef { $0.apply(to: ports.controls, portCount: ports.portCount) }
+        _ = changes._withUnsafeGuaranteedRef { $0.apply(to: ports.controls, portCount: ports.portCount) }
         let frames = cycle.frameCount
         // A plugin that needs fixed blocks never runs another length (after a change of JACK's
         // period): its outputs stay silent instead.

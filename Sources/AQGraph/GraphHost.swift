@@ -14,16 +14,28 @@ public final class GraphHost: @unchecked Sendable {
     /// The graph's input and output channels' full names.
     public let inputs: [String]
     public let outputs: [String]
+    /// The graph's MIDI input (`midi_in`), whose control changes set the controls bound to them,
+    /// if it has one.
+    public let midiInput: String?
     private let processor = GraphHostProcessor()
     private var started = false
     /// The runner the process thread has (or will take at its next cycle).
     public private(set) var runner: GraphRunner?
 
-    /// Makes the channels; nothing runs before ``start()``.
-    public init(driver: any AudioDriver, inputs: Int, outputs: Int) throws(AudioDriverError) {
+    /// Makes the channels (with `midiInput`, a MIDI input `midi_in` too); nothing runs before
+    /// ``start()``.
+    public init(driver: any AudioDriver, inputs: Int, outputs: Int, midiInput: Bool = false) throws(AudioDriverError) {
         self.driver = driver
         self.inputs = inputs > 0 ? try driver.makeChannels(prefix: "in_", count: inputs, direction: .input) : []
         self.outputs = outputs > 0 ? try driver.makeChannels(prefix: "out_", count: outputs, direction: .output) : []
+        self.midiInput = midiInput ? try driver.makeChannels(named: ["midi_in"], direction: .input, midi: true).first : nil
+    }
+
+    /// The latest MIDI control change on the graph's MIDI input: a count of those seen so far
+    /// (wrapping at 2^16; 0 before the first), its channel (0 ... 15) and controller (0 ... 127).
+    public var latestControlChange: (count: Int, channel: Int, controller: Int) {
+        let packed = processor.latestControlChange.load(ordering: .acquiring)
+        return (Int(packed >> 16), Int(packed >> 8 & 0xFF), Int(packed & 0xFF))
     }
 
     deinit { stop() }
@@ -78,6 +90,8 @@ final class GraphHostProcessor: RealtimeProcessor, @unchecked Sendable {
     private let retired = Atomic<UInt>(0)
     /// Process thread only: the runner it runs (retained by the offer).
     private var current: UnsafeMutableRawPointer?
+    /// The latest control change on the MIDI input: count << 16 | channel << 8 | controller.
+    let latestControlChange = Atomic<UInt32>(0)
 
     static let realtimeEntry: RealtimeEntry = { processor, cycle in
         Unmanaged<GraphHostProcessor>.fromOpaque(processor)._withUnsafeGuaranteedRef { $0.process(cycle.load(as: ProcessCycle.self)) }
@@ -119,12 +133,21 @@ final class GraphHostProcessor: RealtimeProcessor, @unchecked Sendable {
             if let current { retired.store(UInt(bitPattern: current), ordering: .releasing) }
             current = UnsafeMutableRawPointer(bitPattern: next)
         }
+        let midi = cycle.midiInputs.count > 0 ? cycle.midiInputs[0] : MIDIEventList(events: nil, count: 0)
+        if midi.count > 0 {
+            // For MIDI learn: which controller moved last.
+            var latest = latestControlChange.load(ordering: .relaxed)
+            MIDIControlChanges.forEach(in: midi) { channel, controller, _ in
+                latest = ((latest >> 16 &+ 1) & 0xFFFF) << 16 | UInt32(channel) << 8 | UInt32(controller)
+            }
+            latestControlChange.store(latest, ordering: .releasing)
+        }
         guard let current, cycle.frameCount > 0 else {
             for channel in 0 ..< cycle.outputs.count { cycle.outputs[channel].update(repeating: 0, count: cycle.frameCount) }
             return
         }
         Unmanaged<GraphRunner>.fromOpaque(current)._withUnsafeGuaranteedRef {
-            $0.process(inputs: cycle.inputs, outputs: cycle.outputs, frames: cycle.frameCount)
+            $0.process(inputs: cycle.inputs, outputs: cycle.outputs, frames: cycle.frameCount, midi: midi)
         }
     }
 }

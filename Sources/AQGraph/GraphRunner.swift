@@ -1,3 +1,4 @@
+import AQCore
 import Synchronization
 
 /// A plugin instance as the graph runs it, whatever its format: `connect` gives it the buffer
@@ -41,15 +42,49 @@ public final class GraphBypass: Sendable {
     }
 }
 
+/// A MIDI controller bound to a plugin's control: control change `controller` (0 ... 127) on
+/// `channel` (0 ... 15) with value v sets `*target` to `minimum + (maximum - minimum) × v / 127`
+/// at the start of the cycle it arrives in (the last of a cycle's changes wins). `target` is the
+/// float the plugin reads the control from, written only by the process thread while it runs.
+public struct GraphControlBinding {
+    public let channel: UInt8
+    public let controller: UInt8
+    public let minimum: Float
+    public let maximum: Float
+    public let target: UnsafeMutablePointer<Float>
+
+    public init(channel: UInt8, controller: UInt8, minimum: Float, maximum: Float, target: UnsafeMutablePointer<Float>) {
+        self.channel = channel
+        self.controller = controller
+        self.minimum = minimum
+        self.maximum = maximum
+        self.target = target
+    }
+}
+
+/// MIDI control changes (status 0xB0 ... 0xBF) in a cycle's events. Real-time safe.
+public enum MIDIControlChanges {
+    /// Calls `body(channel, controller, value)` for each, in order.
+    @inline(__always)
+    public static func forEach(in list: MIDIEventList, _ body: (UInt8, UInt8, UInt8) -> Void) {
+        guard let events = list.events else { return }
+        for index in 0 ..< list.count {
+            let event = events[index]
+            guard event.size >= 3, let bytes = event.bytes, bytes[0] & 0xF0 == 0xB0 else { continue }
+            body(bytes[0] & 0x0F, bytes[1] & 0x7F, bytes[2] & 0x7F)
+        }
+    }
+}
+
 /// Runs a ``GraphPlan`` cycle by cycle: for each node in order, sums what feeds each of its
 /// inputs (each source through its compensating delay) and runs it; then sums the graph's
-/// outputs. Every buffer and delay line is made at init, so ``process(inputs:outputs:frames:)``
+/// outputs. Every buffer and delay line is made at init, so ``process(inputs:outputs:frames:midi:)``
 /// allocates nothing, takes no lock and makes no system call.
 ///
 /// Threads: made and released off the process thread (a host swaps a new runner in at a cycle
-/// boundary); ``process(inputs:outputs:frames:)`` on one thread at a time, the process thread.
+/// boundary); ``process(inputs:outputs:frames:midi:)`` on one thread at a time, the process thread.
 public final class GraphRunner: @unchecked Sendable {
-    /// The most frames one ``process(inputs:outputs:frames:)`` call may ask for.
+    /// The most frames one ``process(inputs:outputs:frames:midi:)`` call may ask for.
     public let maximumFrames: Int
     public let plan: GraphPlan
 
@@ -101,13 +136,16 @@ public final class GraphRunner: @unchecked Sendable {
     /// The graph outputs' sums, one per output channel, from this index of ``sums``.
     private let firstOutputSum: Int
     private let buffers: [UnsafeMutablePointer<Float>]
+    private let bindings: UnsafeMutableBufferPointer<GraphControlBinding>
     /// Keeps the nodes' bypass switches that ``steps`` point to.
     private let switches: [GraphBypass]
 
     /// Makes every port buffer and delay line of `plan` (frames at most `maximumFrames` a call).
-    /// Touches no kernel: they are connected and run by ``process(inputs:outputs:frames:)``.
+    /// Touches no kernel: they are connected and run by ``process(inputs:outputs:frames:midi:)``.
+    /// `bindings`: MIDI controllers that set plugins' controls (their targets must outlive the runner).
     /// - Throws: a node of the graph without a kernel.
-    public init(graph: PluginGraph, plan: GraphPlan, kernels: [String: GraphNodeKernel], maximumFrames: Int) throws(GraphError) {
+    public init(graph: PluginGraph, plan: GraphPlan, kernels: [String: GraphNodeKernel], maximumFrames: Int,
+                bindings: [GraphControlBinding] = []) throws(GraphError) {
         precondition(maximumFrames > 0, "a runner needs room for at least one frame")
         if let missing = graph.nodes.first(where: { kernels[$0.id] == nil }) {
             throw GraphError(.notFound, "node '\(missing.id)' has no plugin instance to run")
@@ -174,6 +212,8 @@ public final class GraphRunner: @unchecked Sendable {
         _ = taps.initialize(from: tapList)
         bypassTaps = .allocate(capacity: bypassList.count)
         _ = bypassTaps.initialize(from: bypassList)
+        self.bindings = .allocate(capacity: bindings.count)
+        _ = self.bindings.initialize(from: bindings)
         self.switches = switches
         sums = .allocate(capacity: sumList.count)
         _ = sums.initialize(from: sumList)
@@ -188,6 +228,7 @@ public final class GraphRunner: @unchecked Sendable {
         buffers.forEach { $0.deallocate() }
         taps.deallocate()
         bypassTaps.deallocate()
+        bindings.deallocate()
         sums.deallocate()
         steps.deallocate()
         portBuffers.deallocate()
@@ -195,14 +236,24 @@ public final class GraphRunner: @unchecked Sendable {
 
     /// Runs one cycle of `frames` (at most ``maximumFrames``): the graph's inputs in `inputs` (one
     /// buffer per input channel), its outputs written into `outputs` (every sample; silence for
-    /// an output nothing feeds).
+    /// an output nothing feeds); first, the control changes in `midi` set the controls bound to them.
     ///
     /// - Important: Real-time safe. Call only on the process thread.
     #if AQ_RT_CHECKS
     @_noLocks
     #endif
-    public func process(inputs: UnsafeBufferPointer<UnsafePointer<Float>>, outputs: UnsafeBufferPointer<UnsafeMutablePointer<Float>>, frames: Int) {
+    public func process(inputs: UnsafeBufferPointer<UnsafePointer<Float>>, outputs: UnsafeBufferPointer<UnsafeMutablePointer<Float>>, frames: Int,
+                        midi: MIDIEventList = MIDIEventList(events: nil, count: 0)) {
         let frames = min(frames, maximumFrames)
+        if bindings.count > 0 {
+            let bindings = self.bindings
+            MIDIControlChanges.forEach(in: midi) { channel, controller, value in
+                for index in 0 ..< bindings.count where bindings[index].channel == channel && bindings[index].controller == controller {
+                    let binding = bindings[index]
+                    binding.target.pointee = binding.minimum + (binding.maximum - binding.minimum) * Float(value) / 127
+                }
+            }
+        }
         for index in 0 ..< steps.count {
             let step = steps[index]
             for sum in step.firstSum ..< step.firstSum + step.sumCount {

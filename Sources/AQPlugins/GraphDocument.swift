@@ -22,12 +22,35 @@ public struct GraphDocument: Codable, Equatable, Sendable {
         public var bypass: Bool
     }
 
+    /// A MIDI controller moving a control: control change `controller` (0 ... 127) on `channel`
+    /// (1 ... 16) sets control input `symbol` of node `id` to `minimum + (maximum - minimum) ×
+    /// value / 127`.
+    public struct MIDIMapping: Codable, Equatable, Sendable {
+        public var id: String
+        public var symbol: String
+        public var channel: Int
+        public var controller: Int
+        public var minimum: Float
+        public var maximum: Float
+
+        public init(id: String, symbol: String, channel: Int, controller: Int, minimum: Float, maximum: Float) {
+            self.id = id
+            self.symbol = symbol
+            self.channel = channel
+            self.controller = controller
+            self.minimum = minimum
+            self.maximum = maximum
+        }
+    }
+
     public var schema: String
     public var inputs: Int
     public var outputs: Int
     public var nodes: [Node]
     /// `[SOURCE, DESTINATION]` pairs, endpoints as the control socket writes them.
     public var connections: [[String]]
+    /// MIDI controllers mapped to controls (absent: none).
+    public var midi: [MIDIMapping]?
 
     /// The folder of node `id`'s LV2 state beside the graph file `path`.
     public static func stateDirectory(of id: String, beside path: String) -> String { path + ".state/" + id }
@@ -64,12 +87,13 @@ public struct GraphDocument: Codable, Equatable, Sendable {
         }
     }
 
-    public init(inputs: Int, outputs: Int, nodes: [Node], connections: [[String]]) {
+    public init(inputs: Int, outputs: Int, nodes: [Node], connections: [[String]], midi: [MIDIMapping] = []) {
         schema = Self.schema
         self.inputs = inputs
         self.outputs = outputs
         self.nodes = nodes
         self.connections = connections
+        self.midi = midi.isEmpty ? nil : midi
     }
 
     /// Writes the file at `path` whole: into a new file beside it, renamed over it.

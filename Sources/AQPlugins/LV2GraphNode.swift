@@ -1,5 +1,6 @@
 import AQCore
 import AQGraph
+import Synchronization
 
 /// An LV2 plugin instance as a node of a plugin graph (``PluginGraph``): its audio ports by
 /// symbol, the latency it reports, and the kernel a ``GraphRunner`` runs it through.
@@ -23,9 +24,11 @@ public final class LV2GraphNode: @unchecked Sendable {
     /// Retained here (released in deinit), unmanaged so the process thread reaches it without
     /// reference counting.
     private let changes = Unmanaged.passRetained(ControlChangeQueue())
-    /// The value each control input was last given by ``set(_:to:)`` (before the process thread
-    /// may have applied it).
+    /// The value each control input was last given by ``set(_:to:)``, while the process thread
+    /// may not have applied it yet; changes queued, and applied (by the process thread).
     private var requested: [String: Float] = [:]
+    private var queued = 0
+    private let applied = Atomic<Int>(0)
     /// On: the runner passes the inputs through the node's latency instead of running it.
     public let bypass = GraphBypass()
 
@@ -66,13 +69,17 @@ public final class LV2GraphNode: @unchecked Sendable {
             throw PluginError(.runtime, "the change of \(symbol) could not be queued: the process thread has not run for a while")
         }
         requested[symbol] = value
+        queued += 1
     }
 
-    /// A control's value: for an input, the value last set (``set(_:to:)``) or else its value
-    /// now; for an output, the value the plugin wrote in its latest run (a 32-bit float, read
-    /// whole). Nil for no control port `symbol`.
+    /// A control's value: for an input, the value last set (``set(_:to:)``) while that is not
+    /// yet applied, else the value the plugin reads (which a MIDI controller may have moved
+    /// since); for an output, the value the plugin wrote in its latest run. Floats written by
+    /// the process thread, read whole. Nil for no control port `symbol`.
     public func value(of symbol: String) -> Float? {
-        requested[symbol] ?? instance.control(symbol)
+        if applied.load(ordering: .acquiring) < queued, let pending = requested[symbol] { return pending }
+        requested = [:]
+        return instance.control(symbol)
     }
 
     private static let connectEntry: @convention(c) (UnsafeMutableRawPointer, Int, UnsafeMutablePointer<Float>) -> Void = { context, port, buffer in
@@ -104,7 +111,8 @@ public final class LV2GraphNode: @unchecked Sendable {
     #endif
     private func run(_ frames: Int) {
         let ports = self.ports
-        changes._withUnsafeGuaranteedRef { $0.apply(to: ports.controls, portCount: ports.portCount) }
+        let count = changes._withUnsafeGuaranteedRef { $0.apply(to: ports.controls, portCount: ports.portCount) }
+        if count > 0 { applied.store(applied.load(ordering: .relaxed) &+ count, ordering: .releasing) }
         ports.readySequences()
         // The plugin's own run: opaque to the checks, real-time safe by LV2's contract.
         _unsafePerformance { ports.run(ports.runHandle, UInt32(min(frames, ports.maximumBlock))) }

@@ -199,6 +199,12 @@ public final class LV2PluginInstance {
         }
     }
 
+    /// Where the plugin reads control input `symbol` from (valid while the instance lives), for a
+    /// process thread that sets it (a MIDI controller bound to it); nil for no such input.
+    public func controlInputValue(_ symbol: String) -> UnsafeMutablePointer<Float>? {
+        description.controlInputs.first { $0.symbol == symbol }.map { controls + $0.index }
+    }
+
     /// The current value of a control port (input or output) `symbol`, or nil for no such port.
     public func control(_ symbol: String) -> Float? {
         description.ports.first { $0.kind == .control && $0.symbol == symbol }.map { controls[$0.index] }

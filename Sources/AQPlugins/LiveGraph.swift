@@ -30,18 +30,24 @@ public final class LiveGraph {
     public private(set) var graph: PluginGraph
     /// The nodes by id.
     public private(set) var nodes: [String: LV2GraphNode] = [:]
+    /// MIDI controllers mapped to controls, in the order mapped.
+    public private(set) var mappings: [GraphDocument.MIDIMapping] = []
+    /// The control MIDI learn will map the next controller to, and the count of control changes
+    /// seen when it was asked.
+    private var learning: (id: String, symbol: String, seen: Int)?
     /// Nodes removed whose runner the process thread had not yet let go of: freed at the next swap.
     private var removed: [LV2GraphNode] = []
     private var nextNumber = 1
 
-    /// A graph of `inputs` and `outputs` channels on `driver` (channels `in_N`, `out_N`), with
-    /// no plugin; nothing runs before ``start()``.
+    /// A graph of `inputs` and `outputs` channels on `driver` (channels `in_N`, `out_N`, and
+    /// the MIDI input `midi_in` whose controllers ``mapMIDI(_:_:channel:controller:minimum:maximum:)``
+    /// binds), with no plugin; nothing runs before ``start()``.
     /// - Throws: channels the driver refuses (failed).
     public init(world: LV2World, driver: any AudioDriver, inputs: Int, outputs: Int) throws(GraphError) {
         self.world = world
         graph = PluginGraph(inputs: inputs, outputs: outputs)
         do {
-            host = try GraphHost(driver: driver, inputs: inputs, outputs: outputs)
+            host = try GraphHost(driver: driver, inputs: inputs, outputs: outputs, midiInput: true)
         } catch {
             throw GraphError(.failed, "cannot make the graph's channels: \(error)")
         }
@@ -102,10 +108,14 @@ public final class LiveGraph {
         // Kept until a runner without it is known to run (the process thread may run the old one).
         if let node = nodes[id] { removed.append(node) }
         nodes[id] = nil
+        let mapped = mappings
+        mappings.removeAll { $0.id == id }
         do { try swap(to: edited) } catch {
             nodes[id] = removed.popLast()
+            mappings = mapped
             throw error
         }
+        if learning?.id == id { learning = nil }
     }
 
     /// Connects `source` to `destination`, endpoints as ``GraphEndpoint`` writes them: `in_N`,
@@ -142,6 +152,83 @@ public final class LiveGraph {
         return true
     }
 
+    // MARK: MIDI controllers
+
+    /// Maps control change `controller` (0 ... 127) on MIDI `channel` (1 ... 16) of the graph's
+    /// MIDI input to control input `symbol` of node `id`, from `minimum` (value 0) to `maximum`
+    /// (value 127), by default the control's range; replaces a mapping of the same controller to
+    /// the same control.
+    /// - Throws: not-found (node, control); invalid (a channel, controller or bound out of range).
+    public func mapMIDI(_ id: String, _ symbol: String, channel: Int, controller: Int, minimum: Float? = nil, maximum: Float? = nil) throws(GraphError) {
+        let node = try self.node(id)
+        try Self.checkInput(symbol, of: node.instance.description, node: id)
+        guard (1 ... 16).contains(channel) else { throw GraphError(.invalid, "MIDI channel \(channel): expected 1 to 16") }
+        guard (0 ... 127).contains(controller) else { throw GraphError(.invalid, "controller \(controller): expected 0 to 127") }
+        let port = node.instance.description.controlInputs.first { $0.symbol == symbol }!
+        guard let low = minimum ?? port.minimum, let high = maximum ?? port.maximum else {
+            throw GraphError(.invalid, "\(symbol) of node '\(id)' declares no range: give MIN and MAX")
+        }
+        for bound in [low, high] {
+            do { _ = try node.instance.checkedControlPort(symbol, value: bound) } catch { throw GraphError(error) }
+            guard bound.isFinite else { throw GraphError(.invalid, "\(bound) cannot bound \(symbol): expected a finite value") }
+        }
+        let mapping = GraphDocument.MIDIMapping(id: id, symbol: symbol, channel: channel, controller: controller, minimum: low, maximum: high)
+        let previous = mappings
+        mappings.removeAll { $0.id == id && $0.symbol == symbol && $0.channel == channel && $0.controller == controller }
+        mappings.append(mapping)
+        do { try swap() } catch {
+            mappings = previous
+            throw error
+        }
+    }
+
+    /// Removes every MIDI mapping to control `symbol` of node `id`; returns how many there were.
+    /// - Throws: not-found (node).
+    @discardableResult
+    public func unmapMIDI(_ id: String, _ symbol: String) throws(GraphError) -> Int {
+        _ = try node(id)
+        let previous = mappings
+        mappings.removeAll { $0.id == id && $0.symbol == symbol }
+        guard mappings.count != previous.count else { return 0 }
+        do { try swap() } catch {
+            mappings = previous
+            throw error
+        }
+        return previous.count - mappings.count
+    }
+
+    /// Arms MIDI learn: the next control change on the graph's MIDI input is mapped to control
+    /// input `symbol` of node `id` over its whole range (``completeLearning()`` makes the
+    /// mapping). Replaces a learn not yet completed.
+    /// - Throws: not-found (node, control); invalid (a control without a declared range).
+    public func learnMIDI(_ id: String, _ symbol: String) throws(GraphError) {
+        let node = try self.node(id)
+        try Self.checkInput(symbol, of: node.instance.description, node: id)
+        let port = node.instance.description.controlInputs.first { $0.symbol == symbol }!
+        guard port.minimum != nil, port.maximum != nil else {
+            throw GraphError(.invalid, "\(symbol) of node '\(id)' declares no range to learn a controller over: map it with MIN and MAX")
+        }
+        learning = (id, symbol, host.latestControlChange.count)
+    }
+
+    /// Whether MIDI learn is armed.
+    public var isLearning: Bool { learning != nil }
+
+    /// Disarms MIDI learn.
+    public func cancelLearning() { learning = nil }
+
+    /// When MIDI learn is armed and a control change has come since, maps that controller and
+    /// returns the mapping; nil while none has come.
+    /// - Throws: what ``mapMIDI(_:_:channel:controller:minimum:maximum:)`` throws (the learn ends).
+    public func completeLearning() throws(GraphError) -> GraphDocument.MIDIMapping? {
+        guard let learning else { return nil }
+        let latest = host.latestControlChange
+        guard latest.count != learning.seen else { return nil }
+        self.learning = nil
+        try mapMIDI(learning.id, learning.symbol, channel: latest.channel + 1, controller: latest.controller)
+        return mappings.last
+    }
+
     // MARK: Files
 
     /// The graph as a document: nodes in the order added, each control input's value (as last
@@ -154,7 +241,7 @@ public final class LiveGraph {
             return GraphDocument.Node(id: node.id, uri: node.instance.description.uri, controls: controls, bypass: node.bypass.isOn)
         }
         return GraphDocument(inputs: graph.inputCount, outputs: graph.outputCount, nodes: saved,
-                             connections: graph.connections.map { ["\($0.source)", "\($0.destination)"] })
+                             connections: graph.connections.map { ["\($0.source)", "\($0.destination)"] }, midi: mappings)
     }
 
     /// Saves the graph to `path` (``GraphDocument``), each node's LV2 state in
@@ -199,13 +286,27 @@ public final class LiveGraph {
                 throw GraphError(error.kind, "'\(path)', connection \(index + 1): \(error.description)")
             }
         }
-        let previous = nodes
-        removed += previous.values
+        for mapping in document.midi ?? [] {
+            guard let node = loaded[mapping.id] else {
+                throw GraphError(.notFound, "'\(path)' maps MIDI to node '\(mapping.id)', which it does not have")
+            }
+            try Self.checkInput(mapping.symbol, of: node.instance.description, node: mapping.id)
+            guard (1 ... 16).contains(mapping.channel), (0 ... 127).contains(mapping.controller) else {
+                throw GraphError(.invalid, "'\(path)' maps channel \(mapping.channel) controller \(mapping.controller); expected channels 1 to 16 and controllers 0 to 127")
+            }
+            for bound in [mapping.minimum, mapping.maximum] {
+                do { _ = try node.instance.checkedControlPort(mapping.symbol, value: bound) } catch { throw GraphError(error) }
+            }
+        }
+        let previous = (nodes, mappings)
+        removed += previous.0.values
         nodes = loaded
+        mappings = document.midi ?? []
         do { try swap(to: edited) } catch {
-            nodes = previous
+            (nodes, mappings) = previous
             throw error
         }
+        learning = nil
         nextNumber = 1
     }
 
@@ -267,8 +368,14 @@ public final class LiveGraph {
         let next = edited ?? graph
         let runner: GraphRunner
         do {
+            let bindings = mappings.compactMap { mapping in
+                nodes[mapping.id]?.instance.controlInputValue(mapping.symbol).map {
+                    GraphControlBinding(channel: UInt8(mapping.channel - 1), controller: UInt8(mapping.controller),
+                                        minimum: mapping.minimum, maximum: mapping.maximum, target: $0)
+                }
+            }
             runner = try GraphRunner(graph: next, plan: GraphPlan(next), kernels: nodes.mapValues(\.kernel),
-                                     maximumFrames: max(host.driver.bufferSize, 1))
+                                     maximumFrames: max(host.driver.bufferSize, 1), bindings: bindings)
             if try host.run(runner) { removed.removeAll() }
         } catch let error as GraphError {
             throw error

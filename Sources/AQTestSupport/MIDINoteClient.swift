@@ -2,16 +2,23 @@ import AQCore
 import AQJack
 import Synchronization
 
-/// A JACK client with one MIDI output port, `midi_out`, that plays notes at given JACK frames:
-/// note-on (velocity 100) at each start frame, note-off `lengthFrames` later, channel 1. For
-/// testing that a synth hosted on the graph sounds at the notes' frames.
+/// A JACK client with one MIDI output port, `midi_out`, that plays 3-byte MIDI messages at given
+/// JACK frames: notes (note-on, velocity 100, at each start frame, note-off `lengthFrames` later,
+/// channel 1), or any messages (control changes). For testing that a synth hosted on the graph
+/// sounds at the notes' frames, and that a mapped controller moves a control.
 public final class MIDINoteClient {
     public let client: JackClient
     public let port: JackPort
     public let processor: MIDINoteProcessor
 
-    public init(name: String, notes: [(frame: UInt64, note: UInt8)], lengthFrames: UInt64) throws(JackError) {
-        processor = MIDINoteProcessor(notes: notes, lengthFrames: lengthFrames)
+    public convenience init(name: String, notes: [(frame: UInt64, note: UInt8)], lengthFrames: UInt64) throws(JackError) {
+        let messages = notes.flatMap { [($0.frame, [0x90, $0.note, 100] as [UInt8]), ($0.frame + lengthFrames, [0x80, $0.note, 0])] }
+        try self.init(name: name, messages: messages)
+    }
+
+    /// Plays each message (3 bytes) at its JACK frame.
+    public init(name: String, messages: [(frame: UInt64, bytes: [UInt8])]) throws(JackError) {
+        processor = MIDINoteProcessor(messages: messages)
         client = try JackClient(name: name, exactName: true)
         port = try client.registerPort("midi_out", direction: .output, isMIDI: true)
         try client.activate(processor: processor, midiOutputs: [port])
@@ -22,17 +29,17 @@ public final class MIDINoteClient {
     deinit { client.close() }
 }
 
-/// The note client's process side: each cycle, the note-ons and note-offs that fall in it.
+/// The client's process side: each cycle, the messages that fall in it.
 public final class MIDINoteProcessor: RealtimeProcessor, @unchecked Sendable {
-    /// Per message: absolute frame and its 3 bytes (status, note, velocity).
+    /// Per message: absolute frame and its 3 bytes (status and two data bytes).
     private let frames: UnsafeMutableBufferPointer<UInt64>
     private let bytes: UnsafeMutableBufferPointer<UInt8>
     /// Messages written so far. Any thread.
     public let sentCount = Atomic<Int>(0)
 
-    init(notes: [(frame: UInt64, note: UInt8)], lengthFrames: UInt64) {
-        let messages = notes.flatMap { [($0.frame, [0x90, $0.note, 100] as [UInt8]), ($0.frame + lengthFrames, [0x80, $0.note, 0])] }
-            .sorted { $0.0 < $1.0 }
+    init(messages unsorted: [(frame: UInt64, bytes: [UInt8])]) {
+        precondition(unsorted.allSatisfy { $0.bytes.count == 3 }, "MIDINoteClient plays 3-byte messages")
+        let messages = unsorted.sorted { $0.frame < $1.frame }
         frames = .allocate(capacity: max(messages.count, 1))
         bytes = .allocate(capacity: max(messages.count, 1) * 3)
         for (index, message) in messages.enumerated() {

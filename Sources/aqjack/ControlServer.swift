@@ -30,6 +30,8 @@ final class ControlServer: @unchecked Sendable {
     private let ownUser = getuid()
     private let running = Atomic<Bool>(true)
     private let open = Atomic<Int>(0)
+    /// Numbers connections for ``GraphControl`` (accept thread only).
+    private var connections = 0
     private var thread: Thread?
 
     /// Listens on `host`:`port` (0: any free port, see ``port``).
@@ -87,6 +89,7 @@ final class ControlServer: @unchecked Sendable {
     }
 
     private func accepting() {
+        let listeningPort = port
         while running.load(ordering: .acquiring) {
             var poller = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
             guard poll(&poller, 1, 100) > 0 else { continue }
@@ -102,14 +105,17 @@ final class ControlServer: @unchecked Sendable {
                 close(connection)
                 continue
             }
-            if token == nil, !(LoopbackPeerOwner.isLoopback(peer) && LoopbackPeerOwner.uid(ofLocalPort: LoopbackPeerOwner.port(of: peer), transport: .tcp) == ownUser) {
+            if token == nil, !(LoopbackPeerOwner.isLoopback(peer) && LoopbackPeerOwner.uid(ofLocalPort: LoopbackPeerOwner.port(of: peer), transport: .tcp, remotePort: UInt16(listeningPort)) == ownUser) {
                 send(connection, ControlLine.error("auth", "without --control-token only this user's connections on loopback are taken") + "\n")
                 close(connection)
                 continue
             }
             open.add(1, ordering: .acquiringAndReleasing)
+            connections += 1
+            let number = connections
             let thread = Thread { [self] in
-                serve(connection)
+                serve(connection, number: number)
+                control.closed(connection: number)
                 close(connection)
                 open.subtract(1, ordering: .acquiringAndReleasing)
             }
@@ -120,7 +126,7 @@ final class ControlServer: @unchecked Sendable {
 
     /// One connection: lines in, replies and monitor lines out, until the peer closes, says
     /// `close`, fails to authenticate, or the server stops.
-    private func serve(_ connection: Int32) {
+    private func serve(_ connection: Int32, number: Int) {
         var authenticated = token == nil
         var pending: [UInt8] = []
         var discarding = false
@@ -167,7 +173,7 @@ final class ControlServer: @unchecked Sendable {
                         guard send(connection, ControlLine.ok() + "\n") else { return }
                         continue
                     }
-                    let (reply, effect) = control.execute(words)
+                    let (reply, effect) = control.execute(words, connection: number)
                     guard send(connection, reply + "\n") else { return }
                     switch effect {
                     case .none: break
@@ -180,6 +186,9 @@ final class ControlServer: @unchecked Sendable {
                 }
             } else if ready < 0, errno != EINTR {
                 return
+            }
+            if let line = control.learned(connection: number) {
+                guard send(connection, line + "\n") else { return }
             }
             guard !monitors.isEmpty, nextCheck.timeIntervalSinceNow <= 0 else { continue }
             nextCheck = Date(timeIntervalSinceNow: monitorInterval)

@@ -13,6 +13,8 @@ final class GraphControl: @unchecked Sendable {
     private let lock = NSLock()
     /// Set when a command changed what a save would hold (NSM's dirty flag).
     private(set) var changed = false
+    /// The connection that armed MIDI learn, told when it completes.
+    private var learner: Int?
 
     init(live: LiveGraph) { self.live = live }
 
@@ -21,7 +23,9 @@ final class GraphControl: @unchecked Sendable {
         ("add", ["URI", "[ID]"]), ("remove", ["ID"]), ("connect", ["SOURCE", "DESTINATION"]),
         ("disconnect", ["SOURCE", "DESTINATION"]), ("set", ["ID", "SYMBOL", "VALUE"]), ("get", ["ID", "SYMBOL"]),
         ("bypass", ["ID", "on|off"]), ("preset", ["ID", "NAME"]), ("list", []), ("latency", []),
-        ("monitor", ["ID", "SYMBOL", "on|off"]), ("save", ["FILE"]), ("load", ["FILE"]), ("help", []), ("close", []),
+        ("monitor", ["ID", "SYMBOL", "on|off"]), ("midi-map", ["ID", "SYMBOL", "CHANNEL", "CC", "[MIN", "MAX]"]),
+        ("midi-unmap", ["ID", "SYMBOL"]), ("midi-learn", ["ID", "SYMBOL"]), ("save", ["FILE"]), ("load", ["FILE"]),
+        ("help", []), ("close", []),
     ]
 
     /// What a line asks of the connection besides its reply.
@@ -31,8 +35,9 @@ final class GraphControl: @unchecked Sendable {
         case close
     }
 
-    /// Runs the command in `words` (a line's words, ``ControlLine/words(_:)``).
-    func execute(_ words: [String]) -> (reply: String, effect: Effect) {
+    /// Runs the command in `words` (a line's words, ``ControlLine/words(_:)``) for connection
+    /// `connection` (a number its server gives it).
+    func execute(_ words: [String], connection: Int = 0) -> (reply: String, effect: Effect) {
         lock.lock()
         defer { lock.unlock() }
         guard let verb = words.first else { return (ControlLine.error("syntax", "an empty line; expected a command: \(Self.verbList)"), .none) }
@@ -41,7 +46,7 @@ final class GraphControl: @unchecked Sendable {
         }
         let arguments = Array(words.dropFirst())
         let required = usage.arguments.filter { !$0.hasPrefix("[") }.count
-        guard (required ... usage.arguments.count).contains(arguments.count) else {
+        guard (required ... usage.arguments.count).contains(arguments.count), verb != "midi-map" || arguments.count != 5 else {
             return (ControlLine.error("syntax", "'\(verb)' takes \(usage.arguments.isEmpty ? "no arguments" : usage.arguments.joined(separator: " ")); got \(arguments.count) argument\(arguments.count == 1 ? "" : "s")"), .none)
         }
         do throws(GraphError) {
@@ -74,6 +79,24 @@ final class GraphControl: @unchecked Sendable {
             case "preset":
                 try live.applyPreset(arguments[0], arguments[1])
                 changed = true
+            case "midi-map":
+                guard let channel = Int(arguments[2]), let controller = Int(arguments[3]) else {
+                    return (ControlLine.error("invalid", "'\(arguments[2])' '\(arguments[3])': expected a MIDI channel 1 to 16 and a controller 0 to 127"), .none)
+                }
+                var bounds: [Float] = []
+                for word in arguments.dropFirst(4) {
+                    guard let bound = Float(word), bound.isFinite else {
+                        return (ControlLine.error("invalid", "'\(word)' is not a number; expected a finite value such as -6 or 0.5"), .none)
+                    }
+                    bounds.append(bound)
+                }
+                try live.mapMIDI(arguments[0], arguments[1], channel: channel, controller: controller, minimum: bounds.first, maximum: bounds.last)
+                changed = true
+            case "midi-unmap":
+                return (ControlLine.ok([String(try live.unmapMIDI(arguments[0], arguments[1]))]), .none)
+            case "midi-learn":
+                try live.learnMIDI(arguments[0], arguments[1])
+                learner = connection
             case "save":
                 try live.save(to: arguments[0])
             case "load":
@@ -98,6 +121,39 @@ final class GraphControl: @unchecked Sendable {
         return (ControlLine.ok(), .none)
     }
 
+    /// For connection `connection`, when it armed MIDI learn and a controller has moved since:
+    /// the line that tells it, `learned ID SYMBOL CHANNEL CC MIN MAX` (or `learned error CODE
+    /// MESSAGE`); nil otherwise.
+    func learned(connection: Int) -> String? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard learner == connection else { return nil }
+        guard live.isLearning else {
+            learner = nil
+            return nil
+        }
+        do throws(GraphError) {
+            guard let mapping = try live.completeLearning() else { return nil }
+            learner = nil
+            changed = true
+            return (["learned", mapping.id, mapping.symbol, String(mapping.channel), String(mapping.controller),
+                     Self.text(mapping.minimum), Self.text(mapping.maximum)]).map(ControlLine.quoted).joined(separator: " ")
+        } catch {
+            learner = nil
+            return "learned " + ControlLine.error(error.kind.rawValue, error.description)
+        }
+    }
+
+    /// Connection `connection` has closed: a MIDI learn it armed is called off.
+    func closed(connection: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        if learner == connection {
+            live.cancelLearning()
+            learner = nil
+        }
+    }
+
     /// The value of a monitored control now, or nil when its node or control is gone.
     func value(_ id: String, _ symbol: String) -> Float? {
         lock.lock()
@@ -120,13 +176,15 @@ final class GraphControl: @unchecked Sendable {
         return changed
     }
 
-    /// `nodes=N ID=URI ... connections=M SOURCE>DESTINATION ...`, with `bypassed=ID,...` when any is.
+    /// `nodes=N ID=URI ... connections=M SOURCE>DESTINATION ...`, with `bypassed=ID,...` when
+    /// any is and `midi=N ID:SYMBOL@CHANNEL/CC ...` when any controller is mapped.
     private var listing: [String] {
         let nodes = live.graph.nodes.map { "\($0.id)=\(live.nodes[$0.id]?.instance.description.uri ?? "")" }
         let bypassed = live.graph.nodes.filter { live.nodes[$0.id]?.bypass.isOn == true }.map(\.id)
         return ["nodes=\(nodes.count)"] + nodes + ["connections=\(live.graph.connections.count)"]
             + live.graph.connections.map { "\($0.source)>\($0.destination)" }
             + (bypassed.isEmpty ? [] : ["bypassed=" + bypassed.joined(separator: ",")])
+            + (live.mappings.isEmpty ? [] : ["midi=\(live.mappings.count)"] + live.mappings.map { "\($0.id):\($0.symbol)@\($0.channel)/\($0.controller)" })
     }
 
     /// A value as replies write it: the shortest text that reads back as the same float.

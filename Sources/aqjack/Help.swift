@@ -139,7 +139,9 @@ enum Help {
             --control PORT (TCP on 127.0.0.1; 0: any free port, noted) runs the plugins as a graph
             edited while it plays, one command a line: add URI [ID], remove ID, connect SRC DST,
             disconnect SRC DST, set ID SYMBOL VALUE, get ID SYMBOL, bypass ID on|off, preset ID NAME,
-            monitor ID SYMBOL on|off, list, latency, save FILE, load FILE (docs/CONTROL.md); each
+            monitor ID SYMBOL on|off, midi-map ID SYMBOL CHANNEL CC [MIN MAX], midi-unmap ID SYMBOL,
+            midi-learn ID SYMBOL (controllers on the host's midi_in port), list, latency, save FILE,
+            load FILE (docs/CONTROL.md); each
             answered "ok ..." or "error CODE message". Only this user's connections are taken; with
             --control-token TOKEN (or AQJACK_CONTROL_TOKEN), required for any --control-host but
             loopback, whoever sends "auth TOKEN" first. With no URI the graph starts empty, with

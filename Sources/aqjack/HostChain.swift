@@ -72,11 +72,10 @@ struct HostChain {
             Diagnostics.error(graphFile.map { "cannot host the graph '\($0)': \(error)" } ?? "cannot host the graph on server '\(client.serverName)': \(error)")
             return error.kind == .failed ? ExitStatus.failure : ExitStatus.usage
         }
-        let (audioFrom, missingFrom) = PortMatching.select(sources, from: client.portNames(direction: .output, audioOnly: true))
-        let (audioTo, missingTo) = PortMatching.select(destinations, from: client.portNames(direction: .input, audioOnly: true))
-        if !(missingFrom + missingTo).isEmpty {
+        let selection = HostPortSelection(sources: sources, destinations: destinations, on: client)
+        if !selection.unmatched.isEmpty {
             client.close()
-            Diagnostics.error("no JACK port matches \((missingFrom + missingTo).map { "'\($0)'" }.joined(separator: ", ")) on server '\(client.serverName)'; `aqjack --ports` lists them")
+            Diagnostics.error(selection.message(server: client.serverName))
             return ExitStatus.failure
         }
         let controller = GraphControl(live: live)
@@ -99,8 +98,9 @@ struct HostChain {
             Diagnostics.error("cannot start the graph on server '\(client.serverName)': \(error)")
             return ExitStatus.failure
         }
-        for (source, port) in zip(audioFrom, host.inputs) { _ = try client.connect(source, to: port) }
-        for (port, destination) in zip(host.outputs, audioTo) { _ = try client.connect(port, to: destination) }
+        for (source, port) in zip(selection.audioFrom, host.inputs) { _ = try client.connect(source, to: port) }
+        if let midi = host.midiInput { for source in selection.midiFrom { _ = try client.connect(source, to: midi) } }
+        for (port, destination) in zip(host.outputs, selection.audioTo) { _ = try client.connect(port, to: destination) }
         if let server {
             server.start()
             if control?.port == 0 || !json { Diagnostics.note("control socket on \(control?.host ?? ""):\(server.port) (docs/CONTROL.md)") }

@@ -185,15 +185,10 @@ struct HostCommand {
             Diagnostics.note("'\(host.instance.description.name)' does not declare lv2:hardRTCapable; it runs on JACK's process thread anyway, as jalv runs it")
         }
         // Which ports to connect, before activating: a glob that matches nothing is an error.
-        let audioSources = client.portNames(direction: .output, audioOnly: true)
-        let midiSources = client.portNames(direction: .output, midiOnly: true)
-        let (audioFrom, missingAudio) = PortMatching.select(sources, from: audioSources)
-        let (midiFrom, _) = PortMatching.select(sources, from: midiSources)
-        let (to, missingTo) = PortMatching.select(destinations, from: client.portNames(direction: .input, audioOnly: true))
-        let unmatched = missingAudio.filter { pattern in !midiSources.contains { PortMatching.matches(pattern, $0) } } + missingTo
-        if !unmatched.isEmpty {
+        let selection = HostPortSelection(sources: sources, destinations: destinations, on: client)
+        if !selection.unmatched.isEmpty {
             client.close()
-            Diagnostics.error("no JACK port matches \(unmatched.map { "'\($0)'" }.joined(separator: ", ")) on server '\(client.serverName)'; `aqjack --ports` lists them")
+            Diagnostics.error(selection.message(server: client.serverName))
             return ExitStatus.failure
         }
         do throws(AudioDriverError) { try host.activate() } catch {
@@ -201,9 +196,9 @@ struct HostCommand {
             Diagnostics.error("cannot start '\(host.instance.description.name)' on server '\(client.serverName)': \(error)")
             return ExitStatus.failure
         }
-        for (source, port) in zip(audioFrom, host.audioInputs) { _ = try client.connect(source, to: port) }
-        if let midi = host.midiInputs.first { for source in midiFrom { _ = try client.connect(source, to: midi) } }
-        for (port, destination) in zip(host.audioOutputs, to) { _ = try client.connect(port, to: destination) }
+        for (source, port) in zip(selection.audioFrom, host.audioInputs) { _ = try client.connect(source, to: port) }
+        if let midi = host.midiInputs.first { for source in selection.midiFrom { _ = try client.connect(source, to: midi) } }
+        for (port, destination) in zip(host.audioOutputs, selection.audioTo) { _ = try client.connect(port, to: destination) }
         if !json {
             print("hosting \(host.instance.description.name) (\(uri)) as '\(client.name)', latency \(host.latencyFrames) frames; SYMBOL=VALUE on standard input sets a control")
         }

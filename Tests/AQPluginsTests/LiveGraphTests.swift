@@ -203,4 +203,70 @@ struct LiveGraphTests {
         #expect(live.latency != before && live.latency == reported, "\(before) then \(live.latency), the plugin reports \(reported)")
         #expect(driver.processingLatency == live.latency)
     }
+
+    /// Renders `frames` through the driver's one input with `midi` on the graph's MIDI input
+    /// (frames from the driver's start).
+    static func render(_ driver: OfflineDriver, frames: Int, midi: [OfflineDriver.MIDIMessage]) -> [Float] {
+        let start = Int(driver.currentFrame)
+        return LiveHostOfflineTests.render(driver, channels: 1, frames: frames, input: { channel, frame in signal(channel, start + frame) }, midi: midi)[0]
+    }
+
+    @Test("a MIDI controller mapped to the amp's gain (channel 1, CC 7, 0 to 12 dB): CC 7 = 127 at frame 1000 sets 12 dB from the start of its cycle (frame 896), exactly; learn maps the next controller (channel 3, CC 20) over the gain's whole range; both saved in the document; get reports what the controller set")
+    func midiControllers() throws {
+        let driver = OfflineDriver(name: "live", sampleRate: 48000, bufferSize: 128)
+        defer { driver.close() }
+        let live = try LiveGraph(world: LV2World(), driver: driver, inputs: 1, outputs: 1)
+        #expect(live.host.midiInput == "live:midi_in")
+        try live.add(LiveHostOfflineTests.amp, id: "amp")
+        try live.connect("in_1", "amp:input")
+        try live.connect("amp:output", "out_1")
+        try live.mapMIDI("amp", "gain", channel: 1, controller: 7, minimum: 0, maximum: 12)
+        try live.start()
+        let mapped = Self.render(driver, frames: 2_048, midi: [.init(frame: 1_000, bytes: [0xB0, 7, 127])])
+        let twelve = powf(10, Float(12) * 0.05)
+        let wrong = mapped.indices.filter { mapped[$0] != Self.signal(0, $0) * ($0 < 896 ? 1 : twelve) }
+        #expect(wrong.count == 0, "\(wrong.count) samples wrong, the first at \(wrong.first ?? -1)")
+        #expect(try live.value("amp", "gain") == 12)
+
+        try live.learnMIDI("amp", "gain")
+        #expect(try live.completeLearning() == nil)
+        // The controller learned moves nothing yet; it is mapped after it comes.
+        _ = Self.render(driver, frames: 256, midi: [.init(frame: 2_100, bytes: [0xB2, 20, 0])])
+        let learned = try #require(try live.completeLearning())
+        #expect(learned == GraphDocument.MIDIMapping(id: "amp", symbol: "gain", channel: 3, controller: 20, minimum: -70, maximum: 70))
+        #expect(live.document.midi == [GraphDocument.MIDIMapping(id: "amp", symbol: "gain", channel: 1, controller: 7, minimum: 0, maximum: 12), learned])
+        let start = Int(driver.currentFrame)
+        let moved = Self.render(driver, frames: 1_280, midi: [.init(frame: UInt64(start), bytes: [0xB2, 20, 64])])
+        let gain = Float(-70) + (Float(70) - Float(-70)) * Float(64) / 127
+        let coefficient = powf(10, gain * 0.05)
+        let off = moved.indices.filter { moved[$0] != Self.signal(0, start + $0) * coefficient }
+        #expect(off.count == 0, "\(off.count) samples are not at \(gain) dB, the first at \(off.first ?? -1)")
+        #expect(try live.value("amp", "gain") == gain)
+        try live.remove("amp")
+        #expect(live.mappings.isEmpty)
+    }
+
+    @Test("MIDI mappings refused by kind: a channel or controller out of range, bounds outside the control's range, an unknown node or control; learn on a control without a range")
+    func midiRefusals() throws {
+        let driver = OfflineDriver(name: "live", sampleRate: 48000, bufferSize: 128)
+        defer { driver.close() }
+        let live = try LiveGraph(world: LV2World(), driver: driver, inputs: 1, outputs: 1)
+        try live.add(LiveHostOfflineTests.amp, id: "amp")
+        let cases: [(GraphError.Kind, String, () throws(GraphError) -> Void)] = [
+            (.invalid, "MIDI channel 0: expected 1 to 16", { () throws(GraphError) in try live.mapMIDI("amp", "gain", channel: 0, controller: 7) }),
+            (.invalid, "controller 128: expected 0 to 127", { () throws(GraphError) in try live.mapMIDI("amp", "gain", channel: 1, controller: 128) }),
+            (.invalid, "gain=100.0 is out of range for 'Simple amplifier'", { () throws(GraphError) in try live.mapMIDI("amp", "gain", channel: 1, controller: 7, minimum: 0, maximum: 100) }),
+            (.notFound, "no node 'x' in the graph", { () throws(GraphError) in try live.mapMIDI("x", "gain", channel: 1, controller: 7) }),
+            (.notFound, "node 'amp' ('Simple amplifier') has no control input 'level'", { () throws(GraphError) in try live.learnMIDI("amp", "level") }),
+        ]
+        for (kind, words, call) in cases {
+            do throws(GraphError) {
+                try call()
+                Issue.record("not refused: \(words)")
+            } catch {
+                #expect(error.kind == kind && error.description.hasPrefix(words), "\(error.kind): \(error.description)")
+            }
+        }
+        #expect(live.mappings.isEmpty && !live.isLearning)
+    }
 }

@@ -174,6 +174,49 @@ extension JackServerSuite {
             HostCommandTests.expectGained(log, by: powf(10, 6.0 / 20), generator: generator)
         }
 
+        @Test("midi-map then control changes from a JACK MIDI client move the parameter: amp gain mapped to channel 1 CC 7 over 0 to 12 dB, CC 7 = 127 sent at frame F: every recorded sample is the generator's × 1 before the cycle holding F and × powf(10, 0.6) from it, exactly; get returns 12; midi-learn maps the next controller and says so")
+        func midiMapMovesParameter() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("ccgen"), channelCount: 1)
+            let (recorder, log) = try startFloatRecorder(channels: 1, role: "ccrec")
+            let name = TestServer.uniqueClientName("hostcc")
+            let changeAt = UInt64(generator.client.estimatedFrameTime) + 48_000
+            let learnAt = changeAt + 24_000
+            let controller = try MIDINoteClient(name: TestServer.uniqueClientName("cc"), messages: [(changeAt, [0xB0, 7, 127]), (learnAt, [0xB4, 21, 0])])
+            let (host, out, err) = try HostCommandTests.startHost([PluginConvertTests.amp, "--control", "0", "-i", controller.portName,
+                                                                   "-i", "\(generator.client.name):out_1", "-o", "\(recorder.driver.name):in_1"],
+                                                                  name: name, expectPort: "out_1")
+            defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+            let socket = try LineClient(port: Self.controlPort(err))
+            #expect(socket.command("midi-map 1 gain 1 7 0 12") == "ok")
+            // Learn once CC 7 has come: the next controller is the one at learnAt.
+            while UInt64(generator.client.estimatedFrameTime) < changeAt + 4_800 { usleep(10_000) }
+            #expect(socket.command("get 1 gain") == "ok 12.0")
+            #expect(socket.command("midi-learn 1 gain") == "ok")
+            #expect(socket.readLine(timeout: 3) == "learned 1 gain 5 21 -70.0 70.0")
+            // The message learned from is not applied: mapped after it came.
+            #expect(socket.command("get 1 gain") == "ok 12.0")
+            #expect(socket.command("list") == "ok nodes=1 1=\(PluginConvertTests.amp) connections=2 in_1>1:input 1:output>out_1 midi=2 1:gain@1/7 1:gain@5/21")
+            let (hostExit, errors) = HostCommandTests.stopHost(host, err: err, recorder: recorder)
+            #expect(hostExit.status == 0, "\(errors)")
+            let twelve = powf(10, Float(12) * 0.05)
+            var wrong = 0, checked = 0, switched: UInt32?
+            for delivery in log.deliveries {
+                let first = UInt32(truncatingIfNeeded: Int64(delivery.startTime.mSampleTime))
+                for (offset, got) in delivery.samples.enumerated() where got != 0 {
+                    let frame = first &+ UInt32(offset)
+                    guard UInt64(frame) < learnAt else { continue }
+                    let input = TestSignal.sample(channel: 0, frame: frame)
+                    checked += 1
+                    if got == input * twelve, switched == nil { switched = frame }
+                    if got != (UInt64(frame) < changeAt & ~127 || switched == nil ? input : input * twelve) { wrong += 1 }
+                }
+            }
+            let xruns = generator.client.notifications.xrunCount.load(ordering: .relaxed)
+            #expect(checked > 24_000 && wrong <= xruns * 2 * 128, "\(checked) checked, \(wrong) wrong, \(xruns) xruns")
+            let at = try #require(switched)
+            #expect(UInt64(at) <= changeAt && changeAt - UInt64(at) < 128, "switched at \(at), the change at \(changeAt)")
+        }
+
         @Test("bad lines never stop the host: each gets its error code and words (syntax, too-long, not-found, invalid, exists, cycle), the graph is unchanged, and the next command works; a connection without the token is refused where one is set, and --control-host beyond loopback without one exits 2")
         func badInput() throws {
             let name = TestServer.uniqueClientName("hostbad")
@@ -190,8 +233,8 @@ extension JackServerSuite {
             #expect(socket.command("auth s3cret") == "ok")
             let before = socket.command("list")
             let cases: [(line: [UInt8], reply: String)] = [
-                (Array("\n".utf8), "error syntax an empty line; expected a command: add, remove, connect, disconnect, set, get, bypass, preset, list, latency, monitor, save, load, help, close"),
-                (Array("frobnicate 1\n".utf8), "error syntax unknown command 'frobnicate'; expected one of add, remove, connect, disconnect, set, get, bypass, preset, list, latency, monitor, save, load, help, close"),
+                (Array("\n".utf8), "error syntax an empty line; expected a command: add, remove, connect, disconnect, set, get, bypass, preset, list, latency, monitor, midi-map, midi-unmap, midi-learn, save, load, help, close"),
+                (Array("frobnicate 1\n".utf8), "error syntax unknown command 'frobnicate'; expected one of add, remove, connect, disconnect, set, get, bypass, preset, list, latency, monitor, midi-map, midi-unmap, midi-learn, save, load, help, close"),
                 (Array("set 1 gain\n".utf8), "error syntax 'set' takes ID SYMBOL VALUE; got 2 arguments"),
                 (Array(repeating: UInt8(ascii: "a"), count: 5000) + [10], "error too-long a line of more than 4096 bytes; nothing of it was run"),
                 ([0x73, 0x65, 0x74, 0xFF, 0xFE, 10], "error syntax the line is not UTF-8 text"),
