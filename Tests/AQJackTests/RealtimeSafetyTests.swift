@@ -345,3 +345,52 @@ extension JackServerSuite.RealtimeSafetyTests {
         withExtendedLifetime((amp, limiter)) {}
     }
 }
+
+extension JackServerSuite.RealtimeSafetyTests {
+    @Test("a live graph under a control load (what the control socket drives): amp into the limiter, 100 commands a second for 10 s (gain set, values read, the limiter bypassed and back, a node added and removed every second) while a MIDI client moves the mapped gain every 10 ms: zero allocations, frees and mutex locks on the process thread, every command taken")
+    func liveGraphUnderCommandLoad() throws {
+        let generator = try GeneratorClient(name: TestServer.uniqueClientName("rtlivegen"), channelCount: 1)
+        let start = UInt64(generator.client.estimatedFrameTime) + 24_000
+        let changes = (0 ..< 1_200).map { (frame: start + UInt64($0) * 480, bytes: [0xB0, 7, UInt8($0 % 128)] as [UInt8]) }
+        let controller = try MIDINoteClient(name: TestServer.uniqueClientName("rtlivecc"), messages: changes)
+        let client = try JackClient(name: TestServer.uniqueClientName("rtlive"), exactName: true)
+        let live = try LiveGraph(world: LV2World(), driver: JackDriver(client: client), inputs: 1, outputs: 1)
+        try live.add("http://plugin.org.uk/swh-plugins/amp", id: "amp")
+        try live.add("http://plugin.org.uk/swh-plugins/fastLookaheadLimiter", id: "lim")
+        for (source, destination) in [("in_1", "amp:input"), ("amp:output", "lim:in_1"), ("lim:out_1", "out_1")] { try live.connect(source, destination) }
+        try live.mapMIDI("amp", "gain", channel: 1, controller: 7, minimum: -12, maximum: 12)
+        try client.setThreadInitCallback(aq_probe_watch_current_thread)
+        try live.start()
+        defer { live.stop(); client.close() }
+        _ = try client.connect(generator.portNames[0], to: live.host.inputs[0])
+        _ = try client.connect(controller.portName, to: try #require(live.host.midiInput))
+        usleep(500_000)   // warm-up
+        var processThreads = [client.processThreadID]
+        aq_probe_count_only(&processThreads, 1)
+        defer { aq_probe_count_only(nil, 0) }
+        var commands = 0, refused = 0
+        aq_probe_reset_and_enable()
+        let until = Date().addingTimeInterval(10)
+        while Date() < until {
+            do throws(GraphError) {
+                switch commands % 100 {
+                case 50: try live.add("http://plugin.org.uk/swh-plugins/amp", id: "extra")
+                case 99: try live.remove("extra")
+                case let step where step % 4 == 0: try live.set("amp", "gain", to: Float(step % 24 - 12))
+                case let step where step % 4 == 1: try live.bypass("lim", step % 8 == 1)
+                default: _ = try live.value("lim", "attenuation") + live.value("amp", "gain")
+                }
+            } catch {
+                refused += 1
+            }
+            commands += 1
+            usleep(10_000)
+        }
+        aq_probe_disable()
+        let allocations = aq_probe_allocation_count(), frees = aq_probe_free_count(), locks = aq_probe_mutex_lock_count()
+        let sent = controller.processor.sentCount.load(ordering: .relaxed)
+        print("live graph's process thread over \(commands) commands and \(sent) MIDI control changes: allocations \(allocations), frees \(frees), mutex locks \(locks), xruns \(client.notifications.xrunCount.load(ordering: .relaxed))")
+        #expect(commands >= 800 && refused == 0 && sent >= 500)
+        #expect(allocations == 0 && frees == 0 && locks == 0)
+    }
+}
