@@ -40,34 +40,15 @@ final class ControlServer: @unchecked Sendable {
         self.token = token
         self.control = control
         self.monitorInterval = max(monitorInterval, 0.001)
-        listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard listener >= 0 else { throw ControlServerError(message: "cannot open a TCP socket for --control: \(String(cString: strerror(errno)))") }
-        var yes: Int32 = 1
-        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-            close(listener)
-            throw ControlServerError(message: "--control-host '\(host)' is not an IPv4 address (e.g. 127.0.0.1, or 0.0.0.0 for every interface)")
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(listener, 16) == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(listener)
-            throw ControlServerError(message: "--control cannot listen on \(host):\(port): \(reason)")
+        do throws(IPv4Listening.Failure) {
+            listener = try IPv4Listening.open(type: Int32(SOCK_STREAM.rawValue), host: host, port: port, option: "--control")
+        } catch {
+            throw ControlServerError(message: error.message)
         }
     }
 
     /// The TCP port listened on.
-    var port: Int {
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
+    var port: Int { IPv4Listening.port(of: listener) }
 
     func start() {
         let thread = Thread { [self] in accepting() }

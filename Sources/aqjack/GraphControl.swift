@@ -11,8 +11,6 @@ import Foundation
 final class GraphControl: @unchecked Sendable {
     let live: LiveGraph
     private let lock = NSLock()
-    /// Set when a command changed what a save would hold (NSM's dirty flag).
-    private(set) var changed = false
     /// The connection that armed MIDI learn, told when it completes.
     private var learner: Int?
 
@@ -53,32 +51,25 @@ final class GraphControl: @unchecked Sendable {
             switch verb {
             case "add":
                 let node = try live.add(arguments[0], id: arguments.count > 1 ? arguments[1] : nil)
-                changed = true
                 return (ControlLine.ok([node.id]), .none)
             case "remove":
                 try live.remove(arguments[0])
-                changed = true
             case "connect":
                 try live.connect(arguments[0], arguments[1])
-                changed = true
             case "disconnect":
                 try live.disconnect(arguments[0], arguments[1])
-                changed = true
             case "set":
                 guard let value = Float(arguments[2]), value.isFinite else {
                     return (ControlLine.error("invalid", "'\(arguments[2])' is not a number; expected a finite value such as -6 or 0.5"), .none)
                 }
                 try live.set(arguments[0], arguments[1], to: value)
-                changed = true
             case "get":
                 return (ControlLine.ok([Self.text(try live.value(arguments[0], arguments[1]))]), .none)
             case "bypass":
                 guard let on = Self.onOff(arguments[1]) else { return (Self.notOnOff(arguments[1]), .none) }
                 try live.bypass(arguments[0], on)
-                changed = true
             case "preset":
                 try live.applyPreset(arguments[0], arguments[1])
-                changed = true
             case "midi-map":
                 guard let channel = Int(arguments[2]), let controller = Int(arguments[3]) else {
                     return (ControlLine.error("invalid", "'\(arguments[2])' '\(arguments[3])': expected a MIDI channel 1 to 16 and a controller 0 to 127"), .none)
@@ -91,7 +82,6 @@ final class GraphControl: @unchecked Sendable {
                     bounds.append(bound)
                 }
                 try live.mapMIDI(arguments[0], arguments[1], channel: channel, controller: controller, minimum: bounds.first, maximum: bounds.last)
-                changed = true
             case "midi-unmap":
                 return (ControlLine.ok([String(try live.unmapMIDI(arguments[0], arguments[1]))]), .none)
             case "midi-learn":
@@ -101,7 +91,6 @@ final class GraphControl: @unchecked Sendable {
                 try live.save(to: arguments[0])
             case "load":
                 try live.load(from: arguments[0])
-                changed = true
             case "list":
                 return (ControlLine.ok(listing), .none)
             case "latency":
@@ -135,7 +124,6 @@ final class GraphControl: @unchecked Sendable {
         do throws(GraphError) {
             guard let mapping = try live.completeLearning() else { return nil }
             learner = nil
-            changed = true
             return (["learned", mapping.id, mapping.symbol, String(mapping.channel), String(mapping.controller),
                      Self.text(mapping.minimum), Self.text(mapping.maximum)]).map(ControlLine.quoted).joined(separator: " ")
         } catch {
@@ -161,19 +149,11 @@ final class GraphControl: @unchecked Sendable {
         return try? live.value(id, symbol)
     }
 
-    /// Runs `body` on the graph under the lock (the command's tick: latency re-reads, saves).
+    /// Runs `body` on the graph under the lock (the command's tick: latency re-reads).
     func withGraph<Result>(_ body: (LiveGraph) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(live)
-    }
-
-    /// Clears the changed flag, returning what it was.
-    func takeChanged() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        defer { changed = false }
-        return changed
     }
 
     /// `nodes=N ID=URI ... connections=M SOURCE>DESTINATION ...`, with `bypassed=ID,...` when

@@ -135,7 +135,7 @@ enum Help {
             URI before it), as many channels wide as its widest plugin: ports in_1 ... and out_1 ...,
             each channel through the plugins in order, a mono plugin once per channel (another
             plugin must have that many audio inputs and outputs, else exit 2), the sum of their
-            latencies reported to JACK; no console, MIDI or --state for a chain yet.
+            latencies reported to JACK; no console, MIDI to its plugins or --state for a chain yet.
             --control PORT (TCP on 127.0.0.1; 0: any free port, noted) runs the plugins as a graph
             edited while it plays, one command a line: add URI [ID], remove ID, connect SRC DST,
             disconnect SRC DST, set ID SYMBOL VALUE, get ID SYMBOL, bypass ID on|off, preset ID NAME,

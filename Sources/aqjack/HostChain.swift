@@ -14,7 +14,8 @@ import Foundation
 /// end (exit 1).
 ///
 /// The chain is as wide as its widest plugin; a mono plugin runs once per channel
-/// (``LV2Chain``). No console, MIDI or `--state` yet.
+/// (``LV2Chain``). No console or `--state` yet, and no MIDI to the plugins (the graph's `midi_in`
+/// takes controllers mapped over the control socket).
 struct HostChain {
     struct ControlOptions {
         var port: Int

@@ -48,22 +48,10 @@ final class OSCControl: @unchecked Sendable {
     init(host: String, port: Int, token: String?, handlers: Handlers) throws(OSCControlError) {
         self.handlers = handlers
         self.token = token
-        socket = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        guard socket >= 0 else { throw OSCControlError(message: "cannot open a UDP socket for --osc: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-            close(socket)
-            throw OSCControlError(message: "--osc-host '\(host)' is not an IPv4 address (e.g. 127.0.0.1, or 0.0.0.0 for every interface)")
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(socket)
-            throw OSCControlError(message: "--osc cannot listen on \(host):\(port): \(reason)")
+        do throws(IPv4Listening.Failure) {
+            socket = try IPv4Listening.open(type: Int32(SOCK_DGRAM.rawValue), host: host, port: port, option: "--osc")
+        } catch {
+            throw OSCControlError(message: error.message)
         }
         // Wake up every 100 ms to notice ``stop()``.
         var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
@@ -71,12 +59,7 @@ final class OSCControl: @unchecked Sendable {
     }
 
     /// The UDP port listened on.
-    var port: Int {
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
+    var port: Int { IPv4Listening.port(of: socket) }
 
     func start() {
         let thread = Thread { [self] in serve() }
