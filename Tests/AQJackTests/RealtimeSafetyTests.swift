@@ -90,11 +90,18 @@ extension JackServerSuite.RealtimeSafetyTests {
         defer { aq_probe_count_only(nil, 0) }
         for port in ports.prefix(2) { try client.connect(port.name, to: "system:playback_\(port.shortName.dropFirst(4))") }
         // A feeder thread keeps the ring full, as the queue thread does.
+        // It records its longest time between two writes (ns): a thread of normal priority can be
+        // kept off the CPU longer than the ring lasts without the server skipping a cycle.
         let feeding = UnsafeCounter()
+        let longestFeedGap = UnsafeCounter()
         let feederThread = Thread {
             let chunk = [Float](repeating: 0.25, count: 16 * 256)
+            var last = DispatchTime.now().uptimeNanoseconds
             while feeding.value == 0 {
                 _ = chunk.withUnsafeBufferPointer { feeder.write($0.baseAddress!, frameCount: 256) }
+                let now = DispatchTime.now().uptimeNanoseconds
+                longestFeedGap.value = max(longestFeedGap.value, Int(now - last))
+                last = now
                 feeder.waitForCycle(milliseconds: 5)
             }
             feeding.value = 2
@@ -114,6 +121,7 @@ extension JackServerSuite.RealtimeSafetyTests {
         // is in the graph (out_1 → system:playback_1: the next cycle), one that is not (out_6:
         // the latest frame, after 19 cycles of asking).
         let period = UInt64(client.bufferSize)
+        let rate = client.sampleRate
         let connectedNext = processor.nextCycleFrame.load(ordering: .relaxed)
         processor.play(onceOutput: 0, isConnectedTo: "system:playback_1", noLaterThan: connectedNext + 48000)
         usleep(100_000)
@@ -139,11 +147,15 @@ extension JackServerSuite.RealtimeSafetyTests {
         #expect(allocations == 0)
         #expect(frees == 0)
         #expect(locks == 0)
-        // The feeder keeps ahead unless the host stalls it (the server then reports xruns: a
-        // loaded CI run had 128 frames of underrun in one): none without an xrun.
+        // The feeder keeps ahead unless the host stalls it: the server then reports xruns (a
+        // loaded CI run had 128 frames of underrun in one), or the feeder itself was kept off the
+        // CPU for longer than the ring lasts (8192 frames: 171 ms; another run had 128 frames of
+        // underrun with no xrun). Neither: no underrun.
         let underruns = processor.underrunFrameCount.load(ordering: .relaxed)
-        #expect(underruns <= xruns * Int(period), "\(underruns) frames of underrun, \(xruns) xruns")
-        if xruns == 0 { #expect(underruns == 0) }
+        let feederStarved = longestFeedGap.value >= (8192 - 2 * Int(period)) * 1_000_000_000 / rate
+        print("playback underruns \(underruns) frames, xruns \(xruns), feeder's longest gap \(longestFeedGap.value / 1_000_000) ms")
+        if !feederStarved { #expect(underruns <= xruns * Int(period), "\(underruns) frames of underrun, \(xruns) xruns") }
+        if xruns == 0 && !feederStarved { #expect(underruns == 0) }
     }
 }
 
