@@ -1,4 +1,5 @@
 import AQCodecs
+import AQGraph
 import AQMedia
 import AQPlugins
 import Foundation
@@ -11,6 +12,8 @@ struct ConvertCommand {
     var request = FileConversion.Request(inputPath: "", outputPath: "")
     var json = false
     var chain = PluginChainOptions()
+    /// `--graph FILE`: a saved plugin graph (``GraphStage``) the output runs through.
+    var graphFile: String?
 
     init(arguments cursor: inout ArgumentCursor, globals: inout GlobalOptions) throws(UsageError) {
         var paths: [String] = []
@@ -49,15 +52,20 @@ struct ConvertCommand {
             case .option("--resampler"): request.resampler = try cursor.resampler(for: "--resampler")
             case .option("--force"): request.eraseExisting = true
             case .option("--json"): json = true
+            case .option("--graph"):
+                graphFile = try cursor.value(for: "--graph", expected: "a graph file saved by aqjack host's control socket (docs/CONTROL.md)")
             case let .option(option):
                 if try chain.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for convert: expected -f, --codec, --bitrate, -q, -r, -c, -b, --src-quality, --resampler, --lv2, --set, --preset, --force or --json")
+                throw UsageError(message: "unknown option '\(option)' for convert: expected -f, --codec, --bitrate, -q, -r, -c, -b, --src-quality, --resampler, --lv2, --set, --preset, --graph, --force or --json")
             case let .operand(path): paths.append(path)
             }
         }
         guard paths.count == 2 else {
             throw UsageError(message: "convert takes an input and an output file; got \(paths.count) file name\(paths.count == 1 ? "" : "s"): aqjack convert IN OUT [options]")
+        }
+        if graphFile != nil && !chain.isEmpty {
+            throw UsageError(message: "--graph and --lv2 both give the plugins: use one (a graph file can hold a chain)")
         }
         request.inputPath = paths[0]
         request.outputPath = paths[1]
@@ -98,12 +106,22 @@ struct ConvertCommand {
             // Ctrl-C or SIGTERM abandons the conversion: the temporary output is removed, exit 1.
             let signals = SignalWatcher()
             var request = request
-            if !chain.isEmpty {
+            if !chain.isEmpty || graphFile != nil {
                 // The plugins run at the output's rate and channel count, after the conversion.
                 let source = try FrameSource.open(request.inputPath)
+                let channels = request.channelCount ?? source.channelCount, rate = request.sampleRate ?? source.sampleRate
+                if let graphFile {
+                    do throws(GraphError) {
+                        request.stages = [try GraphStage(world: LV2World.loadedReporting(), path: graphFile, channelCount: channels, sampleRate: rate)]
+                    } catch {
+                        Diagnostics.error("cannot convert through the graph '\(graphFile)': \(error)")
+                        return error.kind == .failed ? ExitStatus.failure : ExitStatus.usage
+                    }
+                }
                 do throws(PluginError) {
-                    request.stages = try chain.makeStages(world: LV2World.loadedReporting(), channelCount: request.channelCount ?? source.channelCount,
-                                                          sampleRate: request.sampleRate ?? source.sampleRate)
+                    if !chain.isEmpty {
+                        request.stages = try chain.makeStages(world: LV2World.loadedReporting(), channelCount: channels, sampleRate: rate)
+                    }
                 } catch {
                     Diagnostics.error(error.message)
                     return exitStatus(for: error)

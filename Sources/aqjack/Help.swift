@@ -92,7 +92,8 @@ enum Help {
         Topic(name: "convert", synopsis: """
               aqjack convert IN OUT [-f FILE_TYPE] [--codec lpcm|aac|alac|flac] [--bitrate BPS]
                      [-q 0..127] [-r RATE] [-c CHANNELS] [-b 16|24|32] [--src-quality best|medium|fastest]
-                     [--resampler soxr|libsamplerate] [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--force] [--json]
+                     [--resampler soxr|libsamplerate] [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--graph FILE]
+                     [--force] [--json]
             """, text: """
             convert is afconvert's job: reads anything aqjack reads (PCM, FLAC, ALAC, Ogg, MP3 through
             libsndfile; AAC in ADTS, CAF, M4A, MP4) and writes linear PCM (WAVE, AIFF, AIFC, CAF, W64,
@@ -101,6 +102,8 @@ enum Help {
             The file type follows OUT's extension unless -f says otherwise; options may come before or
             after the file names. AAC input is trimmed by its priming and remainder frames. FLAC and
             ALAC keep 16- and 24-bit samples bit-exact. A progress bar shows on a terminal.
+            --graph FILE runs the output through a graph saved by host's control socket (save), its
+            latency hidden as an --lv2 chain's: as many graph inputs and outputs as channels (-c).
             """),
         Topic(name: "info", synopsis: """
               aqjack info FILE... [--json]
