@@ -7,7 +7,10 @@
 # size with the host's floor for lost frames (Scripts/floor-client.c: a C client that only copies
 # as many ports, on the same server and generator), the start of record vs
 # jack_capture and jack-record and of play vs sndfile-jackplay and jack-play (medians of 9 and 25, Scripts/bench-start.sh), and `aqjack play` vs sndfile-jackplay on a 16-channel file
-# at period 64 (Scripts/bench-play.sh; BENCH_PLAY_SECONDS, default 30), and `aqjack convert`
+# at period 64 (Scripts/bench-play.sh; BENCH_PLAY_SECONDS, default 30), LV2 plugins against
+# lv2apply and jalv (Scripts/bench-plugins.sh), a graph of 8 plugins against 8 jalv processes and
+# 8 lv2apply runs (Scripts/bench-graph.sh), the host's control socket under 100 commands a
+# second for 60 s (Scripts/host-load.sh), and `aqjack convert`
 # vs `ffmpeg -c:a aac` (WAV → AAC) and vs `sox rate` (48 → 44.1 kHz) (Scripts/bench-convert.sh;
 # BENCH_CONVERT_SECONDS, default 60), and offline rendering through an output queue
 # (AudioQueueOfflineRender's engine, no server) of a 10-minute 16-bit AIFF vs `sox` decoding it.
@@ -93,6 +96,10 @@ echo "== playing ${BENCH_PLAY_SECONDS:-30} s with aqjack play and sndfile-jackpl
 Scripts/with-dummy-jack.sh --period 64 -- Scripts/bench-play.sh "${BENCH_PLAY_SECONDS:-30}" || true
 echo "== LV2 plugins: offline against lv2apply, the live host's callback, aqjack host against jalv"
 Scripts/with-dummy-jack.sh --period 128 -- Scripts/bench-plugins.sh || true
+echo "== a graph of 8 LV2 plugins: aqjack host --graph against 8 jalv, convert --graph against 8 lv2apply runs"
+Scripts/with-dummy-jack.sh --period 128 -- bash Scripts/bench-graph.sh || true
+echo "== the control socket under load: 100 commands a second for 60 s against aqjack host (Scripts/host-load.sh)"
+Scripts/with-dummy-jack.sh --period 128 -- bash Scripts/host-load.sh 60 100 || true
 echo "== converting with aqjack convert, ffmpeg and sox (same files)"
 Scripts/bench-convert.sh "${BENCH_CONVERT_SECONDS:-60}" || true
 echo "== offline render: an output queue in offline mode (no server) vs sox decoding the same 600 s 16-bit stereo AIFF to float (both to /dev/null; median of 5 runs each, alternating)"
