@@ -29,7 +29,8 @@ public final class LV2GraphNode: @unchecked Sendable {
     private var requested: [String: Float] = [:]
     private var queued = 0
     private let applied = Atomic<Int>(0)
-    /// On: the runner passes the inputs through the node's latency instead of running it.
+    /// On: the runner passes the inputs through the node's latency instead of running it (for a
+    /// plugin without an `lv2:enabled` port: ``setBypassed(_:)`` decides).
     public let bypass = GraphBypass()
 
     /// Primes the instance once on silence, as the live host does (its latency port reports
@@ -70,6 +71,25 @@ public final class LV2GraphNode: @unchecked Sendable {
         }
         requested[symbol] = value
         queued += 1
+    }
+
+    /// Bypasses the node from its next run, or runs it again: through the plugin's `lv2:enabled`
+    /// port when it has one (0: the plugin bypasses itself, keeping its latency, as LV2 asks),
+    /// else through the runner's delay line of the node's latency (``bypass``).
+    /// - Throws: a runtime error when the change cannot be queued (``set(_:to:)``).
+    public func setBypassed(_ on: Bool) throws(PluginError) {
+        if let enabled = instance.description.enabledPort {
+            try set(enabled, to: on ? 0 : 1)
+        } else {
+            bypass.isOn = on
+        }
+    }
+
+    /// Whether the node is bypassed: its `lv2:enabled` port at 0 (as last set), or the runner's
+    /// delay line on.
+    public var isBypassed: Bool {
+        if let enabled = instance.description.enabledPort { return (value(of: enabled) ?? 1) < 0.5 }
+        return bypass.isOn
     }
 
     /// A control's value: for an input, the value last set (``set(_:to:)``) while that is not

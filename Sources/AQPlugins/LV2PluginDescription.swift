@@ -9,6 +9,9 @@ public struct LV2PluginDescription: Sendable, Encodable {
     /// The control output port that reports the plugin's latency (`lv2:reportsLatency` /
     /// designation `lv2:latency`), or nil.
     public let latencyPort: String?
+    /// The control input designated `lv2:enabled` (1 runs the plugin, 0 has it bypass itself,
+    /// keeping its latency), or nil: how the graph bypasses it (``LV2GraphNode/setBypassed(_:)``).
+    public let enabledPort: String?
     /// Features the plugin requires (`lv2:requiredFeature`), URIs.
     public let requiredFeatures: [String]
     /// Whether the plugin declares `lv2:hardRTCapable`: the live host may run it on the JACK thread.

@@ -11,6 +11,7 @@ enum LV2URI {
     static let toggled = "http://lv2plug.in/ns/lv2core#toggled"
     static let enumeration = "http://lv2plug.in/ns/lv2core#enumeration"
     static let latency = "http://lv2plug.in/ns/lv2core#latency"
+    static let enabled = "http://lv2plug.in/ns/lv2core#enabled"
     static let hardRTCapable = "http://lv2plug.in/ns/lv2core#hardRTCapable"
     static let inPlaceBroken = "http://lv2plug.in/ns/lv2core#inPlaceBroken"
     static let isLive = "http://lv2plug.in/ns/lv2core#isLive"

@@ -124,6 +124,8 @@ public final class LV2World: @unchecked Sendable {
         return LV2PluginDescription(
             uri: uri, name: name, className: className, ports: ports,
             latencyPort: latencyIndex.flatMap { index in ports.first { $0.index == index }?.symbol },
+            enabledPort: lilv_plugin_get_port_by_designation(plugin, node(LV2URI.inputPort), node(LV2URI.enabled))
+                .map { String(cString: lilv_node_as_string(lilv_port_get_symbol(plugin, $0))) },
             requiredFeatures: strings(lilv_plugin_get_required_features(plugin)),
             isHardRealtimeCapable: lilv_plugin_has_feature(plugin, node(LV2URI.hardRTCapable)),
             presets: presets(of: plugin))

@@ -238,7 +238,7 @@ public final class LiveGraph {
             guard let node = nodes[graphNode.id] else { return nil }
             let symbols = node.instance.description.controlInputs.map(\.symbol)
             let controls = Dictionary(uniqueKeysWithValues: symbols.compactMap { symbol in node.value(of: symbol).map { (symbol, $0) } })
-            return GraphDocument.Node(id: node.id, uri: node.instance.description.uri, controls: controls, bypass: node.bypass.isOn)
+            return GraphDocument.Node(id: node.id, uri: node.instance.description.uri, controls: controls, bypass: node.isBypassed)
         }
         return GraphDocument(inputs: graph.inputCount, outputs: graph.outputCount, nodes: saved,
                              connections: graph.connections.map { ["\($0.source)", "\($0.destination)"] }, midi: mappings)
@@ -275,7 +275,7 @@ public final class LiveGraph {
             guard loaded[saved.id] == nil else { throw GraphError(.invalid, "'\(path)' has two nodes '\(saved.id)'; ids are unique") }
             let node = try instantiate(saved.uri, id: saved.id, settings: saved.controls.sorted { $0.key < $1.key }.map { .control(symbol: $0.key, value: $0.value) },
                                        state: GraphDocument.stateDirectory(of: saved.id, beside: path))
-            node.bypass.isOn = saved.bypass
+            do { try node.setBypassed(saved.bypass) } catch { throw GraphError(error) }
             loaded[saved.id] = node
             try edited.add(node.node)
         }
@@ -346,10 +346,12 @@ public final class LiveGraph {
     }
 
     /// Bypasses node `id` (on) or runs it again (off): its inputs go to its outputs delayed by
-    /// its latency while bypassed, so every path stays compensated. From the next cycle.
-    /// - Throws: not-found.
+    /// its latency while bypassed, so every path stays compensated; by the plugin itself through
+    /// its `lv2:enabled` port when it has one (``LV2GraphNode/setBypassed(_:)``). From the next cycle.
+    /// - Throws: not-found; failed when the change cannot be queued.
     public func bypass(_ id: String, _ on: Bool) throws(GraphError) {
-        try node(id).bypass.isOn = on
+        let node = try self.node(id)
+        do { try node.setBypassed(on) } catch { throw GraphError(error) }
     }
 
     public func node(_ id: String) throws(GraphError) -> LV2GraphNode {

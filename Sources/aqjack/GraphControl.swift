@@ -13,6 +13,11 @@ final class GraphControl: @unchecked Sendable {
     private let lock = NSLock()
     /// The connection that armed MIDI learn, told when it completes.
     private var learner: Int?
+    /// Called (under the lock) after each command that changed the graph: what a session
+    /// manager is told as unsaved changes. Set before any command comes.
+    var onEdit: (() -> Void)?
+    /// The verbs that change the graph (or what a save would write) when they succeed.
+    static let edits: Set<String> = ["add", "remove", "connect", "disconnect", "set", "bypass", "preset", "midi-map", "midi-unmap", "load"]
 
     init(live: LiveGraph) { self.live = live }
 
@@ -38,6 +43,12 @@ final class GraphControl: @unchecked Sendable {
     func execute(_ words: [String], connection: Int = 0) -> (reply: String, effect: Effect) {
         lock.lock()
         defer { lock.unlock() }
+        let result = perform(words, connection: connection)
+        if let verb = words.first, Self.edits.contains(verb), result.reply.hasPrefix("ok") { onEdit?() }
+        return result
+    }
+
+    private func perform(_ words: [String], connection: Int) -> (reply: String, effect: Effect) {
         guard let verb = words.first else { return (ControlLine.error("syntax", "an empty line; expected a command: \(Self.verbList)"), .none) }
         guard let usage = Self.verbs.first(where: { $0.verb == verb }) else {
             return (ControlLine.error("syntax", "unknown command '\(verb)'; expected one of \(Self.verbList)"), .none)
@@ -114,6 +125,19 @@ final class GraphControl: @unchecked Sendable {
     /// the line that tells it, `learned ID SYMBOL CHANNEL CC MIN MAX` (or `learned error CODE
     /// MESSAGE`); nil otherwise.
     func learned(connection: Int) -> String? {
+        switch learnedMapping(connection: connection) {
+        case nil: return nil
+        case .success(let mapping)?:
+            return (["learned", mapping.id, mapping.symbol, String(mapping.channel), String(mapping.controller),
+                     Self.text(mapping.minimum), Self.text(mapping.maximum)]).map(ControlLine.quoted).joined(separator: " ")
+        case .failure(let error)?:
+            return "learned " + ControlLine.error(error.kind.rawValue, error.description)
+        }
+    }
+
+    /// For connection `connection`, when it armed MIDI learn and a controller has moved since:
+    /// the mapping made, or why none could be; nil otherwise (still waiting, or not its learn).
+    func learnedMapping(connection: Int) -> Result<GraphDocument.MIDIMapping, GraphError>? {
         lock.lock()
         defer { lock.unlock() }
         guard learner == connection else { return nil }
@@ -124,12 +148,19 @@ final class GraphControl: @unchecked Sendable {
         do throws(GraphError) {
             guard let mapping = try live.completeLearning() else { return nil }
             learner = nil
-            return (["learned", mapping.id, mapping.symbol, String(mapping.channel), String(mapping.controller),
-                     Self.text(mapping.minimum), Self.text(mapping.maximum)]).map(ControlLine.quoted).joined(separator: " ")
+            onEdit?()
+            return .success(mapping)
         } catch {
             learner = nil
-            return "learned " + ControlLine.error(error.kind.rawValue, error.description)
+            return .failure(error)
         }
+    }
+
+    /// Whether connection `connection` armed the MIDI learn still waiting for a controller.
+    func isLearning(connection: Int) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return learner == connection && live.isLearning
     }
 
     /// Connection `connection` has closed: a MIDI learn it armed is called off.
@@ -150,7 +181,7 @@ final class GraphControl: @unchecked Sendable {
     }
 
     /// Runs `body` on the graph under the lock (the command's tick: latency re-reads).
-    func withGraph<Result>(_ body: (LiveGraph) throws -> Result) rethrows -> Result {
+    func withGraph<Result, Failure: Error>(_ body: (LiveGraph) throws(Failure) -> Result) throws(Failure) -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(live)
@@ -160,7 +191,7 @@ final class GraphControl: @unchecked Sendable {
     /// any is and `midi=N ID:SYMBOL@CHANNEL/CC ...` when any controller is mapped.
     private var listing: [String] {
         let nodes = live.graph.nodes.map { "\($0.id)=\(live.nodes[$0.id]?.instance.description.uri ?? "")" }
-        let bypassed = live.graph.nodes.filter { live.nodes[$0.id]?.bypass.isOn == true }.map(\.id)
+        let bypassed = live.graph.nodes.filter { live.nodes[$0.id]?.isBypassed == true }.map(\.id)
         return ["nodes=\(nodes.count)"] + nodes + ["connections=\(live.graph.connections.count)"]
             + live.graph.connections.map { "\($0.source)>\($0.destination)" }
             + (bypassed.isEmpty ? [] : ["bypassed=" + bypassed.joined(separator: ",")])

@@ -114,10 +114,16 @@ enum Help {
             """),
         Topic(name: "plugins", synopsis: """
               aqjack plugins [PATTERN] [--json]   the installed LV2 plugins (ports, ranges, latency, presets)
+              aqjack plugins --check [PATTERN] [--json]   run each for 1 s of noise; list those that fail
             """, text: """
             plugins lists the installed LV2 plugins (what lilv finds, as lv2ls lists them) whose
             URI or name contains PATTERN (any case; all without one): their audio, control and MIDI
             ports, control ranges, latency and presets; --json prints {"schema":"aqjack.plugins/1",...}.
+            --check instantiates and runs each of them as host would, for one second of white noise,
+            in a child process of its own (a crash or hang takes only the child; a hang is killed
+            after 30 s), and prints FAIL URI: REASON for each that fails (refused, crashed, hung, or
+            output not finite), then the count; exit 0 when none failed, 1 otherwise.
+            --json prints {"schema":"aqjack.plugin-check/1","checked":N,"failed":F,"plugins":[...]}.
             """),
         Topic(name: "host", synopsis: """
               aqjack [--server NAME] [--name CLIENT] host URI [--set SYMBOL=VALUE]... [--preset NAME] [--state DIR]
@@ -125,7 +131,8 @@ enum Help {
               aqjack [--server NAME] [--name CLIENT] host URI [--set SYMBOL=VALUE]... [--preset NAME]
                      URI [--set SYMBOL=VALUE]... ... [-i ...]... [-o ...]... [--json]   a chain of them
               aqjack ... host [URI ...] --control PORT [--control-host ADDRESS] [--control-token TOKEN] [--channels N]
-              aqjack ... host --graph FILE [--control PORT] [-i ...]... [-o ...]...   a saved graph
+              aqjack ... host [URI ...] --osc PORT [--osc-host ADDRESS] [--osc-token TOKEN] [--channels N]
+              aqjack ... host --graph FILE [--control PORT] [--osc PORT] [-i ...]... [-o ...]...   a saved graph
             """, text: """
             host runs one LV2 plugin live on JACK (jalv's console mode, for scripts): ports named by
             the plugin's symbols, the -i ports feeding its inputs (audio in order, MIDI ports to its
@@ -149,6 +156,9 @@ enum Help {
             --control-token TOKEN (or AQJACK_CONTROL_TOKEN), required for any --control-host but
             loopback, whoever sends "auth TOKEN" first. With no URI the graph starts empty, with
             --channels N inputs and outputs (default 2). --graph FILE hosts a graph saved by save.
+            --osc PORT (UDP on 127.0.0.1) takes the same commands as OSC messages, /aqjack/VERB with the
+            words as arguments, each answered /aqjack/reply ADDRESS LINE; --osc-token TOKEN (or
+            AQJACK_OSC_TOKEN), required for any --osc-host but loopback, is every message's first argument.
             """),
     ]
 

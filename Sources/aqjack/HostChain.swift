@@ -28,9 +28,18 @@ struct HostChain {
     let graphFile: String?
     let channels: Int
     let control: ControlOptions?
+    /// `--osc`: the control socket's verbs over OSC (``GraphOSC``).
+    let osc: OSCOptions
     let sources: [String]
     let destinations: [String]
     let json: Bool
+    /// Under a session manager, the session's folder: the graph is kept there (``sessionGraph``),
+    /// loaded at the start when saved there (instead of the command line's plugins or file),
+    /// saved on `/nsm/client/save` and at the end; an edit tells the manager of unsaved changes.
+    let sessionFolder: String?
+
+    /// The graph file in the session's folder (its plugins' state in `graph.json.state/`).
+    var sessionGraph: String? { sessionFolder.map { $0 + "/graph.json" } }
 
     struct Summary: Encodable {
         let plugins: [String]
@@ -46,8 +55,13 @@ struct HostChain {
         let world = LV2World.loadedReporting()
         let client = try JackClient(name: globals.clientName, server: globals.server)
         let driver = JackDriver(client: client)
+        // A session's folder is the client's to make (NSM's API); a graph saved in it replaces the
+        // command line's.
+        if let sessionFolder { try? FileManager.default.createDirectory(atPath: sessionFolder, withIntermediateDirectories: true) }
+        let restoring = sessionGraph.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+        let graphFile = restoring ?? self.graphFile
         var chain: LV2Chain?
-        if !plugins.isEmpty {
+        if restoring == nil, !plugins.isEmpty {
             do throws(PluginError) {
                 chain = try LV2Chain(world: world, plugins: plugins.map { ($0.uri, $0.settings) }, sampleRate: Double(driver.sampleRate),
                                      maximumBlock: max(4096, driver.bufferSize), realtime: true)
@@ -80,11 +94,23 @@ struct HostChain {
             return ExitStatus.failure
         }
         let controller = GraphControl(live: live)
+        if let nsm { controller.onEdit = { nsm.markDirty(true) } }
         var server: ControlServer?
         if let control {
             do throws(ControlServerError) {
                 server = try ControlServer(host: control.host, port: control.port, token: control.token, control: controller,
                                            monitorInterval: Double(driver.bufferSize) / Double(driver.sampleRate))
+            } catch {
+                client.close()
+                Diagnostics.error(error.message)
+                return ExitStatus.failure
+            }
+        }
+        var oscControl: OSCControl?
+        if let port = osc.port {
+            do throws(OSCControlError) {
+                oscControl = try OSCControl(host: osc.host, port: port, token: osc.token,
+                                            responder: GraphOSC(control: controller, feedbackInterval: Double(driver.bufferSize) / Double(driver.sampleRate)))
             } catch {
                 client.close()
                 Diagnostics.error(error.message)
@@ -106,6 +132,10 @@ struct HostChain {
             server.start()
             if control?.port == 0 || !json { Diagnostics.note("control socket on \(control?.host ?? ""):\(server.port) (docs/CONTROL.md)") }
         }
+        if let oscControl {
+            oscControl.start()
+            if osc.port == 0 || !json { Diagnostics.note("listening for OSC on \(osc.host):\(oscControl.port) (/aqjack/VERB: docs/CONTROL.md)") }
+        }
         let latency = live.latency
         let names = plugins.indices.map { index in
             (live.nodes["\(index + 1)"] ?? live.nodes["\(index + 1).1"])?.instance.description.name ?? ""
@@ -115,7 +145,17 @@ struct HostChain {
                 ?? (plugins.isEmpty ? "hosting an empty graph of \(channels) channels as '\(client.name)'"
                 : "hosting a chain of \(plugins.count) plugins (\(names.joined(separator: " -> "))) as '\(client.name)', latency \(latency) frames"))
         }
-        nsm?.confirmOpen(message: "hosting a graph of \(live.graph.nodes.count) plugins as '\(client.name)'")
+        if let nsm {
+            // LV2 lets a plugin save while it runs: on the session manager's thread, under the
+            // control's lock (no command edits the graph meanwhile).
+            let path = sessionGraph ?? ""
+            nsm.confirmOpen(message: "hosting a graph of \(live.graph.nodes.count) plugins as '\(client.name)'") {
+                controller.withGraph { graph -> String? in
+                    do throws(GraphError) { try graph.save(to: path) } catch { return error.description }
+                    return nil
+                }
+            }
+        }
         let cause = SessionLoop.run(client: client, signals: signals, finished: { false }) {
             // A plugin whose latency changed: the graph compensates it and JACK is told.
             controller.withGraph { _ = try? $0.refreshLatency() }
@@ -127,6 +167,12 @@ struct HostChain {
         case .terminate: "terminate"
         }
         server?.stop()
+        oscControl?.stop()
+        if let path = sessionGraph {
+            do throws(GraphError) { try controller.withGraph { graph throws(GraphError) in try graph.save(to: path) } } catch {
+                Diagnostics.error("the session's graph could not be saved at the end: \(error)")
+            }
+        }
         let summary = Summary(plugins: plugins.map(\.uri), client: client.name, latencyFrames: live.latency,
                               xruns: client.notifications.xrunCount.load(ordering: .relaxed),
                               inputs: host.inputs, outputs: host.outputs, exitReason: reason)

@@ -29,14 +29,10 @@ struct RecordOptions {
     var armed = false
     /// `--pre-roll SECONDS`: each take starts that long before its trigger.
     var preRollSeconds: Double?
-    /// `--osc PORT` (UDP on `--osc-host`, default 127.0.0.1): /aqjack/start, /stop, /split, /status, /quit.
-    var oscPort: Int?
-    var oscHost = "127.0.0.1"
-    /// `--osc-token TOKEN` (or `AQJACK_OSC_TOKEN`): every OSC message carries it as its first
-    /// argument; required when `--osc-host` is not a loopback address.
-    var oscToken: String?
+    /// `--osc PORT [--osc-host ADDRESS] [--osc-token TOKEN]`: /aqjack/start, /stop, /split, /status, /quit.
+    var osc = OSCOptions()
     /// Takes that start and stop by themselves (trigger, SIGUSR1 or OSC).
-    var isArmedRecording: Bool { triggerLevel != nil || armed || oscPort != nil }
+    var isArmedRecording: Bool { triggerLevel != nil || armed || osc.port != nil }
     var startFrame: UInt64?
     var force = false
     /// 'lpcm' or 'aac ' (AAC for .aac/.m4a/.mp4; CAF with --codec aac).
@@ -135,12 +131,6 @@ struct RecordOptions {
             case .option("--pre-roll"):
                 preRollSeconds = try cursor.real(for: "--pre-roll", in: 0 ... 600, meaning: "seconds kept before each take's start")
             case .option("--armed"): armed = true
-            case .option("--osc"):
-                oscPort = try cursor.integer(for: "--osc", in: 0 ... 65535, meaning: "a UDP port for OSC (0: any free one, printed on standard error)")
-            case .option("--osc-host"):
-                oscHost = try cursor.value(for: "--osc-host", expected: "an IPv4 address to listen on, e.g. 127.0.0.1")
-            case .option("--osc-token"):
-                oscToken = try cursor.value(for: "--osc-token", expected: "a secret every OSC message carries as its first argument")
             case .option("--start-at"):
                 startFrame = try cursor.integer(for: "--start-at", in: 0 ... latestStartFrame, meaning: "a JACK frame time")
             case .option("--resampler"): resampler = try cursor.resampler(for: "--resampler")
@@ -151,6 +141,7 @@ struct RecordOptions {
             case .option("--json"): json = true
             case let .option(option):
                 if try chain.parse(option, from: &cursor) { continue }
+                if try osc.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
                 throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --trigger, --hold, --armed, --pre-roll, --osc, --osc-host, --osc-token, --start-at, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
             case let .operand(word):
@@ -209,21 +200,13 @@ struct RecordOptions {
             throw UsageError(message: "--pre-roll keeps the seconds before a take's start: give --trigger DBFS or --armed")
         }
         if isArmedRecording {
-            let name = triggerLevel != nil ? "--trigger" : oscPort != nil ? "--osc" : "--armed"
+            let name = triggerLevel != nil ? "--trigger" : osc.port != nil ? "--osc" : "--armed"
             if transport != nil { throw UsageError(message: "\(name) and --transport both start and stop takes: give one") }
             if seconds != nil || startFrame != nil || splitSeconds != nil || splitBytes != nil {
                 throw UsageError(message: "\(name) starts and stops takes by itself: drop -d, --start-at, --split and --split-size")
             }
         }
-        if oscPort != nil {
-            if oscToken == nil, let fromEnvironment = environmentValue("AQJACK_OSC_TOKEN"), !fromEnvironment.isEmpty { oscToken = fromEnvironment }
-            if oscToken == "" { throw UsageError(message: "--osc-token needs a non-empty secret") }
-            if oscToken == nil && !LoopbackPeerOwner.isLoopbackHost(oscHost) {
-                throw UsageError(message: "--osc-host \(oscHost) listens beyond this machine: give --osc-token TOKEN (or AQJACK_OSC_TOKEN) too, which every message then carries as its first argument")
-            }
-        } else if oscToken != nil {
-            throw UsageError(message: "--osc-token is the secret of --osc: give --osc PORT too")
-        }
+        try osc.validate()
         if isALAC, let depth, depth != "16" && depth != "24" {
             throw UsageError(message: "-b \(depth) with --codec alac: Apple Lossless records 16 or 24 bits")
         }

@@ -78,7 +78,7 @@ struct RecordingSetup {
                 if options.triggerLevel == nil { trigger.listenForToggleSignal() }
                 controller = trigger
                 let session = TakeSession(takes: takes, controller: trigger, deviceFramesPerFileFrame: deviceFramesPerFileFrame)
-                if let port = options.oscPort {
+                if let port = options.osc.port {
                     osc = try Self.oscControl(options: options, port: port, trigger: trigger, session: session, queue: queue, client: client, signals: signals)
                 }
                 self.takes = session
@@ -111,7 +111,7 @@ struct RecordingSetup {
     /// `--osc PORT`: start, stop and split the takes, quit, and the status a control surface reads.
     private static func oscControl(options: RecordOptions, port: Int, trigger: TriggerController, session: TakeSession,
                                    queue: AudioInputQueue, client: JackClient, signals: SignalWatcher) throws -> OSCControl {
-        let osc = try OSCControl(host: options.oscHost, port: port, token: options.oscToken, handlers: OSCControl.Handlers(
+        let osc = try OSCControl(host: options.osc.host, port: port, token: options.osc.token, responder: RecordOSC(
             command: { trigger.request($0) },
             quit: { signals.received.store(SIGTERM, ordering: .releasing) },
             status: { [weak queue] in
@@ -126,7 +126,7 @@ struct RecordingSetup {
                 }
                 return fields
             }))
-        Diagnostics.note("listening for OSC on \(options.oscHost):\(osc.port) (/aqjack/start, /stop, /split, /status, /quit)")
+        Diagnostics.note("listening for OSC on \(options.osc.host):\(osc.port) (/aqjack/start, /stop, /split, /status, /quit)")
         return osc
     }
 

@@ -1,6 +1,7 @@
 import AQCore
 import AQGraph
 import AQPlugins
+import AQTestSupport
 import Foundation
 import Testing
 
@@ -68,6 +69,42 @@ struct LiveGraphTests {
         // The limiter's look-ahead still holds what it had when bypassed: from 240 frames on, its own output.
         let notAgain = (240 ..< 4_800).filter { abs(again[$0] - gain * delayed(9_600 + $0)) > 1e-5 }
         #expect(notAgain.count == 0, "\(notAgain.count) frames are not the input × \(gain), the first at \(notAgain.first ?? -1)")
+    }
+
+    @Test("a plugin with an lv2:enabled port is bypassed through it: the tests' enabled-double plugin (64 frames, doubles) reports bypassed = 1 and passes the input 64 frames late, exactly, from the first frame after the command, its latency still published; the list and the saved document say bypassed with enabled = 0; off: doubled again")
+    func bypassThroughEnabledPort() throws {
+        let folder = try EnabledPluginFixture.build()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let world = LV2World(additionalBundles: [folder + "/enabled-double.lv2"])
+        #expect(try world.describe(EnabledPluginFixture.uri).enabledPort == "enabled")
+        #expect(try world.describe(LiveHostOfflineTests.limiter).enabledPort == nil)
+        let driver = OfflineDriver(name: "live", sampleRate: 48000, bufferSize: 128)
+        defer { driver.close() }
+        let live = try LiveGraph(world: world, driver: driver, inputs: 1, outputs: 1)
+        try live.add(EnabledPluginFixture.uri, id: "dbl")
+        try live.connect("in_1", "dbl:in")
+        try live.connect("dbl:out", "out_1")
+        try live.start()
+        #expect(live.latency == 64 && driver.processingLatency == 64)
+        let delayed = { (frame: Int) -> Float in frame < 64 ? 0 : Self.signal(0, frame - 64) }
+        let doubled = Self.render(driver, frames: 1_280)
+        #expect(doubled.indices.allSatisfy { doubled[$0] == 2 * delayed($0) })
+        #expect(try live.value("dbl", "bypassed") == 0)
+
+        try live.bypass("dbl", true)
+        let bypassed = Self.render(driver, frames: 1_280)
+        let wrong = bypassed.indices.filter { bypassed[$0] != delayed(1_280 + $0) }
+        #expect(wrong.count == 0, "bypassed: \(wrong.count) frames are not the input 64 frames before, the first at \(wrong.first ?? -1)")
+        // The plugin bypassed itself: the host's delay line stayed off.
+        #expect(try live.value("dbl", "bypassed") == 1 && live.nodes["dbl"]?.bypass.isOn == false)
+        #expect(live.nodes["dbl"]?.isBypassed == true && live.latency == 64 && driver.processingLatency == 64)
+        let saved = try #require(live.document.nodes.first)
+        #expect(saved.bypass && saved.controls["enabled"] == 0)
+
+        try live.bypass("dbl", false)
+        let again = Self.render(driver, frames: 1_280)
+        #expect(again.indices.allSatisfy { again[$0] == 2 * delayed(2_560 + $0) })
+        #expect(try live.value("dbl", "bypassed") == 0 && live.nodes["dbl"]?.isBypassed == false)
     }
 
     @Test("refusals name what was wrong, with a kind a client can act on, and leave the graph as it was: unknown URI, node, control, preset or port; an id in use or malformed; a value out of range; a cycle; a connection made twice or never made")

@@ -202,6 +202,52 @@ extension JackServerSuite {
             #expect(try session(change: nil)["gain"] == 6)
         }
 
+        @Test("host --control under NSM: edits over the socket send is_dirty; save writes the graph (graph.json and its plugins' state) into the session folder (reply, then is_clean); a second open of the session restores the graph: the same list, get returns the gain set")
+        func graphUnderNSM() throws {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-nsmgraph-\(getpid())").path
+            let clientID = TestServer.uniqueClientName("nsmgraph")
+            let sessionPath = folder + "/session/aqjack.\(clientID)"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            /// One run of the host in the session; `build` runs with its control socket and returns what
+            /// `list` and `get amp gain` replied at the end.
+            func session(_ build: (LineClient, TestNSMServer) throws -> Void) throws -> (list: String?, gain: String?) {
+                let server = TestNSMServer()
+                let err = folder + "/host.err"
+                let host = try AQJackCommand.start(["host", "--control", "0", "--channels", "1", "--json"],
+                                                   standardOutput: URL(fileURLWithPath: folder + "/host.json"), standardError: URL(fileURLWithPath: err),
+                                                   environment: ["NSM_URL": server.url])
+                defer { if host.isRunning { kill(host.processIdentifier, SIGKILL) } }
+                let opened = try #require(try openNSMSession(server, name: "aqjack host", capabilities: ":dirty:message:", pid: host.processIdentifier,
+                                                             sessionPath: sessionPath, clientID: clientID), "no reply to the open")
+                #expect(opened.address == "/reply" && opened.arguments.first == .string("/nsm/client/open"), "\(opened)")
+                let socket = try LineClient(port: HostControlTests.controlPort(URL(fileURLWithPath: err)))
+                try build(socket, server)
+                let listed = socket.command("list"), gain = socket.command("get amp gain")
+                kill(host.processIdentifier, SIGTERM)
+                #expect(host.exitStatus().status == 0, "\((try? String(contentsOfFile: err, encoding: .utf8)) ?? "")")
+                return (listed, gain)
+            }
+            let first = try session { socket, server in
+                for line in ["add \(PluginConvertTests.amp) amp", "connect in_1 amp:input", "connect amp:output out_1", "set amp gain 6"] {
+                    #expect(socket.command(line) == (line.hasPrefix("add") ? "ok amp" : "ok"), "\(line)")
+                }
+                let dirty = try #require(server.receiveSkippingNotes(), "no is_dirty after an edit")
+                #expect(dirty.address == "/nsm/client/is_dirty")
+                server.send(OSCMessage(address: "/nsm/client/save"))
+                var saved = server.receiveSkippingNotes()
+                while saved?.address == "/nsm/client/is_dirty" { saved = server.receiveSkippingNotes() }
+                #expect(saved?.address == "/reply" && saved?.arguments.first == .string("/nsm/client/save"), "\(String(describing: saved))")
+                let clean = try #require(server.receiveSkippingNotes(), "no is_clean after the save")
+                #expect(clean.address == "/nsm/client/is_clean")
+                #expect(FileManager.default.fileExists(atPath: sessionPath + "/graph.json") && FileManager.default.fileExists(atPath: sessionPath + "/graph.json.state/amp"))
+            }
+            #expect(first.gain == "ok 6.0")
+            let second = try session { _, _ in }
+            #expect(second.list == first.list && second.list?.contains("amp=\(PluginConvertTests.amp)") == true, "\(String(describing: second.list))")
+            #expect(second.gain == "ok 6.0")
+        }
+
         @Test("an NSM_URL that is not an OSC URL: exit 1 with a message naming it")
         func badSession() throws {
             let bad = try AQJackCommand.run(["record", temporaryPath("nsm.wav")], environment: ["NSM_URL": "http://example/"])

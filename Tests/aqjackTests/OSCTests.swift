@@ -57,12 +57,22 @@ extension JackServerSuite {
 
             /// Sends `message` and returns the reply (nil after 2 s without one).
             func send(_ message: OSCMessage) -> OSCMessage? {
+                post(message)
+                return next()
+            }
+
+            /// Sends `message`.
+            func post(_ message: OSCMessage) {
                 let bytes = message.encoded
                 _ = bytes.withUnsafeBytes { data in
                     withUnsafePointer(to: &target) {
                         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(socket, data.baseAddress, data.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
                     }
                 }
+            }
+
+            /// The next message received (nil after 2 s without one).
+            func next() -> OSCMessage? {
                 var buffer = [UInt8](repeating: 0, count: 65536)
                 let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
                 return count > 0 ? try? OSCMessage(decoding: Array(buffer[0 ..< count])) : nil

@@ -137,6 +137,34 @@ struct PluginConvertTests {
         #expect((jx10?["ports"] as? [[String: Any]])?.contains { $0["midi"] as? Bool == true && $0["direction"] as? String == "input" } == true)
         #expect((jx10?["presets"] as? [[String: Any]])?.count == 52)
     }
+
+    @Test("plugins --check runs every installed plugin (Debian's, and two of the tests' own on LV2_PATH) for 1 s of noise, each in a child: it completes and lists every plugin; the plugin that aborts in instantiate is named as crashed (SIGABRT) while the others go on; the lv2:enabled plugin and swh amp pass; exit 1 since one failed")
+    func checkEveryPlugin() throws {
+        let crashing = try FeaturePluginFixture.build(), passing = try EnabledPluginFixture.build()
+        defer { for folder in [crashing, passing] { try? FileManager.default.removeItem(atPath: folder) } }
+        let environment = ["LV2_PATH": "\(crashing):\(passing):/usr/lib/lv2", "AQJACK_TEST_PLUGIN_ABORT": "1"]
+        let listed = try AQJackCommand.run(["plugins", "--json"], environment: environment)
+        let all = try #require(try JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [String: Any])
+        let count = (all["plugins"] as? [Any])?.count ?? 0
+        let started = Date()
+        let result = try AQJackCommand.run(["plugins", "--check", "--json"], environment: environment)
+        let seconds = Date().timeIntervalSince(started)
+        #expect(result.status == 1, "\(result.standardError)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any], "\(result.standardOutput)")
+        let outcomes = try #require(report["plugins"] as? [[String: Any]])
+        #expect(report["schema"] as? String == "aqjack.plugin-check/1" && report["checked"] as? Int == count && outcomes.count == count && count > 100)
+        func outcome(_ uri: String) -> [String: Any]? { outcomes.first { $0["uri"] as? String == uri } }
+        let crashed = outcome(FeaturePluginFixture.uri)
+        #expect(crashed?["passed"] as? Bool == false && (crashed?["reason"] as? String ?? "").contains("crashed: Aborted (signal 6)"), "\(String(describing: crashed))")
+        #expect(outcome(EnabledPluginFixture.uri)?["passed"] as? Bool == true)
+        #expect(outcome(EnabledPluginFixture.uri)?["latency"] as? Int == EnabledPluginFixture.latency)
+        #expect(outcome(Self.amp)?["passed"] as? Bool == true)
+        let failures = outcomes.filter { $0["passed"] as? Bool == false }
+        #expect(failures.allSatisfy { !($0["reason"] as? String ?? "").isEmpty })
+        #expect(report["failed"] as? Int == failures.count)
+        print("plugins --check: \(count) plugins in \(String(format: "%.1f", seconds)) s, \(failures.count) failed: "
+              + failures.map { "\($0["uri"] as? String ?? "?"): \($0["reason"] as? String ?? "?")" }.joined(separator: "; "))
+    }
 }
 
 /// The LV2 worker (`worker:schedule`), with the tests' own plugin that needs it.
