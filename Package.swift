@@ -36,6 +36,8 @@ let package = Package(
         // The LV2 host's C side: the log feature (a variadic printf) and atom sequence helpers,
         // over lv2-dev's headers.
         .target(name: "CLV2Support"),
+        // LADSPA's header (Debian ladspa-sdk); plugins are opened with dlopen at run time.
+        .target(name: "CLADSPASupport", linkerSettings: [.linkedLibrary("dl")]),
         // FFmpeg's headers, with its libraries loaded by dlopen on first use (see CFFmpeg.h: linking
         // them tripled the start-up time of every aqjack command).
         .target(name: "CFFmpeg", linkerSettings: [.linkedLibrary("dl")]),
@@ -54,8 +56,8 @@ let package = Package(
         // Codecs and compressed files (AAC through libavcodec, ADTS, CAF packet files, MPEG-4
         // through libavformat, magic cookies): the only importer of CFFmpeg.
         .target(name: "AQCodecs", dependencies: ["CFFmpeg", "AQCore", "AQMedia", "CAudioTypes"]),
-        // The LV2 plugin host: the only importer of CLilv.
-        .target(name: "AQPlugins", dependencies: ["AQCore", "AQMedia", "AQGraph", "CLilv", "CLV2Support"]),
+        // The plugin host (LV2 through lilv, LADSPA through dlopen): the only importer of CLilv.
+        .target(name: "AQPlugins", dependencies: ["AQCore", "AQMedia", "AQGraph", "CLilv", "CLV2Support", "CLADSPASupport"]),
         // Plugin graphs (issue 33): nodes, connections, run order and delay compensation, and
         // a graph live on any AudioDriver; no plugin format (AQPlugins binds LV2 to it).
         .target(name: "AQGraph", dependencies: ["AQCore"], swiftSettings: [.define("AQ_RT_CHECKS", .when(configuration: .release))]),

@@ -20,14 +20,14 @@ public struct LV2Chain {
                 maximumBlock: Int, realtime: Bool) throws(PluginError) {
         guard !plugins.isEmpty else { throw PluginError(.usage, "a chain needs at least one plugin") }
         func make(_ plugin: (uri: String, settings: [LV2Stage.Setting]), id: String) throws(PluginError) -> LV2GraphNode {
-            let instance = try LV2PluginInstance(world: world, uri: plugin.uri, sampleRate: sampleRate, maximumBlock: maximumBlock, realtime: realtime)
+            let instance = try PluginFormat.instantiate(world: world, identifier: plugin.uri, sampleRate: sampleRate, maximumBlock: maximumBlock, realtime: realtime)
             try instance.apply(plugin.settings)
             return try LV2GraphNode(id: id, instance: instance)
         }
         // The ports from each plugin's description, before instantiating any.
         var counts: [(inputs: Int, outputs: Int, name: String)] = []
         for plugin in plugins {
-            let description = world.describe(plugin: try world.plugin(plugin.uri))
+            let description = try world.describe(plugin.uri)
             counts.append((description.audioInputs.count, description.audioOutputs.count, description.name))
         }
         let width = counts.map { max($0.inputs, $0.outputs) }.max() ?? 0

@@ -19,7 +19,7 @@ import Synchronization
 /// runner made with its kernel.
 public final class LV2GraphNode: @unchecked Sendable {
     public let id: String
-    public let instance: LV2PluginInstance
+    public let instance: any PluginInstance
     private let ports: PluginHostPorts
     /// Retained here (released in deinit), unmanaged so the process thread reaches it without
     /// reference counting.
@@ -36,7 +36,7 @@ public final class LV2GraphNode: @unchecked Sendable {
     /// Primes the instance once on silence, as the live host does (its latency port reports
     /// only after a run).
     /// - Throws: a plugin that runs only fixed blocks (not in graphs yet).
-    public init(id: String, instance: LV2PluginInstance) throws(PluginError) {
+    public init(id: String, instance: any PluginInstance) throws(PluginError) {
         guard instance.fixedBlock == nil else {
             throw PluginError(.usage, "'\(instance.description.name)' runs only blocks of \(instance.fixedBlock ?? 0) frames, which a graph cannot give it yet")
         }

@@ -1,4 +1,4 @@
-/// What an installed LV2 plugin is, as `aqjack plugins` lists it (schema `aqjack.plugins/1`,
+/// What an installed plugin is (LV2, or LADSPA through ``LADSPACatalog``), as `aqjack plugins` lists it (schema `aqjack.plugins/1`,
 /// docs/CLI.md "aqjack plugins"): value types, made from lilv's world on the thread that asks.
 public struct LV2PluginDescription: Sendable, Encodable {
     public let uri: String
@@ -17,6 +17,11 @@ public struct LV2PluginDescription: Sendable, Encodable {
     /// Whether the plugin declares `lv2:hardRTCapable`: the live host may run it on the JACK thread.
     public let isHardRealtimeCapable: Bool
     public let presets: [LV2Preset]
+    /// The plugin's format: an LV2 plugin (named by its URI), or a LADSPA one (named
+    /// `urn:ladspa:ID`, with its ``label``; described by ``LADSPACatalog``).
+    public var format: PluginFormat = .lv2
+    /// A LADSPA plugin's label (what `--plugin` also takes); nil for LV2.
+    public var label: String?
 
     public var audioInputs: [LV2PortDescription] { ports.filter { $0.kind == .audio && $0.direction == .input } }
     public var audioOutputs: [LV2PortDescription] { ports.filter { $0.kind == .audio && $0.direction == .output } }
@@ -55,8 +60,13 @@ public struct LV2PortDescription: Sendable, Encodable {
         func text(_ value: Float) -> String {
             value == value.rounded() && abs(value) < 1e9 ? String(Int(value)) : String(value)
         }
-        guard let minimum, let maximum else { return "no declared range" }
-        return "\(text(minimum)) ... \(text(maximum))" + (defaultValue.map { ", default \(text($0))" } ?? "")
+        let bounds = switch (minimum, maximum) {
+        case let (minimum?, maximum?): "\(text(minimum)) ... \(text(maximum))"
+        case let (minimum?, nil): "at least \(text(minimum))"
+        case let (nil, maximum?): "at most \(text(maximum))"
+        case (nil, nil): "no declared range"
+        }
+        return bounds + (defaultValue.map { ", default \(text($0))" } ?? "")
     }
 }
 

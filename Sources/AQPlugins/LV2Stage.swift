@@ -17,7 +17,7 @@ import AQMedia
 /// stage's latency is the plugin's plus one block (compensated, as any latency, by the queues
 /// and `convert`).
 public final class LV2Stage: AudioProcessingStage {
-    public let instances: [LV2PluginInstance]
+    public let instances: [any PluginInstance]
     public let channelCount: Int
     public let latencyFrames: Int
     private let inputPorts: [Int]
@@ -48,12 +48,12 @@ public final class LV2Stage: AudioProcessingStage {
         } else if ins == 1 && outs == 1 {
             copies = channelCount
         } else {
-            throw PluginError(.usage, "the LV2 plugin '\(description.name)' has \(ins) audio input\(ins == 1 ? "" : "s") and \(outs) output\(outs == 1 ? "" : "s"); "
+            throw PluginError(.usage, "the \(description.format == .ladspa ? "LADSPA" : "LV2") plugin '\(description.name)' has \(ins) audio input\(ins == 1 ? "" : "s") and \(outs) output\(outs == 1 ? "" : "s"); "
                               + "the stream has \(channelCount) channel\(channelCount == 1 ? "" : "s"): expected a plugin with \(channelCount) audio inputs and outputs, or a mono one (run once a channel)")
         }
-        var instances: [LV2PluginInstance] = []
+        var instances: [any PluginInstance] = []
         for _ in 0 ..< copies {
-            let instance = try LV2PluginInstance(world: world, uri: uri, sampleRate: sampleRate, maximumBlock: maximumBlock)
+            let instance = try PluginFormat.instantiate(world: world, identifier: uri, sampleRate: sampleRate, maximumBlock: maximumBlock)
             try instance.apply(settings)
             instances.append(instance)
         }

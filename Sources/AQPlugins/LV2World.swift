@@ -74,14 +74,24 @@ public final class LV2World: @unchecked Sendable {
                           + "; `aqjack plugins` lists the \(lilv_plugins_size(plugins)) installed")
     }
 
-    /// What the plugin with `uri` is: ports with ranges, latency, features, presets.
+    /// The installed LADSPA plugins, found at the first use.
+    public private(set) lazy var ladspa = LADSPACatalog()
+
+    /// What the plugin `uri` names is: ports with ranges, latency, features, presets. A LADSPA
+    /// identifier (``PluginFormat``) is described by ``ladspa``.
     public func describe(_ uri: String) throws(PluginError) -> LV2PluginDescription {
-        describe(plugin: try plugin(uri))
+        if PluginFormat(identifier: uri) == .ladspa { return try ladspa.describe(uri) }
+        return describe(plugin: try plugin(uri))
     }
 
     /// Every installed plugin whose URI or name contains `pattern` (case-insensitive; all when
-    /// nil), sorted by URI. The filter comes first: describing a plugin loads its presets.
+    /// nil): the LV2 ones sorted by URI, then the LADSPA ones by ID (``ladspa``). The filter
+    /// comes first: describing a plugin loads its presets.
     public func describeAll(matching pattern: String? = nil) -> [LV2PluginDescription] {
+        describeAllLV2(matching: pattern) + ladspa.describeAll(matching: pattern)
+    }
+
+    private func describeAllLV2(matching pattern: String?) -> [LV2PluginDescription] {
         pluginURIs.compactMap { uri -> LV2PluginDescription? in
             guard let plugin = try? plugin(uri) else { return nil }
             if let pattern {

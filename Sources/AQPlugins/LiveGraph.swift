@@ -396,8 +396,8 @@ public final class LiveGraph {
         }
         for case .control(let symbol, _) in settings { try Self.checkInput(symbol, of: description, node: id) }
         do {
-            let instance = try LV2PluginInstance(world: world, uri: uri, sampleRate: Double(host.driver.sampleRate),
-                                                 maximumBlock: maximumBlock, realtime: true)
+            let instance = try PluginFormat.instantiate(world: world, identifier: uri, sampleRate: Double(host.driver.sampleRate),
+                                                        maximumBlock: maximumBlock, realtime: true)
             if let state { _ = try instance.restoreState(from: state) }
             try instance.apply(settings)
             return try LV2GraphNode(id: id, instance: instance)

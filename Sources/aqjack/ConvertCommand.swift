@@ -57,7 +57,7 @@ struct ConvertCommand {
             case let .option(option):
                 if try chain.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for convert: expected -f, --codec, --bitrate, -q, -r, -c, -b, --src-quality, --resampler, --lv2, --set, --preset, --graph, --force or --json")
+                throw UsageError(message: "unknown option '\(option)' for convert: expected -f, --codec, --bitrate, -q, -r, -c, -b, --src-quality, --resampler, --plugin, --lv2, --set, --preset, --graph, --force or --json")
             case let .operand(path): paths.append(path)
             }
         }
@@ -65,7 +65,7 @@ struct ConvertCommand {
             throw UsageError(message: "convert takes an input and an output file; got \(paths.count) file name\(paths.count == 1 ? "" : "s"): aqjack convert IN OUT [options]")
         }
         if graphFile != nil && !chain.isEmpty {
-            throw UsageError(message: "--graph and --lv2 both give the plugins: use one (a graph file can hold a chain)")
+            throw UsageError(message: "--graph and --plugin (--lv2) both give the plugins: use one (a graph file can hold a chain)")
         }
         request.inputPath = paths[0]
         request.outputPath = paths[1]

@@ -40,7 +40,7 @@ enum Help {
                      [--src-quality best|medium|fastest] [--resampler soxr|libsamplerate] [-d SECONDS] [--start-at FRAME]
                      [--split SECONDS | --split-size BYTES] [--on-file CMD] [--transport | --transport-multi]
                      [--trigger DBFS [--hold SECONDS] | --armed] [--pre-roll SECONDS] [--osc PORT [--osc-host ADDRESS] [--osc-token TOKEN]]
-                     [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--no-latency-compensation]
+                     [--plugin URI_OR_LABEL [--set SYMBOL=VALUE]... [--preset NAME]]... [--no-latency-compensation]
                      [--force] [--meter|--no-meter] [--json] FILE
             """, text: """
             record registers CLIENT:in_1..N, connects the matched output ports (default: the physical
@@ -78,7 +78,7 @@ enum Help {
         Topic(name: "play", synopsis: """
               aqjack [--server NAME] [--name CLIENT] play [-p DEST_PORT_OR_GLOB]... [--no-connect]
                      [--volume 0..1] [--loop N|inf] [--start-at FRAME] [--resampler soxr|libsamplerate]
-                     [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--json] FILE...
+                     [--plugin URI_OR_LABEL [--set SYMBOL=VALUE]... [--preset NAME]]... [--json] FILE...
               aqjack [--server NAME] [--name CLIENT] play --transport [-p DEST_PORT_OR_GLOB]... [--json] FILE
             """, text: """
             play registers CLIENT:out_1..N (the widest file's channel count), connects them to the physical
@@ -92,7 +92,7 @@ enum Help {
         Topic(name: "convert", synopsis: """
               aqjack convert IN OUT [-f FILE_TYPE] [--codec lpcm|aac|alac|flac] [--bitrate BPS]
                      [-q 0..127] [-r RATE] [-c CHANNELS] [-b 16|24|32] [--src-quality best|medium|fastest]
-                     [--resampler soxr|libsamplerate] [--lv2 URI [--set SYMBOL=VALUE]... [--preset NAME]]... [--graph FILE]
+                     [--resampler soxr|libsamplerate] [--plugin URI_OR_LABEL [--set SYMBOL=VALUE]... [--preset NAME]]... [--graph FILE]
                      [--force] [--json]
             """, text: """
             convert is afconvert's job: reads anything aqjack reads (PCM, FLAC, ALAC, Ogg, MP3 through
@@ -103,7 +103,7 @@ enum Help {
             after the file names. AAC input is trimmed by its priming and remainder frames. FLAC and
             ALAC keep 16- and 24-bit samples bit-exact. A progress bar shows on a terminal.
             --graph FILE runs the output through a graph saved by host's control socket (save), its
-            latency hidden as an --lv2 chain's: as many graph inputs and outputs as channels (-c).
+            latency hidden as a --plugin chain's: as many graph inputs and outputs as channels (-c).
             """),
         Topic(name: "info", synopsis: """
               aqjack info FILE... [--json]
@@ -113,10 +113,12 @@ enum Help {
             reference; --json prints {"schema":"aqjack.info/1","files":[...]}.
             """),
         Topic(name: "plugins", synopsis: """
-              aqjack plugins [PATTERN] [--json]   the installed LV2 plugins (ports, ranges, latency, presets)
+              aqjack plugins [PATTERN] [--json]   the installed LV2 and LADSPA plugins (ports, ranges, latency, presets)
               aqjack plugins --check [PATTERN] [--json]   run each for 1 s of noise; list those that fail
             """, text: """
-            plugins lists the installed LV2 plugins (what lilv finds, as lv2ls lists them) whose
+            plugins lists the installed LV2 plugins (what lilv finds, as lv2ls lists them), then the LADSPA
+            ones (every library in LADSPA_PATH, else ~/.ladspa, /usr/local/lib/ladspa and /usr/lib/ladspa;
+            named urn:ladspa:ID or by label wherever a plugin is named) whose
             URI or name contains PATTERN (any case; all without one): their audio, control and MIDI
             ports, control ranges, latency and presets; --json prints {"schema":"aqjack.plugins/1",...}.
             --check instantiates and runs each of them as host would, for one second of white noise,

@@ -135,7 +135,8 @@ struct HostCommand {
     }
 
     private func host(globals: GlobalOptions, nsm: NSMClient?) throws(JackError) -> Int32 {
-        if plugins.count != 1 || control != nil || osc.port != nil {
+        // A LADSPA plugin runs as a one-node graph (the console and --state are LV2's).
+        if plugins.count != 1 || control != nil || osc.port != nil || PluginFormat(identifier: uri) == .ladspa {
             return try HostChain(plugins: plugins, graphFile: graphFile, channels: channels ?? 2, control: control, osc: osc, sources: sources,
                                  destinations: destinations, json: json, sessionFolder: nsm != nil ? stateDirectory : nil).run(globals: globals, nsm: nsm)
         }

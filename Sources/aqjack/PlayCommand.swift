@@ -54,7 +54,7 @@ struct PlayCommand {
             case let .option(option):
                 if try chain.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for play: expected -p, --no-connect, --volume, --loop, --start-at, --transport, --resampler, --lv2, --set, --preset, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for play: expected -p, --no-connect, --volume, --loop, --start-at, --transport, --resampler, --plugin, --lv2, --set, --preset, --json, --server or --name")
             case let .operand(path):
                 paths.append(path)
             }

@@ -1,8 +1,9 @@
 import AQPlugins
 
-/// `--lv2 URI [--set SYMBOL=VALUE ...] [--preset URI_OR_LABEL]`, repeatable: a chain of LV2
-/// plugins in the order given, each `--set` and `--preset` applying to the `--lv2` before it
-/// (and in their order: a `--set` after a `--preset` overrides the preset's value).
+/// `--plugin URI_OR_LABEL [--set SYMBOL=VALUE ...] [--preset URI_OR_LABEL]`, repeatable: a chain
+/// of plugins in the order given, LV2 (a URI) or LADSPA (a label or `urn:ladspa:ID`:
+/// ``PluginFormat``); `--lv2` is the same option. Each `--set` and `--preset` applies to the
+/// plugin before it (and in their order: a `--set` after a `--preset` overrides the preset's value).
 struct PluginChainOptions {
     struct Plugin {
         var uri: String
@@ -15,8 +16,8 @@ struct PluginChainOptions {
     /// Takes `option` when it is one of the chain's; false for another option.
     mutating func parse(_ option: String, from cursor: inout ArgumentCursor) throws(UsageError) -> Bool {
         switch option {
-        case "--lv2":
-            plugins.append(Plugin(uri: try cursor.value(for: "--lv2", expected: "an LV2 plugin URI, e.g. --lv2 http://plugin.org.uk/swh-plugins/amp (aqjack plugins lists them)")))
+        case "--lv2", "--plugin":
+            plugins.append(Plugin(uri: try cursor.value(for: option, expected: "an LV2 plugin URI or a LADSPA label, e.g. \(option) http://plugin.org.uk/swh-plugins/amp or \(option) amp_mono (aqjack plugins lists them)")))
         case "--set":
             let text = try cursor.value(for: "--set", expected: "SYMBOL=VALUE, e.g. --set gain=6")
             let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
@@ -35,7 +36,7 @@ struct PluginChainOptions {
 
     private mutating func appendSetting(_ setting: LV2Stage.Setting, option: String) throws(UsageError) {
         guard !plugins.isEmpty else {
-            throw UsageError(message: "\(option) applies to the --lv2 plugin before it: put --lv2 URI first, e.g. --lv2 http://plugin.org.uk/swh-plugins/amp --set gain=6")
+            throw UsageError(message: "\(option) applies to the plugin before it: put --plugin URI_OR_LABEL first, e.g. --plugin http://plugin.org.uk/swh-plugins/amp --set gain=6")
         }
         plugins[plugins.count - 1].settings.append(setting)
     }

@@ -75,7 +75,7 @@ struct PluginsCommand {
         guard !plugins.isEmpty else { return pattern.map { "no installed LV2 plugin matches '\($0)'" } ?? "no LV2 plugins are installed (lilv looks in LV2_PATH, ~/.lv2, /usr/lib/lv2 ...)" }
         var lines: [String] = []
         for plugin in plugins {
-            lines.append("\(plugin.uri)  \(plugin.name)")
+            lines.append("\(plugin.uri)  \(plugin.name)" + (plugin.label.map { "  (LADSPA label \($0))" } ?? ""))
             let midi = plugin.midiInputs.count
             lines.append("  audio in \(plugin.audioInputs.count), out \(plugin.audioOutputs.count)" + (midi > 0 ? ", MIDI in \(midi)" : "")
                          + (plugin.latencyPort.map { ", reports latency (\($0))" } ?? "")

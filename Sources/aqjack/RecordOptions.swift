@@ -143,7 +143,7 @@ struct RecordOptions {
                 if try chain.parse(option, from: &cursor) { continue }
                 if try osc.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --trigger, --hold, --armed, --pre-roll, --osc, --osc-host, --osc-token, --start-at, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --trigger, --hold, --armed, --pre-roll, --osc, --osc-host, --osc-token, --start-at, --plugin, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
             case let .operand(word):
                 paths.append(word)
             }

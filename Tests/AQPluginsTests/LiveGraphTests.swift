@@ -107,6 +107,25 @@ struct LiveGraphTests {
         #expect(try live.value("dbl", "bypassed") == 0 && live.nodes["dbl"]?.isBypassed == false)
     }
 
+    @Test("the LADSPA limiter in a live graph beside a dry path (offline driver): 240 frames of latency published, every output sample exactly twice the input 240 frames before (the denormal guard's 4.6e-26 where that was silence); bypass keeps the 240 frames; the saved document names it urn:ladspa:1913")
+    func ladspaLimiter() throws {
+        let driver = OfflineDriver(name: "ladspa", sampleRate: 48000, bufferSize: 128)
+        defer { driver.close() }
+        let live = try LiveGraph(world: LV2World(), driver: driver, inputs: 1, outputs: 1)
+        try live.add("fastLookaheadLimiter", id: "lim")
+        for (source, destination) in [("in_1", "lim:input_1"), ("lim:output_1", "out_1"), ("in_1", "out_1")] { try live.connect(source, destination) }
+        try live.start()
+        #expect(live.latency == 240 && driver.processingLatency == 240)
+        let signal = { (frame: Int) -> Float in frame < 0 ? 0 : sin(Float(frame) * 0.01) * 0.25 }
+        let out = LiveHostOfflineTests.render(driver, channels: 1, frames: 4_800) { _, frame in signal(frame) }[0]
+        // (Where the input was silence, the limiter's denormal guard: 4.6e-26, as the LV2 one's.)
+        let wrong = (0 ..< 4_800).filter { signal($0 - 240) != 0 && out[$0] != 2 * signal($0 - 240) || abs(out[$0]) > 1e-20 && signal($0 - 240) == 0 }
+        #expect(wrong.count == 0, "\(wrong.count) frames are not twice the input 240 frames before, the first at \(wrong.first ?? -1)")
+        try live.bypass("lim", true)
+        #expect(live.latency == 240 && live.nodes["lim"]?.isBypassed == true)
+        #expect(live.document.nodes.first?.uri == "urn:ladspa:1913" && live.document.nodes.first?.bypass == true)
+    }
+
     @Test("refusals name what was wrong, with a kind a client can act on, and leave the graph as it was: unknown URI, node, control, preset or port; an id in use or malformed; a value out of range; a cycle; a connection made twice or never made")
     func refusals() throws {
         let driver = OfflineDriver(name: "live", sampleRate: 48000, bufferSize: 128)

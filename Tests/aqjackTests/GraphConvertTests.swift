@@ -40,7 +40,7 @@ struct GraphConvertTests {
         #expect(far.count == 0 && dry.samples.contains { abs($0) > 0.09 }, "\(far.count) frames off, the first at \(far.first ?? -1)")
 
         let both = try AQJackCommand.run(["convert", input, output, "--force", "--graph", graph, "--lv2", PluginConvertTests.amp])
-        #expect(both.status == 2 && both.standardError.contains("--graph and --lv2"), "\(both.standardError)")
+        #expect(both.status == 2 && both.standardError.contains("--graph and --plugin"), "\(both.standardError)")
         let missing = try AQJackCommand.run(["convert", input, output, "--force", "--graph", graph + ".none"])
         #expect(missing.status == 1 && missing.standardError.contains("cannot read the graph file"), "\(missing.standardError)")
         let wide = try AQJackCommand.run(["convert", input, output, "--force", "-c", "2", "--graph", graph])

@@ -86,7 +86,7 @@ struct PluginConvertTests {
             (["--lv2", "http://example.org/no-such-plugin"], ["no installed LV2 plugin has the URI 'http://example.org/no-such-plugin'", "aqjack plugins"]),
             (["--lv2", Self.amp, "--set", "volume=3"], ["no control input 'volume'", "expected one of gain"]),
             (["--lv2", Self.amp, "--set", "gain=100"], ["gain=100.0 is out of range", "expected -70 ... 70"]),
-            (["--set", "gain=6", "--lv2", Self.amp], ["--set applies to the --lv2 plugin before it"]),
+            (["--set", "gain=6", "--lv2", Self.amp], ["--set applies to the plugin before it"]),
             (["--lv2", Self.amp, "--set", "gain"], ["--set 'gain': expected SYMBOL=VALUE"]),
             (["--lv2", Self.limiter], ["has 2 audio inputs and 2 outputs", "the stream has 3 channels"]),
             (["--lv2", Self.amp, "--preset", "Loud"], ["has no preset 'Loud'", "it has no presets"]),
@@ -117,7 +117,7 @@ struct PluginConvertTests {
         #expect(throws: PluginError.self) { try byURI.loadPreset("no such preset") }
     }
 
-    @Test("aqjack plugins --json lists every plugin lv2ls lists, with ports, ranges, latency, MIDI and presets")
+    @Test("aqjack plugins --json lists every LV2 plugin lv2ls lists (format lv2), with ports, ranges, latency, MIDI and presets")
     func listing() throws {
         let reference = try ExternalTool.run("lv2ls", [])
         #expect(reference.status == 0)
@@ -126,7 +126,7 @@ struct PluginConvertTests {
         #expect(result.status == 0, "\(result.standardError)")
         let listing = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
         #expect(listing?["schema"] as? String == "aqjack.plugins/1")
-        let plugins = listing?["plugins"] as? [[String: Any]] ?? []
+        let plugins = (listing?["plugins"] as? [[String: Any]] ?? []).filter { $0["format"] as? String == "lv2" }
         #expect(Set(plugins.compactMap { $0["uri"] as? String }) == expected)
         #expect(plugins.count == expected.count && expected.count >= 100)
         func plugin(_ uri: String) -> [String: Any]? { plugins.first { $0["uri"] as? String == uri } }
