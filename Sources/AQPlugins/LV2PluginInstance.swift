@@ -117,8 +117,12 @@ public final class LV2PluginInstance {
         features = LV2Features(urids: world.urids, sampleRate: sampleRate, maximumBlock: maximumBlock, fixedBlock: fixedBlock,
                                sequenceBytes: Self.sequenceBytes, pluginName: description.name,
                                worker: worker.schedule, scratchDirectory: scratchDirectory)
-        guard let made = lilv_plugin_instantiate(plugin, sampleRate, features.array) else {
-            throw PluginError(.runtime, "the LV2 plugin '\(description.name)' (\(uri)) refused to instantiate at \(Int(sampleRate)) Hz")
+        // lilv says why it could not (a library that does not load) on standard error: kept for the message.
+        let features = features
+        let (instantiated, said) = try LilvMessages.capturing { () throws(PluginError) in lilv_plugin_instantiate(plugin, sampleRate, features.array) }
+        guard let made = instantiated else {
+            let reason = said.last.map { ": lilv said \($0.trimmingCharacters(in: .whitespaces))" } ?? ""
+            throw PluginError(.runtime, "the LV2 plugin '\(description.name)' (\(uri)) refused to instantiate at \(Int(sampleRate)) Hz\(reason)")
         }
         instance = made
         self.worker = worker
