@@ -2,8 +2,9 @@ import Synchronization
 
 /// A plugin run in the JACK process callback, the way `aqjack host` hosts an LV2 plugin: each
 /// cycle it takes the control changes queued by other threads, connects the plugin's audio
-/// ports straight to the JACK port buffers, writes the cycle's MIDI events into the plugin's
-/// event input (an LV2 atom sequence), readies its event outputs, and runs it.
+/// ports straight to the JACK port buffers, writes the transport's position (when it changed;
+/// ``TransportPositionTeller``) and the cycle's MIDI events into the plugin's event inputs (LV2
+/// atom sequences), readies its event outputs, and runs it.
 ///
 /// The plugin is reached through the two C functions of its descriptor (`connect_port`, `run`)
 /// and memory set up before activation (``PluginHostPorts``), so this module needs no plugin
@@ -23,6 +24,8 @@ public final class PluginHostProcessor: RealtimeProcessor, @unchecked Sendable {
     /// Cycles run, and MIDI events that did not fit the event input's buffer. Any thread.
     public let cycleCount = Atomic<Int>(0)
     public let droppedMIDIEvents = Atomic<Int>(0)
+    /// Process thread only.
+    private var position = TransportPositionTeller()
 
     /// Makes the processor and the control queue that feeds it (room for `controlQueueCapacity`
     /// changes between two cycles).
@@ -89,6 +92,11 @@ public final class PluginHostProcessor: RealtimeProcessor, @unchecked Sendable {
     private func prepareSequences(_ cycle: ProcessCycle, from start: Int, count: Int) {
         let ports = self.ports
         ports.readySequences()
+        // The transport first: a position at frame 0 precedes the run's MIDI events.
+        if let input = ports.positionInput {
+            let frame = cycle.transportRolling ? cycle.transportFrame &+ UInt32(truncatingIfNeeded: start) : cycle.transportFrame
+            position.tell(input, capacity: ports.sequenceCapacity, types: ports.positionTypes, rolling: cycle.transportRolling, frame: frame, frames: count)
+        }
         guard let midi = ports.midiInput, cycle.midiInputs.count > 0, let events = cycle.midiInputs[0].events else { return }
         let list = cycle.midiInputs[0]
         var dropped = 0
@@ -133,6 +141,10 @@ public struct PluginHostPorts: @unchecked Sendable {
     public var maximumBlock: Int
     /// The frames every run must have (a plugin that requires fixed blocks), or 0.
     public var fixedBlock = 0
+    /// The event input that takes `time:Position` (it may be ``midiInput`` too), or nil; and the
+    /// URIDs its objects are written with.
+    public var positionInput: UnsafeMutableRawPointer?
+    public var positionTypes = AtomSequence.PositionTypes()
 
     /// Empties every event input and readies every event output for the plugin's next run.
     /// Real-time safe.
@@ -216,5 +228,69 @@ public enum AtomSequence {
         (event + 16).copyMemory(from: bytes, byteCount: size)
         sequence.storeBytes(of: UInt32(bodySize + padded), toByteOffset: 0, as: UInt32.self)
         return true
+    }
+
+    /// The URIDs a `time:Position` object is written with, in the plugin's URID map.
+    public struct PositionTypes: Sendable {
+        public var object: UInt32 = 0, long: UInt32 = 0, float: UInt32 = 0
+        public var position: UInt32 = 0, frame: UInt32 = 0, speed: UInt32 = 0
+        public init() {}
+    }
+
+    /// Appends, at frame 0, a `time:Position` object (LV2 Time) with the transport's `frame`
+    /// (`time:frame`, an atom:Long) and `speed` (`time:speed`, an atom:Float: 1 rolling, 0
+    /// stopped), laid out as LV2's atom forge lays it out (each property padded to 8 bytes); false
+    /// when it does not fit `capacity` bytes.
+    @inlinable
+    public static func appendPosition(_ sequence: UnsafeMutableRawPointer, capacity: Int, types: PositionTypes, frame: Int64, speed: Float) -> Bool {
+        let bodySize = Int(sequence.load(fromByteOffset: 0, as: UInt32.self))
+        let used = 8 + bodySize
+        let size = 56   // object body 8, then two properties of 16 + 8
+        guard used + 16 + size <= capacity else { return false }
+        let event = sequence + used
+        event.storeBytes(of: Int64(0), toByteOffset: 0, as: Int64.self)
+        event.storeBytes(of: UInt32(size), toByteOffset: 8, as: UInt32.self)
+        event.storeBytes(of: types.object, toByteOffset: 12, as: UInt32.self)
+        let body = event + 16
+        body.storeBytes(of: UInt32(0), toByteOffset: 0, as: UInt32.self)          // id
+        body.storeBytes(of: types.position, toByteOffset: 4, as: UInt32.self)     // otype
+        body.storeBytes(of: types.frame, toByteOffset: 8, as: UInt32.self)        // key
+        body.storeBytes(of: UInt32(0), toByteOffset: 12, as: UInt32.self)         // context
+        body.storeBytes(of: UInt32(8), toByteOffset: 16, as: UInt32.self)
+        body.storeBytes(of: types.long, toByteOffset: 20, as: UInt32.self)
+        body.storeBytes(of: frame, toByteOffset: 24, as: Int64.self)
+        body.storeBytes(of: types.speed, toByteOffset: 32, as: UInt32.self)
+        body.storeBytes(of: UInt32(0), toByteOffset: 36, as: UInt32.self)
+        body.storeBytes(of: UInt32(4), toByteOffset: 40, as: UInt32.self)
+        body.storeBytes(of: types.float, toByteOffset: 44, as: UInt32.self)
+        body.storeBytes(of: speed, toByteOffset: 48, as: Float.self)
+        body.storeBytes(of: UInt32(0), toByteOffset: 52, as: UInt32.self)         // padding
+        sequence.storeBytes(of: UInt32(bodySize + 16 + size), toByteOffset: 0, as: UInt32.self)
+        return true
+    }
+}
+
+/// Tells a plugin where the transport is, as LV2 hosts do (jalv): a `time:Position` (frame and
+/// speed) in its event input that supports it, at the start of a run whose transport is not where
+/// the last run left it (the first run, a start, a stop, a locate, a skipped cycle).
+///
+/// - Important: Real-time safe; one process thread.
+public struct TransportPositionTeller: Sendable {
+    private var told = false
+    private var rolling = false
+    private var expectedFrame: UInt32 = 0
+
+    public init() {}
+
+    /// For a run of `frames` from transport frame `frame`: writes the position into `sequence`
+    /// (an emptied event input, before any other event of the run) when it changed.
+    public mutating func tell(_ sequence: UnsafeMutableRawPointer, capacity: Int, types: AtomSequence.PositionTypes,
+                              rolling: Bool, frame: UInt32, frames: Int) {
+        if !told || rolling != self.rolling || frame != expectedFrame,
+           AtomSequence.appendPosition(sequence, capacity: capacity, types: types, frame: Int64(frame), speed: rolling ? 1 : 0) {
+            told = true
+            self.rolling = rolling
+        }
+        expectedFrame = rolling ? frame &+ UInt32(truncatingIfNeeded: frames) : frame
     }
 }

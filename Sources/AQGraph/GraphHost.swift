@@ -18,6 +18,9 @@ public final class GraphHost: @unchecked Sendable {
     /// if it has one.
     public let midiInput: String?
     private let processor = GraphHostProcessor()
+    /// Where the driver's transport is at the start of the cycle being run: what the nodes tell
+    /// plugins that take `time:Position`.
+    public var transport: GraphTransport { processor.transport }
     private var started = false
     /// The runner the process thread has (or will take at its next cycle).
     public private(set) var runner: GraphRunner?
@@ -92,6 +95,10 @@ final class GraphHostProcessor: RealtimeProcessor, @unchecked Sendable {
     private var current: UnsafeMutableRawPointer?
     /// The latest control change on the MIDI input: count << 16 | channel << 8 | controller.
     let latestControlChange = Atomic<UInt32>(0)
+    /// Retained here (released in deinit), unmanaged so the process thread writes it without
+    /// reference counting.
+    private let transportBox = Unmanaged.passRetained(GraphTransport())
+    var transport: GraphTransport { transportBox.takeUnretainedValue() }
 
     static let realtimeEntry: RealtimeEntry = { processor, cycle in
         Unmanaged<GraphHostProcessor>.fromOpaque(processor)._withUnsafeGuaranteedRef { $0.process(cycle.load(as: ProcessCycle.self)) }
@@ -114,6 +121,7 @@ final class GraphHostProcessor: RealtimeProcessor, @unchecked Sendable {
     }
 
     deinit {
+        transportBox.release()
         releaseRetired()
         let bits = offered.exchange(0, ordering: .acquiringAndReleasing)
         if bits != 0 { Unmanaged<GraphRunner>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release() }
@@ -133,6 +141,10 @@ final class GraphHostProcessor: RealtimeProcessor, @unchecked Sendable {
             if let current { retired.store(UInt(bitPattern: current), ordering: .releasing) }
             current = UnsafeMutableRawPointer(bitPattern: next)
         }
+        transportBox._withUnsafeGuaranteedRef {
+            $0.rolling.store(cycle.transportRolling, ordering: .relaxed)
+            $0.frame.store(cycle.transportFrame, ordering: .relaxed)
+        }
         let midi = cycle.midiInputs.count > 0 ? cycle.midiInputs[0] : MIDIEventList(events: nil, count: 0)
         if midi.count > 0 {
             // For MIDI learn: which controller moved last.
@@ -150,4 +162,13 @@ final class GraphHostProcessor: RealtimeProcessor, @unchecked Sendable {
             $0.process(inputs: cycle.inputs, outputs: cycle.outputs, frames: cycle.frameCount, midi: midi)
         }
     }
+}
+
+/// The driver's transport at the start of the cycle a ``GraphHost`` runs: written by its process
+/// thread at each cycle's start, read by the nodes it runs in that cycle (the same thread).
+public final class GraphTransport: Sendable {
+    public let rolling = Atomic<Bool>(false)
+    /// The transport's frame at the cycle's first frame.
+    public let frame = Atomic<UInt32>(0)
+    public init() {}
 }

@@ -32,6 +32,11 @@ public final class LV2GraphNode: @unchecked Sendable {
     /// On: the runner passes the inputs through the node's latency instead of running it (for a
     /// plugin without an `lv2:enabled` port: ``setBypassed(_:)`` decides).
     public let bypass = GraphBypass()
+    /// The host's transport, read at each run by a plugin that takes `time:Position` (retained
+    /// here; unmanaged, so the process thread reads it without reference counting).
+    private var transport: Unmanaged<GraphTransport>?
+    /// Process thread only.
+    private var position = TransportPositionTeller()
 
     /// Primes the instance once on silence, as the live host does (its latency port reports
     /// only after a run).
@@ -46,7 +51,17 @@ public final class LV2GraphNode: @unchecked Sendable {
         ports = instance.hostPorts()
     }
 
-    deinit { changes.release() }
+    deinit {
+        changes.release()
+        transport?.release()
+    }
+
+    /// Tells the plugin (when it takes `time:Position`) where `transport` is at each run. Before
+    /// any runner runs the node.
+    public func follow(_ transport: GraphTransport) {
+        self.transport?.release()
+        self.transport = .passRetained(transport)
+    }
 
     /// The node as the graph sees it: audio inputs and outputs by symbol, the latency reported
     /// after the instance's latest run.
@@ -134,6 +149,10 @@ public final class LV2GraphNode: @unchecked Sendable {
         let count = changes._withUnsafeGuaranteedRef { $0.apply(to: ports.controls, portCount: ports.portCount) }
         if count > 0 { applied.store(applied.load(ordering: .relaxed) &+ count, ordering: .releasing) }
         ports.readySequences()
+        if let input = ports.positionInput, let transport {
+            let (rolling, frame) = transport._withUnsafeGuaranteedRef { ($0.rolling.load(ordering: .relaxed), $0.frame.load(ordering: .relaxed)) }
+            position.tell(input, capacity: ports.sequenceCapacity, types: ports.positionTypes, rolling: rolling, frame: frame, frames: frames)
+        }
         // The plugin's own run: opaque to the checks, real-time safe by LV2's contract.
         _unsafePerformance { ports.run(ports.runHandle, UInt32(min(frames, ports.maximumBlock))) }
     }

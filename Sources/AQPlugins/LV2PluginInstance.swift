@@ -420,6 +420,19 @@ public final class LV2PluginInstance {
             midiEventType: world.urids.map(LV2URI.midiEvent), maximumBlock: maximumBlock,
             runHandle: hasWorker ? UnsafeMutableRawPointer(runContext) : nil)
         ports.fixedBlock = fixedBlock ?? 0
+        // The event input that takes the transport's position (LV2 Time), if any.
+        if let index = atomInputs.first(where: { index in
+            lilv_plugin_get_port_by_index(plugin, UInt32(index)).map { lilv_port_supports_event(plugin, $0, world.node(LV2URI.timePosition)) } ?? false
+        }) {
+            ports.positionInput = sequenceBuffers[index]
+            let urids = world.urids
+            ports.positionTypes.object = urids.map(LV2URI.atomObject)
+            ports.positionTypes.long = urids.map(LV2URI.atomLong)
+            ports.positionTypes.float = urids.map(LV2URI.atomFloat)
+            ports.positionTypes.position = urids.map(LV2URI.timePosition)
+            ports.positionTypes.frame = urids.map(LV2URI.timeFrame)
+            ports.positionTypes.speed = urids.map(LV2URI.timeSpeed)
+        }
         return ports
     }
 

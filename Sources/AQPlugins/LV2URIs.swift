@@ -23,6 +23,11 @@ enum LV2URI {
     static let atomFloat = "http://lv2plug.in/ns/ext/atom#Float"
     static let atomSupports = "http://lv2plug.in/ns/ext/atom#supports"
     static let midiEvent = "http://lv2plug.in/ns/ext/midi#MidiEvent"
+    static let atomObject = "http://lv2plug.in/ns/ext/atom#Object"
+    static let atomLong = "http://lv2plug.in/ns/ext/atom#Long"
+    static let timePosition = "http://lv2plug.in/ns/ext/time#Position"
+    static let timeFrame = "http://lv2plug.in/ns/ext/time#frame"
+    static let timeSpeed = "http://lv2plug.in/ns/ext/time#speed"
 
     static let uridMap = "http://lv2plug.in/ns/ext/urid#map"
     static let uridUnmap = "http://lv2plug.in/ns/ext/urid#unmap"

@@ -57,7 +57,10 @@ public final class LiveGraph {
     public convenience init(chain: LV2Chain, world: LV2World, driver: any AudioDriver) throws(GraphError) {
         try self.init(world: world, driver: driver, inputs: chain.graph.inputCount, outputs: chain.graph.outputCount)
         graph = chain.graph
-        for node in chain.nodes { nodes[node.id] = node }
+        for node in chain.nodes {
+            node.follow(host.transport)
+            nodes[node.id] = node
+        }
         nextNumber = chain.nodes.count + 1
         try swap()
     }
@@ -400,7 +403,9 @@ public final class LiveGraph {
                                                         maximumBlock: maximumBlock, realtime: true)
             if let state { _ = try instance.restoreState(from: state) }
             try instance.apply(settings)
-            return try LV2GraphNode(id: id, instance: instance)
+            let node = try LV2GraphNode(id: id, instance: instance)
+            node.follow(host.transport)
+            return node
         } catch {
             throw GraphError(error)
         }

@@ -126,6 +126,30 @@ struct LiveGraphTests {
         #expect(live.document.nodes.first?.uri == "urn:ladspa:1913" && live.document.nodes.first?.bypass == true)
     }
 
+    @Test("the driver's transport reaches a plugin that takes time:Position (the tests' own, which reports the last position it was given): stopped at the first run (speed 0, frame 0); started (speed 1, frame 0); located to 48000 while rolling (frame 48000); stopped (speed 0, where it stopped): one position each time the transport is not where the last cycle left it, none while it rolls on")
+    func transportPosition() throws {
+        let folder = try TimePluginFixture.build()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let world = LV2World(additionalBundles: [folder + "/time-position.lv2"])
+        let driver = OfflineDriver(name: "time", sampleRate: 48000, bufferSize: 128)
+        defer { driver.close() }
+        let live = try LiveGraph(world: world, driver: driver, inputs: 1, outputs: 1)
+        try live.add(TimePluginFixture.uri, id: "t")
+        try live.start()
+        func told() throws -> [Float] { try ["positions", "speed", "frame"].map { try live.value("t", $0) } }
+        _ = Self.render(driver, frames: 1_280)
+        #expect(try told() == [1, 0, 0])
+        driver.startTransport()
+        _ = Self.render(driver, frames: 1_280)
+        #expect(try told() == [2, 1, 0])
+        try driver.locateTransport(to: 48_000)
+        _ = Self.render(driver, frames: 1_280)
+        #expect(try told() == [3, 1, 48_000])
+        driver.stopTransport()
+        _ = Self.render(driver, frames: 1_280)
+        #expect(try told() == [4, 0, 49_280])
+    }
+
     @Test("refusals name what was wrong, with a kind a client can act on, and leave the graph as it was: unknown URI, node, control, preset or port; an id in use or malformed; a value out of range; a cycle; a connection made twice or never made")
     func refusals() throws {
         let driver = OfflineDriver(name: "live", sampleRate: 48000, bufferSize: 128)
