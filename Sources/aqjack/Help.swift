@@ -143,6 +143,9 @@ enum Help {
             until Ctrl-C or SIGTERM (exit 0) or the server's end (exit 1). --state DIR restores the
             plugin's state from DIR at the start when one is saved there and saves it at the end
             (a saved value outside a control's range is refused, as --set refuses it).
+            A LADSPA plugin (urn:ladspa:ID or its label) runs as a one-plugin graph (ports in_1 ...,
+            out_1 ...; no console or --state). A plugin whose event input takes time:Position is
+            told the JACK transport's frame and speed whenever it changes.
             With several URIs, host runs them as a chain (each --set and --preset applies to the
             URI before it), as many channels wide as its widest plugin: ports in_1 ... and out_1 ...,
             each channel through the plugins in order, a mono plugin once per channel (another
