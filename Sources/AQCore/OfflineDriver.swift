@@ -55,6 +55,8 @@ public final class OfflineDriver: AudioDriver, AudioTransport, @unchecked Sendab
     private var midiInputCount = 0
     private let publishedLatency = Atomic<Int>(0)
     private let transport = Mutex(OfflineTransport())
+    /// A timebase master's tempo and meter (``setTimebase(beatsPerMinute:beatsPerBar:beatType:)``), or nil.
+    private let timebase = Mutex<(beatsPerMinute: Double, beatsPerBar: Float, beatType: Float)?>(nil)
     /// How long a starting transport waits for a slow-sync processor before rolling anyway,
     /// frames (JACK's sync timeout).
     public let transportSyncTimeoutFrames: Int
@@ -215,6 +217,7 @@ public final class OfflineDriver: AudioDriver, AudioTransport, @unchecked Sendab
             let sync = syncEntry.flatMap { syncEntry in pointer.map { pointer in { (starting: Bool, position: UInt32) in syncEntry(pointer, starting, position) } } }
             let timeout = transportSyncTimeoutFrames
             let roll = transport.withLock { $0.beginCycle(frameCount: count, timeoutFrames: timeout, sync: sync) }
+            let meter = timebase.withLock { $0 }
             if let entry, let pointer, let inputTable, let outputTable {
                 for channel in 0 ..< inputCount {
                     let samples = UnsafeMutableBufferPointer(start: inputStorage! + channel * bufferSize, count: count)
@@ -232,7 +235,9 @@ public final class OfflineDriver: AudioDriver, AudioTransport, @unchecked Sendab
                                              cycleStartMicros: start, nextCycleStartMicros: micros(ofFrame: label + UInt64(count)),
                                              inputs: UnsafeBufferPointer(start: inputTable, count: inputCount),
                                              outputs: UnsafeBufferPointer(start: outputTable, count: outputCount),
-                                             midiInputs: midiInputs, transportRolling: roll.rolling, transportFrame: roll.frame)
+                                             midiInputs: midiInputs, transportRolling: roll.rolling, transportFrame: roll.frame,
+                                             transportBeats: meter.map { TransportBeats.at(frame: roll.frame, sampleRate: sampleRate, beatsPerMinute: $0.beatsPerMinute,
+                                                                                        beatsPerBar: $0.beatsPerBar, beatType: $0.beatType) })
                     withUnsafePointer(to: &cycle) { entry(pointer, UnsafeRawPointer($0)) }
                 }
                 if let output {
@@ -327,6 +332,12 @@ public final class OfflineDriver: AudioDriver, AudioTransport, @unchecked Sendab
 
     public var transportState: TransportState { transport.withLock { $0.state } }
     public func startTransport() { transport.withLock { $0.requestStart() } }
+
+    /// Acts as JACK's timebase master with a steady tempo from transport frame 0: every cycle
+    /// gives its bar, beat and tick (``ProcessCycle/transportBeats``); nil stops giving them.
+    public func setTimebase(beatsPerMinute: Double?, beatsPerBar: Float = 4, beatType: Float = 4) {
+        timebase.withLock { $0 = beatsPerMinute.map { ($0, beatsPerBar, beatType) } }
+    }
     public func stopTransport() { transport.withLock { $0.requestStop() } }
     /// Never fails: any frame is a place on the timeline.
     public func locateTransport(to frame: UInt32) throws(AudioDriverError) { transport.withLock { $0.requestLocate(to: frame) } }

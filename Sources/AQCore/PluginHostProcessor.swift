@@ -95,7 +95,8 @@ public final class PluginHostProcessor: RealtimeProcessor, @unchecked Sendable {
         // The transport first: a position at frame 0 precedes the run's MIDI events.
         if let input = ports.positionInput {
             let frame = cycle.transportRolling ? cycle.transportFrame &+ UInt32(truncatingIfNeeded: start) : cycle.transportFrame
-            position.tell(input, capacity: ports.sequenceCapacity, types: ports.positionTypes, rolling: cycle.transportRolling, frame: frame, frames: count)
+            position.tell(input, capacity: ports.sequenceCapacity, types: ports.positionTypes, rolling: cycle.transportRolling, frame: frame,
+                          frames: count, beats: cycle.transportBeats)
         }
         guard let midi = ports.midiInput, cycle.midiInputs.count > 0, let events = cycle.midiInputs[0].events else { return }
         let list = cycle.midiInputs[0]
@@ -234,18 +235,23 @@ public enum AtomSequence {
     public struct PositionTypes: Sendable {
         public var object: UInt32 = 0, long: UInt32 = 0, float: UInt32 = 0
         public var position: UInt32 = 0, frame: UInt32 = 0, speed: UInt32 = 0
+        public var int: UInt32 = 0, bar: UInt32 = 0, barBeat: UInt32 = 0, beatUnit: UInt32 = 0
+        public var beatsPerBar: UInt32 = 0, beatsPerMinute: UInt32 = 0
         public init() {}
     }
 
     /// Appends, at frame 0, a `time:Position` object (LV2 Time) with the transport's `frame`
     /// (`time:frame`, an atom:Long) and `speed` (`time:speed`, an atom:Float: 1 rolling, 0
-    /// stopped), laid out as LV2's atom forge lays it out (each property padded to 8 bytes); false
+    /// stopped), and with `beats` its `time:bar` (Long, from 0), `time:barBeat` (Float: beats
+    /// into the bar, from 0), `time:beatUnit` (Int), `time:beatsPerBar` and `time:beatsPerMinute`
+    /// (Float), laid out as LV2's atom forge lays it out (each property padded to 8 bytes); false
     /// when it does not fit `capacity` bytes.
     @inlinable
-    public static func appendPosition(_ sequence: UnsafeMutableRawPointer, capacity: Int, types: PositionTypes, frame: Int64, speed: Float) -> Bool {
+    public static func appendPosition(_ sequence: UnsafeMutableRawPointer, capacity: Int, types: PositionTypes, frame: Int64, speed: Float,
+                                      beats: TransportBeats? = nil) -> Bool {
         let bodySize = Int(sequence.load(fromByteOffset: 0, as: UInt32.self))
         let used = 8 + bodySize
-        let size = 56   // object body 8, then two properties of 16 + 8
+        let size = 8 + 24 * (beats == nil ? 2 : 7)   // the object's id and type, then properties of 16 + 8
         guard used + 16 + size <= capacity else { return false }
         let event = sequence + used
         event.storeBytes(of: Int64(0), toByteOffset: 0, as: Int64.self)
@@ -254,17 +260,27 @@ public enum AtomSequence {
         let body = event + 16
         body.storeBytes(of: UInt32(0), toByteOffset: 0, as: UInt32.self)          // id
         body.storeBytes(of: types.position, toByteOffset: 4, as: UInt32.self)     // otype
-        body.storeBytes(of: types.frame, toByteOffset: 8, as: UInt32.self)        // key
-        body.storeBytes(of: UInt32(0), toByteOffset: 12, as: UInt32.self)         // context
-        body.storeBytes(of: UInt32(8), toByteOffset: 16, as: UInt32.self)
-        body.storeBytes(of: types.long, toByteOffset: 20, as: UInt32.self)
-        body.storeBytes(of: frame, toByteOffset: 24, as: Int64.self)
-        body.storeBytes(of: types.speed, toByteOffset: 32, as: UInt32.self)
-        body.storeBytes(of: UInt32(0), toByteOffset: 36, as: UInt32.self)
-        body.storeBytes(of: UInt32(4), toByteOffset: 40, as: UInt32.self)
-        body.storeBytes(of: types.float, toByteOffset: 44, as: UInt32.self)
-        body.storeBytes(of: speed, toByteOffset: 48, as: Float.self)
-        body.storeBytes(of: UInt32(0), toByteOffset: 52, as: UInt32.self)         // padding
+        var offset = 8
+        /// One property: key, context, the value's size and type, the value padded to 8 bytes.
+        func property(_ key: UInt32, _ type: UInt32, _ size: UInt32, _ write: (UnsafeMutableRawPointer) -> Void) {
+            body.storeBytes(of: key, toByteOffset: offset, as: UInt32.self)
+            body.storeBytes(of: UInt32(0), toByteOffset: offset + 4, as: UInt32.self)
+            body.storeBytes(of: size, toByteOffset: offset + 8, as: UInt32.self)
+            body.storeBytes(of: type, toByteOffset: offset + 12, as: UInt32.self)
+            body.storeBytes(of: UInt64(0), toByteOffset: offset + 16, as: UInt64.self)
+            write(body + offset + 16)
+            offset += 24
+        }
+        property(types.frame, types.long, 8) { $0.storeBytes(of: frame, as: Int64.self) }
+        property(types.speed, types.float, 4) { $0.storeBytes(of: speed, as: Float.self) }
+        if let beats {
+            let barBeat = Float(beats.beat - 1) + (beats.ticksPerBeat > 0 ? Float(Double(beats.tick) / beats.ticksPerBeat) : 0)
+            property(types.bar, types.long, 8) { $0.storeBytes(of: Int64(beats.bar - 1), as: Int64.self) }
+            property(types.barBeat, types.float, 4) { $0.storeBytes(of: barBeat, as: Float.self) }
+            property(types.beatUnit, types.int, 4) { $0.storeBytes(of: Int32(beats.beatType), as: Int32.self) }
+            property(types.beatsPerBar, types.float, 4) { $0.storeBytes(of: beats.beatsPerBar, as: Float.self) }
+            property(types.beatsPerMinute, types.float, 4) { $0.storeBytes(of: Float(beats.beatsPerMinute), as: Float.self) }
+        }
         sequence.storeBytes(of: UInt32(bodySize + 16 + size), toByteOffset: 0, as: UInt32.self)
         return true
     }
@@ -279,17 +295,21 @@ public struct TransportPositionTeller: Sendable {
     private var told = false
     private var rolling = false
     private var expectedFrame: UInt32 = 0
+    private var tempo: Double = -1
 
     public init() {}
 
-    /// For a run of `frames` from transport frame `frame`: writes the position into `sequence`
-    /// (an emptied event input, before any other event of the run) when it changed.
+    /// For a run of `frames` from transport frame `frame` (with `beats` when a timebase master
+    /// gives them): writes the position into `sequence` (an emptied event input, before any other
+    /// event of the run) when it changed (a new tempo counts).
     public mutating func tell(_ sequence: UnsafeMutableRawPointer, capacity: Int, types: AtomSequence.PositionTypes,
-                              rolling: Bool, frame: UInt32, frames: Int) {
-        if !told || rolling != self.rolling || frame != expectedFrame,
-           AtomSequence.appendPosition(sequence, capacity: capacity, types: types, frame: Int64(frame), speed: rolling ? 1 : 0) {
+                              rolling: Bool, frame: UInt32, frames: Int, beats: TransportBeats? = nil) {
+        let tempo = beats?.beatsPerMinute ?? -1
+        if !told || rolling != self.rolling || frame != expectedFrame || tempo != self.tempo,
+           AtomSequence.appendPosition(sequence, capacity: capacity, types: types, frame: Int64(frame), speed: rolling ? 1 : 0, beats: beats) {
             told = true
             self.rolling = rolling
+            self.tempo = tempo
         }
         expectedFrame = rolling ? frame &+ UInt32(truncatingIfNeeded: frames) : frame
     }

@@ -29,6 +29,8 @@ public struct ProcessCycle {
     public let transportRolling: Bool
     /// The transport frame of this cycle's first frame (`jack_position_t.frame`).
     public let transportFrame: UInt32
+    /// Bar, beat and tempo at that frame when a timebase master gives them (JACK's BBT), else nil.
+    public let transportBeats: TransportBeats?
     /// Asks the driver whether one of this client's ports is connected to a named port in the
     /// graph this cycle runs with; nil for a driver without a graph (offline), where every
     /// connection counts as made. See ``isConnected(input:port:to:)``.
@@ -42,7 +44,7 @@ public struct ProcessCycle {
                 outputs: UnsafeBufferPointer<UnsafeMutablePointer<Float>>,
                 midiInputs: UnsafeBufferPointer<MIDIEventList> = UnsafeBufferPointer(start: nil, count: 0),
                 midiOutputs: UnsafeBufferPointer<MIDIOutputList> = UnsafeBufferPointer(start: nil, count: 0),
-                transportRolling: Bool = false, transportFrame: UInt32 = 0,
+                transportRolling: Bool = false, transportFrame: UInt32 = 0, transportBeats: TransportBeats? = nil,
                 connectionProbe: ConnectionProbe? = nil, connectionProbeContext: UnsafeRawPointer? = nil) {
         self.frameCount = frameCount
         self.frameTime = frameTime
@@ -54,6 +56,7 @@ public struct ProcessCycle {
         self.midiOutputs = midiOutputs
         self.transportRolling = transportRolling
         self.transportFrame = transportFrame
+        self.transportBeats = transportBeats
         self.connectionProbe = connectionProbe
         self.connectionProbeContext = connectionProbeContext
     }
@@ -168,4 +171,39 @@ public typealias TransportSyncEntry = @convention(c) (
 public protocol TransportSyncing: RealtimeProcessor {
     /// This type's sync function (see ``TransportSyncEntry``). Real-time safe.
     static var syncEntry: TransportSyncEntry { get }
+}
+
+/// Where a transport is in bars and beats, as a timebase master gives it (JACK's BBT fields of
+/// `jack_position_t`): bar and beat counted from 1, the tick within the beat, the meter and tempo.
+@frozen
+public struct TransportBeats: Sendable, Equatable {
+    public var bar: Int32
+    public var beat: Int32
+    public var tick: Int32
+    public var ticksPerBeat: Double
+    public var beatsPerBar: Float
+    public var beatType: Float
+    public var beatsPerMinute: Double
+
+    @inlinable
+    public init(bar: Int32, beat: Int32, tick: Int32, ticksPerBeat: Double, beatsPerBar: Float, beatType: Float, beatsPerMinute: Double) {
+        self.bar = bar
+        self.beat = beat
+        self.tick = tick
+        self.ticksPerBeat = ticksPerBeat
+        self.beatsPerBar = beatsPerBar
+        self.beatType = beatType
+        self.beatsPerMinute = beatsPerMinute
+    }
+
+    /// The beats and ticks of transport frame `frame` at `sampleRate` Hz for a steady tempo from
+    /// frame 0 (what a simple timebase master computes; 1920 ticks a beat).
+    public static func at(frame: UInt32, sampleRate: Int, beatsPerMinute: Double, beatsPerBar: Float, beatType: Float) -> TransportBeats {
+        let beats = Double(frame) * beatsPerMinute / 60 / Double(sampleRate)
+        let whole = beats.rounded(.down)
+        let perBar = Double(beatsPerBar)
+        return TransportBeats(bar: Int32((whole / perBar).rounded(.down)) + 1, beat: Int32(whole.truncatingRemainder(dividingBy: perBar)) + 1,
+                              tick: Int32(((beats - whole) * 1920).rounded(.down)), ticksPerBeat: 1920, beatsPerBar: beatsPerBar,
+                              beatType: beatType, beatsPerMinute: beatsPerMinute)
+    }
 }

@@ -144,6 +144,7 @@ final class GraphHostProcessor: RealtimeProcessor, @unchecked Sendable {
         transportBox._withUnsafeGuaranteedRef {
             $0.rolling.store(cycle.transportRolling, ordering: .relaxed)
             $0.frame.store(cycle.transportFrame, ordering: .relaxed)
+            $0.beats = cycle.transportBeats
         }
         let midi = cycle.midiInputs.count > 0 ? cycle.midiInputs[0] : MIDIEventList(events: nil, count: 0)
         if midi.count > 0 {
@@ -166,9 +167,12 @@ final class GraphHostProcessor: RealtimeProcessor, @unchecked Sendable {
 
 /// The driver's transport at the start of the cycle a ``GraphHost`` runs: written by its process
 /// thread at each cycle's start, read by the nodes it runs in that cycle (the same thread).
-public final class GraphTransport: Sendable {
+public final class GraphTransport: @unchecked Sendable {
     public let rolling = Atomic<Bool>(false)
     /// The transport's frame at the cycle's first frame.
     public let frame = Atomic<UInt32>(0)
+    /// Bar, beat and tempo when a timebase master gives them. Process thread only (written and
+    /// read there, in that order, each cycle).
+    public var beats: TransportBeats?
     public init() {}
 }

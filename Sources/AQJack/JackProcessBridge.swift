@@ -206,6 +206,10 @@ let jackProcessThunk: @convention(c) (jack_nframes_t, UnsafeMutableRawPointer?) 
         midiInputs: UnsafeBufferPointer(start: state.midiLists, count: state.midiCount),
         midiOutputs: UnsafeBufferPointer(start: state.midiOutputLists, count: state.midiOutputCount),
         transportRolling: transportState.rawValue == JackTransportRolling.rawValue, transportFrame: position.frame,
+        transportBeats: position.valid.rawValue & JackPositionBBT.rawValue != 0
+            ? TransportBeats(bar: position.bar, beat: position.beat, tick: position.tick, ticksPerBeat: position.ticks_per_beat,
+                             beatsPerBar: position.beats_per_bar, beatType: position.beat_type, beatsPerMinute: position.beats_per_minute)
+            : nil,
         connectionProbe: jackConnectionProbe, connectionProbeContext: UnsafeRawPointer(argument))
     withUnsafePointer(to: &cycle) { entry(processor, UnsafeRawPointer($0)) }
     return 0

@@ -150,8 +150,8 @@ public final class LV2GraphNode: @unchecked Sendable {
         if count > 0 { applied.store(applied.load(ordering: .relaxed) &+ count, ordering: .releasing) }
         ports.readySequences()
         if let input = ports.positionInput, let transport {
-            let (rolling, frame) = transport._withUnsafeGuaranteedRef { ($0.rolling.load(ordering: .relaxed), $0.frame.load(ordering: .relaxed)) }
-            position.tell(input, capacity: ports.sequenceCapacity, types: ports.positionTypes, rolling: rolling, frame: frame, frames: frames)
+            let (rolling, frame, beats) = transport._withUnsafeGuaranteedRef { ($0.rolling.load(ordering: .relaxed), $0.frame.load(ordering: .relaxed), $0.beats) }
+            position.tell(input, capacity: ports.sequenceCapacity, types: ports.positionTypes, rolling: rolling, frame: frame, frames: frames, beats: beats)
         }
         // The plugin's own run: opaque to the checks, real-time safe by LV2's contract.
         _unsafePerformance { ports.run(ports.runHandle, UInt32(min(frames, ports.maximumBlock))) }

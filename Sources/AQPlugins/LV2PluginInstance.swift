@@ -432,6 +432,12 @@ public final class LV2PluginInstance {
             ports.positionTypes.position = urids.map(LV2URI.timePosition)
             ports.positionTypes.frame = urids.map(LV2URI.timeFrame)
             ports.positionTypes.speed = urids.map(LV2URI.timeSpeed)
+            ports.positionTypes.int = urids.map(LV2URI.atomInt)
+            ports.positionTypes.bar = urids.map(LV2URI.timeBar)
+            ports.positionTypes.barBeat = urids.map(LV2URI.timeBarBeat)
+            ports.positionTypes.beatUnit = urids.map(LV2URI.timeBeatUnit)
+            ports.positionTypes.beatsPerBar = urids.map(LV2URI.timeBeatsPerBar)
+            ports.positionTypes.beatsPerMinute = urids.map(LV2URI.timeBeatsPerMinute)
         }
         return ports
     }

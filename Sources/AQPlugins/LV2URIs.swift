@@ -28,6 +28,11 @@ enum LV2URI {
     static let timePosition = "http://lv2plug.in/ns/ext/time#Position"
     static let timeFrame = "http://lv2plug.in/ns/ext/time#frame"
     static let timeSpeed = "http://lv2plug.in/ns/ext/time#speed"
+    static let timeBar = "http://lv2plug.in/ns/ext/time#bar"
+    static let timeBarBeat = "http://lv2plug.in/ns/ext/time#barBeat"
+    static let timeBeatUnit = "http://lv2plug.in/ns/ext/time#beatUnit"
+    static let timeBeatsPerBar = "http://lv2plug.in/ns/ext/time#beatsPerBar"
+    static let timeBeatsPerMinute = "http://lv2plug.in/ns/ext/time#beatsPerMinute"
 
     static let uridMap = "http://lv2plug.in/ns/ext/urid#map"
     static let uridUnmap = "http://lv2plug.in/ns/ext/urid#unmap"

@@ -2,8 +2,9 @@ import Foundation
 
 /// A small LV2 plugin of the tests' own that takes `time:Position` on its event input (no Debian
 /// plugin reports what it was told): it passes its audio through and reports, on control
-/// outputs, the `time:speed` and `time:frame` of the last position object it was given and how
-/// many it has been given (`positions`).
+/// outputs, the `time:speed`, `time:frame`, `time:bar`, `time:barBeat` and `time:beatsPerMinute`
+/// of the last position object it was given (0 for what it did not hold) and how many it has
+/// been given (`positions`).
 public enum TimePluginFixture {
     public static let uri = "urn:aqjack:test:time-position"
 
@@ -20,9 +21,9 @@ public enum TimePluginFixture {
             const LV2_Atom_Sequence *control;
             const float *input;
             float *output;
-            float *speed, *frame, *positions;
-            LV2_URID object, blank, position, time_frame, time_speed, atom_long, atom_float;
-            float last_speed, last_frame, received;
+            float *speed, *frame, *positions, *bar, *bar_beat, *bpm;
+            LV2_URID object, blank, position, time_frame, time_speed, atom_long, atom_float, time_bar, time_bar_beat, time_bpm;
+            float last_speed, last_frame, received, last_bar, last_bar_beat, last_bpm;
         } Plugin;
 
         static LV2_Handle instantiate(const LV2_Descriptor *d, double rate, const char *path, const LV2_Feature *const *features) {
@@ -40,6 +41,9 @@ public enum TimePluginFixture {
             p->time_speed = map->map(map->handle, LV2_TIME__speed);
             p->atom_long = map->map(map->handle, LV2_ATOM__Long);
             p->atom_float = map->map(map->handle, LV2_ATOM__Float);
+            p->time_bar = map->map(map->handle, LV2_TIME__bar);
+            p->time_bar_beat = map->map(map->handle, LV2_TIME__barBeat);
+            p->time_bpm = map->map(map->handle, LV2_TIME__beatsPerMinute);
             return p;
         }
 
@@ -52,6 +56,9 @@ public enum TimePluginFixture {
             case 3: p->speed = data; break;
             case 4: p->frame = data; break;
             case 5: p->positions = data; break;
+            case 6: p->bar = data; break;
+            case 7: p->bar_beat = data; break;
+            case 8: p->bpm = data; break;
             }
         }
 
@@ -63,8 +70,12 @@ public enum TimePluginFixture {
                     if (event->body.type != p->object && event->body.type != p->blank) continue;
                     const LV2_Atom_Object *object = (const LV2_Atom_Object *)&event->body;
                     if (object->body.otype != p->position) continue;
-                    const LV2_Atom *speed = NULL, *frame = NULL;
-                    lv2_atom_object_get(object, p->time_speed, &speed, p->time_frame, &frame, 0);
+                    const LV2_Atom *speed = NULL, *frame = NULL, *bar = NULL, *bar_beat = NULL, *bpm = NULL;
+                    lv2_atom_object_get(object, p->time_speed, &speed, p->time_frame, &frame, p->time_bar, &bar,
+                                        p->time_bar_beat, &bar_beat, p->time_bpm, &bpm, 0);
+                    if (bar && bar->type == p->atom_long) p->last_bar = (float)((const LV2_Atom_Long *)bar)->body;
+                    if (bar_beat && bar_beat->type == p->atom_float) p->last_bar_beat = ((const LV2_Atom_Float *)bar_beat)->body;
+                    if (bpm && bpm->type == p->atom_float) p->last_bpm = ((const LV2_Atom_Float *)bpm)->body;
                     if (speed && speed->type == p->atom_float) p->last_speed = ((const LV2_Atom_Float *)speed)->body;
                     if (frame && frame->type == p->atom_long) p->last_frame = (float)((const LV2_Atom_Long *)frame)->body;
                     p->received += 1;
@@ -73,6 +84,9 @@ public enum TimePluginFixture {
             if (p->speed) *p->speed = p->last_speed;
             if (p->frame) *p->frame = p->last_frame;
             if (p->positions) *p->positions = p->received;
+            if (p->bar) *p->bar = p->last_bar;
+            if (p->bar_beat) *p->bar_beat = p->last_bar_beat;
+            if (p->bpm) *p->bpm = p->last_bpm;
         }
 
         """# + LV2TestBundle.descriptor(uri: uri, extensionData: "NULL")
@@ -103,6 +117,12 @@ public enum TimePluginFixture {
                 a lv2:OutputPort, lv2:ControlPort ; lv2:index 4 ; lv2:symbol "frame" ; lv2:name "Frame"
             ] , [
                 a lv2:OutputPort, lv2:ControlPort ; lv2:index 5 ; lv2:symbol "positions" ; lv2:name "Positions"
+            ] , [
+                a lv2:OutputPort, lv2:ControlPort ; lv2:index 6 ; lv2:symbol "bar" ; lv2:name "Bar"
+            ] , [
+                a lv2:OutputPort, lv2:ControlPort ; lv2:index 7 ; lv2:symbol "bar_beat" ; lv2:name "Bar beat"
+            ] , [
+                a lv2:OutputPort, lv2:ControlPort ; lv2:index 8 ; lv2:symbol "bpm" ; lv2:name "Beats per minute"
             ] .
         """
 

@@ -145,7 +145,7 @@ enum Help {
             (a saved value outside a control's range is refused, as --set refuses it).
             A LADSPA plugin (urn:ladspa:ID or its label) runs as a one-plugin graph (ports in_1 ...,
             out_1 ...; no console or --state). A plugin whose event input takes time:Position is
-            told the JACK transport's frame and speed whenever it changes.
+            told the JACK transport's frame, speed, bar, beat and tempo whenever it changes.
             With several URIs, host runs them as a chain (each --set and --preset applies to the
             URI before it), as many channels wide as its widest plugin: ports in_1 ... and out_1 ...,
             each channel through the plugins in order, a mono plugin once per channel (another

@@ -136,18 +136,29 @@ struct LiveGraphTests {
         let live = try LiveGraph(world: world, driver: driver, inputs: 1, outputs: 1)
         try live.add(TimePluginFixture.uri, id: "t")
         try live.start()
-        func told() throws -> [Float] { try ["positions", "speed", "frame"].map { try live.value("t", $0) } }
+        func told() throws -> [Float] { try ["positions", "speed", "frame", "bar", "bar_beat", "bpm"].map { try live.value("t", $0) } }
         _ = Self.render(driver, frames: 1_280)
-        #expect(try told() == [1, 0, 0])
+        #expect(try told() == [1, 0, 0, 0, 0, 0])
         driver.startTransport()
         _ = Self.render(driver, frames: 1_280)
-        #expect(try told() == [2, 1, 0])
+        #expect(try told() == [2, 1, 0, 0, 0, 0])
         try driver.locateTransport(to: 48_000)
         _ = Self.render(driver, frames: 1_280)
-        #expect(try told() == [3, 1, 48_000])
+        #expect(try told() == [3, 1, 48_000, 0, 0, 0])
         driver.stopTransport()
         _ = Self.render(driver, frames: 1_280)
-        #expect(try told() == [4, 0, 49_280])
+        #expect(try told() == [4, 0, 49_280, 0, 0, 0])
+        // A timebase master at 120 beats a minute in 4/4 (the driver's): a new tempo is told at
+        // once; frame 49,280 is bar 0, beat 2 + 102/1920 (bars and beats from 0, 1920 ticks a beat);
+        // 112,000 (located) bar 1, beat 1280/1920.
+        driver.setTimebase(beatsPerMinute: 120)
+        _ = Self.render(driver, frames: 128)
+        let tempo = try told()
+        #expect(tempo == [5, 0, 49_280, 0, Float(2) + Float(102.0 / 1920), 120], "\(tempo)")
+        try driver.locateTransport(to: 112_000)
+        _ = Self.render(driver, frames: 128)
+        let located = try told()
+        #expect(located == [6, 0, 112_000, 1, Float(0) + Float(1280.0 / 1920), 120], "\(located)")
     }
 
     @Test("refusals name what was wrong, with a kind a client can act on, and leave the graph as it was: unknown URI, node, control, preset or port; an id in use or malformed; a value out of range; a cycle; a connection made twice or never made")

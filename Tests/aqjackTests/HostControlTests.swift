@@ -266,5 +266,45 @@ extension JackServerSuite {
             #expect(open.status == 2)
             #expect(open.standardError.contains("--control-host 0.0.0.0 listens beyond this machine: give --control-token TOKEN (or AQJACK_CONTROL_TOKEN) too"), "\(open.standardError)")
         }
+
+        @Test("JACK's transport reaches a plugin that takes time:Position: with jack_transport as timebase master at 140 beats a minute, rolling, the tests' time-position plugin hosted with --control reports speed 1, tempo 140 and the frame it joined at; stopped, speed 0 and the later frame it stopped at")
+        func transportToPlugins() throws {
+            let folder = try TimePluginFixture.build()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let commands = Pipe()
+            let transport = Process()
+            transport.executableURL = URL(fileURLWithPath: "/usr/bin/jack_transport")
+            transport.standardInput = commands
+            transport.standardOutput = FileHandle.nullDevice
+            transport.standardError = FileHandle.nullDevice
+            try transport.run()
+            defer {
+                // The server's transport is every test's: stopped, at 0, no timebase master.
+                commands.fileHandleForWriting.write(Data("stop\nlocate 0\nrelease\nquit\n".utf8))
+                try? commands.fileHandleForWriting.close()
+                _ = transport.waitOrKill(timeout: 5)
+            }
+            commands.fileHandleForWriting.write(Data("master\ntempo 140\nplay\n".utf8))
+            let name = TestServer.uniqueClientName("hosttime")
+            let out = URL(fileURLWithPath: temporaryPath("\(name).out")), err = URL(fileURLWithPath: temporaryPath("\(name).err"))
+            defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+            let host = try AQJackCommand.start(["host", "--name", name, "--json", TimePluginFixture.uri, "--control", "0"],
+                                               standardOutput: out, standardError: err, environment: ["LV2_PATH": folder])
+            defer { if host.isRunning { kill(host.processIdentifier, SIGKILL) } }
+            let socket = try LineClient(port: Self.controlPort(err))
+            usleep(500_000)
+            #expect(socket.command("get 1 speed") == "ok 1.0")
+            #expect(socket.command("get 1 bpm") == "ok 140.0")
+            let frame = Float(socket.command("get 1 frame")?.dropFirst(3) ?? "") ?? -1
+            usleep(300_000)
+            #expect(socket.command("get 1 speed") == "ok 1.0")
+            commands.fileHandleForWriting.write(Data("stop\n".utf8))
+            usleep(300_000)
+            #expect(socket.command("get 1 speed") == "ok 0.0")
+            let stoppedAt = Float(socket.command("get 1 frame")?.dropFirst(3) ?? "") ?? -1
+            #expect(frame >= 0 && stoppedAt > frame, "told \(frame) while rolling, \(stoppedAt) when stopped")
+            host.interrupt()
+            #expect(host.exitStatus().status == 0)
+        }
     }
 }
