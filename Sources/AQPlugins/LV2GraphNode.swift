@@ -2,7 +2,7 @@ import AQCore
 import AQGraph
 import Synchronization
 
-/// An LV2 plugin instance as a node of a plugin graph (``PluginGraph``): its audio ports by
+/// A plugin instance (LV2, or LADSPA: any ``PluginInstance``) as a node of a plugin graph (``PluginGraph``): its audio ports by
 /// symbol, the latency it reports, and the kernel a ``GraphRunner`` runs it through.
 ///
 /// The kernel goes through the instance's ``PluginHostPorts`` (its C functions and tables, as the

@@ -425,19 +425,7 @@ public final class LV2PluginInstance {
             lilv_plugin_get_port_by_index(plugin, UInt32(index)).map { lilv_port_supports_event(plugin, $0, world.node(LV2URI.timePosition)) } ?? false
         }) {
             ports.positionInput = sequenceBuffers[index]
-            let urids = world.urids
-            ports.positionTypes.object = urids.map(LV2URI.atomObject)
-            ports.positionTypes.long = urids.map(LV2URI.atomLong)
-            ports.positionTypes.float = urids.map(LV2URI.atomFloat)
-            ports.positionTypes.position = urids.map(LV2URI.timePosition)
-            ports.positionTypes.frame = urids.map(LV2URI.timeFrame)
-            ports.positionTypes.speed = urids.map(LV2URI.timeSpeed)
-            ports.positionTypes.int = urids.map(LV2URI.atomInt)
-            ports.positionTypes.bar = urids.map(LV2URI.timeBar)
-            ports.positionTypes.barBeat = urids.map(LV2URI.timeBarBeat)
-            ports.positionTypes.beatUnit = urids.map(LV2URI.timeBeatUnit)
-            ports.positionTypes.beatsPerBar = urids.map(LV2URI.timeBeatsPerBar)
-            ports.positionTypes.beatsPerMinute = urids.map(LV2URI.timeBeatsPerMinute)
+            ports.positionTypes = .init(urids: world.urids)
         }
         return ports
     }

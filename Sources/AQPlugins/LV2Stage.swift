@@ -1,7 +1,7 @@
 import AQCore
 import AQMedia
 
-/// An LV2 plugin as a processing stage (``AudioProcessingStage``) of a stream of `channelCount`
+/// A plugin (LV2, or LADSPA: any ``PluginInstance``) as a processing stage (``AudioProcessingStage``) of a stream of `channelCount`
 /// channels: a plugin with as many audio inputs and outputs as the stream has channels runs
 /// once; a mono plugin (one in, one out) runs once a channel, every copy with the same settings
 /// (as Ardour and Carla host mono plugins on wider tracks).

@@ -1,3 +1,4 @@
+import AQCore
 import CLV2Support
 import Glibc
 import Synchronization
@@ -55,5 +56,24 @@ public final class URIDMap: @unchecked Sendable {
             guard urid >= 1, Int(urid) <= tables.strings.count else { return nil }
             return UnsafePointer(tables.strings[Int(urid) - 1])
         }
+    }
+}
+
+extension AtomSequence.PositionTypes {
+    /// The URIDs of a `time:Position` object in `urids`' map (not real-time: mapping may lock).
+    init(urids: URIDMap) {
+        self.init()
+        object = urids.map(LV2URI.atomObject)
+        long = urids.map(LV2URI.atomLong)
+        float = urids.map(LV2URI.atomFloat)
+        int = urids.map(LV2URI.atomInt)
+        position = urids.map(LV2URI.timePosition)
+        frame = urids.map(LV2URI.timeFrame)
+        speed = urids.map(LV2URI.timeSpeed)
+        bar = urids.map(LV2URI.timeBar)
+        barBeat = urids.map(LV2URI.timeBarBeat)
+        beatUnit = urids.map(LV2URI.timeBeatUnit)
+        beatsPerBar = urids.map(LV2URI.timeBeatsPerBar)
+        beatsPerMinute = urids.map(LV2URI.timeBeatsPerMinute)
     }
 }

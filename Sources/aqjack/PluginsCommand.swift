@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 
 /// `aqjack plugins [PATTERN] [--json]`: the installed LV2 plugins (what lilv finds, as `lv2ls`
-/// lists them), with their audio, control and MIDI ports, control ranges, latency and presets.
+/// lists them) and LADSPA plugins (``LADSPACatalog``), with their audio, control and MIDI ports, control ranges, latency and presets.
 /// PATTERN keeps the plugins whose URI or name contains it (case-insensitive). `--json` prints
 /// `{"schema": "aqjack.plugins/1", "plugins": [...]}` (docs/CLI.md, "aqjack plugins").
 ///
