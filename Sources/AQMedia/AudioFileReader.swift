@@ -165,7 +165,11 @@ public final class AudioFileReader {
     }
 
     /// Bytes of audio data (`kAudioFilePropertyAudioDataByteCount`), as presented.
-    public var byteCount: Int64 { packetCount * Int64(layout.bytesPerFrame) }
+    /// (Saturating: a damaged header can claim more frames than 64 bits of bytes hold.)
+    public var byteCount: Int64 {
+        let (bytes, overflow) = packetCount.multipliedReportingOverflow(by: Int64(layout.bytesPerFrame))
+        return overflow ? .max : bytes
+    }
     /// Seconds (`kAudioFilePropertyEstimatedDuration`).
     public var duration: Double { Double(packetCount) / dataFormat.mSampleRate }
 
