@@ -7,12 +7,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Build: the C libraries' headers. Run: jackd (server and example clients). Tests: sox, ffprobe,
-# real LV2 plugins (swh-lv2, mda-lv2) and lv2ls (lilv-utils) to compare listings with, LADSPA's
+# real LV2 plugins (swh-lv2, mda-lv2; x42-plugins for MIDI outputs, blop-lv2 for CV ports) and
+# lv2ls (lilv-utils) to compare listings with, LADSPA's
 # header (ladspa-sdk) and real LADSPA plugins (swh-plugins, cmt, tap-plugins), gcc for
 # the tests' own LV2 plugin, python3 for reading the JACK suite's results (Scripts/jack-suite.sh).
 packages=(pkg-config libjack-jackd2-dev jackd2 libsndfile1-dev libsamplerate0-dev libsoxr-dev librubberband-dev
           libavcodec-dev libavformat-dev libavutil-dev libswresample-dev sox ffmpeg
-          liblilv-dev lv2-dev lilv-utils swh-lv2 mda-lv2 ladspa-sdk swh-plugins cmt tap-plugins gcc python3)
+          liblilv-dev lv2-dev lilv-utils swh-lv2 mda-lv2 x42-plugins blop-lv2 ladspa-sdk swh-plugins cmt tap-plugins gcc python3)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -4,6 +4,13 @@ public enum AudioChannelDirection: Sendable {
     case input, output
 }
 
+/// What a named channel carries: frames of sound; frames of control voltage (a plugin's CV port:
+/// on JACK an audio port marked with the signal-type metadata "CV", which patchbays keep away
+/// from speakers); or MIDI events.
+public enum ChannelKind: Sendable {
+    case audio, controlVoltage, midi
+}
+
 /// What went wrong in a driver call, in words that name the device and the cause.
 public struct AudioDriverError: Error, Sendable, CustomStringConvertible {
     public let description: String
@@ -40,11 +47,12 @@ public protocol AudioDriver: AnyObject, Sendable {
     /// names. Channels are given to the processor in the order made, inputs and outputs apart.
     func makeChannels(prefix: String, count: Int, direction: AudioChannelDirection) throws(AudioDriverError) -> [String]
     /// Makes one channel per name, `<name>:<channel name>`, facing `direction`, and returns their
-    /// full names: audio channels join the processor's channels after those made so far; with
-    /// `midi`, MIDI event inputs, the cycle's ``ProcessCycle/midiInputs`` in the order made (a
-    /// plugin host names its channels after the plugin's port symbols).
-    /// - Throws: a name the device refuses (taken, too long), MIDI outputs, or a device running.
-    func makeChannels(named names: [String], direction: AudioChannelDirection, midi: Bool) throws(AudioDriverError) -> [String]
+    /// full names: audio and control-voltage channels join the processor's channels after those
+    /// made so far; MIDI ones are the cycle's ``ProcessCycle/midiInputs`` or
+    /// ``ProcessCycle/midiOutputs`` in the order made (a plugin host names its channels after the
+    /// plugin's port symbols).
+    /// - Throws: a name the device refuses (taken, too long), or a device running.
+    func makeChannels(named names: [String], direction: AudioChannelDirection, kind: ChannelKind) throws(AudioDriverError) -> [String]
     /// Starts calling `processor` once per cycle with the channels made so far. The driver keeps
     /// it alive until ``stop()`` or ``close()``.
     func start<Processor: RealtimeProcessor>(processor: Processor) throws(AudioDriverError)

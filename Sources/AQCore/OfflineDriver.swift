@@ -11,7 +11,8 @@ import Synchronization
 /// The frame clock starts at `startFrame` and counts frames run or skipped; its microseconds are
 /// the frames' nominal duration (frame × 10^6 / rate), so timestamps are exact and repeatable.
 /// Channel names are `<name>:<prefix>N` (or the names given) as on JACK; there is no graph to
-/// connect them in. MIDI inputs get the ``MIDIMessage``s a run is given, at their frames. Its
+/// connect them in. MIDI inputs get the ``MIDIMessage``s a run is given, at their frames; what
+/// the processor puts in its MIDI outputs is handed to the run's caller as messages. Its
 /// transport (``AudioTransport``) follows JACK's rules (``OfflineTransport``): a processor that is
 /// ``TransportSyncing`` holds a start or locate until it is ready.
 ///
@@ -35,6 +36,7 @@ public final class OfflineDriver: AudioDriver, AudioTransport, @unchecked Sendab
         var inputNames: [String] = []
         var outputNames: [String] = []
         var midiInputNames: [String] = []
+        var midiOutputNames: [String] = []
         /// The running processor (kept alive here), its entry and its unretained pointer.
         var processor: AnyObject?
         var entry: RealtimeEntry?
@@ -53,6 +55,13 @@ public final class OfflineDriver: AudioDriver, AudioTransport, @unchecked Sendab
     private var inputCount = 0
     private var outputCount = 0
     private var midiInputCount = 0
+    /// Per MIDI output: room for ``midiOutputCapacity`` events a cycle, and how many were put.
+    private var midiOutputEvents: UnsafeMutablePointer<MIDIEvent>?
+    private var midiOutputCounts: UnsafeMutablePointer<Int>?
+    private var midiOutputLists: UnsafeMutablePointer<MIDIOutputList>?
+    private var midiOutputCount = 0
+    /// Events a MIDI output holds in one cycle (as many as JACK's driver holds).
+    public static let midiOutputCapacity = 1024
     private let publishedLatency = Atomic<Int>(0)
     private let transport = Mutex(OfflineTransport())
     /// A timebase master's tempo and meter (``setTimebase(beatsPerMinute:beatsPerBar:beatType:)``), or nil.
@@ -129,16 +138,20 @@ public final class OfflineDriver: AudioDriver, AudioTransport, @unchecked Sendab
         }
     }
 
-    public func makeChannels(named names: [String], direction: AudioChannelDirection, midi: Bool) throws(AudioDriverError) -> [String] {
-        guard !(midi && direction == .output) else { throw AudioDriverError("\(name): MIDI output channels are not supported") }
+    public func makeChannels(named names: [String], direction: AudioChannelDirection, kind: ChannelKind) throws(AudioDriverError) -> [String] {
         return try binding.withLock { (binding) throws(AudioDriverError) -> [String] in
             guard binding.processor == nil else { throw AudioDriverError("\(name): channels cannot be added while running") }
             let full = names.map { "\(name):\($0)" }
-            var taken = Set(binding.inputNames + binding.outputNames + binding.midiInputNames)
+            var taken = Set(binding.inputNames + binding.outputNames + binding.midiInputNames + binding.midiOutputNames)
             for channel in full where !taken.insert(channel).inserted {
                 throw AudioDriverError("\(name): a channel named '\(channel)' already exists")
             }
-            if midi { binding.midiInputNames += full } else if direction == .input { binding.inputNames += full } else { binding.outputNames += full }
+            switch (kind, direction) {
+            case (.midi, .input): binding.midiInputNames += full
+            case (.midi, .output): binding.midiOutputNames += full
+            case (_, .input): binding.inputNames += full
+            case (_, .output): binding.outputNames += full
+            }
             return full
         }
     }
@@ -151,6 +164,18 @@ public final class OfflineDriver: AudioDriver, AudioTransport, @unchecked Sendab
             inputCount = binding.inputNames.count
             outputCount = binding.outputNames.count
             midiInputCount = binding.midiInputNames.count
+            midiOutputCount = binding.midiOutputNames.count
+            if midiOutputCount > 0 {
+                let capacity = Self.midiOutputCapacity
+                let events = UnsafeMutablePointer<MIDIEvent>.allocate(capacity: midiOutputCount * capacity)
+                let counts = UnsafeMutablePointer<Int>.allocate(capacity: midiOutputCount)
+                counts.initialize(repeating: 0, count: midiOutputCount)
+                let lists = UnsafeMutablePointer<MIDIOutputList>.allocate(capacity: midiOutputCount)
+                for index in 0 ..< midiOutputCount {
+                    (lists + index).initialize(to: MIDIOutputList(events: events + index * capacity, capacity: capacity, count: counts + index))
+                }
+                (midiOutputEvents, midiOutputCounts, midiOutputLists) = (events, counts, lists)
+            }
             let inputs = UnsafeMutablePointer<Float>.allocate(capacity: max(1, inputCount * bufferSize))
             inputs.initialize(repeating: 0, count: max(1, inputCount * bufferSize))
             let outputs = UnsafeMutablePointer<Float>.allocate(capacity: max(1, outputCount * bufferSize))
@@ -200,11 +225,13 @@ public final class OfflineDriver: AudioDriver, AudioTransport, @unchecked Sendab
     ///   - output: reads each output channel's samples after a cycle, the same way.
     ///   - midi: messages for the MIDI inputs, each given in the cycle holding its frame (one
     ///     outside the run's frames is not given).
+    ///   - midiOutput: each event the processor put in a MIDI output, after its cycle, in the
+    ///     output's order: the output's index as `channel`, the clock's frame, its bytes.
     /// Before returning, runs the ``onRunEnd(_:)`` handlers (each queue's catch-up).
     public func run(frames: Int,
                     input: ((_ channel: Int, _ firstFrame: UInt64, _ samples: UnsafeMutableBufferPointer<Float>) -> Void)? = nil,
                     output: ((_ channel: Int, _ firstFrame: UInt64, _ samples: UnsafeBufferPointer<Float>) -> Void)? = nil,
-                    midi: [MIDIMessage] = []) {
+                    midi: [MIDIMessage] = [], midiOutput: ((MIDIMessage) -> Void)? = nil) {
         // The messages in frame order (as given among equal frames), each taken once by the
         // cycle that holds its frame.
         let queued = midi.enumerated().sorted { ($0.element.frame, $0.offset) < ($1.element.frame, $1.offset) }.map(\.element)
@@ -230,15 +257,30 @@ public final class OfflineDriver: AudioDriver, AudioTransport, @unchecked Sendab
                 let end = queued[nextMessage...].firstIndex { $0.frame >= first + UInt64(count) } ?? queued.count
                 let messages = queued[nextMessage ..< end]
                 nextMessage = end
+                for index in 0 ..< midiOutputCount { midiOutputCounts![index] = 0 }
                 Self.withMIDIInputs(messages, firstFrame: first, channels: midiInputCount) { midiInputs in
                     var cycle = ProcessCycle(frameCount: count, frameTime: UInt32(truncatingIfNeeded: label),
                                              cycleStartMicros: start, nextCycleStartMicros: micros(ofFrame: label + UInt64(count)),
                                              inputs: UnsafeBufferPointer(start: inputTable, count: inputCount),
                                              outputs: UnsafeBufferPointer(start: outputTable, count: outputCount),
-                                             midiInputs: midiInputs, transportRolling: roll.rolling, transportFrame: roll.frame,
+                                             midiInputs: midiInputs,
+                                             midiOutputs: UnsafeBufferPointer(start: midiOutputLists, count: midiOutputCount),
+                                             transportRolling: roll.rolling, transportFrame: roll.frame,
                                              transportBeats: meter.map { TransportBeats.at(frame: roll.frame, sampleRate: sampleRate, beatsPerMinute: $0.beatsPerMinute,
                                                                                         beatsPerBar: $0.beatsPerBar, beatType: $0.beatType) })
                     withUnsafePointer(to: &cycle) { entry(pointer, UnsafeRawPointer($0)) }
+                    // Inside: an output event may point at an input event's bytes, valid only here.
+                    if let midiOutput {
+                        for index in 0 ..< midiOutputCount {
+                            let list = midiOutputLists![index]
+                            for slot in 0 ..< min(list.count.pointee, list.capacity) {
+                                let event = list.events[slot]
+                                guard let bytes = event.bytes, Int(event.frame) < count else { continue }
+                                midiOutput(MIDIMessage(channel: index, frame: first + UInt64(event.frame),
+                                                       bytes: Array(UnsafeBufferPointer(start: bytes, count: Int(event.size)))))
+                            }
+                        }
+                    }
                 }
                 if let output {
                     for channel in 0 ..< outputCount {
@@ -347,9 +389,16 @@ public final class OfflineDriver: AudioDriver, AudioTransport, @unchecked Sendab
         outputStorage?.deallocate()
         inputTable?.deallocate()
         outputTable?.deallocate()
+        midiOutputEvents?.deallocate()
+        midiOutputCounts?.deallocate()
+        midiOutputLists?.deallocate()
         inputStorage = nil
         outputStorage = nil
         inputTable = nil
         outputTable = nil
+        midiOutputEvents = nil
+        midiOutputCounts = nil
+        midiOutputLists = nil
+        midiOutputCount = 0
     }
 }

@@ -4,7 +4,8 @@ import Synchronization
 /// cycle it takes the control changes queued by other threads, connects the plugin's audio
 /// ports straight to the JACK port buffers, writes the transport's position (when it changed;
 /// ``TransportPositionTeller``) and the cycle's MIDI events into the plugin's event inputs (LV2
-/// atom sequences), readies its event outputs, and runs it.
+/// atom sequences), readies its event outputs, and runs it; then passes the MIDI events the plugin
+/// wrote to its MIDI outputs on to the cycle's MIDI outputs, at their frames.
 ///
 /// The plugin is reached through the two C functions of its descriptor (`connect_port`, `run`)
 /// and memory set up before activation (``PluginHostPorts``), so this module needs no plugin
@@ -21,9 +22,15 @@ public final class PluginHostProcessor: RealtimeProcessor, @unchecked Sendable {
     /// Retained here (released in deinit), unmanaged so the process thread reaches it without
     /// reference counting.
     private let changes: Unmanaged<ControlChangeQueue>
-    /// Cycles run, and MIDI events that did not fit the event input's buffer. Any thread.
+    /// Cycles run, and MIDI events that did not fit: the plugin's event input, or a cycle's MIDI
+    /// output. Any thread.
     public let cycleCount = Atomic<Int>(0)
     public let droppedMIDIEvents = Atomic<Int>(0)
+    /// Per MIDI output: the bytes of the events passed on in the current cycle (the driver writes
+    /// them after the cycle; the plugin's buffer is emptied at its next run), and how many bytes
+    /// of them are used. ``PluginHostPorts/sequenceCapacity`` bytes each. Process thread only.
+    private let midiOutputBytes: UnsafeMutablePointer<UInt8>
+    private let midiOutputUsed: UnsafeMutablePointer<Int>
     /// Process thread only.
     private var position = TransportPositionTeller()
 
@@ -37,9 +44,16 @@ public final class PluginHostProcessor: RealtimeProcessor, @unchecked Sendable {
     private init(ports: PluginHostPorts, changes: ControlChangeQueue) {
         self.ports = ports
         self.changes = .passRetained(changes)
+        midiOutputBytes = .allocate(capacity: max(1, ports.midiOutputs.count * ports.sequenceCapacity))
+        midiOutputUsed = .allocate(capacity: max(1, ports.midiOutputs.count))
+        midiOutputUsed.initialize(repeating: 0, count: max(1, ports.midiOutputs.count))
     }
 
-    deinit { changes.release() }
+    deinit {
+        changes.release()
+        midiOutputBytes.deallocate()
+        midiOutputUsed.deallocate()
+    }
 
     public static let realtimeEntry: RealtimeEntry = { processor, cycle in
         Unmanaged<PluginHostProcessor>.fromOpaque(processor)._withUnsafeGuaranteedRef { $0.process(cycle.load(as: ProcessCycle.self)) }
@@ -61,6 +75,7 @@ public final class PluginHostProcessor: RealtimeProcessor, @unchecked Sendable {
         let inputCount = min(cycle.inputs.count, ports.audioInputs.count)
         let outputCount = refused ? 0 : min(cycle.outputs.count, ports.audioOutputs.count)
         var done = refused ? frames : 0
+        for index in 0 ..< ports.midiOutputs.count { midiOutputUsed[index] = 0 }
         while done < frames {
             let count = min(ports.maximumBlock, frames - done)
             // The plugin's own functions: opaque to the compiler's checks, real-time safe by
@@ -75,6 +90,7 @@ public final class PluginHostProcessor: RealtimeProcessor, @unchecked Sendable {
             }
             prepareSequences(cycle, from: done, count: count)
             _unsafePerformance { ports.run(ports.runHandle, UInt32(count)) }
+            passMIDIOutputs(cycle, from: done, count: count)
             done += count
         }
         // Outputs the plugin lacks (none in a host made from its ports) stay silent.
@@ -82,6 +98,36 @@ public final class PluginHostProcessor: RealtimeProcessor, @unchecked Sendable {
             for index in outputCount ..< cycle.outputs.count { cycle.outputs[index].update(repeating: 0, count: frames) }
         }
         cycleCount.store(cycleCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+    }
+
+    /// Appends the MIDI events the plugin wrote in its run over `from ..< from + count` to the
+    /// cycle's MIDI outputs (frames relative to the cycle), their bytes copied to this cycle's
+    /// room; an event with no room left is counted in ``droppedMIDIEvents``.
+    #if AQ_RT_CHECKS
+    @_noLocks
+    #endif
+    private func passMIDIOutputs(_ cycle: ProcessCycle, from start: Int, count: Int) {
+        let ports = self.ports, room = midiOutputBytes, usedBytes = midiOutputUsed
+        let midiType = ports.midiEventType, capacity = ports.sequenceCapacity
+        var dropped = 0
+        for index in 0 ..< min(ports.midiOutputs.count, cycle.midiOutputs.count) {
+            let list = cycle.midiOutputs[index]
+            let bytesStart = room + index * capacity
+            AtomSequence.forEachEvent(ports.midiOutputs[index], capacity: capacity, type: ports.sequenceType) { frame, type, bytes, size in
+                guard type == midiType, size > 0 else { return }
+                let used = usedBytes[index]
+                guard list.count.pointee < list.capacity, used + size <= capacity else {
+                    dropped += 1
+                    return
+                }
+                UnsafeMutableRawPointer(bytesStart + used).copyMemory(from: bytes, byteCount: size)
+                let at = start + Int(min(max(frame, 0), Int64(count - 1)))
+                list.events[list.count.pointee] = MIDIEvent(frame: UInt32(at), size: UInt32(size), bytes: UnsafePointer(bytesStart + used))
+                list.count.pointee += 1
+                usedBytes[index] = used + size
+            }
+        }
+        if dropped > 0 { droppedMIDIEvents.store(droppedMIDIEvents.load(ordering: .relaxed) &+ dropped, ordering: .relaxed) }
     }
 
     /// Empties the event inputs, puts the cycle's MIDI events in `from ..< from + count` into the
@@ -133,6 +179,9 @@ public struct PluginHostPorts: @unchecked Sendable {
     /// among them) and every event output.
     public var eventInputs: UnsafeBufferPointer<UnsafeMutableRawPointer>
     public var eventOutputs: UnsafeBufferPointer<UnsafeMutableRawPointer>
+    /// The event outputs that carry MIDI (some of ``eventOutputs``), in the host's MIDI output
+    /// channels' order.
+    public var midiOutputs: UnsafeBufferPointer<UnsafeMutableRawPointer>
     public var midiInput: UnsafeMutableRawPointer?
     public var sequenceCapacity: Int
     /// URIDs of atom:Sequence, atom:Chunk and midi:MidiEvent in the plugin's URID map.
@@ -161,6 +210,7 @@ public struct PluginHostPorts: @unchecked Sendable {
                 audioInputs: UnsafeBufferPointer<UInt32>, audioOutputs: UnsafeBufferPointer<UInt32>,
                 controls: UnsafeMutablePointer<Float>, portCount: Int,
                 eventInputs: UnsafeBufferPointer<UnsafeMutableRawPointer>, eventOutputs: UnsafeBufferPointer<UnsafeMutableRawPointer>,
+                midiOutputs: UnsafeBufferPointer<UnsafeMutableRawPointer> = UnsafeBufferPointer(start: nil, count: 0),
                 midiInput: UnsafeMutableRawPointer?, sequenceCapacity: Int,
                 sequenceType: UInt32, chunkType: UInt32, midiEventType: UInt32, maximumBlock: Int,
                 runHandle: UnsafeMutableRawPointer? = nil) {
@@ -174,6 +224,7 @@ public struct PluginHostPorts: @unchecked Sendable {
         self.portCount = portCount
         self.eventInputs = eventInputs
         self.eventOutputs = eventOutputs
+        self.midiOutputs = midiOutputs
         self.midiInput = midiInput
         self.sequenceCapacity = sequenceCapacity
         self.sequenceType = sequenceType
@@ -212,6 +263,25 @@ public enum AtomSequence {
     public static func prepareOutput(_ sequence: UnsafeMutableRawPointer, capacity: Int, chunkType: UInt32) {
         sequence.storeBytes(of: UInt32(capacity - 8), toByteOffset: 0, as: UInt32.self)
         sequence.storeBytes(of: chunkType, toByteOffset: 4, as: UInt32.self)
+    }
+
+    /// Calls `body` with each event of an output sequence the plugin wrote (frame within the run,
+    /// type URID, bytes, size), in order; nothing when it is not a sequence of type `type` (the
+    /// plugin left the prepared chunk). Stops at an event that overruns `capacity` bytes.
+    @inlinable
+    public static func forEachEvent(_ sequence: UnsafeMutableRawPointer, capacity: Int, type sequenceType: UInt32,
+                                    _ body: (_ frame: Int64, _ type: UInt32, _ bytes: UnsafePointer<UInt8>, _ size: Int) -> Void) {
+        guard sequence.load(fromByteOffset: 4, as: UInt32.self) == sequenceType else { return }
+        let end = min(8 + Int(sequence.load(fromByteOffset: 0, as: UInt32.self)), capacity)
+        var offset = 16
+        while offset + 16 <= end {
+            let event = sequence + offset
+            let size = Int(event.load(fromByteOffset: 8, as: UInt32.self))
+            guard offset + 16 + size <= end else { return }
+            body(event.load(fromByteOffset: 0, as: Int64.self), event.load(fromByteOffset: 12, as: UInt32.self),
+                 UnsafePointer((event + 16).assumingMemoryBound(to: UInt8.self)), size)
+            offset += (16 + size + 7) & ~7
+        }
     }
 
     /// Appends an event; false when it does not fit `capacity` bytes.

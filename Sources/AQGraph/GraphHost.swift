@@ -3,7 +3,7 @@ import Glibc
 import Synchronization
 
 /// A plugin graph live on any driver (JACK's, or the offline one): channels `in_1 ... in_N` and
-/// `out_1 ... out_M` on the driver, a ``GraphRunner`` run every cycle, and the graph's latency
+/// `out_1 ... out_M` on the driver (with MIDI, `midi_in` and `midi_out` too), a ``GraphRunner`` run every cycle, and the graph's latency
 /// published to the driver. A new runner (the edited graph, built off the process thread) is
 /// swapped in at a cycle boundary with ``run(_:)``; the old one is released off the process
 /// thread, so the audio never stops for an edit.
@@ -14,9 +14,10 @@ public final class GraphHost: @unchecked Sendable {
     /// The graph's input and output channels' full names.
     public let inputs: [String]
     public let outputs: [String]
-    /// The graph's MIDI input (`midi_in`), whose control changes set the controls bound to them,
-    /// if it has one.
+    /// The graph's MIDI input (`midi_in`: its events go where it is connected, its control
+    /// changes set the controls bound to them) and MIDI output (`midi_out`), if it has them.
     public let midiInput: String?
+    public let midiOutput: String?
     private let processor = GraphHostProcessor()
     /// Where the driver's transport is at the start of the cycle being run: what the nodes tell
     /// plugins that take `time:Position`.
@@ -25,13 +26,14 @@ public final class GraphHost: @unchecked Sendable {
     /// The runner the process thread has (or will take at its next cycle).
     public private(set) var runner: GraphRunner?
 
-    /// Makes the channels (with `midiInput`, a MIDI input `midi_in` too); nothing runs before
-    /// ``start()``.
-    public init(driver: any AudioDriver, inputs: Int, outputs: Int, midiInput: Bool = false) throws(AudioDriverError) {
+    /// Makes the channels (with `midi`, a MIDI input `midi_in` and a MIDI output `midi_out` too);
+    /// nothing runs before ``start()``.
+    public init(driver: any AudioDriver, inputs: Int, outputs: Int, midi: Bool = false) throws(AudioDriverError) {
         self.driver = driver
         self.inputs = inputs > 0 ? try driver.makeChannels(prefix: "in_", count: inputs, direction: .input) : []
         self.outputs = outputs > 0 ? try driver.makeChannels(prefix: "out_", count: outputs, direction: .output) : []
-        self.midiInput = midiInput ? try driver.makeChannels(named: ["midi_in"], direction: .input, midi: true).first : nil
+        midiInput = midi ? try driver.makeChannels(named: ["midi_in"], direction: .input, kind: .midi).first : nil
+        midiOutput = midi ? try driver.makeChannels(named: ["midi_out"], direction: .output, kind: .midi).first : nil
     }
 
     /// The latest MIDI control change on the graph's MIDI input: a count of those seen so far
@@ -160,7 +162,8 @@ final class GraphHostProcessor: RealtimeProcessor, @unchecked Sendable {
             return
         }
         Unmanaged<GraphRunner>.fromOpaque(current)._withUnsafeGuaranteedRef {
-            $0.process(inputs: cycle.inputs, outputs: cycle.outputs, frames: cycle.frameCount, midi: midi)
+            $0.process(inputs: cycle.inputs, outputs: cycle.outputs, frames: cycle.frameCount, midi: midi,
+                       midiOutput: cycle.midiOutputs.count > 0 ? cycle.midiOutputs[0] : nil)
         }
     }
 }

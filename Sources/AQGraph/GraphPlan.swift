@@ -8,6 +8,9 @@
 /// graph's total, which the host publishes on its ports. An input or output with no connection
 /// carries silence.
 ///
+/// MIDI connections order the nodes too (a plugin runs after those whose MIDI it takes) but are
+/// not delayed: events pass on in the cycle they were made, at their frames.
+///
 /// Made off the process thread; the processor that runs it only reads it.
 public struct GraphPlan: Sendable, Equatable {
     /// One source summed into a destination, delayed by `delay` frames.
@@ -26,6 +29,9 @@ public struct GraphPlan: Sendable, Equatable {
     public let order: [String]
     /// What each connected destination sums, in the order the connections were made.
     public let feeds: [GraphEndpoint: [Feed]]
+    /// What each connected MIDI destination (a plugin's MIDI input, `midi_out`) merges, in the
+    /// order the connections were made.
+    public let midiFeeds: [GraphEndpoint: [GraphEndpoint]]
     /// The graph's latency, frames: the latest path to an output, to which every output is
     /// aligned.
     public let latency: Int
@@ -52,7 +58,7 @@ public struct GraphPlan: Sendable, Equatable {
         var feeds: [GraphEndpoint: [Feed]] = [:]
         for id in order {
             let node = graph.node(id)!
-            let incoming = graph.connections.filter { $0.destination.node == id }
+            let incoming = graph.connections.filter { $0.destination.node == id && !graph.carriesMIDI($0.source) }
             let aligned = incoming.map { arrival($0.source) }.max() ?? 0
             for connection in incoming {
                 feeds[connection.destination, default: []].append(Feed(source: connection.source, delay: aligned - arrival(connection.source)))
@@ -64,6 +70,11 @@ public struct GraphPlan: Sendable, Equatable {
         for connection in toOutputs {
             feeds[connection.destination, default: []].append(Feed(source: connection.source, delay: latency - arrival(connection.source)))
         }
+        var midiFeeds: [GraphEndpoint: [GraphEndpoint]] = [:]
+        for connection in graph.connections where graph.carriesMIDI(connection.source) {
+            midiFeeds[connection.destination, default: []].append(connection.source)
+        }
+        self.midiFeeds = midiFeeds
         self.order = order
         self.feeds = feeds
         self.latency = latency

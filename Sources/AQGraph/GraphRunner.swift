@@ -2,8 +2,8 @@ import AQCore
 import Synchronization
 
 /// A plugin instance as the graph runs it, whatever its format: `connect` gives it the buffer
-/// of each of its audio ports (inputs, then outputs, in the node's port order) and `run`
-/// processes that many frames in them. Both are called on the process thread, every cycle
+/// of each of its audio and CV ports (inputs, then outputs, in the node's port order) and `run`
+/// processes that many frames in them; `midi` passes events to and from its MIDI ports. Both are called on the process thread, every cycle
 /// (connect, then run: so a runner built for an edited graph never touches an instance another
 /// runner is running), and must be real-time safe. C function pointers over an unretained context, so the process thread calls
 /// them without a reference count.
@@ -14,14 +14,17 @@ public struct GraphNodeKernel {
 
     /// The node's bypass switch, if it can be bypassed by the runner (see ``GraphBypass``).
     public let bypass: GraphBypass?
+    /// Its MIDI ports' functions, for a node with MIDI ports.
+    public let midi: GraphNodeMIDI?
 
     public init(context: UnsafeMutableRawPointer,
                 connect: @escaping @convention(c) (UnsafeMutableRawPointer, Int, UnsafeMutablePointer<Float>) -> Void,
-                run: @escaping @convention(c) (UnsafeMutableRawPointer, Int) -> Void, bypass: GraphBypass? = nil) {
+                run: @escaping @convention(c) (UnsafeMutableRawPointer, Int) -> Void, bypass: GraphBypass? = nil, midi: GraphNodeMIDI? = nil) {
         self.context = context
         self.connect = connect
         self.run = run
         self.bypass = bypass
+        self.midi = midi
     }
 }
 
@@ -139,6 +142,11 @@ public final class GraphRunner: @unchecked Sendable {
     private let bindings: UnsafeMutableBufferPointer<GraphControlBinding>
     /// Keeps the nodes' bypass switches that ``steps`` point to.
     private let switches: [GraphBypass]
+    /// Retained here (released in deinit), unmanaged so the process thread reaches it without
+    /// reference counting.
+    private let router: Unmanaged<GraphMIDIRouter>
+    /// MIDI events that found no room (1,024 a destination a cycle). Any thread.
+    public let droppedMIDIEvents = Atomic<Int>(0)
 
     /// Makes every port buffer and delay line of `plan` (frames at most `maximumFrames` a call).
     /// Touches no kernel: they are connected and run by ``process(inputs:outputs:frames:midi:)``.
@@ -222,6 +230,7 @@ public final class GraphRunner: @unchecked Sendable {
         portBuffers = .allocate(capacity: portList.count)
         _ = portBuffers.initialize(from: portList)
         buffers = made
+        router = .passRetained(GraphMIDIRouter(graph: graph, plan: plan, kernels: kernels))
     }
 
     deinit {
@@ -232,18 +241,21 @@ public final class GraphRunner: @unchecked Sendable {
         sums.deallocate()
         steps.deallocate()
         portBuffers.deallocate()
+        router.release()
     }
 
     /// Runs one cycle of `frames` (at most ``maximumFrames``): the graph's inputs in `inputs` (one
     /// buffer per input channel), its outputs written into `outputs` (every sample; silence for
-    /// an output nothing feeds); first, the control changes in `midi` set the controls bound to them.
+    /// an output nothing feeds); first, the control changes in `midi` (the graph's MIDI input)
+    /// set the controls bound to them. `midi` goes where `midi_in` is connected; what is
+    /// connected to `midi_out` goes into `midiOutput` (when given).
     ///
     /// - Important: Real-time safe. Call only on the process thread.
     #if AQ_RT_CHECKS
     @_noLocks
     #endif
     public func process(inputs: UnsafeBufferPointer<UnsafePointer<Float>>, outputs: UnsafeBufferPointer<UnsafeMutablePointer<Float>>, frames: Int,
-                        midi: MIDIEventList = MIDIEventList(events: nil, count: 0)) {
+                        midi: MIDIEventList = MIDIEventList(events: nil, count: 0), midiOutput: MIDIOutputList? = nil) {
         let frames = min(frames, maximumFrames)
         if bindings.count > 0 {
             let bindings = self.bindings
@@ -254,12 +266,14 @@ public final class GraphRunner: @unchecked Sendable {
                 }
             }
         }
+        var dropped = 0
         for index in 0 ..< steps.count {
             let step = steps[index]
             for sum in step.firstSum ..< step.firstSum + step.sumCount {
                 mix(sum, into: sums[sum].buffer!, inputs: inputs, frames: frames)
             }
             let bypassed = step.bypass.map { Unmanaged<GraphBypass>.fromOpaque($0)._withUnsafeGuaranteedRef { $0.isOn } } ?? false
+            dropped += router._withUnsafeGuaranteedRef { $0.isEmpty ? 0 : $0.deliver(step: index, midi: midi, bypassed: bypassed) }
             if step.bypass != nil {
                 // Every input through its delay: into the output of the same number when bypassed.
                 let outputCount = step.portCount - step.inputCount
@@ -288,6 +302,8 @@ public final class GraphRunner: @unchecked Sendable {
             let channel = sums[index].graphOutput
             if channel < outputs.count { mix(index, into: outputs[channel], inputs: inputs, frames: frames) }
         }
+        if let midiOutput { dropped += router._withUnsafeGuaranteedRef { $0.write(midi: midi, into: midiOutput) } }
+        if dropped > 0 { droppedMIDIEvents.store(droppedMIDIEvents.load(ordering: .relaxed) &+ dropped, ordering: .relaxed) }
     }
 
     /// Sets `destination`'s first `frames` samples to the sum of sum `index`'s taps, each through

@@ -1,21 +1,32 @@
 /// Where a connection of a ``PluginGraph`` starts or ends: one of the graph's own input or
-/// output channels (0-based; on JACK, its ports), or an audio port of a plugin node, named by
-/// the node's id and the port's symbol.
+/// output channels (0-based; on JACK, its ports), its MIDI input or output (`midi_in`,
+/// `midi_out`), or a port of a plugin node named by the node's id and the port's symbol: an
+/// audio or CV port (both carry one float per frame and connect alike), or a MIDI event port.
+/// Audio connects to audio, MIDI to MIDI.
 public enum GraphEndpoint: Hashable, Sendable, CustomStringConvertible {
     case graphInput(Int)
     case graphOutput(Int)
+    case midiInput
+    case midiOutput
     case plugin(node: String, port: String)
 
     public var description: String {
         switch self {
         case .graphInput(let channel): "in_\(channel + 1)"
         case .graphOutput(let channel): "out_\(channel + 1)"
+        case .midiInput: "midi_in"
+        case .midiOutput: "midi_out"
         case .plugin(let node, let port): "\(node):\(port)"
         }
     }
 
-    /// Reads what ``description`` writes: `in_N` or `out_N` (N from 1), or `NODE:PORT`.
+    /// Reads what ``description`` writes: `in_N` or `out_N` (N from 1), `midi_in`, `midi_out`,
+    /// or `NODE:PORT`.
     public init?(_ text: String) {
+        if text == "midi_in" || text == "midi_out" {
+            self = text == "midi_in" ? .midiInput : .midiOutput
+            return
+        }
         if let colon = text.firstIndex(of: ":") {
             let node = String(text[..<colon]), port = String(text[text.index(after: colon)...])
             guard !node.isEmpty, !port.isEmpty else { return nil }
@@ -36,24 +47,30 @@ public enum GraphEndpoint: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// A plugin of a graph as the graph sees it: its id, its audio ports' symbols and the latency
-/// it reports (frames from its inputs to its outputs).
+/// A plugin of a graph as the graph sees it: its id, its audio and CV ports' symbols, its MIDI
+/// event ports' symbols, and the latency it reports (frames from its inputs to its outputs).
 public struct GraphNode: Sendable, Equatable {
     public let id: String
     public let inputs: [String]
     public let outputs: [String]
+    public let midiInputs: [String]
+    public let midiOutputs: [String]
     public var latency: Int
 
-    public init(id: String, inputs: [String], outputs: [String], latency: Int = 0) {
+    public init(id: String, inputs: [String], outputs: [String], midiInputs: [String] = [], midiOutputs: [String] = [], latency: Int = 0) {
         self.id = id
         self.inputs = inputs
         self.outputs = outputs
+        self.midiInputs = midiInputs
+        self.midiOutputs = midiOutputs
         self.latency = latency
     }
 }
 
-/// One audio connection: frames from `source` (a graph input or a plugin output) are added into
-/// `destination` (a plugin input or a graph output). Several sources into one destination sum.
+/// One connection: frames from `source` (a graph input or a plugin output) are added into
+/// `destination` (a plugin input or a graph output); several sources into one destination sum.
+/// Or a MIDI one: the events of `source` (`midi_in` or a plugin's MIDI output) go to
+/// `destination` (a plugin's MIDI input or `midi_out`); several sources merge in frame order.
 public struct GraphConnection: Hashable, Sendable, CustomStringConvertible {
     public let source: GraphEndpoint
     public let destination: GraphEndpoint
@@ -92,11 +109,11 @@ public struct GraphError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Plugins (nodes) and the audio connections between them and the graph's own inputs and
-/// outputs: chains and parallel paths, split (one source, several destinations) and summed
-/// (several sources, one destination). Always acyclic: a connection that would close a cycle is
-/// refused, naming it. ``GraphPlan`` turns it into a run order with every path's delay
-/// compensated.
+/// Plugins (nodes) and the connections between them and the graph's own inputs and outputs:
+/// chains and parallel paths, split (one source, several destinations) and summed (several
+/// sources, one destination); MIDI connections beside the audio ones. Always acyclic (MIDI
+/// connections count): a connection that would close a cycle is refused, naming it.
+/// ``GraphPlan`` turns it into a run order with every audio path's delay compensated.
 ///
 /// A value type, edited off the process thread (the host builds a new plan from the edited
 /// graph and swaps it in).
@@ -142,11 +159,15 @@ public struct PluginGraph: Sendable, Equatable {
     }
 
     /// Connects `source` to `destination`.
-    /// - Throws: an endpoint that is not in the graph or faces the wrong way, a connection that
-    ///   exists, or one that would make a cycle (named).
+    /// - Throws: an endpoint that is not in the graph or faces the wrong way, audio to MIDI or
+    ///   MIDI to audio, a connection that exists, or one that would make a cycle (named).
     public mutating func connect(_ source: GraphEndpoint, to destination: GraphEndpoint) throws(GraphError) {
         try check(source, isSource: true)
         try check(destination, isSource: false)
+        let (fromMIDI, toMIDI) = (carriesMIDI(source), carriesMIDI(destination))
+        guard fromMIDI == toMIDI else {
+            throw GraphError(.invalid, "\(source) carries \(fromMIDI ? "MIDI" : "audio") and \(destination) \(toMIDI ? "MIDI" : "audio"): connect audio to audio and MIDI to MIDI")
+        }
         let connection = GraphConnection(source, destination)
         guard !connections.contains(connection) else { throw GraphError(.exists, "\(connection) is already connected") }
         if let from = source.node, let to = destination.node, let path = self.path(from: to, to: from) {
@@ -163,6 +184,15 @@ public struct PluginGraph: Sendable, Equatable {
         connections.remove(at: index)
     }
 
+    /// Whether `endpoint` (one of this graph's) carries MIDI events rather than frames.
+    public func carriesMIDI(_ endpoint: GraphEndpoint) -> Bool {
+        switch endpoint {
+        case .midiInput, .midiOutput: true
+        case .graphInput, .graphOutput: false
+        case .plugin(let id, let port): node(id).map { $0.midiInputs.contains(port) || $0.midiOutputs.contains(port) } ?? false
+        }
+    }
+
     private var nodeList: String { nodes.isEmpty ? "none" : nodes.map { "'\($0.id)'" }.joined(separator: ", ") }
 
     private func check(_ endpoint: GraphEndpoint, isSource: Bool) throws(GraphError) {
@@ -174,13 +204,17 @@ public struct PluginGraph: Sendable, Equatable {
         case .graphOutput(let channel):
             guard !isSource else { throw GraphError(.invalid, "\(endpoint) is a graph output: it can only be a destination; expected a graph input or a plugin output") }
             guard (0 ..< outputCount).contains(channel) else { throw GraphError(.notFound, "\(endpoint): the graph has \(outputCount) outputs") }
+        case .midiInput:
+            guard isSource else { throw GraphError(.invalid, "midi_in is the graph's MIDI input: it can only be a source; expected a plugin's MIDI input or midi_out") }
+        case .midiOutput:
+            guard !isSource else { throw GraphError(.invalid, "midi_out is the graph's MIDI output: it can only be a destination; expected midi_in or a plugin's MIDI output") }
         case .plugin(let id, let port):
             guard let node = node(id) else { throw GraphError(.notFound, "\(endpoint): no node '\(id)' in the graph; it has \(nodeList)") }
-            let ports = isSource ? node.outputs : node.inputs
+            let ports = isSource ? node.outputs + node.midiOutputs : node.inputs + node.midiInputs
             guard ports.contains(port) else {
-                let other = isSource ? node.inputs : node.outputs
-                if other.contains(port) { throw GraphError(.invalid, "\(endpoint) is an audio \(isSource ? "input" : "output"), not \(role); expected one of \(ports.joined(separator: ", "))") }
-                throw GraphError(.notFound, "\(endpoint): node '\(id)' has no audio \(isSource ? "output" : "input") '\(port)'; expected one of \(ports.isEmpty ? "none" : ports.joined(separator: ", "))")
+                let other = isSource ? node.inputs + node.midiInputs : node.outputs + node.midiOutputs
+                if other.contains(port) { throw GraphError(.invalid, "\(endpoint) is an \(isSource ? "input" : "output"), not \(role); expected one of \(ports.joined(separator: ", "))") }
+                throw GraphError(.notFound, "\(endpoint): node '\(id)' has no \(isSource ? "output" : "input") '\(port)'; expected one of \(ports.isEmpty ? "none" : ports.joined(separator: ", "))")
             }
         }
     }

@@ -10,7 +10,7 @@ import Synchronization
 public final class JackDriver: AudioDriver, AudioRouting, AudioTransport, @unchecked Sendable {
     /// The client, for what only JACK has (pretty-names, freewheel, notifications).
     public let client: JackClient
-    private let ports = Mutex<(inputs: [JackPort], outputs: [JackPort], midiInputs: [JackPort])>(([], [], []))
+    private let ports = Mutex<(inputs: [JackPort], outputs: [JackPort], midiInputs: [JackPort], midiOutputs: [JackPort])>(([], [], [], []))
     private let freewheelHandlers = Mutex<[@Sendable (Bool) -> Void]>([])
 
     /// Takes over `client` (the driver closes it).
@@ -33,6 +33,7 @@ public final class JackDriver: AudioDriver, AudioRouting, AudioTransport, @unche
     public var inputPorts: [JackPort] { ports.withLock { $0.inputs } }
     public var outputPorts: [JackPort] { ports.withLock { $0.outputs } }
     public var midiInputPorts: [JackPort] { ports.withLock { $0.midiInputs } }
+    public var midiOutputPorts: [JackPort] { ports.withLock { $0.midiOutputs } }
 
     public func makeChannels(prefix: String, count: Int, direction: AudioChannelDirection) throws(AudioDriverError) -> [String] {
         let made: [JackPort]
@@ -48,26 +49,33 @@ public final class JackDriver: AudioDriver, AudioRouting, AudioTransport, @unche
         return made.map(\.name)
     }
 
-    public func makeChannels(named names: [String], direction: AudioChannelDirection, midi: Bool) throws(AudioDriverError) -> [String] {
-        guard !(midi && direction == .output) else { throw AudioDriverError("\(name): MIDI output channels are not supported") }
+    /// Control-voltage channels are audio ports with the signal-type metadata "CV".
+    public func makeChannels(named names: [String], direction: AudioChannelDirection, kind: ChannelKind) throws(AudioDriverError) -> [String] {
         let made: [JackPort]
         do {
             made = try names.map { (name) throws(JackError) in
-                try client.registerPort(name, direction: direction == .input ? .input : .output, isMIDI: midi)
+                let port = try client.registerPort(name, direction: direction == .input ? .input : .output, isMIDI: kind == .midi)
+                if kind == .controlVoltage { try client.setSignalType("CV", ofPort: port.name) }
+                return port
             }
         } catch {
             throw AudioDriverError("cannot make the channels \(names.joined(separator: ", ")) on server '\(client.serverName)': \(error)")
         }
         ports.withLock {
-            if midi { $0.midiInputs += made } else if direction == .input { $0.inputs += made } else { $0.outputs += made }
+            switch (kind, direction) {
+            case (.midi, .input): $0.midiInputs += made
+            case (.midi, .output): $0.midiOutputs += made
+            case (_, .input): $0.inputs += made
+            case (_, .output): $0.outputs += made
+            }
         }
         return made.map(\.name)
     }
 
     public func start<Processor: RealtimeProcessor>(processor: Processor) throws(AudioDriverError) {
-        let (inputs, outputs, midiInputs) = ports.withLock { ($0.inputs, $0.outputs, $0.midiInputs) }
+        let (inputs, outputs, midiInputs, midiOutputs) = ports.withLock { ($0.inputs, $0.outputs, $0.midiInputs, $0.midiOutputs) }
         do {
-            try client.activate(processor: processor, inputs: inputs, outputs: outputs, midiInputs: midiInputs)
+            try client.activate(processor: processor, inputs: inputs, outputs: outputs, midiInputs: midiInputs, midiOutputs: midiOutputs)
         } catch {
             throw AudioDriverError("\(error)")
         }

@@ -34,6 +34,9 @@ public struct JackPortInfo: Sendable, Equatable {
     public var playbackLatency: JackLatencyRange
     /// The JACK metadata pretty-name (`http://jackaudio.org/metadata/pretty-name`), if set.
     public var prettyName: String?
+    /// The JACK metadata signal-type (`http://jackaudio.org/metadata/signal-type`) of an audio
+    /// port, if set: "CV" for control voltage.
+    public var signalType: String?
     /// The port's UUID, for metadata.
     public var uuid: UInt64
 }
@@ -76,6 +79,7 @@ extension JackClient {
             captureLatency: JackLatencyRange(min: Int(capture.min), max: Int(capture.max)),
             playbackLatency: JackLatencyRange(min: Int(playback.min), max: Int(playback.max)),
             prettyName: metadataValue(subject: uuid, key: cjack_metadata_pretty_name()),
+            signalType: metadataValue(subject: uuid, key: cjack_metadata_signal_type()),
             uuid: uuid)
     }
 
@@ -88,15 +92,25 @@ extension JackClient {
     ///
     /// The corresponding JACK functions are `jack_set_property` / `jack_remove_property`.
     public func setPrettyName(_ prettyName: String?, ofPort portName: String) throws(JackError) {
+        try setMetadata(cjack_metadata_pretty_name(), to: prettyName, ofPort: portName)
+    }
+
+    /// Sets (or with `nil` removes) the JACK metadata signal-type of a port of any client: "CV"
+    /// marks an audio port as control voltage.
+    public func setSignalType(_ signalType: String?, ofPort portName: String) throws(JackError) {
+        try setMetadata(cjack_metadata_signal_type(), to: signalType, ofPort: portName)
+    }
+
+    private func setMetadata(_ key: UnsafePointer<CChar>, to value: String?, ofPort portName: String) throws(JackError) {
         guard let port = jack_port_by_name(rawValue, portName) else { throw .noSuchPort(portName) }
         let uuid = jack_port_uuid(port)
         let code: Int32
-        if let prettyName {
-            code = jack_set_property(rawValue, uuid, cjack_metadata_pretty_name(), prettyName, "text/plain")
+        if let value {
+            code = jack_set_property(rawValue, uuid, key, value, "text/plain")
         } else {
-            code = jack_remove_property(rawValue, uuid, cjack_metadata_pretty_name())
+            code = jack_remove_property(rawValue, uuid, key)
         }
-        if code != 0 { throw .callFailed(function: "jack_set_property", code: code) }
+        if code != 0 { throw .callFailed(function: value == nil ? "jack_remove_property" : "jack_set_property", code: code) }
     }
 
     private func aliases(of port: OpaquePointer) -> [String] {

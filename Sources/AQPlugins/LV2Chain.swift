@@ -3,8 +3,13 @@ import AQGraph
 /// LV2 plugins in a chain, as a plugin graph (what `aqjack host URI URI ...` runs): the chain is
 /// as wide as its widest plugin, W channels; a plugin with W audio inputs and W outputs takes
 /// them all (node "k" for the k-th plugin), a mono plugin runs once per channel (nodes "k.1" ...
-/// "k.W", each with the same settings). Channel c goes from the graph's input c through each
+/// "k.W", each with the same settings); an instrument (no audio input, W outputs) starts the
+/// channels afresh (what came before it is not passed on), and a plugin with no audio port (a
+/// MIDI filter) takes no channel. Channel c goes from the graph's input c through each
 /// plugin in order to the graph's output c; the graph's latency is the sum of the plugins'.
+/// MIDI flows along the chain too: `midi_in` goes to each plugin's MIDI input (every copy of a
+/// mono one) until a plugin with a MIDI output, whose first output (its first copy's) feeds the
+/// plugins after it instead; the last such output goes to `midi_out`.
 public struct LV2Chain {
     public let graph: PluginGraph
     /// Every instance, in the chain's order (a mono plugin's copies one after another).
@@ -33,14 +38,14 @@ public struct LV2Chain {
         let width = counts.map { max($0.inputs, $0.outputs) }.max() ?? 0
         var stages: [[LV2GraphNode]] = []
         for (index, (plugin, count)) in zip(plugins, counts).enumerated() {
-            if count.inputs == width, count.outputs == width {
+            if count.inputs == width && count.outputs == width || count.inputs == 0 && (count.outputs == width || count.outputs == 0) {
                 stages.append([try make(plugin, id: "\(index + 1)")])
             } else if count.inputs == 1, count.outputs == 1 {
                 var copies: [LV2GraphNode] = []
                 for channel in 1 ... width { copies.append(try make(plugin, id: "\(index + 1).\(channel)")) }
                 stages.append(copies)
             } else {
-                throw PluginError(.usage, "'\(count.name)' (plugin \(index + 1)) has \(count.inputs) audio inputs and \(count.outputs) outputs: a chain of \(width) channels takes plugins with \(width) of each, or mono ones (one instance per channel)")
+                throw PluginError(.usage, "'\(count.name)' (plugin \(index + 1)) has \(count.inputs) audio inputs and \(count.outputs) outputs: a chain of \(width) channels takes plugins with \(width) of each, mono ones (one instance per channel), instruments (no input, \(width) outputs) or plugins without audio ports")
             }
         }
         var graph = PluginGraph(inputs: width, outputs: width)
@@ -52,11 +57,21 @@ public struct LV2Chain {
                     let member = stage.count == 1 ? stage[0] : stage[channel]
                     let port = stage.count == 1 ? channel : 0
                     let node = member.node
-                    try graph.connect(source, to: .plugin(node: member.id, port: node.inputs[port]))
+                    let audioInputs = member.instance.description.audioInputs.count, audioOutputs = member.instance.description.audioOutputs.count
+                    if audioOutputs == 0 { continue }   // no audio port: not on the channels' path
+                    if audioInputs > 0 { try graph.connect(source, to: .plugin(node: member.id, port: node.inputs[port])) }
                     source = .plugin(node: member.id, port: node.outputs[port])
                 }
                 try graph.connect(source, to: .graphOutput(channel))
             }
+            var midiSource = GraphEndpoint.midiInput
+            for stage in stages {
+                for member in stage {
+                    if let input = member.node.midiInputs.first { try graph.connect(midiSource, to: .plugin(node: member.id, port: input)) }
+                }
+                if let output = stage[0].node.midiOutputs.first { midiSource = .plugin(node: stage[0].id, port: output) }
+            }
+            if midiSource != .midiInput { try graph.connect(midiSource, to: .midiOutput) }
         } catch {
             throw PluginError(.runtime, "cannot make the chain's graph: \(error)")
         }

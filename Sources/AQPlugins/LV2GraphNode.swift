@@ -2,8 +2,8 @@ import AQCore
 import AQGraph
 import Synchronization
 
-/// A plugin instance (LV2, or LADSPA: any ``PluginInstance``) as a node of a plugin graph (``PluginGraph``): its audio ports by
-/// symbol, the latency it reports, and the kernel a ``GraphRunner`` runs it through.
+/// A plugin instance (LV2, or LADSPA: any ``PluginInstance``) as a node of a plugin graph (``PluginGraph``): its audio and CV
+/// ports by symbol, the latency it reports, and the kernel a ``GraphRunner`` runs it through.
 ///
 /// The kernel goes through the instance's ``PluginHostPorts`` (its C functions and tables, as the
 /// live host's process thread does): connecting a port, emptying the event inputs and readying
@@ -37,6 +37,16 @@ public final class LV2GraphNode: @unchecked Sendable {
     private var transport: Unmanaged<GraphTransport>?
     /// Process thread only.
     private var position = TransportPositionTeller()
+    /// Process thread only: the events the runner gave the MIDI input for the next run
+    /// (``MIDIEvent``s, valid until it returns), and per MIDI output the events of the latest run
+    /// (room for ``midiOutputCapacity`` each; their bytes in the plugin's output buffer).
+    private var pendingMIDI: UnsafeRawPointer?
+    private var pendingMIDICount = 0
+    private let outputEvents: UnsafeMutablePointer<MIDIEvent>
+    private let outputCounts: UnsafeMutablePointer<Int>
+    private static let midiOutputCapacity = 1024
+    /// MIDI events that found no room in the plugin's event input or in a MIDI output's list. Any thread.
+    public let droppedMIDIEvents = Atomic<Int>(0)
 
     /// Primes the instance once on silence, as the live host does (its latency port reports
     /// only after a run).
@@ -49,11 +59,16 @@ public final class LV2GraphNode: @unchecked Sendable {
         self.instance = instance
         instance.run(frames: instance.primingFrames)
         ports = instance.hostPorts()
+        outputEvents = .allocate(capacity: max(1, ports.midiOutputs.count * Self.midiOutputCapacity))
+        outputCounts = .allocate(capacity: max(1, ports.midiOutputs.count))
+        outputCounts.initialize(repeating: 0, count: max(1, ports.midiOutputs.count))
     }
 
     deinit {
         changes.release()
         transport?.release()
+        outputEvents.deallocate()
+        outputCounts.deallocate()
     }
 
     /// Tells the plugin (when it takes `time:Position`) where `transport` is at each run. Before
@@ -63,16 +78,22 @@ public final class LV2GraphNode: @unchecked Sendable {
         self.transport = .passRetained(transport)
     }
 
-    /// The node as the graph sees it: audio inputs and outputs by symbol, the latency reported
-    /// after the instance's latest run.
+    /// The node as the graph sees it: audio and CV inputs and outputs by symbol (audio first, as
+    /// ``LV2PluginDescription/signalInputs``), its first MIDI input and every MIDI output, the
+    /// latency reported after the instance's latest run.
     public var node: GraphNode {
-        GraphNode(id: id, inputs: instance.description.audioInputs.map(\.symbol), outputs: instance.description.audioOutputs.map(\.symbol),
+        let description = instance.description
+        return GraphNode(id: id, inputs: description.signalInputs.map(\.symbol), outputs: description.signalOutputs.map(\.symbol),
+                  midiInputs: ports.midiInput == nil ? [] : description.midiInputs.prefix(1).map(\.symbol),
+                  midiOutputs: description.midiOutputs.map(\.symbol),
                   latency: instance.latencyFrames)
     }
 
-    /// What the runner calls: port `k` is the k-th audio input, then the audio outputs.
+    /// What the runner calls: port `k` is the k-th input of ``node``, then its outputs.
     public var kernel: GraphNodeKernel {
-        GraphNodeKernel(context: Unmanaged.passUnretained(self).toOpaque(), connect: Self.connectEntry, run: Self.runEntry, bypass: bypass)
+        let hasMIDI = ports.midiInput != nil || ports.midiOutputs.count > 0
+        return GraphNodeKernel(context: Unmanaged.passUnretained(self).toOpaque(), connect: Self.connectEntry, run: Self.runEntry, bypass: bypass,
+                               midi: hasMIDI ? GraphNodeMIDI(input: Self.midiInputEntry, output: Self.midiOutputEntry) : nil)
     }
 
     /// Sets control input `symbol` to `value`, checked against its range here, applied by the
@@ -125,7 +146,27 @@ public final class LV2GraphNode: @unchecked Sendable {
         Unmanaged<LV2GraphNode>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.run(frames) }
     }
 
-    /// Connects audio port `port` (inputs, then outputs) to `buffer`.
+    /// Keeps the runner's events for the MIDI input until the next run. Real-time safe.
+    private static let midiInputEntry: @convention(c) (UnsafeMutableRawPointer, Int, UnsafeRawPointer?, Int) -> Void = { context, _, events, count in
+        Unmanaged<LV2GraphNode>.fromOpaque(context)._withUnsafeGuaranteedRef {
+            $0.pendingMIDI = events
+            $0.pendingMIDICount = count
+        }
+    }
+
+    /// The latest run's events of MIDI output `port`. Real-time safe.
+    private static let midiOutputEntry: @convention(c) (UnsafeMutableRawPointer, Int, UnsafeMutablePointer<Int>) -> UnsafeRawPointer? = { context, port, count in
+        Unmanaged<LV2GraphNode>.fromOpaque(context)._withUnsafeGuaranteedRef { node in
+            guard port < node.ports.midiOutputs.count else {
+                count.pointee = 0
+                return nil
+            }
+            count.pointee = node.outputCounts[port]
+            return UnsafeRawPointer(node.outputEvents + port * midiOutputCapacity)
+        }
+    }
+
+    /// Connects signal port `port` (inputs, then outputs, as ``node`` lists them) to `buffer`.
     /// - Important: Real-time safe.
     #if AQ_RT_CHECKS
     @_noLocks
@@ -146,14 +187,45 @@ public final class LV2GraphNode: @unchecked Sendable {
     #endif
     private func run(_ frames: Int) {
         let ports = self.ports
-        let count = changes._withUnsafeGuaranteedRef { $0.apply(to: ports.controls, portCount: ports.portCount) }
-        if count > 0 { applied.store(applied.load(ordering: .relaxed) &+ count, ordering: .releasing) }
+        let changed = changes._withUnsafeGuaranteedRef { $0.apply(to: ports.controls, portCount: ports.portCount) }
+        if changed > 0 { applied.store(applied.load(ordering: .relaxed) &+ changed, ordering: .releasing) }
         ports.readySequences()
         if let input = ports.positionInput, let transport {
             let (rolling, frame, beats) = transport._withUnsafeGuaranteedRef { ($0.rolling.load(ordering: .relaxed), $0.frame.load(ordering: .relaxed), $0.beats) }
             position.tell(input, capacity: ports.sequenceCapacity, types: ports.positionTypes, rolling: rolling, frame: frame, frames: frames, beats: beats)
         }
+        let count = min(frames, ports.maximumBlock)
+        var dropped = 0
+        if let input = ports.midiInput, let pending = pendingMIDI {
+            let events = pending.assumingMemoryBound(to: MIDIEvent.self)
+            for index in 0 ..< pendingMIDICount {
+                let event = events[index]
+                guard Int(event.frame) < count, let bytes = event.bytes else { continue }
+                if !AtomSequence.append(input, capacity: ports.sequenceCapacity, frame: Int64(event.frame), type: ports.midiEventType,
+                                        bytes: bytes, size: Int(event.size)) {
+                    dropped += 1
+                }
+            }
+        }
+        pendingMIDI = nil
+        pendingMIDICount = 0
         // The plugin's own run: opaque to the checks, real-time safe by LV2's contract.
-        _unsafePerformance { ports.run(ports.runHandle, UInt32(min(frames, ports.maximumBlock))) }
+        _unsafePerformance { ports.run(ports.runHandle, UInt32(count)) }
+        // Its MIDI outputs' events, for the runner to pass on (bytes left in its buffers).
+        let lists = outputEvents, counts = outputCounts, midiType = ports.midiEventType, capacity = Self.midiOutputCapacity
+        for port in 0 ..< ports.midiOutputs.count {
+            var written = 0
+            AtomSequence.forEachEvent(ports.midiOutputs[port], capacity: ports.sequenceCapacity, type: ports.sequenceType) { frame, type, bytes, size in
+                guard type == midiType, size > 0 else { return }
+                guard written < capacity else {
+                    dropped += 1
+                    return
+                }
+                lists[port * capacity + written] = MIDIEvent(frame: UInt32(min(max(frame, 0), Int64(count - 1))), size: UInt32(size), bytes: bytes)
+                written += 1
+            }
+            counts[port] = written
+        }
+        if dropped > 0 { droppedMIDIEvents.store(droppedMIDIEvents.load(ordering: .relaxed) &+ dropped, ordering: .relaxed) }
     }
 }

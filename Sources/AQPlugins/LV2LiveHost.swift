@@ -2,8 +2,9 @@ import AQCore
 import Foundation
 
 /// An LV2 plugin live on a driver (`aqjack host` on JACK, jalv's job for headless use; the
-/// offline driver renders the same): one channel per plugin audio port (named by the port's
-/// symbol) and a MIDI input for a plugin with a MIDI event input, running the plugin in the
+/// offline driver renders the same): one channel per plugin audio and CV port (named by the port's
+/// symbol; a CV one marked as control voltage), a MIDI input for a plugin with a MIDI event
+/// input and a MIDI output per MIDI event output, running the plugin in the
 /// process cycle (``PluginHostProcessor``: real-time safe, control changes through a ring), and
 /// publishing the plugin's latency (on JACK every client downstream sees it on the outputs).
 ///
@@ -18,7 +19,11 @@ public final class LV2LiveHost {
     /// The full names of the host's channels (JACK ports), in the plugin's port order.
     public let audioInputs: [String]
     public let audioOutputs: [String]
+    /// Control-voltage channels (on JACK, audio ports with signal-type "CV"), after the audio ones.
+    public let cvInputs: [String]
+    public let cvOutputs: [String]
     public let midiInputs: [String]
+    public let midiOutputs: [String]
     /// The latency the driver has been told, in frames.
     public private(set) var latencyFrames = 0
 
@@ -35,9 +40,13 @@ public final class LV2LiveHost {
         self.instance = instance
         let description = instance.description
         do {
-            audioInputs = try driver.makeChannels(named: description.audioInputs.map(\.symbol), direction: .input, midi: false)
-            audioOutputs = try driver.makeChannels(named: description.audioOutputs.map(\.symbol), direction: .output, midi: false)
-            midiInputs = try driver.makeChannels(named: description.midiInputs.prefix(1).map(\.symbol), direction: .input, midi: true)
+            // Audio, then CV: the order of the plugin's signal ports (hostPorts).
+            audioInputs = try driver.makeChannels(named: description.audioInputs.map(\.symbol), direction: .input, kind: .audio)
+            audioOutputs = try driver.makeChannels(named: description.audioOutputs.map(\.symbol), direction: .output, kind: .audio)
+            cvInputs = try driver.makeChannels(named: description.signalInputs.dropFirst(audioInputs.count).map(\.symbol), direction: .input, kind: .controlVoltage)
+            cvOutputs = try driver.makeChannels(named: description.signalOutputs.dropFirst(audioOutputs.count).map(\.symbol), direction: .output, kind: .controlVoltage)
+            midiInputs = try driver.makeChannels(named: description.midiInputs.prefix(1).map(\.symbol), direction: .input, kind: .midi)
+            midiOutputs = try driver.makeChannels(named: description.midiOutputs.map(\.symbol), direction: .output, kind: .midi)
         } catch {
             throw PluginError(.runtime, "cannot make the channels of '\(description.name)': \(error)")
         }

@@ -28,6 +28,13 @@ public struct LV2PluginDescription: Sendable, Encodable {
     public var controlInputs: [LV2PortDescription] { ports.filter { $0.kind == .control && $0.direction == .input } }
     /// Event inputs that take MIDI (atom sequences supporting `midi:MidiEvent`).
     public var midiInputs: [LV2PortDescription] { ports.filter { $0.kind == .atom && $0.direction == .input && $0.supportsMIDI } }
+    /// Event outputs that carry MIDI (atom sequences supporting `midi:MidiEvent`).
+    public var midiOutputs: [LV2PortDescription] { ports.filter { $0.kind == .atom && $0.direction == .output && $0.supportsMIDI } }
+    /// The ports that carry one float per frame, which a host connects to its channels and a
+    /// graph connects to each other: the audio inputs (outputs) in port order, then the CV ones
+    /// (control voltage) in port order.
+    public var signalInputs: [LV2PortDescription] { audioInputs + ports.filter { $0.kind == .cv && $0.direction == .input } }
+    public var signalOutputs: [LV2PortDescription] { audioOutputs + ports.filter { $0.kind == .cv && $0.direction == .output } }
 }
 
 /// One port of a plugin.

@@ -412,9 +412,10 @@ public final class LV2PluginInstance {
         var ports = PluginHostPorts(
             handle: instance.pointee.lv2_handle, connect: descriptor.connect_port,
             run: hasWorker ? lv2RunWithWorker : descriptor.run,
-            audioInputs: indices(description.audioInputs), audioOutputs: indices(description.audioOutputs),
+            audioInputs: indices(description.signalInputs), audioOutputs: indices(description.signalOutputs),
             controls: controls, portCount: description.ports.count,
             eventInputs: sequences(atomInputs), eventOutputs: sequences(atomOutputs),
+            midiOutputs: sequences(description.midiOutputs.map(\.index)),
             midiInput: description.midiInputs.first.flatMap { sequenceBuffers[$0.index] },
             sequenceCapacity: Self.sequenceBytes, sequenceType: sequenceType, chunkType: chunkType,
             midiEventType: world.urids.map(LV2URI.midiEvent), maximumBlock: maximumBlock,

@@ -39,15 +39,16 @@ public final class LiveGraph {
     private var removed: [LV2GraphNode] = []
     private var nextNumber = 1
 
-    /// A graph of `inputs` and `outputs` channels on `driver` (channels `in_N`, `out_N`, and
-    /// the MIDI input `midi_in` whose controllers ``mapMIDI(_:_:channel:controller:minimum:maximum:)``
-    /// binds), with no plugin; nothing runs before ``start()``.
+    /// A graph of `inputs` and `outputs` channels on `driver` (channels `in_N`, `out_N`, the
+    /// MIDI input `midi_in`, whose events go where it is connected and whose controllers
+    /// ``mapMIDI(_:_:channel:controller:minimum:maximum:)`` binds, and the MIDI output
+    /// `midi_out`), with no plugin; nothing runs before ``start()``.
     /// - Throws: channels the driver refuses (failed).
     public init(world: LV2World, driver: any AudioDriver, inputs: Int, outputs: Int) throws(GraphError) {
         self.world = world
         graph = PluginGraph(inputs: inputs, outputs: outputs)
         do {
-            host = try GraphHost(driver: driver, inputs: inputs, outputs: outputs, midiInput: true)
+            host = try GraphHost(driver: driver, inputs: inputs, outputs: outputs, midi: true)
         } catch {
             throw GraphError(.failed, "cannot make the graph's channels: \(error)")
         }

@@ -19,4 +19,5 @@ static inline jack_client_t *cjack_client_open(const char *client_name, jack_opt
 static inline const char *cjack_default_audio_type(void) { return JACK_DEFAULT_AUDIO_TYPE; }
 static inline const char *cjack_metadata_pretty_name(void) { return JACK_METADATA_PRETTY_NAME; }
 static inline const char *cjack_default_midi_type(void) { return JACK_DEFAULT_MIDI_TYPE; }
+static inline const char *cjack_metadata_signal_type(void) { return JACK_METADATA_SIGNAL_TYPE; }
 #endif

@@ -137,8 +137,10 @@ enum Help {
               aqjack ... host --graph FILE [--control PORT] [--osc PORT] [-i ...]... [-o ...]...   a saved graph
             """, text: """
             host runs one LV2 plugin live on JACK (jalv's console mode, for scripts): ports named by
-            the plugin's symbols, the -i ports feeding its inputs (audio in order, MIDI ports to its
-            MIDI input), its outputs feeding the -o ports, its latency reported to JACK; controls
+            the plugin's symbols (a CV port is an audio port marked signal-type CV; a MIDI output a
+            JACK MIDI port), the -i ports feeding its inputs (audio, then CV, in order; MIDI ports to
+            its MIDI input), its outputs feeding the -o ports (MIDI input ports from its first MIDI
+            output), its latency reported to JACK; controls
             set with --set or --preset and changed live by SYMBOL=VALUE lines on standard input,
             until Ctrl-C or SIGTERM (exit 0) or the server's end (exit 1). --state DIR restores the
             plugin's state from DIR at the start when one is saved there and saves it at the end
@@ -148,11 +150,14 @@ enum Help {
             told the JACK transport's frame, speed, bar, beat and tempo whenever it changes.
             With several URIs, host runs them as a chain (each --set and --preset applies to the
             URI before it), as many channels wide as its widest plugin: ports in_1 ... and out_1 ...,
-            each channel through the plugins in order, a mono plugin once per channel (another
+            each channel through the plugins in order, a mono plugin once per channel, an instrument
+            (no audio input) starting the channels afresh, a MIDI-only plugin on none (another
             plugin must have that many audio inputs and outputs, else exit 2), the sum of their
-            latencies reported to JACK; no console, MIDI to its plugins or --state for a chain yet.
+            latencies reported to JACK; MIDI flows from midi_in along the chain (a plugin's MIDI
+            output feeding the plugins after it) to midi_out; no console or --state for a chain yet.
             --control PORT (TCP on 127.0.0.1; 0: any free port, noted) runs the plugins as a graph
-            edited while it plays, one command a line: add URI [ID], remove ID, connect SRC DST,
+            edited while it plays, one command a line: add URI [ID], remove ID, connect SRC DST
+            (audio or CV to audio; midi_in, midi_out and plugins' MIDI ports to MIDI),
             disconnect SRC DST, set ID SYMBOL VALUE, get ID SYMBOL, bypass ID on|off, preset ID NAME,
             monitor ID SYMBOL on|off, midi-map ID SYMBOL CHANNEL CC [MIN MAX], midi-unmap ID SYMBOL,
             midi-learn ID SYMBOL (controllers on the host's midi_in port), list, latency, save FILE,

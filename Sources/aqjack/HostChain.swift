@@ -128,6 +128,7 @@ struct HostChain {
         for (source, port) in zip(selection.audioFrom, host.inputs) { _ = try client.connect(source, to: port) }
         if let midi = host.midiInput { for source in selection.midiFrom { _ = try client.connect(source, to: midi) } }
         for (port, destination) in zip(host.outputs, selection.audioTo) { _ = try client.connect(port, to: destination) }
+        if let midi = host.midiOutput { for destination in selection.midiTo { _ = try client.connect(midi, to: destination) } }
         if let server {
             server.start()
             if control?.port == 0 || !json { Diagnostics.note("control socket on \(control?.host ?? ""):\(server.port) (docs/CONTROL.md)") }

@@ -14,8 +14,9 @@ struct HostCommand {
     var settings: [LV2Stage.Setting] = []
     /// Every plugin given, in order, each with the `--set` and `--preset` after it.
     var plugins: [PluginChainOptions.Plugin] = []
-    /// Ports to connect: `-i` JACK output ports feeding the plugin's inputs (audio in order; MIDI
-    /// output ports to its MIDI input), `-o` JACK input ports its outputs feed, in order.
+    /// Ports to connect: `-i` JACK output ports feeding the plugin's inputs (audio, then CV, in
+    /// order; MIDI output ports to its MIDI input), `-o` JACK input ports its outputs feed (audio,
+    /// then CV, in order; MIDI input ports from its first MIDI output).
     var sources: [String] = []
     var destinations: [String] = []
     var json = false
@@ -107,6 +108,8 @@ struct HostCommand {
         let refusedWorkRequests: Int
         let xruns: Int
         let inputs: [String], outputs: [String], midiInputs: [String]
+        /// Control-voltage ports (JACK signal-type "CV") and MIDI outputs, as the plugin has them.
+        let cvInputs: [String], cvOutputs: [String], midiOutputs: [String]
         /// The control inputs' values at the end (what --state saves).
         var controls: [String: Float] = [:]
         var stateDirectory: String?
@@ -202,9 +205,10 @@ struct HostCommand {
             Diagnostics.error("cannot start '\(host.instance.description.name)' on server '\(client.serverName)': \(error)")
             return ExitStatus.failure
         }
-        for (source, port) in zip(selection.audioFrom, host.audioInputs) { _ = try client.connect(source, to: port) }
+        for (source, port) in zip(selection.audioFrom, host.audioInputs + host.cvInputs) { _ = try client.connect(source, to: port) }
         if let midi = host.midiInputs.first { for source in selection.midiFrom { _ = try client.connect(source, to: midi) } }
-        for (port, destination) in zip(host.audioOutputs, selection.audioTo) { _ = try client.connect(port, to: destination) }
+        for (port, destination) in zip(host.audioOutputs + host.cvOutputs, selection.audioTo) { _ = try client.connect(port, to: destination) }
+        if let midi = host.midiOutputs.first { for destination in selection.midiTo { _ = try client.connect(midi, to: destination) } }
         if !json {
             print("hosting \(host.instance.description.name) (\(uri)) as '\(client.name)', latency \(host.latencyFrames) frames; SYMBOL=VALUE on standard input sets a control")
         }
@@ -238,6 +242,7 @@ struct HostCommand {
                               refusedWorkRequests: host.instance.refusedWorkRequests,
                               xruns: client.notifications.xrunCount.load(ordering: .relaxed),
                               inputs: host.audioInputs, outputs: host.audioOutputs, midiInputs: host.midiInputs,
+                              cvInputs: host.cvInputs, cvOutputs: host.cvOutputs, midiOutputs: host.midiOutputs,
                               exitReason: reason)
         SessionLoop.waitForFreewheelEnd(client: client, signals: signals)
         SessionLoop.leaving(client, afterward: "the plugin's state was not saved") { _ = try? client.deactivate() }

@@ -76,8 +76,10 @@ struct PluginsCommand {
         var lines: [String] = []
         for plugin in plugins {
             lines.append("\(plugin.uri)  \(plugin.name)" + (plugin.label.map { "  (LADSPA label \($0))" } ?? ""))
-            let midi = plugin.midiInputs.count
-            lines.append("  audio in \(plugin.audioInputs.count), out \(plugin.audioOutputs.count)" + (midi > 0 ? ", MIDI in \(midi)" : "")
+            let cvIn = plugin.signalInputs.count - plugin.audioInputs.count, cvOut = plugin.signalOutputs.count - plugin.audioOutputs.count
+            let counts = [("CV in", cvIn), ("CV out", cvOut), ("MIDI in", plugin.midiInputs.count), ("MIDI out", plugin.midiOutputs.count)]
+            lines.append("  audio in \(plugin.audioInputs.count), out \(plugin.audioOutputs.count)"
+                         + counts.filter { $0.1 > 0 }.map { ", \($0.0) \($0.1)" }.joined()
                          + (plugin.latencyPort.map { ", reports latency (\($0))" } ?? "")
                          + (plugin.presets.isEmpty ? "" : ", \(plugin.presets.count) preset\(plugin.presets.count == 1 ? "" : "s")"))
             for port in plugin.controlInputs {

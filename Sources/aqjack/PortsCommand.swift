@@ -83,6 +83,7 @@ struct PortsCommand {
         var lines = [port.name]
         lines.append("    \(flags.joined(separator: ", ")) | \(port.type) | latency capture \(port.captureLatency.min)..\(port.captureLatency.max), playback \(port.playbackLatency.min)..\(port.playbackLatency.max) frames")
         if let prettyName = port.prettyName { lines.append("    pretty-name: \(prettyName)") }
+        if let signalType = port.signalType { lines.append("    signal-type: \(signalType)") }
         for alias in port.aliases { lines.append("    alias: \(alias)") }
         for connection in port.connections { lines.append("    \(port.direction == .output ? "->" : "<-") \(connection)") }
         return lines.joined(separator: "\n")

@@ -213,6 +213,53 @@ extension JackServerSuite.RealtimeSafetyTests {
         #expect(probe.allocations == 0 && probe.frees == 0 && probe.locks == 0)
     }
 
+    @Test("live LV2 host of a MIDI plugin (x42 miditranspose: a MIDI output port; its transpose changed every millisecond) fed a note every 10 ms, its output read by another client: zero allocations, frees and mutex locks on the process thread, and the transposed events reach the reader")
+    func midiOutputIsAllocationFree() throws {
+        let clock = try JackClient(name: TestServer.uniqueClientName("rtmidiclock"))
+        let start = UInt64(clock.estimatedFrameTime) + 12_000
+        clock.close()
+        let notes = (0 ..< 500).map { (frame: start + UInt64($0) * 480, note: UInt8(48 + $0 % 24)) }
+        let sender = try MIDINoteClient(name: TestServer.uniqueClientName("rtmidinotes"), notes: notes, lengthFrames: 240)
+        let capture = try MIDICaptureClient(name: TestServer.uniqueClientName("rtmidicap"))
+        let client = try JackClient(name: TestServer.uniqueClientName("rtmidihost"), exactName: true)
+        let host = try LV2LiveHost(world: LV2World(), uri: "http://gareus.org/oss/lv2/midifilter#miditranspose", settings: [], driver: JackDriver(client: client))
+        try client.setThreadInitCallback(aq_probe_watch_current_thread)
+        try host.activate()
+        defer { try? client.deactivate(); client.close() }
+        _ = try client.connect(sender.portName, to: host.midiInputs[0])
+        _ = try client.connect(host.midiOutputs[0], to: capture.portName)
+        usleep(500_000)   // warm-up
+        var processThreads = [client.processThreadID]
+        #expect(processThreads[0] != 0)
+        aq_probe_count_only(&processThreads, 1)
+        defer { aq_probe_count_only(nil, 0) }
+        let cyclesBefore = host.processor.cycleCount.load(ordering: .relaxed)
+        var probe = LiveHostProbe()
+        aq_probe_reset_and_enable()
+        let until = Date().addingTimeInterval(3)
+        while Date() < until {
+            try host.set("transpose", to: Float(probe.changes % 13 - 6))
+            probe.changes += 1
+            usleep(1000)
+        }
+        aq_probe_disable()
+        probe.cycles = host.processor.cycleCount.load(ordering: .relaxed) - cyclesBefore
+        probe.allocations = aq_probe_allocation_count()
+        probe.frees = aq_probe_free_count()
+        probe.locks = aq_probe_mutex_lock_count()
+        print("MIDI plugin's process thread: \(probe), \(capture.events.count) events read")
+        #expect(probe.cycles > 1000 && probe.changes > probe.cycles)
+        #expect(probe.allocations == 0 && probe.frees == 0 && probe.locks == 0)
+        // Every note sent once the host was connected comes out as a note-on at its frame, 6
+        // semitones down to 6 up (the plugin also re-sounds held notes when the transpose changes).
+        let ons = Dictionary(capture.events.filter { $0.bytes[0] == 0x90 }.map { ($0.frame, Int($0.bytes[1])) }, uniquingKeysWith: { first, _ in first })
+        let firstHeard = capture.events.first?.frame ?? .max, lastHeard = capture.events.last?.frame ?? 0
+        let heard = notes.filter { $0.frame >= firstHeard && $0.frame + 480 < lastHeard }
+        let missing = heard.filter { note in ons[note.frame].map { abs($0 - Int(note.note)) > 6 } ?? true }
+        #expect(heard.count > 200 && missing.isEmpty, "\(heard.count) notes sent while heard; not at their frame or out of range: \(missing.count), first \(missing.prefix(3)); heard from \(firstHeard)")
+        #expect(host.processor.droppedMIDIEvents.load(ordering: .relaxed) == 0)
+    }
+
     @Test("live LV2 host of a plugin that needs the worker (the tests' worker-gain: its gain changed every millisecond, so every run schedules work and takes a response): zero allocations, frees and mutex locks on the process thread, and the worker's gains reach the output")
     func workerPluginIsAllocationFree() throws {
         let bundles = try WorkerPluginFixture.build()

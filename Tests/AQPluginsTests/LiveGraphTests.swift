@@ -182,7 +182,7 @@ struct LiveGraphTests {
             (.cycle, "connecting b:output -> a:input would make a cycle: a -> b -> a; a graph's paths must not loop", { () throws(GraphError) in try live.connect("b:output", "a:input") }),
             (.exists, "a:output -> b:input is already connected", { () throws(GraphError) in try live.connect("a:output", "b:input") }),
             (.notFound, "b:output -> out_1 is not connected", { () throws(GraphError) in try live.disconnect("b:output", "out_1") }),
-            (.notFound, "a:out: node 'a' has no audio output 'out'; expected one of output", { () throws(GraphError) in try live.connect("a:out", "out_1") }),
+            (.notFound, "a:out: node 'a' has no output 'out'; expected one of output", { () throws(GraphError) in try live.connect("a:out", "out_1") }),
             (.invalid, "'in_0' is not an endpoint: expected in_N or out_N (N from 1) or NODE:PORT", { () throws(GraphError) in try live.connect("in_0", "a:input") }),
             (.notFound, "no node 'z' in the graph; it has 'a', 'b'", { () throws(GraphError) in try live.remove("z") }),
             (.notFound, "node 'a' ('Simple amplifier') has no control 'level'; expected one of gain", { () throws(GraphError) in _ = try live.value("a", "level") }),

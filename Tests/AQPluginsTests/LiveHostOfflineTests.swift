@@ -74,4 +74,38 @@ struct LiveHostOfflineTests {
         let lags = notes.map { note in (Int(note.frame) - 128 ..< Int(note.frame) + 4_800).first { left[$0] != 0 }.map { $0 - Int(note.frame) } }
         #expect(lags[0].map { $0 >= 0 && $0 <= 32 } == true && lags[1].map { $0 >= 0 && $0 <= 32 } == true, "onsets after the notes: \(lags)")
     }
+
+    static let transpose = "http://gareus.org/oss/lv2/midifilter#miditranspose"
+    static let interpolator = "http://drobilla.net/plugins/blop/interpolator"
+
+    @Test("x42 miditranspose (+7) given notes at frames 300, 4837 and 12101 (inside 128-frame cycles): its MIDI output channel 'midiout' gives each event back 7 semitones up at its own frame, nothing else")
+    func midiOutputAtItsFrames() throws {
+        let driver = OfflineDriver(name: "tr", sampleRate: 48000, bufferSize: 128)
+        let host = try LV2LiveHost(world: LV2World(), uri: Self.transpose, settings: [.control(symbol: "transpose", value: 7)], driver: driver)
+        #expect(host.midiInputs == ["tr:midiin"] && host.midiOutputs == ["tr:midiout"])
+        try host.activate()
+        defer { driver.close() }
+        let sent: [OfflineDriver.MIDIMessage] = [.init(frame: 300, bytes: [0x90, 60, 100]), .init(frame: 4_837, bytes: [0x80, 60, 0]),
+                                                  .init(frame: 12_101, bytes: [0x91, 64, 90])]
+        nonisolated(unsafe) var received: [OfflineDriver.MIDIMessage] = []
+        driver.run(frames: 24_000, midi: sent, midiOutput: { received.append($0) })
+        #expect(received.map(\.frame) == [300, 4_837, 12_101] && received.allSatisfy { $0.channel == 0 })
+        #expect(received.map(\.bytes) == [[0x90, 67, 100], [0x80, 67, 0], [0x91, 71, 90]], "\(received.map(\.bytes))")
+        #expect(host.processor.droppedMIDIEvents.load(ordering: .relaxed) == 0)
+    }
+
+    @Test("blop's interpolator (a control in, a CV out): the host makes the CV port a control-voltage channel 'out' and it carries the control's value, 0.25, then after a set a move to exactly -0.5")
+    func controlVoltageOutput() throws {
+        let driver = OfflineDriver(name: "cv", sampleRate: 48000, bufferSize: 128)
+        let host = try LV2LiveHost(world: LV2World(), uri: Self.interpolator, settings: [.control(symbol: "in", value: 0.25)], driver: driver)
+        #expect(host.audioOutputs.isEmpty && host.cvOutputs == ["cv:out"] && host.cvInputs.isEmpty)
+        try host.activate()
+        defer { driver.close() }
+        let first = Self.render(driver, channels: 1, frames: 1_280)[0]
+        #expect(first.count == 1_280 && first.suffix(1_024).allSatisfy { $0 == 0.25 }, "\(first.prefix(8)) ... \(first.suffix(4))")
+        try host.set("in", to: -0.5)
+        let second = Self.render(driver, channels: 1, frames: 1_280)[0]
+        // From 0.25 it moves to -0.5 (blop interpolates, overshooting a little), then holds it exactly.
+        #expect(second[0] == 0.25 && second.suffix(1_024).allSatisfy { $0 == -0.5 }, "\(second.prefix(4)) ... \(second.suffix(4))")
+    }
 }
