@@ -33,6 +33,8 @@ let package = Package(
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
         .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
         .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev"])]),
+        // The HTTP and WebSocket server of --http (docs/ARCHITECTURE.md says why civetweb).
+        .systemLibrary(name: "CCivetweb", providers: [.apt(["libcivetweb-dev"])]),
         // The LV2 host's C side: the log feature (a variadic printf) and atom sequence helpers,
         // over lv2-dev's headers.
         .target(name: "CLV2Support"),
@@ -74,8 +76,10 @@ let package = Package(
         .target(name: "AQSession", dependencies: ["AQCore", "AQMedia", "AQCodecs", "AudioQueue", "CAudioTypes"]),
         // Session control: the OSC 1.0 message codec (`aqjack record --osc`), fuzzed.
         .target(name: "AQControl"),
+        // The web surface: civetweb's server with aqjack's rules, the status document, the page.
+        .target(name: "AQWeb", dependencies: ["CCivetweb"]),
         // The command-line tool.
-        .executableTarget(name: "aqjack", dependencies: ["AQJack", "AQMedia", "AQCodecs", "AudioQueue", "AQSession", "AQPlugins", "AQControl"]),
+        .executableTarget(name: "aqjack", dependencies: ["AQJack", "AQMedia", "AQCodecs", "AudioQueue", "AQSession", "AQPlugins", "AQControl", "AQWeb"]),
 
         // Test support reused by later issues: deterministic generator client, ring sink, server helpers.
         // The test signal's generator runs on JACK's process thread: the same real-time checks as AQCore.

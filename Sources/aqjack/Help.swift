@@ -40,6 +40,7 @@ enum Help {
                      [--src-quality best|medium|fastest] [--resampler soxr|libsamplerate] [-d SECONDS] [--start-at FRAME]
                      [--split SECONDS | --split-size BYTES] [--on-file CMD] [--transport | --transport-multi]
                      [--trigger DBFS [--hold SECONDS] | --armed] [--pre-roll SECONDS] [--osc PORT [--osc-host ADDRESS] [--osc-token TOKEN]]
+                     [--http [ADDRESS:]PORT [--http-token TOKEN | --http-token-file PATH]]
                      [--plugin URI_OR_LABEL [--set SYMBOL=VALUE]... [--preset NAME]]... [--no-latency-compensation]
                      [--force] [--meter|--no-meter] [--json] FILE
             """, text: """
@@ -74,6 +75,12 @@ enum Help {
             loopback, from whoever sends TOKEN as the first argument. A command repeated within one
             0.1 s buffer counts once; a take that holds no frame is removed. AAC and ALAC take all of
             these (not --split-size): each file is encoded by itself, its priming marked, exactly its frames.
+            --http [ADDRESS:]PORT (127.0.0.1 unless an address is given; 0: any free port, noted) serves
+            a page with live meters and the commands' buttons at /, the status as JSON at /status,
+            Prometheus metrics at /metrics, a WebSocket /live pushing the status 20 times a second, and
+            POST /control/VERB (stop; start, stop and split for takes). Any other address needs
+            --http-token TOKEN (or --http-token-file PATH, or AQJACK_HTTP_TOKEN), which every request
+            carries as Authorization: Bearer TOKEN or ?token=TOKEN (docs/WEB.md).
             """),
         Topic(name: "play", synopsis: """
               aqjack [--server NAME] [--name CLIENT] play [-p DEST_PORT_OR_GLOB]... [--no-connect]

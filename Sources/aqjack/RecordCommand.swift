@@ -5,6 +5,7 @@ import AQJack
 import AQMedia
 import AQSession
 import AQPlugins
+import AQWeb
 import AudioQueue
 import CAudioTypes
 import Foundation
@@ -59,6 +60,7 @@ struct RecordCommand {
         var queue: AudioInputQueue!
         let setup: RecordingSetup
         var latencyCompensation = 0
+        var web: SessionWeb?
         do {   // queue errors and file errors: both carry an OSStatus and a message
             // The queue's callback reaches the session through this box (the session needs the
             // encoder's priming, known once the queue exists).
@@ -82,10 +84,15 @@ struct RecordCommand {
             queue.sampleRateConverterQuality = options.sourceQuality == "best" ? .best : options.sourceQuality == "medium" ? .medium : .fastest
             let bufferBytes = plan.bufferBytes(queue: queue, encodedByQueue: options.isCompressed && !options.encodesPerFile)
             for _ in 0 ..< 4 { try queue.enqueue(queue.allocateBuffer(byteCapacity: bufferBytes)) }
+            if options.http.port != nil {
+                // Before the queue starts: an address that cannot be served ends this with nothing recorded.
+                web = try Self.web(options: options, setup: setup, queue: queue, plan: plan, client: client, signals: signals)
+            }
             try queue.start(atFrame: options.startFrame)
             setup.osc?.start()
             nsm?.confirmOpen(message: "recording \(plan.channelCount) channel(s) to \(options.path)")
         } catch {
+            web?.stop()
             queue?.dispose()
             if queue == nil { client.close() }
             Diagnostics.error((error as? any AudioStatusCarrying)?.message ?? "\(error)")
@@ -101,6 +108,7 @@ struct RecordCommand {
         let meter = MeterLine(enabled: options.meter ?? (isatty(STDOUT_FILENO) == 1 && !options.json))
         let cause = SessionLoop.run(client: client, signals: signals, finished: { session.isFinished.load(ordering: .acquiring) }) {
             meter.show(queue: queue, session: session, xruns: client.notifications.xrunCount.load(ordering: .relaxed))
+            web?.update(Self.liveStatus(queue: queue, setup: setup, plan: plan, options: options, client: client, finished: false))
         }
         var reason: ExitReason = switch cause {
         case .finished: session.summary.failure != nil ? .error : options.transport != nil ? .transportStop : .duration
@@ -125,8 +133,46 @@ struct RecordCommand {
         if reason == .serverShutdown {
             Diagnostics.error("the JACK server '\(client.serverName)' shut down (\(client.notifications.shutdownReason.withLock { $0 } ?? "no reason given")); the file holds everything recorded until then")
         }
+        web?.update(Self.liveStatus(queue: queue, setup: setup, plan: plan, options: options, client: client, finished: true))
+        web?.stop()
         report.finish(setup: setup, queue: queue, latencyCompensation: latencyCompensation, exitReason: reason.rawValue)
         report.print(json: options.json)
         return reason == .serverShutdown || reason == .error ? ExitStatus.failure : ExitStatus.success
+    }
+
+    /// `--http`: the session's web surface. Takes (--armed, --trigger, --osc) start, stop and
+    /// split on command; a single recording only stops (as SIGTERM stops it).
+    private static func web(options: RecordOptions, setup: RecordingSetup, queue: AudioInputQueue, plan: RecordPlan,
+                            client: JackClient, signals: SignalWatcher) throws -> SessionWeb {
+        nonisolated(unsafe) let trigger = setup.trigger
+        return try SessionWeb(options: options.http, initial: liveStatus(queue: queue, setup: setup, plan: plan, options: options, client: client, finished: false)) { verb in
+            switch (verb, trigger) {
+            case ("start", let trigger?): trigger.request(.start)
+            case ("split", let trigger?): trigger.request(.split)
+            case ("stop", let trigger?): trigger.request(.stop)
+            case ("stop", nil): signals.received.store(SIGTERM, ordering: .releasing)
+            default: return "'\(verb)' needs takes: record with --armed, --trigger or --osc to start, stop and split them"
+            }
+            return nil
+        }
+    }
+
+    /// What the web page shows now.
+    private static func liveStatus(queue: AudioInputQueue, setup: RecordingSetup, plan: RecordPlan, options: RecordOptions,
+                                   client: JackClient, finished: Bool) -> LiveStatus {
+        let session = setup.session
+        let recording = setup.takes?.isRecording ?? true
+        var status = LiveStatus(command: "record", state: finished ? "stopped" : recording ? "recording" : "waiting", sampleRate: plan.fileFormat.mSampleRate)
+        status.frames = session.framesWritten
+        status.lostFrames = session.lostFrames(queue: queue)
+        status.xruns = client.notifications.xrunCount.load(ordering: .relaxed)
+        status.files = setup.currentFiles()
+        status.diskFreeBytes = LiveStatus.freeBytes(at: options.path)
+        status.bytesPerSecond = plan.fileFormat.mBytesPerFrame > 0
+            ? plan.fileFormat.mSampleRate * Double(plan.fileFormat.mBytesPerFrame)
+            : options.bitRate.map { Double($0) / 8 }
+        status.levels = finished ? [] : queue.currentLevels.map { LiveStatus.Level(peak: $0.mPeakPower, rms: $0.mAveragePower) }
+        status.controls = finished ? [] : setup.trigger == nil ? ["stop"] : ["start", "stop", "split"]
+        return status
     }
 }

@@ -31,6 +31,8 @@ struct RecordOptions {
     var preRollSeconds: Double?
     /// `--osc PORT [--osc-host ADDRESS] [--osc-token TOKEN]`: /aqjack/start, /stop, /split, /status, /quit.
     var osc = OSCOptions()
+    /// `--http [ADDRESS:]PORT [--http-token TOKEN]`: the web page, /status, /metrics, /live, POST /control/VERB.
+    var http = HTTPOptions()
     /// Takes that start and stop by themselves (trigger, SIGUSR1 or OSC).
     var isArmedRecording: Bool { triggerLevel != nil || armed || osc.port != nil }
     var startFrame: UInt64?
@@ -142,8 +144,9 @@ struct RecordOptions {
             case let .option(option):
                 if try chain.parse(option, from: &cursor) { continue }
                 if try osc.parse(option, from: &cursor) { continue }
+                if try http.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --trigger, --hold, --armed, --pre-roll, --osc, --osc-host, --osc-token, --start-at, --plugin, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --trigger, --hold, --armed, --pre-roll, --osc, --osc-host, --osc-token, --http, --http-token, --http-token-file, --start-at, --plugin, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
             case let .operand(word):
                 paths.append(word)
             }
@@ -207,6 +210,7 @@ struct RecordOptions {
             }
         }
         try osc.validate()
+        try http.validate()
         if isALAC, let depth, depth != "16" && depth != "24" {
             throw UsageError(message: "-b \(depth) with --codec alac: Apple Lossless records 16 or 24 bits")
         }

@@ -24,6 +24,10 @@ struct RecordingSetup {
     var takes: TakeSession?
     var transport: TransportController?
     var osc: OSCControl?
+    /// The files written so far (any thread: for the web page).
+    var currentFiles: @Sendable () -> [String] = { [] }
+    /// What starts, stops and splits takes on command (--armed, --trigger, --osc), if anything.
+    var trigger: TriggerController?
 
     /// Makes the session for `queue` (whose callback reaches it through `box`). An existing file
     /// without --force is refused here, before anything is recorded.
@@ -35,6 +39,8 @@ struct RecordingSetup {
         // Every session appends buffer after buffer: the queue fills the gaps, where they were.
         queue.gapPolicy = .silence
         files = [options.path]
+        let path = options.path
+        currentFiles = { [path] }
         if options.isCompressed && !options.encodesPerFile {
             if options.isAAC { try queue.configureEncoder(bitRate: options.bitRate, quality: options.quality) }
             let file = try AudioFile.create(path: options.path, fileType: fileType, format: queue.format, eraseExisting: force).packetWriter!
@@ -77,25 +83,28 @@ struct RecordingSetup {
                                                 holdSeconds: options.holdSeconds ?? 1, preRollSeconds: options.preRollSeconds ?? 0, sampleRate: format.mSampleRate)
                 if options.triggerLevel == nil { trigger.listenForToggleSignal() }
                 controller = trigger
+                self.trigger = trigger
                 let session = TakeSession(takes: takes, controller: trigger, deviceFramesPerFileFrame: deviceFramesPerFileFrame)
                 if let port = options.osc.port {
                     osc = try Self.oscControl(options: options, port: port, trigger: trigger, session: session, queue: queue, client: client, signals: signals)
                 }
                 self.takes = session
                 self.session = session
+                currentFiles = { session.paths }
                 files = []
                 return
             }
             let session = TakeSession(takes: takes, controller: controller, deviceFramesPerFileFrame: deviceFramesPerFileFrame)
             self.takes = session
             self.session = session
+            currentFiles = { session.paths }
             files = session.paths
             return
         }
         // --split-size: whole frames of audio data per file (the header comes on top).
         let splitFrames = options.splitSeconds.map { Int64(($0 * format.mSampleRate).rounded()) }
             ?? options.splitBytes.map { $0 / Int64(format.mBytesPerFrame) }
-        let writer: any RecordingFiles
+        let writer: DiskBackedFiles
         if let splitFrames {
             // Consecutive files, each finalized (and handed to --on-file) when full.
             let parts = try TimeSplitFiles(path: options.path, splitFrames: max(1, splitFrames), make: make, finalized: finalized)
@@ -105,6 +114,7 @@ struct RecordingSetup {
             writer = DiskBackedFiles(try make(options.path), stream: stream)
         }
         files = writer.paths
+        currentFiles = { writer.paths }
         session = RecordSession(writer: writer, targetFrames: targetFrames, deviceRate: Double(client.sampleRate))
     }
 

@@ -334,12 +334,12 @@ extension JackServerSuite {
                     "\(impossible.exit) \(impossible.errors)")
         }
 
-        @Test("host: bad input exits 2 naming it (no URI, a chain whose plugins' channels differ, --state with a chain, an unknown plugin, a control it lacks, a value out of range, --lv2); a port glob matching nothing exits 1")
+        @Test("host: bad input exits 2 naming it (no URI, a chain whose plugins' channels differ (a 1-in, 2-out splitter after a stereo limiter), --state with a chain, an unknown plugin, a control it lacks, a value out of range, --lv2); a port glob matching nothing exits 1")
         func badInput() throws {
             let cases: [([String], Int32, String)] = [
                 (["host"], 2, "host needs a plugin URI"),
-                (["host", PluginConvertTests.limiter, "http://drobilla.net/plugins/mda/JX10"], 2,
-                 "(plugin 2) has 0 audio inputs and 2 outputs: a chain of 2 channels takes plugins with 2 of each, or mono ones (one instance per channel)"),
+                (["host", PluginConvertTests.limiter, "http://plugin.org.uk/swh-plugins/split"], 2,
+                 "(plugin 2) has 1 audio inputs and 2 outputs: a chain of 2 channels takes plugins with 2 of each, mono ones (one instance per channel), instruments (no input, 2 outputs) or plugins without audio ports"),
                 (["host", PluginConvertTests.amp, PluginConvertTests.amp, "--state", "/tmp"], 2, "--state keeps one plugin's state"),
                 (["host", PluginConvertTests.amp, PluginConvertTests.amp, "--set", "gain=99"], 2, "expected -70 ... 70"),
                 (["host", "http://example.org/none"], 2, "no installed LV2 plugin has the URI 'http://example.org/none'"),

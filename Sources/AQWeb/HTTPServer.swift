@@ -1,0 +1,190 @@
+import CCivetweb
+import Foundation
+import Glibc
+import Synchronization
+
+/// What the server could not do, in words naming the address and the cause.
+public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// An HTTP and WebSocket server on civetweb (Debian's `libcivetweb-dev`): every request goes to
+/// one handler after the server has checked it (method, size, token), and a WebSocket endpoint,
+/// `/live`, pushes the latest text given to ``publish(_:)`` to every client about
+/// ``Options/liveInterval`` apart. civetweb parses HTTP and frames WebSocket messages; this
+/// holds the rules.
+///
+/// Rules: a peer ``Options/admitsPeer`` refuses gets 403; only `GET`, `HEAD` and `POST` (405 otherwise); a body over
+/// ``Options/maximumRequestBytes`` is refused with 413 unread; with a token, every request and
+/// WebSocket must carry it (`Authorization: Bearer TOKEN` or `?token=TOKEN`), else 401; at most
+/// ``Options/threads`` connections are served at once (each WebSocket client keeps one) and at
+/// most ``Options/maximumLiveClients`` WebSocket clients, the rest refused.
+///
+/// Threads: civetweb's own (the handler is called on them, several at once); the live pusher's;
+/// ``publish(_:)`` and ``stop()`` from any thread. Never on a real-time path.
+public final class HTTPServer: @unchecked Sendable {
+    public struct Options: Sendable {
+        /// The IPv4 address to listen on, and the port (0: any free one, then ``HTTPServer/port``).
+        public var host = "127.0.0.1"
+        public var port = 0
+        /// The secret every request must carry, or nil (only for loopback: the caller's rule).
+        public var token: String?
+        public var maximumRequestBytes = 16 * 1024
+        public var threads = 96
+        public var maximumLiveClients = 64
+        /// Seconds between two pushes to the WebSocket clients.
+        public var liveInterval = 0.05
+        /// Which peers (address, port) may connect at all, or nil for any: those it refuses get 403
+        /// (aqjack without a token: only its own user's sockets on loopback).
+        public var admitsPeer: (@Sendable (_ address: String, _ port: Int) -> Bool)?
+        public init() {}
+    }
+
+    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+
+    public let host: String
+    /// The port listened on.
+    public let port: Int
+    private let context: OpaquePointer
+    private let state: Unmanaged<HTTPServerState>
+    private let stopped = Atomic<Bool>(false)
+
+    /// Starts listening.
+    /// - Throws: the address or port refused (in use, not this machine's), with civetweb's words.
+    public init(options: Options, handler: @escaping Handler) throws(HTTPServerError) {
+        let state = HTTPServerState(options: options, handler: handler)
+        let retained = Unmanaged.passRetained(state)
+        self.state = retained
+        let settings = ["listening_ports", "\(options.host):\(options.port)",
+                        "num_threads", "\(options.threads)",
+                        "request_timeout_ms", "10000",
+                        "websocket_timeout_ms", "3600000",
+                        "enable_keep_alive", "no",
+                        "max_request_size", "\(options.maximumRequestBytes)"]
+        var callbacks = mg_callbacks()
+        callbacks.log_message = civetwebLogMessage
+        HTTPServerState.startError.withLock { $0 = nil }
+        let started: OpaquePointer? = withCStrings(settings) { pointers in
+            mg_start(&callbacks, retained.toOpaque(), pointers)
+        }
+        guard let started else {
+            retained.release()
+            let reason = HTTPServerState.startError.withLock { $0 } ?? "civetweb gave no reason"
+            throw HTTPServerError("cannot listen for HTTP on \(options.host):\(options.port): \(reason)")
+        }
+        context = started
+        host = options.host
+        var ports = [mg_server_port](repeating: mg_server_port(), count: 4)
+        let count = mg_get_server_ports(started, Int32(ports.count), &ports)
+        port = count > 0 ? Int(ports[0].port) : options.port
+        let data = retained.toOpaque()
+        mg_set_request_handler(started, "/", civetwebRequest, data)
+        mg_set_websocket_handler(started, "/live", civetwebLiveConnect, civetwebLiveReady, civetwebLiveData, civetwebLiveClose, data)
+        state.startPusher()
+    }
+
+    deinit { stop() }
+
+    /// Sets what the WebSocket clients are sent next (each push sends the latest).
+    public func publish(_ text: String) { state.takeUnretainedValue().publish(text) }
+
+    /// WebSocket clients connected now.
+    public var liveClientCount: Int { state.takeUnretainedValue().liveCount }
+
+    /// Requests answered so far, and refused before the handler (size, method, token).
+    public var requestCount: Int { state.takeUnretainedValue().requests.load(ordering: .relaxed) }
+    public var refusedCount: Int { state.takeUnretainedValue().refused.load(ordering: .relaxed) }
+
+    /// Stops the pusher and the server (waits for civetweb's threads). Idempotent.
+    public func stop() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        state.takeUnretainedValue().stopPusher()
+        mg_stop(context)
+        state.release()
+    }
+}
+
+/// Calls `body` with `strings` as a NULL-terminated array of C strings.
+private func withCStrings<R>(_ strings: [String], _ body: (UnsafeMutablePointer<UnsafePointer<CChar>?>) -> R) -> R {
+    let copies = strings.map { strdup($0) }
+    defer { copies.forEach { free($0) } }
+    var pointers: [UnsafePointer<CChar>?] = copies.map { UnsafePointer($0) } + [nil]
+    return pointers.withUnsafeMutableBufferPointer { body($0.baseAddress!) }
+}
+
+/// The state civetweb's callbacks reach through their user data.
+final class HTTPServerState: @unchecked Sendable {
+    let options: HTTPServer.Options
+    let handler: HTTPServer.Handler
+    let requests = Atomic<Int>(0)
+    let refused = Atomic<Int>(0)
+    /// WebSocket connections ready for pushes (their pointers' bits), and the text to push.
+    private let live = Mutex<[UInt]>([])
+    private let latest = Mutex<String?>(nil)
+    private let pusherRunning = Atomic<Bool>(false)
+    private let pusherDone = Mutex<Bool>(false)
+    /// The words civetweb logged while a server was starting (mg_start has no error out).
+    static let startError = Mutex<String?>(nil)
+
+    init(options: HTTPServer.Options, handler: @escaping HTTPServer.Handler) {
+        self.options = options
+        self.handler = handler
+    }
+
+    func publish(_ text: String) { latest.withLock { $0 = text } }
+
+    var liveCount: Int { live.withLock { $0.count } }
+
+    /// Whether `token`'s rule lets a request with these query fields and headers in.
+    func admits(query: [String: String], authorization: String?) -> Bool {
+        guard let token = options.token else { return true }
+        let given = query["token"] ?? authorization.flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+        guard let given else { return false }
+        // Every byte compared, so the time taken does not say how much matched.
+        let a = Array(given.utf8), b = Array(token.utf8)
+        var difference = a.count ^ b.count
+        for index in 0 ..< min(a.count, b.count) { difference |= Int(a[index] ^ b[index]) }
+        return difference == 0
+    }
+
+    func addLive(_ connection: OpaquePointer) -> Bool {
+        live.withLock { clients in
+            guard clients.count < options.maximumLiveClients else { return false }
+            clients.append(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection))))
+            return true
+        }
+    }
+
+    func removeLive(_ connection: OpaquePointer) {
+        let bits = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
+        live.withLock { $0.removeAll { $0 == bits } }
+    }
+
+    /// A thread that pushes the latest text to every WebSocket client, then sleeps.
+    func startPusher() {
+        pusherRunning.store(true, ordering: .releasing)
+        let interval = UInt32(max(0.001, options.liveInterval) * 1_000_000)
+        let thread = Thread { [self] in
+            while pusherRunning.load(ordering: .acquiring) {
+                if let text = latest.withLock({ $0 }) {
+                    // Under the lock: a client closing waits until this push is done with it.
+                    live.withLock { clients in
+                        for bits in clients {
+                            let connection = OpaquePointer(bitPattern: Int(bitPattern: bits))
+                            _ = text.withCString { mg_websocket_write(connection, Int32(MG_WEBSOCKET_OPCODE_TEXT), $0, strlen($0)) }
+                        }
+                    }
+                }
+                usleep(interval)
+            }
+            pusherDone.withLock { $0 = true }
+        }
+        thread.start()
+    }
+
+    func stopPusher() {
+        pusherRunning.store(false, ordering: .releasing)
+        while !pusherDone.withLock({ $0 }) { usleep(1000) }
+    }
+}

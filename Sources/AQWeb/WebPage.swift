@@ -1,0 +1,116 @@
+/// The page `GET /` serves: one HTML file with its style and script inline (no network fetch,
+/// no build step). It reads `/status` once, then the pushes of `/live` (a ``LiveStatus`` each),
+/// and draws per-channel peak and RMS meters with a peak hold of 2 s, the state, elapsed time,
+/// frames, lost frames, xruns, disk free and time left, the files, and a button per command the
+/// session takes now (`POST /control/VERB`). A token given as `?token=` in the page's address is
+/// passed on to every request. Element ids the tests read: `state`, `peak-N`, `rms-N`,
+/// `hold-N` (dBFS, one decimal, or `-inf`), and a button per verb (`start`, `stop`, `split`).
+public enum WebPage {
+    public static let html = """
+    <!doctype html>
+    <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+    <title>aqjack</title>
+    <style>
+    body { font: 15px system-ui, sans-serif; background: #15181c; color: #e6e6e6; margin: 1.5em; }
+    h1 { font-size: 1.3em; margin: 0 0 .6em; } h1 span { color: #8fa3b8; font-weight: normal; }
+    #state { display: inline-block; padding: .2em .7em; border-radius: .3em; background: #38404a; text-transform: uppercase; letter-spacing: .05em; }
+    #state.recording, #state.playing { background: #b3261e; } #state.waiting { background: #7a5b00; }
+    #facts { margin: .8em 0; color: #c8d0d8; } #facts b { color: #fff; font-weight: 600; }
+    .meter { display: grid; grid-template-columns: 2.5em 1fr 17em; align-items: center; gap: .6em; margin: .25em 0; }
+    .bar { position: relative; height: 1em; background: #262b31; border-radius: .2em; overflow: hidden; }
+    .rmsbar { position: absolute; left: 0; top: 0; bottom: 0; background: #2f8f4e; }
+    .peakbar { position: absolute; left: 0; top: 35%; bottom: 35%; background: #9be27a; }
+    .holdmark { position: absolute; top: 0; bottom: 0; width: 2px; background: #ffd24a; }
+    .numbers { font-variant-numeric: tabular-nums; color: #c8d0d8; }
+    button { font: inherit; margin: .8em .6em 0 0; padding: .45em 1.3em; border: 0; border-radius: .3em; background: #3d6fb6; color: #fff; cursor: pointer; }
+    button#stop { background: #b3261e; }
+    #message { margin-top: .6em; color: #ffb4ab; min-height: 1.2em; }
+    ul { padding-left: 1.2em; color: #c8d0d8; }
+    </style></head>
+    <body>
+    <h1>aqjack <span id="command"></span></h1>
+    <div><span id="state">connecting</span></div>
+    <div id="facts"></div>
+    <div id="meters"></div>
+    <div id="buttons"></div>
+    <div id="message"></div>
+    <h2 style="font-size:1em">Files</h2><ul id="files"></ul>
+    <script>
+    "use strict";
+    const token = new URLSearchParams(location.search).get("token");
+    const query = token ? "?token=" + encodeURIComponent(token) : "";
+    const holds = [];
+    const el = id => document.getElementById(id);
+    const db = v => v === null || v === undefined ? "-inf" : v.toFixed(1);
+    const width = v => v === null ? 0 : Math.max(0, Math.min(100, (v + 60) / 60 * 100));
+    function duration(s) {
+      if (s === null || s === undefined) return "unknown";
+      const h = Math.floor(s / 3600), m = Math.floor(s % 3600 / 60), r = Math.floor(s % 60);
+      return (h > 0 ? h + " h " : "") + m + " min " + r + " s";
+    }
+    function bytes(n) {
+      if (n === null || n === undefined) return "unknown";
+      const units = ["B", "KiB", "MiB", "GiB", "TiB"]; let i = 0;
+      while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+      return n.toFixed(i ? 1 : 0) + " " + units[i];
+    }
+    function meter(index) {
+      let row = el("meter-" + index);
+      if (row) return row;
+      row = document.createElement("div"); row.className = "meter"; row.id = "meter-" + index;
+      row.innerHTML = `<span>${index}</span><div class="bar"><div class="rmsbar" id="rmsbar-${index}"></div>` +
+        `<div class="peakbar" id="peakbar-${index}"></div><div class="holdmark" id="holdmark-${index}"></div></div>` +
+        `<span class="numbers">peak <span id="peak-${index}">-inf</span> rms <span id="rms-${index}">-inf</span> hold <span id="hold-${index}">-inf</span></span>`;
+      el("meters").appendChild(row);
+      return row;
+    }
+    function render(s) {
+      el("command").textContent = s.command;
+      el("state").textContent = s.state; el("state").className = s.state;
+      el("facts").innerHTML = `<b>${s.seconds.toFixed(1)} s</b> · ${s.frames} frames at ${s.sampleRate} Hz · lost <b>${s.lostFrames}</b> · xruns <b>${s.xruns}</b>` +
+        ` · disk free <b>${bytes(s.diskFreeBytes)}</b> · time left <b>${duration(s.secondsLeft)}</b>`;
+      const now = Date.now();
+      for (const c of s.channels) {
+        meter(c.channel);
+        const hold = holds[c.channel];
+        if (c.peakDBFS !== null && (!hold || hold.value === null || c.peakDBFS >= hold.value || now - hold.at > 2000)) {
+          holds[c.channel] = { value: c.peakDBFS, at: now };
+        }
+        const held = holds[c.channel] ? holds[c.channel].value : null;
+        el("peak-" + c.channel).textContent = db(c.peakDBFS);
+        el("rms-" + c.channel).textContent = db(c.rmsDBFS);
+        el("hold-" + c.channel).textContent = db(held);
+        el("peakbar-" + c.channel).style.width = width(c.peakDBFS) + "%";
+        el("rmsbar-" + c.channel).style.width = width(c.rmsDBFS) + "%";
+        el("holdmark-" + c.channel).style.left = "calc(" + width(held) + "% - 2px)";
+      }
+      const buttons = el("buttons");
+      for (const verb of s.controls) {
+        if (el(verb)) continue;
+        const button = document.createElement("button");
+        button.id = verb; button.textContent = verb[0].toUpperCase() + verb.slice(1);
+        button.onclick = () => command(verb);
+        buttons.appendChild(button);
+      }
+      for (const button of Array.from(buttons.children)) if (!s.controls.includes(button.id)) button.remove();
+      el("files").innerHTML = "";
+      for (const f of s.files) { const li = document.createElement("li"); li.textContent = f; el("files").appendChild(li); }
+    }
+    async function command(verb) {
+      try {
+        const reply = await fetch("/control/" + verb + query, { method: "POST" });
+        const body = await reply.json();
+        el("message").textContent = reply.ok ? "" : body.error;
+      } catch (e) { el("message").textContent = "the command did not reach aqjack: " + e; }
+    }
+    function connect() {
+      const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/live" + query);
+      ws.onmessage = event => render(JSON.parse(event.data));
+      ws.onclose = () => { el("state").textContent = "disconnected"; el("state").className = ""; setTimeout(connect, 1000); };
+    }
+    fetch("/status" + query).then(r => r.json()).then(render).catch(() => {});
+    connect();
+    </script>
+    </body></html>
+    """
+}

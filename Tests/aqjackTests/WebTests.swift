@@ -1,0 +1,209 @@
+import AQJack
+import AQServerSuite
+import AQTestSupport
+import Foundation
+import Testing
+
+/// `record --http`: the page in a real headless browser (Debian's chromium through chromedriver,
+/// Scripts/browser-check.py), `/status`, `/metrics` read by Prometheus' own parser, the token
+/// rule, and hostile requests, against a recording of the tests' generator.
+extension JackServerSuite {
+    @Suite("aqjack record --http: the web page, status, metrics and commands")
+    struct WebTests {
+        /// A 1 kHz sine at half scale: peak -6.02 dBFS, RMS -9.03 dBFS.
+        static let sine = GeneratorClient.sinePeriod(frequency: 1000, amplitude: 0.5, sampleRate: 48000)
+
+        /// Starts `aqjack record --http 0 ARGS` in the background and returns it with the port
+        /// it noted on standard error.
+        static func startRecorder(_ arguments: [String], role: String) throws -> (process: Process, port: Int, out: URL, err: URL) {
+            let out = URL(fileURLWithPath: temporaryPath("\(role).out")), err = URL(fileURLWithPath: temporaryPath("\(role).err"))
+            let process = try AQJackCommand.start(["record", "--json", "--no-meter", "--name", TestServer.uniqueClientName(role)] + arguments,
+                                                  standardOutput: out, standardError: err)
+            for _ in 0 ..< 300 {
+                let text = String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
+                if let range = text.range(of: #"web page on http://[0-9.]+:([0-9]+)/"#, options: .regularExpression) {
+                    let port = Int(text[range].split(separator: ":").last!.dropLast())!
+                    return (process, port, out, err)
+                }
+                if !process.isRunning { break }
+                usleep(20_000)
+            }
+            process.terminate()
+            throw NSError(domain: "WebTests", code: 1, userInfo: [NSLocalizedDescriptionKey: "no web page noted: \(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))"])
+        }
+
+        /// `curl -s -o - -w '%{http_code}'` of `path`, extra arguments before the URL.
+        static func curl(_ port: Int, _ path: String, _ extra: [String] = []) throws -> (status: Int, body: String) {
+            let result = try ExternalTool.run("curl", ["-s", "--max-time", "10", "-w", "\n%{http_code}"] + extra + ["http://127.0.0.1:\(port)\(path)"])
+            let lines = result.standardOutput.split(separator: "\n", omittingEmptySubsequences: false)
+            return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+        }
+
+        /// Each non-silent sample of every channel is the sine at its JACK frame (from the file's
+        /// BWF TimeReference), exactly; returns (checked, wrong, silent).
+        static func checkSine(_ path: String, channels: Int) throws -> (checked: Int, wrong: Int, silent: Int) {
+            let file = try SoundFileContents(path: path)
+            let first = Int(file.timeReference ?? 0)
+            var checked = 0, wrong = 0, silent = 0
+            for frame in 0 ..< file.frames {
+                let expected = sine[(first + frame) % sine.count]
+                for channel in 0 ..< channels {
+                    let got = file.samples[frame * channels + channel]
+                    if got == 0 && expected != 0 { silent += 1 } else if got == expected { checked += 1 } else { wrong += 1 }
+                }
+            }
+            return (checked, wrong, silent)
+        }
+
+        @Test("the page in headless chromium: with a sine at -6.02 dBFS peak / -9.03 dBFS RMS recorded, its meters show both within 0.5 dB; clicking Stop ends the recording, exit 0, the file every frame of the sine bit-exact; a screenshot written (PNG, not blank)")
+        func pageInBrowser() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("webgen"), channelCount: 2, wavePeriod: Self.sine)
+            let path = temporaryPath("web-record.wav")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let (process, port, out, err) = try Self.startRecorder(["--http", "0", "-p", "\(generator.client.name):out_*", path], role: "webrec")
+            defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+            let artifacts = FileManager.default.currentDirectoryPath + "/.build/test-artifacts"
+            try FileManager.default.createDirectory(atPath: artifacts, withIntermediateDirectories: true)
+            let screenshot = artifacts + "/web-record.png"
+            try? FileManager.default.removeItem(atPath: screenshot)
+            let browser = try ExternalTool.run("python3", ["Scripts/browser-check.py", "http://127.0.0.1:\(port)/", "--wait", "peak-1",
+                                                          "--read", "peak-1", "--read", "rms-1", "--read", "hold-2", "--samples", "5",
+                                                          "--screenshot", screenshot, "--click", "stop", "--after", "state"], timeout: 120)
+            if browser.status != 0 { process.terminate() }
+            let exit = process.exitStatus()
+            let errors = String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
+            try #require(browser.status == 0, "\(browser.standardError)")
+            let result = try JSONSerialization.jsonObject(with: Data(browser.standardOutput.utf8)) as? [String: Any] ?? [:]
+            let reads = result["reads"] as? [String: [String]] ?? [:]
+            let peaks = (reads["peak-1"] ?? []).compactMap(Double.init), rms = (reads["rms-1"] ?? []).compactMap(Double.init)
+            let holds = (reads["hold-2"] ?? []).compactMap(Double.init)
+            print("web page: peak \(peaks), rms \(rms), hold (channel 2) \(holds), state after Stop '\(result["after"] ?? "")'")
+            #expect(peaks.count == 5 && peaks.allSatisfy { abs($0 - -6.02) <= 0.5 }, "peaks shown: \(reads["peak-1"] ?? [])")
+            #expect(rms.count == 5 && rms.allSatisfy { abs($0 - -9.03) <= 0.5 }, "RMS shown: \(reads["rms-1"] ?? [])")
+            #expect(holds.count == 5 && holds.allSatisfy { abs($0 - -6.02) <= 0.5 }, "holds shown: \(reads["hold-2"] ?? [])")
+            #expect(exit.status == 0, "\(errors)")
+            let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: out))
+            #expect(summary.exitReason == "terminate" && summary.frames > 24_000)
+            let check = try Self.checkSine(path, channels: 2)
+            #expect(check.wrong == 0 && check.checked > 48_000 && (check.silent == 0 || summary.xruns > 0), "\(check), \(summary.xruns) xruns")
+            let png = try Data(contentsOf: URL(fileURLWithPath: screenshot))
+            #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "screenshot: \(png.count) bytes")
+        }
+
+        @Test("GET /status is aqjack.status/1 with every documented key; /metrics parses with prometheus_client's parser (frames, levels, disk free); POST /control/stop ends the recording (exit 0); unknown paths 404, GET on a command 405, a command the recording lacks 409")
+        func statusMetricsAndCommands() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("webgen"), channelCount: 1, wavePeriod: Self.sine)
+            let path = temporaryPath("web-status.wav")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let (process, port, out, err) = try Self.startRecorder(["--http", "0", "-p", "\(generator.client.name):out_1", path], role: "webstat")
+            defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+            usleep(600_000)
+            let status = try Self.curl(port, "/status")
+            #expect(status.status == 200)
+            let document = try JSONSerialization.jsonObject(with: Data(status.body.utf8)) as? [String: Any] ?? [:]
+            let keys: Set<String> = ["schema", "command", "state", "seconds", "frames", "sampleRate", "lostFrames", "xruns", "files",
+                                     "diskFreeBytes", "bytesPerSecond", "secondsLeft", "channels", "controls"]
+            #expect(Set(document.keys) == keys, "\(document.keys.sorted())")
+            #expect(document["schema"] as? String == "aqjack.status/1" && document["state"] as? String == "recording")
+            #expect((document["files"] as? [String]) == [path] && (document["bytesPerSecond"] as? Double) == 48_000 * 4)
+            #expect((document["channels"] as? [[String: Any]])?.count == 1 && (document["controls"] as? [String]) == ["stop"])
+            let metrics = try Self.curl(port, "/metrics")
+            // Debian's python (python3-prometheus-client), not another one first on PATH.
+            let parse = try ExternalTool.run("/usr/bin/python3", ["-c", """
+                import sys
+                from prometheus_client.parser import text_string_to_metric_families
+                for family in text_string_to_metric_families(open(sys.argv[1]).read()):
+                    for sample in family.samples:
+                        print(sample.name, sample.labels.get("channel", ""), sample.value)
+                """, try Self.write(metrics.body)])
+            #expect(parse.status == 0, "\(parse.standardError)")
+            let samples = parse.standardOutput.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+            let peak = samples.first { $0.first == "aqjack_peak_dbfs" }.flatMap { Double($0.last!) }
+            #expect(peak.map { abs($0 - -6.02) <= 0.5 } == true, "\(parse.standardOutput)")
+            #expect(samples.contains { $0.first == "aqjack_frames_total" && (Double($0.last!) ?? 0) > 0 })
+            #expect(samples.contains { $0.first == "aqjack_disk_free_bytes" && (Double($0.last!) ?? 0) > 0 })
+            #expect(try Self.curl(port, "/nothing").status == 404)
+            #expect(try Self.curl(port, "/control/stop").status == 405)
+            let split = try Self.curl(port, "/control/split", ["-X", "POST"])
+            #expect(split.status == 409 && split.body.contains("not a command of this record now"), "\(split)")
+            let stop = try Self.curl(port, "/control/stop", ["-X", "POST"])
+            #expect(stop.status == 200 && stop.body == #"{"ok":true,"command":"stop"}"#)
+            let exit = process.exitStatus()
+            #expect(exit.status == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+        }
+
+        @Test("the token rule: --http 0.0.0.0:PORT without a token is refused (exit 2, naming --http-token); with --http-token, a request without it gets 401, with it (header or query) 200; the WebSocket without it is refused")
+        func tokenRule() throws {
+            let refused = try AQJackCommand.run(["record", "--http", "0.0.0.0:0", "-d", "1", temporaryPath("never.wav")])
+            #expect(refused.status == 2 && refused.standardError.contains("--http-token"), "\(refused.standardError)")
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("webgen"), channelCount: 1, wavePeriod: Self.sine)
+            let path = temporaryPath("web-token.wav")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let (process, port, out, err) = try Self.startRecorder(["--http", "127.0.0.1:0", "--http-token", "s3cret", "-p", "\(generator.client.name):out_1", path],
+                                                                   role: "webtok")
+            defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+            #expect(try Self.curl(port, "/status").status == 401)
+            #expect(try Self.curl(port, "/status", ["-H", "Authorization: Bearer wrong"]).status == 401)
+            #expect(try Self.curl(port, "/status", ["-H", "Authorization: Bearer s3cret"]).status == 200)
+            #expect(try Self.curl(port, "/status?token=s3cret").status == 200)
+            let socket = try Self.curl(port, "/live", ["-H", "Connection: Upgrade", "-H", "Upgrade: websocket", "-H", "Sec-WebSocket-Version: 13",
+                                                       "-H", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="])
+            #expect(socket.status != 101, "\(socket)")
+            #expect(try Self.curl(port, "/control/stop?token=s3cret", ["-X", "POST"]).status == 200)
+            #expect(process.exitStatus().status == 0)
+        }
+
+        @Test("hostile requests (malformed request lines, oversized headers and bodies, 1,000 connections opened and dropped, half-sent bodies) never crash it or disturb the recording: the file is the sine bit-exact, /status still answers")
+        func hostileRequests() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("webgen"), channelCount: 1, wavePeriod: Self.sine)
+            let path = temporaryPath("web-hostile.wav")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let (process, port, out, err) = try Self.startRecorder(["--http", "0", "-p", "\(generator.client.name):out_1", path], role: "webhost")
+            defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+            let junk: [[UInt8]] = [
+                Array("GARBAGE\r\n\r\n".utf8), Array("GET\r\n\r\n".utf8), Array("GET / HTTP/9.9\r\n\r\n".utf8),
+                Array("GET /status HTTP/1.1\r\nHost: x\r\n".utf8) + Array(repeating: UInt8(ascii: "A"), count: 100_000) + Array("\r\n\r\n".utf8),
+                Array("POST /control/stop HTTP/1.1\r\nContent-Length: 99999999\r\n\r\nabc".utf8),
+                Array("POST /control/stop HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc".utf8),
+                Array("GET /../../etc/passwd HTTP/1.1\r\n\r\n".utf8), [0, 1, 2, 255, 254, 13, 10, 13, 10],
+                Array("DELETE /status HTTP/1.1\r\n\r\n".utf8),
+            ]
+            for bytes in junk { Self.send(bytes, port: port) }
+            for _ in 0 ..< 1000 { Self.send([], port: port) }
+            let status = try Self.curl(port, "/status")
+            #expect(status.status == 200 && status.body.contains("\"state\":\"recording\""))
+            #expect(try Self.curl(port, "/control/stop", ["-X", "POST"]).status == 200)
+            #expect(process.exitStatus().status == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+            let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: out))
+            let check = try Self.checkSine(path, channels: 1)
+            #expect(check.wrong == 0 && check.checked > 24_000 && (check.silent == 0 || summary.xruns > 0), "\(check)")
+            #expect(summary.lostFrames == 0 || summary.xruns > 0)
+        }
+
+        /// Connects to 127.0.0.1:`port`, sends `bytes`, and closes after reading for at most 0.2 s.
+        static func send(_ bytes: [UInt8], port: Int) {
+            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard socket >= 0 else { return }
+            defer { close(socket) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard connected == 0, !bytes.isEmpty else { return }
+            _ = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
+            setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            _ = recv(socket, &buffer, buffer.count, 0)
+        }
+
+        static func write(_ text: String) throws -> String {
+            let path = temporaryPath("metrics.txt")
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+    }
+}
