@@ -10,7 +10,8 @@
 # at period 64 (Scripts/bench-play.sh; BENCH_PLAY_SECONDS, default 30), LV2 plugins against
 # lv2apply and jalv (Scripts/bench-plugins.sh), a graph of 8 plugins against 8 jalv processes and
 # 8 lv2apply runs (Scripts/bench-graph.sh), the host's control socket under 100 commands a
-# second for 60 s (Scripts/host-load.sh), and `aqjack convert`
+# second for 60 s (Scripts/host-load.sh), `record --http` with 50 WebSocket clients against none
+# (Scripts/bench-web.sh; BENCH_WEB_SECONDS, default 60), and `aqjack convert`
 # vs `ffmpeg -c:a aac` (WAV → AAC) and vs `sox rate` (48 → 44.1 kHz) (Scripts/bench-convert.sh;
 # BENCH_CONVERT_SECONDS, default 60), and offline rendering through an output queue
 # (AudioQueueOfflineRender's engine, no server) of a 10-minute 16-bit AIFF vs `sox` decoding it.
@@ -100,6 +101,8 @@ echo "== a graph of 8 LV2 plugins: aqjack host --graph against 8 jalv, convert -
 Scripts/with-dummy-jack.sh --period 128 -- bash Scripts/bench-graph.sh || true
 echo "== the control socket under load: 100 commands a second for 60 s against aqjack host (Scripts/host-load.sh)"
 Scripts/with-dummy-jack.sh --period 128 -- bash Scripts/host-load.sh 60 100 || true
+echo "== record --http: CPU with 50 WebSocket clients on /live against none, 64 channels, 3 runs each (Scripts/bench-web.sh)"
+Scripts/with-dummy-jack.sh --period 128 -- bash Scripts/bench-web.sh 64 "${BENCH_WEB_SECONDS:-60}" 50 3 || true
 echo "== converting with aqjack convert, ffmpeg and sox (same files)"
 Scripts/bench-convert.sh "${BENCH_CONVERT_SECONDS:-60}" || true
 echo "== offline render: an output queue in offline mode (no server) vs sox decoding the same 600 s 16-bit stereo AIFF to float (both to /dev/null; median of 5 runs each, alternating)"

@@ -35,6 +35,11 @@ public final class TakeFiles {
     /// Frames of the takes that are gap silence (fractional when resampled).
     private var gapFrames = 0.0
     public private(set) var takeCount = 0
+    /// Told on the calling thread when a take begins (its files' paths, its TimeReference) and
+    /// ends (its frames; 0 for a numbered take that held none, whose file is removed): what a
+    /// session reports as events.
+    public var onBegin: (@Sendable ([String], UInt64) -> Void)?
+    public var onEnd: (@Sendable (Int64) -> Void)?
     /// The takes closed and kept, in order (their paths grow on the disk thread until closed:
     /// a split in time adds parts).
     private var closedTakes: [any RecordingFiles] = []
@@ -88,6 +93,7 @@ public final class TakeFiles {
         current = files
         position = sampleTime
         if firstFrame == nil { firstFrame = sampleTime }
+        onBegin?(files.paths, timeReference)
     }
 
     /// Tells the takes which frames (positions as the controller counts) are silence the queue
@@ -116,6 +122,7 @@ public final class TakeFiles {
         guard let files = current else { return }
         current = nil
         let frames = files.packetCount
+        onEnd?(frames)
         droppedBefore += files.droppedFrames
         let empty = numbered && frames == 0
         if !empty {

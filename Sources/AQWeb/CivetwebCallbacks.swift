@@ -83,7 +83,45 @@ private func serve(_ connection: OpaquePointer, _ state: HTTPServerState) -> Int
     guard read == body.count else {
         return answer(.error("the body ended after \(read) of the \(body.count) bytes its Content-Length announced", status: 400), refused: true)
     }
+    if path == "/events", method == "GET", let events = state.options.events {
+        guard state.eventClients.add(1, ordering: .acquiringAndReleasing).newValue <= state.options.maximumEventClients else {
+            state.eventClients.subtract(1, ordering: .acquiringAndReleasing)
+            return answer(.error("already \(state.options.maximumEventClients) event streams: try again later", status: 503), refused: true)
+        }
+        defer { state.eventClients.subtract(1, ordering: .acquiringAndReleasing) }
+        state.requests.add(1, ordering: .relaxed)
+        let resume = mg_get_header(connection, "Last-Event-ID").flatMap { Int(String(cString: $0)) } ?? 0
+        stream(events, after: resume, to: connection, state: state)
+        return 200
+    }
     return answer(state.handler(HTTPRequest(method: method, path: path, query: query, body: body, remoteAddress: remote)))
+}
+
+/// Server-Sent Events: the events kept after `sequence`, then each as it comes, until the
+/// client goes, the log closes or the server stops; a comment line every 5 s when idle (so a
+/// client that went is noticed).
+private func stream(_ log: EventLog, after sequence: Int, to connection: OpaquePointer, state: HTTPServerState) {
+    func send(_ text: String) -> Bool { text.withCString { mg_write(connection, $0, strlen($0)) } > 0 }
+    guard send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n") else { return }
+    var last = sequence, idle = 0.0
+    while !state.stopping.load(ordering: .acquiring) {
+        guard let batch = log.wait(after: last, timeout: 0.25) else { return }
+        if batch.isEmpty {
+            idle += 0.25
+            if idle >= 5 {
+                idle = 0
+                if !send(": idle\n\n") { return }
+            }
+            continue
+        }
+        idle = 0
+        var text = ""
+        for event in batch {
+            text += "id: \(event.sequence)\nevent: \(event.name)\ndata: \(event.json)\n\n"
+            last = event.sequence
+        }
+        if !send(text) { return }
+    }
 }
 
 /// The status line, the headers and the body; the connection closes after it.

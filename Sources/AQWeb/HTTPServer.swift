@@ -12,7 +12,8 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
 /// An HTTP and WebSocket server on civetweb (Debian's `libcivetweb-dev`): every request goes to
 /// one handler after the server has checked it (method, size, token), and a WebSocket endpoint,
 /// `/live`, pushes the latest text given to ``publish(_:)`` to every client about
-/// ``Options/liveInterval`` apart. civetweb parses HTTP and frames WebSocket messages; this
+/// ``Options/liveInterval`` apart, and `GET /events` streams an ``EventLog`` as Server-Sent
+/// Events (each client keeps a thread). civetweb parses HTTP and frames WebSocket messages; this
 /// holds the rules.
 ///
 /// Rules: a peer ``Options/admitsPeer`` refuses gets 403; only `GET`, `HEAD` and `POST` (405 otherwise); a body over
@@ -38,6 +39,10 @@ public final class HTTPServer: @unchecked Sendable {
         /// Which peers (address, port) may connect at all, or nil for any: those it refuses get 403
         /// (aqjack without a token: only its own user's sockets on loopback).
         public var admitsPeer: (@Sendable (_ address: String, _ port: Int) -> Bool)?
+        /// The events `GET /events` streams (Server-Sent Events), or nil for none.
+        public var events: EventLog?
+        /// Clients `GET /events` streams to at once; more get 503.
+        public var maximumEventClients = 16
         public init() {}
     }
 
@@ -99,6 +104,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// Stops the pusher and the server (waits for civetweb's threads). Idempotent.
     public func stop() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        state.takeUnretainedValue().stopping.store(true, ordering: .releasing)
         state.takeUnretainedValue().stopPusher()
         mg_stop(context)
         state.release()
@@ -119,6 +125,9 @@ final class HTTPServerState: @unchecked Sendable {
     let handler: HTTPServer.Handler
     let requests = Atomic<Int>(0)
     let refused = Atomic<Int>(0)
+    /// Set when the server stops: event streams end.
+    let stopping = Atomic<Bool>(false)
+    let eventClients = Atomic<Int>(0)
     /// WebSocket connections ready for pushes (their pointers' bits), and the text to push.
     private let live = Mutex<[UInt]>([])
     private let latest = Mutex<String?>(nil)

@@ -1,15 +1,17 @@
 import Foundation
 
 /// `--http [ADDRESS:]PORT [--http-token TOKEN | --http-token-file PATH]`: the web page, status,
-/// metrics and commands (docs/WEB.md). The rule of every aqjack listener: loopback by default;
-/// any other address needs a token (given, read from a file, or `AQJACK_HTTP_TOKEN`), which every
-/// request then carries.
+/// metrics, events and commands (docs/WEB.md), and `--events FILE|-`, the events as NDJSON. The
+/// rule of every aqjack listener: loopback by default; any other address needs a token (given,
+/// read from a file, or `AQJACK_HTTP_TOKEN`), which every request then carries.
 struct HTTPOptions {
     /// The TCP port (0: any free one, printed on standard error); nil without `--http`.
     var port: Int?
     var host = "127.0.0.1"
     var token: String?
     private var tokenFile: String?
+    /// `--events FILE|-`: every event as a line of JSON, to FILE or standard output.
+    var events: String?
 
     /// Takes `option` when it is one of the web's; false for another option.
     mutating func parse(_ option: String, from cursor: inout ArgumentCursor) throws(UsageError) -> Bool {
@@ -24,6 +26,8 @@ struct HTTPOptions {
             if parts.count == 2 { host = String(parts[0]) }
         case "--http-token":
             token = try cursor.value(for: "--http-token", expected: "a secret every request carries (Authorization: Bearer TOKEN or ?token=TOKEN)")
+        case "--events":
+            events = try cursor.value(for: "--events", expected: "a file (or - for standard output) to write the session's events to, one JSON object a line")
         case "--http-token-file":
             tokenFile = try cursor.value(for: "--http-token-file", expected: "a file holding the secret every request carries")
         default:

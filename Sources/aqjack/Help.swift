@@ -40,7 +40,7 @@ enum Help {
                      [--src-quality best|medium|fastest] [--resampler soxr|libsamplerate] [-d SECONDS] [--start-at FRAME]
                      [--split SECONDS | --split-size BYTES] [--on-file CMD] [--transport | --transport-multi]
                      [--trigger DBFS [--hold SECONDS] | --armed] [--pre-roll SECONDS] [--osc PORT [--osc-host ADDRESS] [--osc-token TOKEN]]
-                     [--http [ADDRESS:]PORT [--http-token TOKEN | --http-token-file PATH]]
+                     [--http [ADDRESS:]PORT [--http-token TOKEN | --http-token-file PATH]] [--events FILE|-]
                      [--plugin URI_OR_LABEL [--set SYMBOL=VALUE]... [--preset NAME]]... [--no-latency-compensation]
                      [--force] [--meter|--no-meter] [--json] FILE
             """, text: """
@@ -80,12 +80,16 @@ enum Help {
             Prometheus metrics at /metrics, a WebSocket /live pushing the status 20 times a second, and
             POST /control/VERB (stop; start, stop and split for takes). Any other address needs
             --http-token TOKEN (or --http-token-file PATH, or AQJACK_HTTP_TOKEN), which every request
-            carries as Authorization: Bearer TOKEN or ?token=TOKEN (docs/WEB.md).
+            carries as Authorization: Bearer TOKEN or ?token=TOKEN (docs/WEB.md); GET /events streams
+            the session's events (take started and finished, file closed, xrun, overrun, disk low,
+            server shutdown) as Server-Sent Events, and --events FILE (- for standard output) writes
+            them as one JSON object a line, with or without --http.
             """),
         Topic(name: "play", synopsis: """
               aqjack [--server NAME] [--name CLIENT] play [-p DEST_PORT_OR_GLOB]... [--no-connect]
                      [--volume 0..1] [--loop N|inf] [--start-at FRAME] [--resampler soxr|libsamplerate]
-                     [--plugin URI_OR_LABEL [--set SYMBOL=VALUE]... [--preset NAME]]... [--json] FILE...
+                     [--plugin URI_OR_LABEL [--set SYMBOL=VALUE]... [--preset NAME]]...
+                     [--http [ADDRESS:]PORT [--http-token TOKEN | --http-token-file PATH]] [--events FILE|-] [--json] FILE...
               aqjack [--server NAME] [--name CLIENT] play --transport [-p DEST_PORT_OR_GLOB]... [--json] FILE
             """, text: """
             play registers CLIENT:out_1..N (the widest file's channel count), connects them to the physical
@@ -95,6 +99,8 @@ enum Help {
             record); the server's shutdown or a file that cannot be read to its end exits 1.
             play --transport puts one file on JACK's transport timeline (file frame 0 at transport frame
             0): it plays where the transport rolls, and holds a start or locate until it is ready there.
+            --http and --events as for record (docs/WEB.md): the page's meters are the output queue's,
+            its one command stop.
             """),
         Topic(name: "convert", synopsis: """
               aqjack convert IN OUT [-f FILE_TYPE] [--codec lpcm|aac|alac|flac] [--bitrate BPS]

@@ -3,6 +3,7 @@ import AQCore
 import AQJack
 import AQMedia
 import AQSession
+import AQWeb
 import AQPlugins
 import AudioQueue
 import CAudioTypes
@@ -24,6 +25,8 @@ struct PlayCommand {
     var transport = false
     /// `--lv2` plugins the files play through, on the queue thread (latency compensated).
     var chain = PluginChainOptions()
+    /// `--http [ADDRESS:]PORT` and `--events FILE|-` (docs/WEB.md).
+    var http = HTTPOptions()
     /// The session manager, under NSM: answered once the files play.
     var nsm: NSMClient?
     /// The largest `--loop` count (more is `inf`): keeps loops × frames inside Int64.
@@ -53,13 +56,18 @@ struct PlayCommand {
             case .option("--resampler"): resampler = try cursor.resampler(for: "--resampler")
             case let .option(option):
                 if try chain.parse(option, from: &cursor) { continue }
+                if try http.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for play: expected -p, --no-connect, --volume, --loop, --start-at, --transport, --resampler, --plugin, --lv2, --set, --preset, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for play: expected -p, --no-connect, --volume, --loop, --start-at, --transport, --resampler, --plugin, --lv2, --set, --preset, --http, --http-token, --http-token-file, --events, --json, --server or --name")
             case let .operand(path):
                 paths.append(path)
             }
         }
         guard !paths.isEmpty else { throw UsageError(message: "play needs at least one FILE, e.g. aqjack play take1.wav") }
+        try http.validate()
+        if transport, http.port != nil || http.events != nil {
+            throw UsageError(message: "--http and --events are not taken with --transport yet")
+        }
         if transport {
             // The transport says where and when: one file, placed at transport frame 0.
             if paths.count > 1 { throw UsageError(message: "--transport plays one FILE on the transport's timeline, got \(paths.count)") }
@@ -188,11 +196,36 @@ struct PlayCommand {
             return ExitStatus.failure
         }
         let queue = session.queue
+        var events: SessionEvents?
+        var web: SessionWeb?
+        do {
+            events = try SessionEvents.make(http)
+            if http.port != nil {
+                queue.isLevelMeteringEnabled = true
+                web = try SessionWeb(options: http, initial: liveStatus(session: session, rate: rate, client: client, finished: false), events: events?.log) { verb in
+                    guard verb == "stop" else { return "play takes stop" }
+                    signals.received.store(SIGTERM, ordering: .releasing)
+                    return nil
+                }
+            }
+        } catch {
+            queue.stop(immediate: true)
+            SessionLoop.leaving(client, afterward: "nothing was played") { queue.dispose() }
+            Diagnostics.error((error as? UsageError)?.message ?? "\(error)")
+            return ExitStatus.failure
+        }
+        events?.log.post("started", [("files", "[" + paths.map(JSONText.string).joined(separator: ",") + "]"),
+                                     ("sampleRate", JSONText.number(rate)), ("channels", "\(channels)")])
 
         nsm?.confirmOpen(message: "playing \(paths.count) file(s) as '\(client.name)'")
         let progress = isatty(STDOUT_FILENO) == 1 && !json
         let total = source.totalFrames.map { Double($0) / rate }
         let cause = SessionLoop.run(client: client, signals: signals, finished: { session.hasEnded }) {
+            if web != nil || events != nil {
+                let status = liveStatus(session: session, rate: rate, client: client, finished: false)
+                web?.update(status)
+                events?.look(at: status)
+            }
             guard progress else { return }
             let elapsed = queue.currentSampleTime / rate
             let line = String(format: "%7.1f / %@ s  underruns %d frames", elapsed, total.map { String(format: "%.1f", $0) } ?? "inf", queue.underrunFrameCount)
@@ -229,6 +262,13 @@ struct PlayCommand {
                                 expectedFrames: source.totalFrames, deviceSampleRate: Int(deviceRate), deviceFrames: deviceFrames,
                                 startFrameTime: start, underrunFrames: underruns, xruns: xruns, ports: Array(targets.prefix(channels)),
                                 exitReason: reason.rawValue, processTiming: timing)
+        if reason == .serverShutdown {
+            events?.log.post("server-shutdown", [("reason", JSONText.string(client.notifications.shutdownReason.withLock { $0 } ?? "no reason given"))])
+        }
+        events?.log.post("finished", [("exitReason", JSONText.string(reason.rawValue)), ("frames", "\(played)"), ("lostFrames", "\(underruns)")])
+        events?.log.close()
+        web?.update(liveStatus(session: session, rate: rate, client: client, finished: true))
+        web?.stop()
         report.print(json: json)
         // One convention for every subcommand (README, "Exit status"): stopping by Ctrl-C or
         // SIGTERM is a normal end, like a recording's; the summary's exitReason tells them apart.
@@ -236,5 +276,17 @@ struct PlayCommand {
         case .end, .interrupt, .terminate: return ExitStatus.success
         case .serverShutdown, .fileError, .error: return ExitStatus.failure
         }
+    }
+
+    /// What the web page shows now: frames played, underrun frames as lost, the levels playing.
+    private func liveStatus(session: PlaybackSession, rate: Double, client: JackClient, finished: Bool) -> LiveStatus {
+        var status = LiveStatus(command: "play", state: finished ? "stopped" : "playing", sampleRate: rate)
+        status.frames = session.framesPlayed
+        status.lostFrames = Int64(session.queue.underrunFrameCount)
+        status.xruns = client.notifications.xrunCount.load(ordering: .relaxed)
+        status.files = paths
+        status.levels = finished ? [] : (session.queue.currentLevels ?? []).map { LiveStatus.Level(peak: $0.mPeakPower, rms: $0.mAveragePower) }
+        status.controls = finished ? [] : ["stop"]
+        return status
     }
 }

@@ -56,6 +56,12 @@ struct RecordCommand {
                 return exitStatus(for: error)
             }
         }
+        var events: SessionEvents?
+        do throws(UsageError) { events = try SessionEvents.make(options.http) } catch {
+            client.close()
+            Diagnostics.error(error.message)
+            return ExitStatus.failure
+        }
         let hook = options.onFileCommand.map(FileHook.init(command:))
         var queue: AudioInputQueue!
         let setup: RecordingSetup
@@ -68,7 +74,7 @@ struct RecordCommand {
             queue = try AudioInputQueue(format: plan.format, driver: JackDriver(client: client)) { queue, buffer, startTime in
                 if box.session?.handle(buffer, startTime: startTime, gapSilence: queue.gapSilenceInDeliveredBuffer) ?? false { try? queue.enqueue(buffer) }
             }
-            setup = try RecordingSetup(options: options, plan: plan, queue: queue, client: client, hook: hook, signals: signals)
+            setup = try RecordingSetup(options: options, plan: plan, queue: queue, client: client, hook: hook, signals: signals, events: events?.log)
             box.session = setup.session
             if !stages.isEmpty { try queue.setProcessingStages(stages) }
             // What feeds the recording may already be late: a hosted plugin's look-ahead is the
@@ -86,9 +92,15 @@ struct RecordCommand {
             for _ in 0 ..< 4 { try queue.enqueue(queue.allocateBuffer(byteCapacity: bufferBytes)) }
             if options.http.port != nil {
                 // Before the queue starts: an address that cannot be served ends this with nothing recorded.
-                web = try Self.web(options: options, setup: setup, queue: queue, plan: plan, client: client, signals: signals)
+                web = try Self.web(options: options, setup: setup, queue: queue, plan: plan, client: client, signals: signals, events: events?.log)
             }
             try queue.start(atFrame: options.startFrame)
+            events?.log.post("started", [("files", "[" + setup.files.map(JSONText.string).joined(separator: ",") + "]"),
+                                         ("sampleRate", JSONText.number(plan.fileFormat.mSampleRate)), ("channels", "\(plan.channelCount)")])
+            // A single recording (one file, or parts in time) is one take from its first frame.
+            if setup.takes == nil {
+                events?.log.post("take-started", [("files", "[" + setup.files.map(JSONText.string).joined(separator: ",") + "]")])
+            }
             setup.osc?.start()
             nsm?.confirmOpen(message: "recording \(plan.channelCount) channel(s) to \(options.path)")
         } catch {
@@ -108,7 +120,11 @@ struct RecordCommand {
         let meter = MeterLine(enabled: options.meter ?? (isatty(STDOUT_FILENO) == 1 && !options.json))
         let cause = SessionLoop.run(client: client, signals: signals, finished: { session.isFinished.load(ordering: .acquiring) }) {
             meter.show(queue: queue, session: session, xruns: client.notifications.xrunCount.load(ordering: .relaxed))
-            web?.update(Self.liveStatus(queue: queue, setup: setup, plan: plan, options: options, client: client, finished: false))
+            if web != nil || events != nil {
+                let status = Self.liveStatus(queue: queue, setup: setup, plan: plan, options: options, client: client, finished: false)
+                web?.update(status)
+                events?.look(at: status)
+            }
         }
         var reason: ExitReason = switch cause {
         case .finished: session.summary.failure != nil ? .error : options.transport != nil ? .transportStop : .duration
@@ -133,6 +149,13 @@ struct RecordCommand {
         if reason == .serverShutdown {
             Diagnostics.error("the JACK server '\(client.serverName)' shut down (\(client.notifications.shutdownReason.withLock { $0 } ?? "no reason given")); the file holds everything recorded until then")
         }
+        if reason == .serverShutdown {
+            events?.log.post("server-shutdown", [("reason", JSONText.string(client.notifications.shutdownReason.withLock { $0 } ?? "no reason given"))])
+        }
+        if setup.takes == nil { events?.log.post("take-finished", [("frames", "\(session.summary.frames)")]) }
+        events?.log.post("finished", [("exitReason", JSONText.string(reason.rawValue)), ("frames", "\(session.summary.frames)"),
+                                      ("lostFrames", "\(session.summary.lost)")])
+        events?.log.close()
         web?.update(Self.liveStatus(queue: queue, setup: setup, plan: plan, options: options, client: client, finished: true))
         web?.stop()
         report.finish(setup: setup, queue: queue, latencyCompensation: latencyCompensation, exitReason: reason.rawValue)
@@ -143,9 +166,10 @@ struct RecordCommand {
     /// `--http`: the session's web surface. Takes (--armed, --trigger, --osc) start, stop and
     /// split on command; a single recording only stops (as SIGTERM stops it).
     private static func web(options: RecordOptions, setup: RecordingSetup, queue: AudioInputQueue, plan: RecordPlan,
-                            client: JackClient, signals: SignalWatcher) throws -> SessionWeb {
+                            client: JackClient, signals: SignalWatcher, events: EventLog?) throws -> SessionWeb {
         nonisolated(unsafe) let trigger = setup.trigger
-        return try SessionWeb(options: options.http, initial: liveStatus(queue: queue, setup: setup, plan: plan, options: options, client: client, finished: false)) { verb in
+        return try SessionWeb(options: options.http, initial: liveStatus(queue: queue, setup: setup, plan: plan, options: options, client: client, finished: false),
+                              events: events) { verb in
             switch (verb, trigger) {
             case ("start", let trigger?): trigger.request(.start)
             case ("split", let trigger?): trigger.request(.split)

@@ -3,6 +3,7 @@ import AQControl
 import AQJack
 import AQMedia
 import AQSession
+import AQWeb
 import AudioQueue
 import CAudioTypes
 import Foundation
@@ -26,13 +27,16 @@ struct RecordingSetup {
     var osc: OSCControl?
     /// The files written so far (any thread: for the web page).
     var currentFiles: @Sendable () -> [String] = { [] }
+    /// Where the session's events go (--http, --events), if anywhere.
+    let events: EventLog?
     /// What starts, stops and splits takes on command (--armed, --trigger, --osc), if anything.
     var trigger: TriggerController?
 
     /// Makes the session for `queue` (whose callback reaches it through `box`). An existing file
     /// without --force is refused here, before anything is recorded.
     init(options: RecordOptions, plan: RecordPlan, queue: AudioInputQueue, client: JackClient, hook: FileHook?,
-         signals: SignalWatcher) throws {
+         signals: SignalWatcher, events: EventLog?) throws {
+        self.events = events
         let format = plan.format, fileFormat = plan.fileFormat, force = options.force, fileType = options.fileType!
         let targetFrames = options.seconds.map { Int64(($0 * format.mSampleRate).rounded()) }
         let deviceFramesPerFileFrame = Double(client.sampleRate) / format.mSampleRate
@@ -64,12 +68,21 @@ struct RecordingSetup {
             return try AudioFile.create(path: path, fileType: fileType, format: format, eraseExisting: force).pcmWriter!
         }
         // Files are written, finalized and handed to --on-file on the disk-writer thread.
-        let finalized: @Sendable ([String], Int64) -> Void = { paths, frames in paths.forEach { hook?.run(path: $0, frames: frames) } }
+        let finalized: @Sendable ([String], Int64) -> Void = { paths, frames in
+            paths.forEach { hook?.run(path: $0, frames: frames) }
+            paths.forEach { events?.post("file-closed", [("path", JSONText.string($0)), ("frames", "\(frames)")]) }
+        }
         let layout = try LinearPCMLayout(validating: format)
         let stream = try DiskStream(ringBytes: DiskBackedFiles.ringBytes(layout: layout, sampleRate: format.mSampleRate))
         if options.transport != nil || options.isArmedRecording {
             let multi = options.transport == .multi || options.isArmedRecording
             let takes = try TakeFiles(path: options.path, numbered: multi, layout: layout, stream: stream, make: make, finalized: finalized)
+            if let events {
+                takes.onBegin = { paths, timeReference in
+                    events.post("take-started", [("files", "[" + paths.map(JSONText.string).joined(separator: ",") + "]"), ("timeReference", "\(timeReference)")])
+                }
+                takes.onEnd = { frames in events.post("take-finished", [("frames", "\(frames)")]) }
+            }
             let controller: any TakeController
             if options.transport != nil {
                 let transport = TransportController(multi: multi, takeChanges: { [unowned queue] in queue.takeTransportChanges(before: $0) },
@@ -146,6 +159,7 @@ struct RecordingSetup {
         if let split { return split.paths }
         if let takes { return takes.paths }
         files.forEach { hook?.run(path: $0, frames: session.summary.frames) }
+        files.forEach { events?.post("file-closed", [("path", JSONText.string($0)), ("frames", "\(session.summary.frames)")]) }
         return files
     }
 }

@@ -4,8 +4,9 @@ import Synchronization
 
 /// `--http`: a session's web surface on an ``HTTPServer`` (docs/WEB.md): `GET /` the page,
 /// `GET /status` the latest ``LiveStatus`` as JSON, `GET /metrics` in Prometheus' format, the
-/// WebSocket `/live` pushing the status about 20 times a second, and `POST /control/VERB` the
-/// session's commands (the verbs OSC takes).
+/// WebSocket `/live` pushing the status about 20 times a second, `GET /events` the session's
+/// events (Server-Sent Events), and `POST /control/VERB` the session's commands (the verbs OSC
+/// takes).
 ///
 /// Threads: ``update(_:)`` from the session's loop; requests on the server's threads, which read
 /// the latest status under a lock and call `command`, which must be safe from any thread.
@@ -15,13 +16,14 @@ final class SessionWeb: @unchecked Sendable {
 
     /// Starts serving; notes the address on standard error.
     /// - Parameter command: runs a verb; nil when done, else the reason it was refused (409).
-    init(options: HTTPOptions, initial: LiveStatus, command: @escaping @Sendable (String) -> String?) throws(HTTPServerError) {
+    init(options: HTTPOptions, initial: LiveStatus, events: EventLog?, command: @escaping @Sendable (String) -> String?) throws(HTTPServerError) {
         let status = LatestStatus(initial)
         self.status = status
         var settings = HTTPServer.Options()
         settings.host = options.host
         settings.port = options.port ?? 0
         settings.token = options.token
+        settings.events = events
         // Without a token, only this user's sockets on loopback: the control socket's and OSC's rule.
         let listening = ListeningPort()
         if options.token == nil {
@@ -63,7 +65,7 @@ final class SessionWeb: @unchecked Sendable {
         case "/", "/index.html": return .html(WebPage.html)
         case "/status": return .json(status.json)
         case "/metrics": return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(status.prometheus.utf8))
-        default: return .error("no page \(path): expected /, /status, /metrics, the WebSocket /live, or POST /control/VERB", status: 404)
+        default: return .error("no page \(path): expected /, /status, /metrics, /events, the WebSocket /live, or POST /control/VERB", status: 404)
         }
     }
 }

@@ -170,6 +170,7 @@ extension JackServerSuite {
             ]
             for bytes in junk { Self.send(bytes, port: port) }
             for _ in 0 ..< 1000 { Self.send([], port: port) }
+            usleep(1_000_000)   // a second of recording after the flood, whatever its speed
             let status = try Self.curl(port, "/status")
             #expect(status.status == 200 && status.body.contains("\"state\":\"recording\""))
             #expect(try Self.curl(port, "/control/stop", ["-X", "POST"]).status == 200)
@@ -178,6 +179,86 @@ extension JackServerSuite {
             let check = try Self.checkSine(path, channels: 1)
             #expect(check.wrong == 0 && check.checked > 24_000 && (check.silent == 0 || summary.xruns > 0), "\(check)")
             #expect(summary.lostFrames == 0 || summary.xruns > 0)
+        }
+
+        @Test("GET /events (Server-Sent Events) and --events FILE, for takes started, split and stopped over POST: the same events, numbered 1, 2, ... in order: started, then each take's take-started (its file) and take-finished, each file-closed after its take's end with its frames, finished last; the file's lines are the stream's data")
+        func eventsInOrder() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("webgen"), channelCount: 1, wavePeriod: Self.sine)
+            let path = temporaryPath("web-takes.wav"), log = temporaryPath("web-events.ndjson")
+            let takePaths = [1, 2].map { path.replacingOccurrences(of: ".wav", with: String(format: "-%03d.wav", $0)) }
+            defer { for file in takePaths + [log] { try? FileManager.default.removeItem(atPath: file) } }
+            let (process, port, out, err) = try Self.startRecorder(["--http", "0", "--events", log, "--armed", "-p", "\(generator.client.name):out_1", path],
+                                                                   role: "webev")
+            defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+            let streamed = URL(fileURLWithPath: temporaryPath("web-events.sse"))
+            defer { try? FileManager.default.removeItem(at: streamed) }
+            let curl = Process()
+            curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            curl.arguments = ["curl", "-s", "-N", "--max-time", "30", "http://127.0.0.1:\(port)/events"]
+            FileManager.default.createFile(atPath: streamed.path, contents: nil)
+            curl.standardOutput = try FileHandle(forWritingTo: streamed)
+            try curl.run()
+            for verb in ["start", "split", "stop"] {
+                usleep(700_000)
+                #expect(try Self.curl(port, "/control/\(verb)", ["-X", "POST"]).status == 200)
+            }
+            usleep(700_000)
+            process.terminate()
+            #expect(process.exitStatus().status == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+            curl.waitUntilExit()
+            let sse = String(decoding: try Data(contentsOf: streamed), as: UTF8.self)
+            let data = sse.split(separator: "\n").filter { $0.hasPrefix("data: ") }.map { String($0.dropFirst(6)) }
+            let lines = String(decoding: try Data(contentsOf: URL(fileURLWithPath: log)), as: UTF8.self).split(separator: "\n").map(String.init)
+            #expect(data == lines, "stream \(data.count) events, file \(lines.count)")
+            let events = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            let names = events.map { $0["event"] as? String ?? "" }
+            #expect(events.map { $0["seq"] as? Int ?? 0 } == Array(1 ... max(1, events.count)))
+            #expect(names.first == "started" && names.last == "finished", "\(names)")
+            let takes = names.filter { $0 == "take-started" || $0 == "take-finished" }
+            #expect(takes == ["take-started", "take-finished", "take-started", "take-finished"], "\(names)")
+            let started = events.filter { $0["event"] as? String == "take-started" }.map { $0["files"] as? [String] ?? [] }
+            #expect(started == takePaths.map { [$0] }, "\(started)")
+            for (index, take) in takePaths.enumerated() {
+                let finished = names.indices.filter { names[$0] == "take-finished" }[safe: index]
+                let closed = events.firstIndex { $0["event"] as? String == "file-closed" && $0["path"] as? String == take }
+                #expect(closed != nil && finished != nil && closed! > finished!, "\(take): \(names)")
+                let frames = closed.flatMap { events[$0]["frames"] as? Int }
+                #expect(frames.map { $0 > 0 && $0 == (try? SoundFileContents(path: take).frames) } == true, "\(take): \(frames ?? -1) frames")
+            }
+        }
+
+        @Test("play --http: a half-scale 1 kHz sine looped: /status says playing with the file, its peak within 0.5 dB of -6.02 dBFS from the output queue's meter; POST /control/stop ends it (exit 0, exitReason terminate); --events logs started then finished")
+        func playWithHTTP() throws {
+            let file = temporaryPath("web-play.wav"), log = temporaryPath("web-play.ndjson")
+            defer { for path in [file, log] { try? FileManager.default.removeItem(atPath: path) } }
+            let made = try ExternalTool.run("sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", file, "synth", "1", "sine", "1000", "vol", "0.5"])
+            #expect(made.status == 0, "\(made.standardError)")
+            let out = URL(fileURLWithPath: temporaryPath("webplay.out")), err = URL(fileURLWithPath: temporaryPath("webplay.err"))
+            defer { for url in [out, err] { try? FileManager.default.removeItem(at: url) } }
+            let process = try AQJackCommand.start(["play", "--json", "--http", "0", "--events", log, "--loop", "inf", "--no-connect",
+                                                   "--name", TestServer.uniqueClientName("webplay"), file], standardOutput: out, standardError: err)
+            var port = 0
+            for _ in 0 ..< 300 where port == 0 {
+                let text = String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
+                if let range = text.range(of: #"web page on http://[0-9.]+:([0-9]+)/"#, options: .regularExpression) {
+                    port = Int(text[range].split(separator: ":").last!.dropLast()) ?? 0
+                }
+                usleep(20_000)
+            }
+            try #require(port > 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+            usleep(800_000)
+            let status = try Self.curl(port, "/status")
+            let document = try JSONSerialization.jsonObject(with: Data(status.body.utf8)) as? [String: Any] ?? [:]
+            #expect(document["command"] as? String == "play" && document["state"] as? String == "playing" && (document["files"] as? [String]) == [file])
+            let peak = ((document["channels"] as? [[String: Any]])?.first?["peakDBFS"] as? Double)
+            #expect(peak.map { abs($0 - -6.02) <= 0.5 } == true, "\(status.body)")
+            #expect(try Self.curl(port, "/control/stop", ["-X", "POST"]).status == 200)
+            #expect(process.exitStatus().status == 0)
+            let summary = String(decoding: try Data(contentsOf: out), as: UTF8.self)
+            #expect(summary.contains("\"exitReason\" : \"terminate\"") || summary.contains("\"exitReason\":\"terminate\""), "\(summary)")
+            let names = String(decoding: try Data(contentsOf: URL(fileURLWithPath: log)), as: UTF8.self).split(separator: "\n")
+                .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.map { $0["event"] as? String ?? "" }
+            #expect(names.first == "started" && names.last == "finished", "\(names)")
         }
 
         /// Connects to 127.0.0.1:`port`, sends `bytes`, and closes after reading for at most 0.2 s.
@@ -206,4 +287,8 @@ extension JackServerSuite {
             return path
         }
     }
+}
+
+extension Array {
+    subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
 }
