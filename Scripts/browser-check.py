@@ -2,10 +2,11 @@
 """Drives a web page in headless Chromium through chromedriver (W3C WebDriver over HTTP, with
 nothing but Python's standard library), as the web tests of aqjack do (docs/WEB.md).
 
-  browser-check.py URL --wait ID [--read ID]... [--samples N] [--screenshot PNG] [--click ID]
-                   [--after ID] [--timeout SECONDS]
+  browser-check.py URL --wait ID [--script JS] [--read ID]... [--samples N] [--screenshot PNG]
+                   [--click ID] [--after ID] [--timeout SECONDS]
 
-Opens URL, waits until element ID shows a number, then reads each --read element's text N times
+Opens URL, waits until element ID shows a number, runs --script (a function body; its return
+value is printed as "script"), then reads each --read element's text N times
 200 ms apart, writes a screenshot, clicks --click, waits 1 s and reads --after. Prints one JSON
 object: {"reads": {ID: [text, ...]}, "after": text, "screenshot": PATH, "console": [...]}.
 Exit 1 with a message on standard error when the page never shows a number or a step fails.
@@ -51,6 +52,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("url")
     parser.add_argument("--wait", required=True)
+    parser.add_argument("--script")
     parser.add_argument("--read", action="append", default=[])
     parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--screenshot")
@@ -96,12 +98,16 @@ def main():
                 if time.time() > deadline:
                     raise RuntimeError(f"#{args.wait} never showed a number within {args.timeout} s")
                 time.sleep(0.1)
+        result = {}
+        if args.script:
+            result["script"] = driver.call("POST", f"/session/{session}/execute/sync", {"script": args.script, "args": []})
+            time.sleep(0.5)
         reads = {element_id: [] for element_id in args.read}
         for _ in range(args.samples):
             for element_id in args.read:
                 reads[element_id].append(text(element_id))
             time.sleep(0.2)
-        result = {"reads": reads}
+        result["reads"] = reads
         if args.screenshot:
             png = base64.b64decode(driver.call("GET", f"/session/{session}/screenshot"))
             with open(args.screenshot, "wb") as file:

@@ -1,10 +1,14 @@
 /// The page `GET /` serves: one HTML file with its style and script inline (no network fetch,
 /// no build step). It reads `/status` once, then the pushes of `/live` (a ``LiveStatus`` each),
 /// and draws per-channel peak and RMS meters with a peak hold of 2 s, the state, elapsed time,
-/// frames, lost frames, xruns, disk free and time left, the files, and a button per command the
-/// session takes now (`POST /control/VERB`). A token given as `?token=` in the page's address is
-/// passed on to every request. Element ids the tests read: `state`, `peak-N`, `rms-N`,
-/// `hold-N` (dBFS, one decimal, or `-inf`), and a button per verb (`start`, `stop`, `split`).
+/// frames, lost frames, xruns, disk free and time left, the files, and a button per take command
+/// the session takes now (`POST /control/VERB`: start, stop, split). For `host`, the graph from
+/// `/graph` (refreshed every second): a card per plugin with a slider per control input in its
+/// range, its output controls' values, bypass and presets, each change POSTed as the control
+/// socket's command. A token given as `?token=` in the page's address is passed on to every
+/// request. Element ids the tests read: `state`, `peak-N`, `rms-N`, `hold-N` (dBFS, one decimal,
+/// or `-inf`), a button per verb (`start`, `stop`, `split`), and for the host `control-ID-SYMBOL`
+/// (a slider), `shown-ID-SYMBOL` (its value), `bypass-ID`, `preset-ID`.
 public enum WebPage {
     public static let html = """
     <!doctype html>
@@ -25,6 +29,10 @@ public enum WebPage {
     button { font: inherit; margin: .8em .6em 0 0; padding: .45em 1.3em; border: 0; border-radius: .3em; background: #3d6fb6; color: #fff; cursor: pointer; }
     button#stop { background: #b3261e; }
     #message { margin-top: .6em; color: #ffb4ab; min-height: 1.2em; }
+    .node { background: #1f242a; border-radius: .4em; padding: .6em 1em; margin: .8em 0; max-width: 44em; }
+    .node h3 { font-size: 1em; margin: 0 0 .4em; } .node label { margin-right: 1em; }
+    .control { display: grid; grid-template-columns: 12em 1fr 6em; gap: .6em; align-items: center; margin: .2em 0; }
+    .control input[type=range] { width: 100%; } .control span { font-variant-numeric: tabular-nums; color: #c8d0d8; }
     ul { padding-left: 1.2em; color: #c8d0d8; }
     </style></head>
     <body>
@@ -34,6 +42,7 @@ public enum WebPage {
     <div id="meters"></div>
     <div id="buttons"></div>
     <div id="message"></div>
+    <div id="graph"></div>
     <h2 style="font-size:1em">Files</h2><ul id="files"></ul>
     <script>
     "use strict";
@@ -67,6 +76,7 @@ public enum WebPage {
     function render(s) {
       el("command").textContent = s.command;
       el("state").textContent = s.state; el("state").className = s.state;
+      if (s.command === "host") { el("facts").innerHTML = `xruns <b>${s.xruns}</b>`; startGraph(); } else
       el("facts").innerHTML = `<b>${s.seconds.toFixed(1)} s</b> · ${s.frames} frames at ${s.sampleRate} Hz · lost <b>${s.lostFrames}</b> · xruns <b>${s.xruns}</b>` +
         ` · disk free <b>${bytes(s.diskFreeBytes)}</b> · time left <b>${duration(s.secondsLeft)}</b>`;
       const now = Date.now();
@@ -85,14 +95,15 @@ public enum WebPage {
         el("holdmark-" + c.channel).style.left = "calc(" + width(held) + "% - 2px)";
       }
       const buttons = el("buttons");
-      for (const verb of s.controls) {
+      const takes = s.controls.filter(verb => ["start", "stop", "split"].includes(verb));
+      for (const verb of takes) {
         if (el(verb)) continue;
         const button = document.createElement("button");
         button.id = verb; button.textContent = verb[0].toUpperCase() + verb.slice(1);
         button.onclick = () => command(verb);
         buttons.appendChild(button);
       }
-      for (const button of Array.from(buttons.children)) if (!s.controls.includes(button.id)) button.remove();
+      for (const button of Array.from(buttons.children)) if (!takes.includes(button.id)) button.remove();
       el("files").innerHTML = "";
       for (const f of s.files) { const li = document.createElement("li"); li.textContent = f; el("files").appendChild(li); }
     }
@@ -102,6 +113,67 @@ public enum WebPage {
         const body = await reply.json();
         el("message").textContent = reply.ok ? "" : body.error;
       } catch (e) { el("message").textContent = "the command did not reach aqjack: " + e; }
+    }
+    const quote = text => JSON.stringify(String(text));   // the control line's quoting: "...", with \\" and \\\\ escaped
+    const shownValue = v => v === null ? "" : String(Math.round(v * 1000) / 1000);
+    let graphShape = "", graphTimer = null;
+    function startGraph() { if (!graphTimer) { graphTimer = setInterval(refreshGraph, 1000); refreshGraph(); } }
+    async function send(verb, words) {
+      try {
+        const reply = await fetch("/control/" + verb + query, { method: "POST", body: words });
+        const body = await reply.json();
+        el("message").textContent = reply.ok ? "" : body.error;
+      } catch (e) { el("message").textContent = "the command did not reach aqjack: " + e; }
+      refreshGraph();
+    }
+    function card(node) {
+      const div = document.createElement("div"); div.className = "node"; div.id = "node-" + node.id;
+      const title = document.createElement("h3");
+      title.textContent = node.id + " · " + node.name + (node.latency ? " · latency " + node.latency + " frames" : "");
+      div.appendChild(title);
+      const bypass = document.createElement("input"); bypass.type = "checkbox"; bypass.id = "bypass-" + node.id;
+      bypass.onchange = () => send("bypass", node.id + " " + (bypass.checked ? "on" : "off"));
+      const label = document.createElement("label"); label.appendChild(bypass); label.appendChild(document.createTextNode(" bypass"));
+      div.appendChild(label);
+      if (node.presets.length) {
+        const select = document.createElement("select"); select.id = "preset-" + node.id;
+        select.innerHTML = "<option value=''>preset…</option>";
+        for (const name of node.presets) { const o = document.createElement("option"); o.value = name; o.textContent = name; select.appendChild(o); }
+        select.onchange = () => { if (select.value) send("preset", node.id + " " + quote(select.value)); };
+        div.appendChild(select);
+      }
+      for (const c of node.controls) {
+        const row = document.createElement("div"); row.className = "control";
+        const name = document.createElement("span"); name.textContent = c.name + (c.output ? " (out)" : ""); row.appendChild(name);
+        if (!c.output && c.minimum !== null && c.maximum !== null) {
+          const input = document.createElement("input"); input.type = "range"; input.id = `control-${node.id}-${c.symbol}`;
+          input.min = c.minimum; input.max = c.maximum; input.step = c.integer || c.toggled ? 1 : (c.maximum - c.minimum) / 1000;
+          if (c.value !== null) input.value = c.value;
+          input.onchange = () => send("set", `${node.id} ${c.symbol} ${input.value}`);
+          row.appendChild(input);
+        } else row.appendChild(document.createElement("span"));
+        const shown = document.createElement("span"); shown.id = `shown-${node.id}-${c.symbol}`; shown.textContent = shownValue(c.value);
+        row.appendChild(shown);
+        div.appendChild(row);
+      }
+      return div;
+    }
+    async function refreshGraph() {
+      let graph;
+      try { const reply = await fetch("/graph" + query); if (!reply.ok) return; graph = await reply.json(); } catch (e) { return; }
+      const shape = JSON.stringify(graph.nodes.map(n => [n.id, n.controls.map(c => c.symbol)]));
+      if (shape !== graphShape) {
+        graphShape = shape; el("graph").innerHTML = "";
+        for (const node of graph.nodes) el("graph").appendChild(card(node));
+      }
+      for (const node of graph.nodes) {
+        const bypass = el("bypass-" + node.id); if (bypass) bypass.checked = node.bypassed;
+        for (const c of node.controls) {
+          const shown = el(`shown-${node.id}-${c.symbol}`); if (shown) shown.textContent = shownValue(c.value);
+          const input = el(`control-${node.id}-${c.symbol}`);
+          if (input && document.activeElement !== input && c.value !== null) input.value = c.value;
+        }
+      }
     }
     function connect() {
       const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/live" + query);

@@ -148,6 +148,7 @@ enum Help {
               aqjack ... host [URI ...] --control PORT [--control-host ADDRESS] [--control-token TOKEN] [--channels N]
               aqjack ... host [URI ...] --osc PORT [--osc-host ADDRESS] [--osc-token TOKEN] [--channels N]
               aqjack ... host --graph FILE [--control PORT] [--osc PORT] [-i ...]... [-o ...]...   a saved graph
+              aqjack ... host [URI ...] --http [ADDRESS:]PORT [--http-token TOKEN] [--events FILE|-]   the graph on a web page
             """, text: """
             host runs one LV2 plugin live on JACK (jalv's console mode, for scripts): ports named by
             the plugin's symbols (a CV port is an audio port marked signal-type CV; a MIDI output a
@@ -182,6 +183,9 @@ enum Help {
             --osc PORT (UDP on 127.0.0.1) takes the same commands as OSC messages, /aqjack/VERB with the
             words as arguments, each answered /aqjack/reply ADDRESS LINE; --osc-token TOKEN (or
             AQJACK_OSC_TOKEN), required for any --osc-host but loopback, is every message's first argument.
+            --http [ADDRESS:]PORT serves a page with the graph's plugins (sliders, bypass, presets),
+            GET /graph, /status, /events, and the same commands as POST /control/VERB with the words as
+            the body; --events FILE|- logs the events (docs/WEB.md).
             """),
     ]
 

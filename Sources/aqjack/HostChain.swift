@@ -2,6 +2,7 @@ import AQCore
 import AQGraph
 import AQJack
 import AQPlugins
+import AQWeb
 import Foundation
 
 /// `aqjack host URI [--set S=V]... URI [--set S=V]... [--control PORT]`: the plugins as a chain
@@ -30,6 +31,8 @@ struct HostChain {
     let control: ControlOptions?
     /// `--osc`: the control socket's verbs over OSC (``GraphOSC``).
     let osc: OSCOptions
+    /// `--http` and `--events` (docs/WEB.md): the graph on a page, its commands over POST.
+    var http = HTTPOptions()
     let sources: [String]
     let destinations: [String]
     let json: Bool
@@ -117,6 +120,21 @@ struct HostChain {
                 return ExitStatus.failure
             }
         }
+        var events: SessionEvents?
+        var web: SessionWeb?
+        do {
+            events = try SessionEvents.make(http)
+            if http.port != nil {
+                web = try SessionWeb(options: http, initial: Self.liveStatus(driver: driver, client: client, finished: false), events: events?.log,
+                                     pages: ["/graph": { GraphView.response(controller) }]) { verb, words in
+                    GraphView.reply(controller.execute([verb] + words, connection: GraphView.connection).reply)
+                }
+            }
+        } catch {
+            client.close()
+            Diagnostics.error((error as? UsageError)?.message ?? "\(error)")
+            return ExitStatus.failure
+        }
         let host = live.host
         do throws(GraphError) {
             try live.start()
@@ -157,9 +175,15 @@ struct HostChain {
                 }
             }
         }
+        events?.log.post("started", [("plugins", "\(live.graph.nodes.count)"), ("latency", "\(live.latency)")])
         let cause = SessionLoop.run(client: client, signals: signals, finished: { false }) {
             // A plugin whose latency changed: the graph compensates it and JACK is told.
             controller.withGraph { _ = try? $0.refreshLatency() }
+            if web != nil || events != nil {
+                let status = Self.liveStatus(driver: driver, client: client, finished: false)
+                web?.update(status)
+                events?.look(at: status)
+            }
         }
         let reason = switch cause {
         case .finished: "finished"
@@ -167,6 +191,13 @@ struct HostChain {
         case .interrupt: "interrupt"
         case .terminate: "terminate"
         }
+        if cause == .serverShutdown {
+            events?.log.post("server-shutdown", [("reason", JSONText.string(client.notifications.shutdownReason.withLock { $0 } ?? "no reason given"))])
+        }
+        events?.log.post("finished", [("exitReason", JSONText.string(reason))])
+        events?.log.close()
+        web?.update(Self.liveStatus(driver: driver, client: client, finished: true))
+        web?.stop()
         server?.stop()
         oscControl?.stop()
         if let path = sessionGraph {
@@ -189,5 +220,13 @@ struct HostChain {
             "hosted a graph of \(live.graph.nodes.count) plugins: latency \(summary.latencyFrames) frames, xruns \(summary.xruns), stopped by: \(reason)"
         }
         return cause == .serverShutdown ? ExitStatus.failure : ExitStatus.success
+    }
+
+    /// What the web page shows of the host: running, its xruns, the verbs it takes over POST.
+    static func liveStatus(driver: JackDriver, client: JackClient, finished: Bool) -> LiveStatus {
+        var status = LiveStatus(command: "host", state: finished ? "stopped" : "running", sampleRate: Double(driver.sampleRate))
+        status.xruns = client.notifications.xrunCount.load(ordering: .relaxed)
+        status.controls = finished ? [] : GraphView.verbs
+        return status
     }
 }

@@ -32,6 +32,9 @@ struct HostCommand {
     /// `--osc PORT [--osc-host ADDRESS] [--osc-token TOKEN]`: the control socket's verbs over OSC
     /// (``GraphOSC``); the plugins then run as an editable graph.
     var osc = OSCOptions()
+    /// `--http [ADDRESS:]PORT` and `--events FILE|-` (docs/WEB.md); the plugins then run as an
+    /// editable graph.
+    var http = HTTPOptions()
 
     init(arguments cursor: inout ArgumentCursor, globals: inout GlobalOptions) throws(UsageError) {
         var chain = PluginChainOptions()
@@ -62,8 +65,9 @@ struct HostCommand {
             case let .option(option):
                 if try chain.parse(option, from: &cursor) { continue }
                 if try osc.parse(option, from: &cursor) { continue }
+                if try http.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for host: expected --set, --preset, --state, --graph, --control, --control-host, --control-token, --osc, --osc-host, --osc-token, --channels, -i, -o, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for host: expected --set, --preset, --state, --graph, --control, --control-host, --control-token, --osc, --osc-host, --osc-token, --http, --http-token, --http-token-file, --events, --channels, -i, -o, --json, --server or --name")
             case let .operand(word):
                 // --set and --preset apply to the URI before them (those before the first URI, to it).
                 if uris.isEmpty { chain.plugins[0].uri = word } else { chain.plugins.append(.init(uri: word)) }
@@ -81,17 +85,18 @@ struct HostCommand {
             throw UsageError(message: "--control-host and --control-token belong to the control socket: give --control PORT too")
         }
         try osc.validate()
+        try http.validate()
         if graphFile != nil, !uris.isEmpty || channels != nil {
             throw UsageError(message: "--graph hosts a saved graph: give no URI and no --channels with it (the file has its plugins and channels)")
         }
-        if channels != nil, control == nil && osc.port == nil || !uris.isEmpty {
-            throw UsageError(message: "--channels sizes an empty graph: give it with --control or --osc and no URI (a chain is as wide as its widest plugin)")
+        if channels != nil, control == nil && osc.port == nil && http.port == nil || !uris.isEmpty {
+            throw UsageError(message: "--channels sizes an empty graph: give it with --control, --osc or --http and no URI (a chain is as wide as its widest plugin)")
         }
-        guard !uris.isEmpty || control != nil || osc.port != nil || graphFile != nil else {
+        guard !uris.isEmpty || control != nil || osc.port != nil || http.port != nil || graphFile != nil else {
             throw UsageError(message: "host needs a plugin URI, e.g. aqjack host http://plugin.org.uk/swh-plugins/amp (aqjack plugins lists them), or --control PORT (or --osc PORT) to build a graph over the socket")
         }
-        if uris.count != 1 || control != nil || osc.port != nil, stateDirectory != nil {
-            throw UsageError(message: "--state keeps one plugin's state: host one URI with it, without --control, --osc or --graph")
+        if uris.count != 1 || control != nil || osc.port != nil || http.port != nil || http.events != nil, stateDirectory != nil {
+            throw UsageError(message: "--state keeps one plugin's state: host one URI with it, without --control, --osc, --http, --events or --graph")
         }
         uri = uris.first ?? ""
         settings = chain.plugins[0].settings
@@ -139,9 +144,11 @@ struct HostCommand {
 
     private func host(globals: GlobalOptions, nsm: NSMClient?) throws(JackError) -> Int32 {
         // A LADSPA plugin runs as a one-node graph (the console and --state are LV2's).
-        if plugins.count != 1 || control != nil || osc.port != nil || PluginFormat(identifier: uri) == .ladspa {
-            return try HostChain(plugins: plugins, graphFile: graphFile, channels: channels ?? 2, control: control, osc: osc, sources: sources,
-                                 destinations: destinations, json: json, sessionFolder: nsm != nil ? stateDirectory : nil).run(globals: globals, nsm: nsm)
+        if plugins.count != 1 || control != nil || osc.port != nil || http.port != nil || http.events != nil || PluginFormat(identifier: uri) == .ladspa {
+            var chain = HostChain(plugins: plugins, graphFile: graphFile, channels: channels ?? 2, control: control, osc: osc, sources: sources,
+                                  destinations: destinations, json: json, sessionFolder: nsm != nil ? stateDirectory : nil)
+            chain.http = http
+            return try chain.run(globals: globals, nsm: nsm)
         }
         let signals = SignalWatcher()
         // A state directory that cannot be written is said now, with the system's reason, not

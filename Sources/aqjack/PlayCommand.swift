@@ -202,10 +202,10 @@ struct PlayCommand {
             events = try SessionEvents.make(http)
             if http.port != nil {
                 queue.isLevelMeteringEnabled = true
-                web = try SessionWeb(options: http, initial: liveStatus(session: session, rate: rate, client: client, finished: false), events: events?.log) { verb in
-                    guard verb == "stop" else { return "play takes stop" }
+                web = try SessionWeb(options: http, initial: liveStatus(session: session, rate: rate, client: client, finished: false), events: events?.log) { verb, _ in
+                    guard verb == "stop" else { return .refused("play takes stop") }
                     signals.received.store(SIGTERM, ordering: .releasing)
-                    return nil
+                    return .ok()
                 }
             }
         } catch {

@@ -169,15 +169,15 @@ struct RecordCommand {
                             client: JackClient, signals: SignalWatcher, events: EventLog?) throws -> SessionWeb {
         nonisolated(unsafe) let trigger = setup.trigger
         return try SessionWeb(options: options.http, initial: liveStatus(queue: queue, setup: setup, plan: plan, options: options, client: client, finished: false),
-                              events: events) { verb in
+                              events: events) { verb, _ in
             switch (verb, trigger) {
             case ("start", let trigger?): trigger.request(.start)
             case ("split", let trigger?): trigger.request(.split)
             case ("stop", let trigger?): trigger.request(.stop)
             case ("stop", nil): signals.received.store(SIGTERM, ordering: .releasing)
-            default: return "'\(verb)' needs takes: record with --armed, --trigger or --osc to start, stop and split them"
+            default: return .refused("'\(verb)' needs takes: record with --armed, --trigger or --osc to start, stop and split them")
             }
-            return nil
+            return .ok()
         }
     }
 

@@ -1,3 +1,4 @@
+import AQControl
 import AQWeb
 import Glibc
 import Synchronization
@@ -5,18 +6,31 @@ import Synchronization
 /// `--http`: a session's web surface on an ``HTTPServer`` (docs/WEB.md): `GET /` the page,
 /// `GET /status` the latest ``LiveStatus`` as JSON, `GET /metrics` in Prometheus' format, the
 /// WebSocket `/live` pushing the status about 20 times a second, `GET /events` the session's
-/// events (Server-Sent Events), and `POST /control/VERB` the session's commands (the verbs OSC
-/// takes).
+/// events (Server-Sent Events), `POST /control/VERB` the session's commands (the verbs OSC and
+/// the control socket take; the body holds a command's words after the verb), and any pages the
+/// session adds (the host's `/graph`).
 ///
 /// Threads: ``update(_:)`` from the session's loop; requests on the server's threads, which read
 /// the latest status under a lock and call `command`, which must be safe from any thread.
 final class SessionWeb: @unchecked Sendable {
+    /// What a command answered: 200 and its reply (`ok ...`), or a 4xx status and why it was refused.
+    struct Reply: Sendable {
+        var status: Int
+        var text: String
+        static func ok(_ text: String = "ok") -> Reply { Reply(status: 200, text: text) }
+        static func refused(_ text: String, status: Int = 409) -> Reply { Reply(status: status, text: text) }
+    }
+    typealias Command = @Sendable (_ verb: String, _ arguments: [String]) -> Reply
+
     let server: HTTPServer
     private let status: LatestStatus
 
     /// Starts serving; notes the address on standard error.
-    /// - Parameter command: runs a verb; nil when done, else the reason it was refused (409).
-    init(options: HTTPOptions, initial: LiveStatus, events: EventLog?, command: @escaping @Sendable (String) -> String?) throws(HTTPServerError) {
+    /// - Parameters:
+    ///   - command: runs a verb with the words of the request's body.
+    ///   - pages: more `GET` pages by path, answered on the server's threads.
+    init(options: HTTPOptions, initial: LiveStatus, events: EventLog?, pages: [String: @Sendable () -> HTTPResponse] = [:],
+         command: @escaping Command) throws(HTTPServerError) {
         let status = LatestStatus(initial)
         self.status = status
         var settings = HTTPServer.Options()
@@ -34,7 +48,7 @@ final class SessionWeb: @unchecked Sendable {
             }
         }
         server = try HTTPServer(options: settings) { request in
-            Self.answer(request, status: status.value.withLock { $0 }, command: command)
+            Self.answer(request, status: status.value.withLock { $0 }, pages: pages, command: command)
         }
         listening.value.store(server.port, ordering: .relaxed)
         server.publish(initial.json)
@@ -49,7 +63,7 @@ final class SessionWeb: @unchecked Sendable {
 
     func stop() { server.stop() }
 
-    private static func answer(_ request: HTTPRequest, status: LiveStatus, command: (String) -> String?) -> HTTPResponse {
+    private static func answer(_ request: HTTPRequest, status: LiveStatus, pages: [String: @Sendable () -> HTTPResponse], command: Command) -> HTTPResponse {
         let path = request.path
         if path.hasPrefix("/control/") {
             guard request.method == "POST" else { return .error("\(path) takes POST", status: 405) }
@@ -57,15 +71,24 @@ final class SessionWeb: @unchecked Sendable {
             guard status.controls.contains(verb) else {
                 return .error("'\(verb)' is not a command of this \(status.command) now: expected one of \(status.controls.joined(separator: ", "))", status: 409)
             }
-            if let refusal = command(verb) { return .error(refusal, status: 409) }
-            return .json("{\"ok\":true,\"command\":\(JSONText.string(verb))}")
+            let arguments: [String]
+            do throws(ControlLine.SyntaxError) { arguments = try ControlLine.words(request.body) } catch {
+                return .error("the body of \(path) is not a command's words: \(error)", status: 400)
+            }
+            let reply = command(verb, arguments)
+            guard reply.status == 200 else { return .error(reply.text, status: reply.status) }
+            return .json("{\"ok\":true,\"command\":\(JSONText.string(verb)),\"reply\":\(JSONText.string(reply.text))}")
         }
         guard request.method != "POST" else { return .error("\(path) takes GET; commands are POST /control/VERB", status: 405) }
         switch path {
         case "/", "/index.html": return .html(WebPage.html)
+        case "/favicon.ico": return HTTPResponse(status: 204, contentType: "image/x-icon", body: [])
         case "/status": return .json(status.json)
         case "/metrics": return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(status.prometheus.utf8))
-        default: return .error("no page \(path): expected /, /status, /metrics, /events, the WebSocket /live, or POST /control/VERB", status: 404)
+        default:
+            if let page = pages[path] { return page() }
+            let extra = pages.keys.sorted().map { ", \($0)" }.joined()
+            return .error("no page \(path): expected /, /status, /metrics, /events\(extra), the WebSocket /live, or POST /control/VERB", status: 404)
         }
     }
 }

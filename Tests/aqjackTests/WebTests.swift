@@ -127,7 +127,7 @@ extension JackServerSuite {
             let split = try Self.curl(port, "/control/split", ["-X", "POST"])
             #expect(split.status == 409 && split.body.contains("not a command of this record now"), "\(split)")
             let stop = try Self.curl(port, "/control/stop", ["-X", "POST"])
-            #expect(stop.status == 200 && stop.body == #"{"ok":true,"command":"stop"}"#)
+            #expect(stop.status == 200 && stop.body == #"{"ok":true,"command":"stop","reply":"ok"}"#)
             let exit = process.exitStatus()
             #expect(exit.status == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
         }
@@ -259,6 +259,46 @@ extension JackServerSuite {
             let names = String(decoding: try Data(contentsOf: URL(fileURLWithPath: log)), as: UTF8.self).split(separator: "\n")
                 .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.map { $0["event"] as? String ?? "" }
             #expect(names.first == "started" && names.last == "finished", "\(names)")
+        }
+
+        @Test("host --http: GET /graph lists the amp of `host amp --set gain=6` (node 1, gain -70 ... 70 at 6); in headless chromium its slider moved to -12 sets the plugin to the slider's step nearest it (the page shows it, get answers it); set and get over POST; an unknown node 404, a value out of range 400; Ctrl-C exits 0")
+        func hostGraphPage() throws {
+            let name = TestServer.uniqueClientName("webhost")
+            let out = URL(fileURLWithPath: temporaryPath("webhost.out")), err = URL(fileURLWithPath: temporaryPath("webhost.err"))
+            defer { for url in [out, err] { try? FileManager.default.removeItem(at: url) } }
+            let process = try AQJackCommand.start(["host", "--json", "--http", "0", "--name", name, PluginConvertTests.amp, "--set", "gain=6"],
+                                                  standardOutput: out, standardError: err)
+            var port = 0
+            for _ in 0 ..< 300 where port == 0 {
+                let text = String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
+                if let range = text.range(of: #"web page on http://[0-9.]+:([0-9]+)/"#, options: .regularExpression) {
+                    port = Int(text[range].split(separator: ":").last!.dropLast()) ?? 0
+                }
+                usleep(20_000)
+            }
+            try #require(port > 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+            let graph = try JSONSerialization.jsonObject(with: Data(try Self.curl(port, "/graph").body.utf8)) as? [String: Any] ?? [:]
+            let node = (graph["nodes"] as? [[String: Any]])?.first
+            let gain = (node?["controls"] as? [[String: Any]])?.first { $0["symbol"] as? String == "gain" }
+            #expect(graph["schema"] as? String == "aqjack.graph-view/1" && node?["id"] as? String == "1", "\(graph)")
+            #expect(gain?["minimum"] as? Double == -70 && gain?["maximum"] as? Double == 70 && gain?["value"] as? Double == 6, "\(String(describing: gain))")
+            let browser = try ExternalTool.run("python3", ["Scripts/browser-check.py", "http://127.0.0.1:\(port)/", "--wait", "shown-1-gain",
+                                                          "--script", "const i = document.getElementById('control-1-gain'); i.value = '-12'; i.dispatchEvent(new Event('change')); return i.value;",
+                                                          "--read", "shown-1-gain", "--samples", "5"], timeout: 120)
+            #expect(browser.status == 0, "\(browser.standardError)")
+            let result = (try? JSONSerialization.jsonObject(with: Data(browser.standardOutput.utf8)) as? [String: Any]) ?? [:]
+            // The slider moves in steps of a thousandth of the range (0.14 dB): -12 lands on -12.04.
+            let slider = result["script"] as? String ?? ""
+            #expect(Double(slider).map { abs($0 - -12) <= 0.07 } == true && (result["reads"] as? [String: [String]])?["shown-1-gain"]?.last == slider,
+                    "\(browser.standardOutput)")
+            let get = try Self.curl(port, "/control/get", ["-X", "POST", "--data-binary", "1 gain"])
+            #expect(get.status == 200 && Float(slider).map { get.body.contains("\"reply\":\"ok \($0)\"") } == true, "\(get)")
+            #expect(try Self.curl(port, "/control/set", ["-X", "POST", "--data-binary", "1 gain 3"]).status == 200)
+            #expect(try Self.curl(port, "/control/get", ["-X", "POST", "--data-binary", "1 gain"]).body.contains(#""reply":"ok 3.0""#))
+            #expect(try Self.curl(port, "/control/set", ["-X", "POST", "--data-binary", "9 gain 1"]).status == 404)
+            #expect(try Self.curl(port, "/control/set", ["-X", "POST", "--data-binary", "1 gain 99"]).status == 400)
+            process.interrupt()
+            #expect(process.exitStatus().status == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
         }
 
         /// Connects to 127.0.0.1:`port`, sends `bytes`, and closes after reading for at most 0.2 s.
