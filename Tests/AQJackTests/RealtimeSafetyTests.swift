@@ -183,6 +183,12 @@ extension JackServerSuite.RealtimeSafetyTests {
         defer { try? client.deactivate(); client.close() }
         _ = try client.connect(generator.portNames[0], to: host.audioInputs[0])
         if let listener { try listener.connect(from: host.audioOutputs) }
+        return try probeWhileChanging(host, client: client, symbol: "gain", to: gains)
+    }
+
+    /// After a warm-up, counts the heap calls and locks of `client`'s process thread while
+    /// control `symbol` of `host` is set to `values(k)` at the k-th millisecond for 3 s.
+    static func probeWhileChanging(_ host: LV2LiveHost, client: JackClient, symbol: String, to values: (Int) -> Float) throws -> LiveHostProbe {
         usleep(500_000)   // warm-up
         var processThreads = [client.processThreadID]
         #expect(processThreads[0] != 0)
@@ -193,7 +199,7 @@ extension JackServerSuite.RealtimeSafetyTests {
         aq_probe_reset_and_enable()
         let until = Date().addingTimeInterval(3)
         while Date() < until {
-            try host.set("gain", to: gains(probe.changes))
+            try host.set(symbol, to: values(probe.changes))
             probe.changes += 1
             usleep(1000)
         }
@@ -228,25 +234,7 @@ extension JackServerSuite.RealtimeSafetyTests {
         defer { try? client.deactivate(); client.close() }
         _ = try client.connect(sender.portName, to: host.midiInputs[0])
         _ = try client.connect(host.midiOutputs[0], to: capture.portName)
-        usleep(500_000)   // warm-up
-        var processThreads = [client.processThreadID]
-        #expect(processThreads[0] != 0)
-        aq_probe_count_only(&processThreads, 1)
-        defer { aq_probe_count_only(nil, 0) }
-        let cyclesBefore = host.processor.cycleCount.load(ordering: .relaxed)
-        var probe = LiveHostProbe()
-        aq_probe_reset_and_enable()
-        let until = Date().addingTimeInterval(3)
-        while Date() < until {
-            try host.set("transpose", to: Float(probe.changes % 13 - 6))
-            probe.changes += 1
-            usleep(1000)
-        }
-        aq_probe_disable()
-        probe.cycles = host.processor.cycleCount.load(ordering: .relaxed) - cyclesBefore
-        probe.allocations = aq_probe_allocation_count()
-        probe.frees = aq_probe_free_count()
-        probe.locks = aq_probe_mutex_lock_count()
+        let probe = try Self.probeWhileChanging(host, client: client, symbol: "transpose") { Float($0 % 13 - 6) }
         print("MIDI plugin's process thread: \(probe), \(capture.events.count) events read")
         #expect(probe.cycles > 1000 && probe.changes > probe.cycles)
         #expect(probe.allocations == 0 && probe.frees == 0 && probe.locks == 0)

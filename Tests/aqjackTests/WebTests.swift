@@ -13,12 +13,17 @@ extension JackServerSuite {
         /// A 1 kHz sine at half scale: peak -6.02 dBFS, RMS -9.03 dBFS.
         static let sine = GeneratorClient.sinePeriod(frequency: 1000, amplitude: 0.5, sampleRate: 48000)
 
-        /// Starts `aqjack record --http 0 ARGS` in the background and returns it with the port
-        /// it noted on standard error.
+        /// Starts `aqjack record --json --no-meter ARGS` in the background and returns it with the
+        /// port it noted on standard error.
         static func startRecorder(_ arguments: [String], role: String) throws -> (process: Process, port: Int, out: URL, err: URL) {
+            try start(["record", "--json", "--no-meter", "--name", TestServer.uniqueClientName(role)] + arguments, role: role)
+        }
+
+        /// Starts `aqjack ARGS` (with --http) in the background and returns it with the port it
+        /// noted on standard error.
+        static func start(_ arguments: [String], role: String) throws -> (process: Process, port: Int, out: URL, err: URL) {
             let out = URL(fileURLWithPath: temporaryPath("\(role).out")), err = URL(fileURLWithPath: temporaryPath("\(role).err"))
-            let process = try AQJackCommand.start(["record", "--json", "--no-meter", "--name", TestServer.uniqueClientName(role)] + arguments,
-                                                  standardOutput: out, standardError: err)
+            let process = try AQJackCommand.start(arguments, standardOutput: out, standardError: err)
             for _ in 0 ..< 300 {
                 let text = String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
                 if let range = text.range(of: #"web page on http://[0-9.]+:([0-9]+)/"#, options: .regularExpression) {
@@ -233,19 +238,9 @@ extension JackServerSuite {
             defer { for path in [file, log] { try? FileManager.default.removeItem(atPath: path) } }
             let made = try ExternalTool.run("sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", file, "synth", "1", "sine", "1000", "vol", "0.5"])
             #expect(made.status == 0, "\(made.standardError)")
-            let out = URL(fileURLWithPath: temporaryPath("webplay.out")), err = URL(fileURLWithPath: temporaryPath("webplay.err"))
+            let (process, port, out, err) = try Self.start(["play", "--json", "--http", "0", "--events", log, "--loop", "inf", "--no-connect",
+                                                            "--name", TestServer.uniqueClientName("webplay"), file], role: "webplay")
             defer { for url in [out, err] { try? FileManager.default.removeItem(at: url) } }
-            let process = try AQJackCommand.start(["play", "--json", "--http", "0", "--events", log, "--loop", "inf", "--no-connect",
-                                                   "--name", TestServer.uniqueClientName("webplay"), file], standardOutput: out, standardError: err)
-            var port = 0
-            for _ in 0 ..< 300 where port == 0 {
-                let text = String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
-                if let range = text.range(of: #"web page on http://[0-9.]+:([0-9]+)/"#, options: .regularExpression) {
-                    port = Int(text[range].split(separator: ":").last!.dropLast()) ?? 0
-                }
-                usleep(20_000)
-            }
-            try #require(port > 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
             usleep(800_000)
             let status = try Self.curl(port, "/status")
             let document = try JSONSerialization.jsonObject(with: Data(status.body.utf8)) as? [String: Any] ?? [:]
@@ -263,20 +258,9 @@ extension JackServerSuite {
 
         @Test("host --http: GET /graph lists the amp of `host amp --set gain=6` (node 1, gain -70 ... 70 at 6); in headless chromium its slider moved to -12 sets the plugin to the slider's step nearest it (the page shows it, get answers it); set and get over POST; an unknown node 404, a value out of range 400; Ctrl-C exits 0")
         func hostGraphPage() throws {
-            let name = TestServer.uniqueClientName("webhost")
-            let out = URL(fileURLWithPath: temporaryPath("webhost.out")), err = URL(fileURLWithPath: temporaryPath("webhost.err"))
+            let (process, port, out, err) = try Self.start(["host", "--json", "--http", "0", "--name", TestServer.uniqueClientName("webhost"),
+                                                            PluginConvertTests.amp, "--set", "gain=6"], role: "webhost")
             defer { for url in [out, err] { try? FileManager.default.removeItem(at: url) } }
-            let process = try AQJackCommand.start(["host", "--json", "--http", "0", "--name", name, PluginConvertTests.amp, "--set", "gain=6"],
-                                                  standardOutput: out, standardError: err)
-            var port = 0
-            for _ in 0 ..< 300 where port == 0 {
-                let text = String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
-                if let range = text.range(of: #"web page on http://[0-9.]+:([0-9]+)/"#, options: .regularExpression) {
-                    port = Int(text[range].split(separator: ":").last!.dropLast()) ?? 0
-                }
-                usleep(20_000)
-            }
-            try #require(port > 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
             let graph = try JSONSerialization.jsonObject(with: Data(try Self.curl(port, "/graph").body.utf8)) as? [String: Any] ?? [:]
             let node = (graph["nodes"] as? [[String: Any]])?.first
             let gain = (node?["controls"] as? [[String: Any]])?.first { $0["symbol"] as? String == "gain" }
@@ -301,24 +285,13 @@ extension JackServerSuite {
             #expect(process.exitStatus().status == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
         }
 
-        /// Connects to 127.0.0.1:`port`, sends `bytes`, and closes after reading for at most 0.2 s.
+        /// Connects to 127.0.0.1:`port`, sends `bytes` (none: just connects), and drops the connection.
         static func send(_ bytes: [UInt8], port: Int) {
-            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard socket >= 0 else { return }
-            defer { close(socket) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            guard let client = try? LineClient(port: port) else { return }
+            if !bytes.isEmpty {
+                client.send(bytes: bytes)
+                _ = client.readLine(timeout: 0.2)   // whatever it answers, before dropping the connection
             }
-            guard connected == 0, !bytes.isEmpty else { return }
-            _ = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
-            setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            _ = recv(socket, &buffer, buffer.count, 0)
         }
 
         static func write(_ text: String) throws -> String {
