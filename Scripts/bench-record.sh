@@ -14,31 +14,13 @@ work=$(mktemp -d)
 generator=
 trap '[ -n "$generator" ] && kill "$generator" 2>/dev/null; rm -rf "$work"' EXIT
 rate=48000
+. "$(dirname "$0")/bench-causes.sh"
 
 # Long enough for the three recorders, their analyses and the floor client (at 1024 channels the
 # analyses took so long that a generator of seconds * 2 + 40 had gone before the floor ran).
 .build/release/aqbench generate "$channels" $((seconds * 5 + 400)) > "$work/gen.out" &
 generator=$!
 for _ in $(seq 1 200); do grep -q ready "$work/gen.out" 2>/dev/null && break; sleep 0.05; done
-
-json_field() { grep -o "\"$1\":[^,}]*" "$2" | head -1 | cut -d: -f2 | tr -d '"'; }
-
-# Whose cycles the server found unfinished (jackd's "client = NAME was not finished" lines in
-# with-dummy-jack.sh's log) while each recorder ran, from its exec to its exit: the recorder's
-# own, or the generator's. Not while its file is read back for the analysis: aqjack's file is
-# read from the disk (its write-behind dropped it from the page cache) and jack_capture's from
-# memory, and that read disturbed the generator still running (a 20 s 256-channel recording: 0
-# unfinished cycles while aqjack recorded, 120 of the generator's while its file was analysed,
-# 0 while jack_capture's was). This bench used to count both together: the generator's
-# 276-1,856 unfinished cycles it charged to aqjack's runs at 256 and 1024 channels were mostly
-# the analysis.
-log="${TMPDIR:-/tmp}/jackd-${JACK_DEFAULT_SERVER:-}.log"
-late_between() {  # FROM-LINE TO-LINE RECORDER-CLIENT: "recorder N, generator N, other N"
-  tail -n +"$(( $1 + 1 ))" "$log" 2>/dev/null | head -n "$(( $2 - $1 ))" | grep -o 'client = [^ ]* was not finished' | awk -v r="$3" '
-    { if (index($3, r) == 1) own++; else if ($3 ~ /^bench-gen/) gen++; else other++ }
-    END { printf "recorder %d, generator %d, other %d", own, gen, other }'
-}
-lines() { wc -l < "$log" 2>/dev/null || echo 0; }
 
 # The host's floor for lost frames (Scripts/floor-client.c): the least a JACK client does with
 # this many ports (get each buffer, copy it to memory; no disk, no consumer thread), on the same
@@ -50,32 +32,6 @@ floor_line() {
   [ -n "$result" ] || { echo "    floor: the C client did not run (its error is above)"; return; }
   set -- $result
   printf '    floor (a C client that only copies its %s ports, %s s, same server and generator): %s frames skipped, %s repeated, %s xruns\n' "$2" "$seconds" "$6" "$8" "${10}"
-}
-
-# The server's period in frames (jack_bufsize prints "buffer size = N ..."; 128 when it cannot say).
-period() { local n; n=$(jack_bufsize 2>/dev/null | grep -o '[0-9][0-9]*' | head -1); echo "${n:-128}"; }
-
-# The wrong frames of an aqjack recording by cause (aqbench events): silent frames (aqjack had
-# no cycle for them) where the generator's cycles jumped too (the server's skip) or not (aqjack's
-# own loss), and frames holding the signal of an older cycle (the generator had not written
-# this one) or a newer one.
-# The recorder's stalled callbacks (AQJACK_STALLS) mark the places where its thread began late
-# or ran long; a wrong run near neither a skip nor a stall would be aqjack's alone.
-wrong_by_cause() {  # FILE CHANNELS START_FRAME
-  local line gaps runs start=$3
-  { read -r line; read -r gaps; read -r runs; } < <(.build/release/aqbench events "$1" "$2" "$3" "$work/gen.out" "$work/stalls.txt" "$(period)")
-  set -- $line
-  printf '    aqjack wrong frames by cause: silent %s (in %s runs): %s where the generator skipped the same frames (the server), %s aqjack alone (%s of them more than 4 cycles from any skip); signal of an older cycle %s in %s runs; of a newer cycle %s in %s runs; other %s; wrong runs near neither a skip nor a stalled callback of aqjack: %s (%s frames)\n' \
-    "$3" "$2" "$5" "$7" "$9" "${12}" "${11}" "${15}" "${14}" "${18}" "${20}" "${21}"
-  [ -n "$gaps" ] && printf '    aqjack-only gaps (frame time+frames): %s\n' "$gaps"
-  [ -n "$runs" ] && printf '    every wrong run (frame time+frames:s silent, g other, else the offset of the signal found): %s\n' "$runs"
-  printf '    the generator'"'"'s jumps while aqjack recorded (frame time:frames skipped): %s\n' \
-    "$(awk -v from="$start" -v to="$(( start + seconds * rate ))" '$1 == "jump" && $2 >= from && $2 <= to { printf "%s:%s ", $2, $3 }' "$work/gen.out")"
-  # Stall lines: FRAME_TIME SINCE_PREVIOUS_US DURATION_US CPU_US MINOR_FAULTS.
-  local period_us
-  period_us=$(awk -v p="$(period)" -v r="$rate" 'BEGIN { printf "%d", p * 1e6 / r }')
-  printf '    aqjack'"'"'s stalled callbacks: %s\n' "$(awk -v period="$period_us" '{ n++; if ($2 > 1.5 * period) late++; if ($4 > period / 2) long++; if ($4 > max) max = $4; faults += $5 }
-    END { printf "%d (began over 1.5 periods after the one before: %d; used over half a period of CPU: %d; most CPU %d us; minor page faults in them %d)", n, late, long, max, faults }' "$work/stalls.txt" 2>/dev/null)"
 }
 
 if [ "$channels" -gt 1024 ]; then
@@ -99,7 +55,7 @@ if [ "$channels" -gt 1024 ]; then
     "$(json_field slowCycles "$work/a.json")" "$checked" "$wrong"
   printf '    unfinished cycles the server reported (by client): %s; frames the server skipped %s\n' "$(late_between "$before" "$recorded" bench-rec)" "$(json_field serverSkippedFrames "$work/a.json")"
   first_part=$(grep -o '"files":\[[^]]*\]' "$work/a.json" | grep -o '/[^"]*' | head -1)
-  [ -n "$first_part" ] && wrong_by_cause "$first_part" 1024 "$start"
+  [ -n "$first_part" ] && wrong_by_cause "$first_part" 1024 "$start" "$seconds"
   floor_line
   exit 0
 fi
@@ -126,7 +82,7 @@ run_aqjack() {
   a_late=$(late_between "$before" "$(cat "$work/aqjack.recorded")" bench-rec)
   a_skipped=$(json_field serverSkippedFrames "$work/aqjack.log")
   a_slow=$(json_field slowCycles "$work/aqjack.log")
-  a_causes=$(wrong_by_cause "$work/aqjack.wav" "$channels" "$(json_field startFrameTime "$work/aqjack.log")")
+  a_causes=$(wrong_by_cause "$work/aqjack.wav" "$channels" "$(json_field startFrameTime "$work/aqjack.log")" "$seconds")
 }
 run_jack_capture() {
   local before

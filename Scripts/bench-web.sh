@@ -3,9 +3,11 @@
 # `aqjack record --http 0` of CHANNELS generator channels for SECONDS, RUNS times without a
 # browser and RUNS times with CLIENTS WebSocket clients reading /live the whole time
 # (alternating, the same server and generator). Prints per run the process's CPU time (user +
-# system, GNU time), the frames lost, the xruns, whether every sample is the test signal bit for
-# bit (aqbench verify, from the recording's first JACK frame) and the status messages each
-# client received; then the medians and the extra CPU with the clients as a ratio.
+# system, GNU time), the frames lost and how many of them were aqjack's own (not skipped by the
+# server; Scripts/bench-causes.sh), the unfinished cycles the server reported by client, the
+# xruns, whether every sample is the test signal bit for bit (aqbench verify, from the
+# recording's first JACK frame) and the status messages each client received; where a sample is
+# wrong, its cause (aqbench events); then the medians and the extra CPU with the clients as a ratio.
 set -uo pipefail
 channels=${1:-64}
 seconds=${2:-60}
@@ -14,12 +16,12 @@ runs=${4:-3}
 work=$(mktemp -d)
 generator=
 trap '[ -n "$generator" ] && kill "$generator" 2>/dev/null; rm -rf "$work"' EXIT
+rate=48000
+. "$(dirname "$0")/bench-causes.sh"
 
 .build/release/aqbench generate "$channels" $(( (seconds + 15) * runs * 2 + 60 )) > "$work/gen.out" &
 generator=$!
 for _ in $(seq 1 200); do grep -q ready "$work/gen.out" 2>/dev/null && break; sleep 0.05; done
-
-json_field() { grep -o "\"$1\" *: *[^,}]*" "$2" | head -1 | cut -d: -f2 | tr -d '" '; }
 
 # CLIENTS WebSocket readers of 127.0.0.1:PORT/live for SECONDS (Python's standard library: the
 # handshake, then bytes counted as messages by their opening); prints the messages each got.
@@ -55,7 +57,9 @@ declare -a cpu_without cpu_with
 for run in $(seq 1 "$runs"); do
   for mode in without with; do
     file="$work/rec-$mode-$run.wav"
-    /usr/bin/time -f '%U %S' -o "$work/time" .build/release/aqjack record --json --no-meter --http 0 -p 'bench-gen:out_*' \
+    rm -f "$work/stalls.txt"
+    before=$(lines)
+    AQJACK_STALLS="$work/stalls.txt" /usr/bin/time -f '%U %S' -o "$work/time" .build/release/aqjack record --json --no-meter --http 0 -p 'bench-gen:out_*' \
       -d "$seconds" --name "bench-web" "$file" > "$work/summary.json" 2> "$work/err" &
     recorder=$!
     port=
@@ -67,9 +71,10 @@ for run in $(seq 1 "$runs"); do
     got=""
     if [ "$mode" = with ] && [ -n "$port" ]; then got=$(readers "$port" "$clients" $((seconds - 2))); fi
     wait "$recorder"
+    late=$(late_between "$before" "$(lines)" bench-web)
     set -- $(cat "$work/time")
     cpu=$(awk -v u="$1" -v s="$2" 'BEGIN { printf "%.2f", u + s }')
-    lost=$(json_field lostFrames "$work/summary.json")
+    losses=$(own_losses "$work/summary.json")
     xruns=$(json_field xruns "$work/summary.json")
     start=$(json_field startFrameTime "$work/summary.json")
     set -- $(.build/release/aqbench verify "$file" "$channels" "$start")
@@ -80,7 +85,9 @@ for run in $(seq 1 "$runs"); do
       cpu_without+=("$cpu")
       messages="no clients"
     fi
-    printf '  run %d %-7s CPU %6.2f s, frames %s, wrong samples %s, lost %s, xruns %s; %s\n' "$run" "$mode" "$cpu" "$2" "$4" "$lost" "$xruns" "$messages"
+    printf '  run %d %-7s CPU %6.2f s, frames %s, wrong samples %s, lost frames %s, xruns %s, unfinished cycles %s; %s\n' \
+      "$run" "$mode" "$cpu" "$2" "$4" "$losses" "$xruns" "$late" "$messages"
+    [ "${4:-0}" != 0 ] && wrong_by_cause "$file" "$channels" "$start" "$seconds"
     rm -f "$file"
   done
 done
