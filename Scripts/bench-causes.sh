@@ -23,16 +23,12 @@ lines() { wc -l < "$log" 2>/dev/null || echo 0; }
 # The server's period in frames (jack_bufsize prints "buffer size = N ..."; 128 when it cannot say).
 period() { local n; n=$(jack_bufsize 2>/dev/null | grep -o '[0-9][0-9]*' | head -1); echo "${n:-128}"; }
 
-# The frames aqjack's summary (--json, FILE) counts as lost that were its own: lost frames it
-# wrote as silence less those the server skipped (JACK's frame time jumped between two of its
-# cycles: no client had them), plus its ring overruns. Prints "own N (lost L, server skipped S,
-# ring overrun O, slow cycles C)".
-own_losses() {  # SUMMARY
-  local lost skipped overrun slow
-  lost=$(json_field lostFrames "$1"); skipped=$(json_field serverSkippedFrames "$1")
-  overrun=$(json_field overrunFrames "$1"); slow=$(json_field slowCycles "$1")
-  printf 'own %s (lost %s, server skipped %s, ring overrun %s, slow cycles %s)' \
-    "$(( ${lost:-0} - ${skipped:-0} + ${overrun:-0} ))" "${lost:-?}" "${skipped:-?}" "${overrun:-?}" "${slow:-?}"
+# The frames of an aqjack recording silent where the generator's cycles did not jump (aqbench
+# events): lost by aqjack alone, not skipped by the server. (Its summary's lost frames less the
+# server's skipped frames does not say this: the skips it counts include those outside the
+# file, before its first frame and after its last.)
+own_silent() {  # FILE CHANNELS START_FRAME
+  .build/release/aqbench events "$1" "$2" "$3" "$work/gen.out" "$work/stalls.txt" "$(period)" | head -1 | awk '{ print $7 }'
 }
 
 # The wrong frames of an aqjack recording by cause (aqbench events): silent frames (aqjack had

@@ -3,8 +3,8 @@
 # `aqjack record --http 0` of CHANNELS generator channels for SECONDS, RUNS times without a
 # browser and RUNS times with CLIENTS WebSocket clients reading /live the whole time
 # (alternating, the same server and generator). Prints per run the process's CPU time (user +
-# system, GNU time), the frames lost and how many of them were aqjack's own (not skipped by the
-# server; Scripts/bench-causes.sh), the unfinished cycles the server reported by client, the
+# system, GNU time), the frames lost, those the server skipped and those silent in the file where
+# the generator did not jump (aqjack's alone; Scripts/bench-causes.sh), the unfinished cycles the server reported by client, the
 # xruns, whether every sample is the test signal bit for bit (aqbench verify, from the
 # recording's first JACK frame) and the status messages each client received; where a sample is
 # wrong, its cause (aqbench events); then the medians and the extra CPU with the clients as a ratio.
@@ -74,9 +74,11 @@ for run in $(seq 1 "$runs"); do
     late=$(late_between "$before" "$(lines)" bench-web)
     set -- $(cat "$work/time")
     cpu=$(awk -v u="$1" -v s="$2" 'BEGIN { printf "%.2f", u + s }')
-    losses=$(own_losses "$work/summary.json")
+    lost=$(json_field lostFrames "$work/summary.json")
+    skipped=$(json_field serverSkippedFrames "$work/summary.json")
     xruns=$(json_field xruns "$work/summary.json")
     start=$(json_field startFrameTime "$work/summary.json")
+    own=$(own_silent "$file" "$channels" "$start")
     set -- $(.build/release/aqbench verify "$file" "$channels" "$start")
     if [ "$mode" = with ]; then
       cpu_with+=("$cpu")
@@ -85,8 +87,8 @@ for run in $(seq 1 "$runs"); do
       cpu_without+=("$cpu")
       messages="no clients"
     fi
-    printf '  run %d %-7s CPU %6.2f s, frames %s, wrong samples %s, lost frames %s, xruns %s, unfinished cycles %s; %s\n' \
-      "$run" "$mode" "$cpu" "$2" "$4" "$losses" "$xruns" "$late" "$messages"
+    printf '  run %d %-7s CPU %6.2f s, frames %s, wrong samples %s, lost frames %s (server skipped %s; aqjack alone %s), xruns %s, unfinished cycles %s; %s\n' \
+      "$run" "$mode" "$cpu" "$2" "$4" "$lost" "$skipped" "$own" "$xruns" "$late" "$messages"
     [ "${4:-0}" != 0 ] && wrong_by_cause "$file" "$channels" "$start" "$seconds"
     rm -f "$file"
   done

@@ -64,6 +64,9 @@ public final class EventLog: Sendable {
         condition.unlock()
     }
 
+    /// The number of the latest event posted (0 before the first).
+    public var lastSequence: Int { state.withLock { $0.next - 1 } }
+
     /// No more events: waiting readers return what is left, then nil. Waits (up to 5 s) until
     /// the output has every event.
     public func close() {

@@ -41,6 +41,7 @@ enum Help {
                      [--split SECONDS | --split-size BYTES] [--on-file CMD] [--transport | --transport-multi]
                      [--trigger DBFS [--hold SECONDS] | --armed] [--pre-roll SECONDS] [--osc PORT [--osc-host ADDRESS] [--osc-token TOKEN]]
                      [--http [ADDRESS:]PORT [--http-token TOKEN | --http-token-file PATH]] [--events FILE|-]
+                     [--silence-alarm DBFS SECONDS] [--min-free MINUTES]
                      [--plugin URI_OR_LABEL [--set SYMBOL=VALUE]... [--preset NAME]]... [--no-latency-compensation]
                      [--force] [--meter|--no-meter] [--json] FILE
             """, text: """
@@ -70,7 +71,8 @@ enum Help {
             seconds (default 1) after the last; --armed starts and ends takes at each SIGUSR1;
             --pre-roll SECONDS starts each take that long before its trigger, from memory.
             --osc PORT (UDP on 127.0.0.1, or --osc-host; 0: any free port, noted) takes /aqjack/start,
-            /stop, /split, /status and /quit, alone or beside --trigger or --armed, from this user's
+            /stop, /split, /status, /quit and /subscribe (the session's events to the sender as
+            /aqjack/event NAME JSON), alone or beside --trigger or --armed, from this user's
             sockets only; with --osc-token TOKEN (or AQJACK_OSC_TOKEN), required for any --osc-host but
             loopback, from whoever sends TOKEN as the first argument. A command repeated within one
             0.1 s buffer counts once; a take that holds no frame is removed. AAC and ALAC take all of
@@ -82,8 +84,13 @@ enum Help {
             --http-token TOKEN (or --http-token-file PATH, or AQJACK_HTTP_TOKEN), which every request
             carries as Authorization: Bearer TOKEN or ?token=TOKEN (docs/WEB.md); GET /events streams
             the session's events (take started and finished, file closed, xrun, overrun, disk low,
-            server shutdown) as Server-Sent Events, and --events FILE (- for standard output) writes
-            them as one JSON object a line, with or without --http.
+            silence, sound, server shutdown) as Server-Sent Events, and --events FILE (- for standard
+            output) writes them as one JSON object a line, with or without --http.
+            --silence-alarm DBFS SECONDS warns (and posts the event silence) when every channel stays
+            below DBFS that long, and notes when sound returns (the event sound); to within one 0.1 s
+            buffer. The meter line and --json show the time the disk still holds at the data rate;
+            aqjack warns once (disk-low) under 10 minutes, or under --min-free MINUTES, which also
+            refuses to start (exit 1) a recording the disk holds less than that long.
             """),
         Topic(name: "play", synopsis: """
               aqjack [--server NAME] [--name CLIENT] play [-p DEST_PORT_OR_GLOB]... [--no-connect]

@@ -3,14 +3,15 @@ import AudioQueue
 import Foundation
 
 /// The live status line of `aqjack record` on a terminal: per-channel peak and RMS in dBFS,
-/// ring fill, lost frames and xruns, redrawn in place about 20 times a second.
+/// ring fill, lost frames, xruns and the recording time the disk has left, redrawn in place about 20 times a second.
 final class MeterLine {
     let enabled: Bool
     private var drawn = false
 
     init(enabled: Bool) { self.enabled = enabled }
 
-    func show(queue: AudioInputQueue, session: any RecordingSession, xruns: Int) {
+    /// - Parameter secondsLeft: what the disk holds at the data rate, when known.
+    func show(queue: AudioInputQueue, session: any RecordingSession, xruns: Int, secondsLeft: Double?) {
         guard enabled else { return }
         let levels = queue.currentLevels
         let shown = levels.prefix(8).enumerated().map { index, level in
@@ -18,8 +19,9 @@ final class MeterLine {
         }.joined(separator: " ")
         let more = levels.count > 8 ? " +\(levels.count - 8)ch" : ""
         let seconds = Double(session.framesWritten) / queue.format.mSampleRate
-        let line = String(format: "%7.1f s  peak/rms dBFS %@%@  ring %3.0f%%  lost %d  xruns %d",
-                          seconds, shown, more, queue.ringFill * 100, Int(session.lostFrames(queue: queue)), xruns)
+        let line = String(format: "%7.1f s  peak/rms dBFS %@%@  ring %3.0f%%  lost %d  xruns %d%@",
+                          seconds, shown, more, queue.ringFill * 100, Int(session.lostFrames(queue: queue)), xruns,
+                          secondsLeft.map { "  disk " + DiskSpace.describe(seconds: $0) } ?? "")
         FileHandle.standardOutput.write(Data(("\r\u{1B}[K" + line).utf8))
         drawn = true
     }

@@ -45,6 +45,13 @@ struct RecordCommand {
             Diagnostics.error(error.message)
             return error.status
         }
+        // --min-free: a disk that cannot hold that long is refused before any file exists.
+        if let minutes = options.minimumFreeMinutes,
+           let refusal = DiskSpace.refusal(minimumMinutes: minutes, path: options.path, bytesPerSecond: plan.bytesPerSecond(options: options)) {
+            client.close()
+            Diagnostics.error(refusal)
+            return ExitStatus.failure
+        }
         // Plugins next: a URI, control or value that does not fit is reported before any file exists.
         var stages: [LV2Stage] = []
         if !options.chain.isEmpty {
@@ -57,7 +64,10 @@ struct RecordCommand {
             }
         }
         var events: SessionEvents?
-        do throws(UsageError) { events = try SessionEvents.make(options.http) } catch {
+        do throws(UsageError) {
+            events = try SessionEvents.make(options.http, always: true,
+                                            diskLowSeconds: options.minimumFreeMinutes.map { $0 * 60 } ?? SessionEvents.defaultDiskLowSeconds)
+        } catch {
             client.close()
             Diagnostics.error(error.message)
             return ExitStatus.failure
@@ -67,11 +77,15 @@ struct RecordCommand {
         let setup: RecordingSetup
         var latencyCompensation = 0
         var web: SessionWeb?
+        var silenceWatch: SilenceWatch?
         do {   // queue errors and file errors: both carry an OSStatus and a message
             // The queue's callback reaches the session through this box (the session needs the
             // encoder's priming, known once the queue exists).
             let box = SessionBox()
+            let silence = options.silenceAlarm.map { SilenceWatch(decibels: $0.decibels, seconds: $0.seconds, sampleRate: Double(client.sampleRate), log: events?.log) }
+            silenceWatch = silence
             queue = try AudioInputQueue(format: plan.format, driver: JackDriver(client: client)) { queue, buffer, startTime in
+                silence?.observe(queue: queue, buffer: buffer, startTime: startTime)
                 if box.session?.handle(buffer, startTime: startTime, gapSilence: queue.gapSilenceInDeliveredBuffer) ?? false { try? queue.enqueue(buffer) }
             }
             setup = try RecordingSetup(options: options, plan: plan, queue: queue, client: client, hook: hook, signals: signals, events: events?.log)
@@ -119,12 +133,10 @@ struct RecordCommand {
         let session = setup.session
         let meter = MeterLine(enabled: options.meter ?? (isatty(STDOUT_FILENO) == 1 && !options.json))
         let cause = SessionLoop.run(client: client, signals: signals, finished: { session.isFinished.load(ordering: .acquiring) }) {
-            meter.show(queue: queue, session: session, xruns: client.notifications.xrunCount.load(ordering: .relaxed))
-            if web != nil || events != nil {
-                let status = Self.liveStatus(queue: queue, setup: setup, plan: plan, options: options, client: client, finished: false)
-                web?.update(status)
-                events?.look(at: status)
-            }
+            let status = Self.liveStatus(queue: queue, setup: setup, plan: plan, options: options, client: client, finished: false)
+            meter.show(queue: queue, session: session, xruns: status.xruns, secondsLeft: status.secondsLeft)
+            web?.update(status)
+            events?.look(at: status)
         }
         var reason: ExitReason = switch cause {
         case .finished: session.summary.failure != nil ? .error : options.transport != nil ? .transportStop : .duration
@@ -159,6 +171,9 @@ struct RecordCommand {
         web?.update(Self.liveStatus(queue: queue, setup: setup, plan: plan, options: options, client: client, finished: true))
         web?.stop()
         report.finish(setup: setup, queue: queue, latencyCompensation: latencyCompensation, exitReason: reason.rawValue)
+        report.silenceAlarms = silenceWatch?.alarms.load(ordering: .relaxed)
+        report.diskFreeBytes = LiveStatus.freeBytes(at: options.path)
+        report.diskSecondsLeft = plan.bytesPerSecond(options: options).flatMap { rate in report.diskFreeBytes.map { Double($0) / rate } }
         report.print(json: options.json)
         return reason == .serverShutdown || reason == .error ? ExitStatus.failure : ExitStatus.success
     }
@@ -192,9 +207,7 @@ struct RecordCommand {
         status.xruns = client.notifications.xrunCount.load(ordering: .relaxed)
         status.files = setup.currentFiles()
         status.diskFreeBytes = LiveStatus.freeBytes(at: options.path)
-        status.bytesPerSecond = plan.fileFormat.mBytesPerFrame > 0
-            ? plan.fileFormat.mSampleRate * Double(plan.fileFormat.mBytesPerFrame)
-            : options.bitRate.map { Double($0) / 8 }
+        status.bytesPerSecond = plan.bytesPerSecond(options: options)
         status.levels = finished ? [] : queue.currentLevels.map { LiveStatus.Level(peak: $0.mPeakPower, rms: $0.mAveragePower) }
         status.controls = finished ? [] : setup.trigger == nil ? ["stop"] : ["start", "stop", "split"]
         return status

@@ -48,6 +48,12 @@ struct RecordOptions {
     var chain = PluginChainOptions()
     /// Whether the sources' capture latency is taken out of the frame times (default on).
     var compensatesLatency = true
+    /// `--silence-alarm DBFS SECONDS`: an event when every channel stays below DBFS (peak) that
+    /// long, and one when sound returns.
+    var silenceAlarm: (decibels: Double, seconds: Double)?
+    /// `--min-free MINUTES`: refuse to start unless the disk holds this long at the data rate;
+    /// while recording, the disk-low warning comes at this much time left (default 10 minutes).
+    var minimumFreeMinutes: Double?
 
     /// The longest `-d`: a year, in seconds (at 768 kHz still far inside Int64 frames).
     static let longestDuration = 31_536_000.0
@@ -133,6 +139,13 @@ struct RecordOptions {
             case .option("--pre-roll"):
                 preRollSeconds = try cursor.real(for: "--pre-roll", in: 0 ... 600, meaning: "seconds kept before each take's start")
             case .option("--armed"): armed = true
+            case .option("--silence-alarm"):
+                let level = try cursor.real(for: "--silence-alarm", in: -120 ... 0, meaning: "a peak level in dBFS then seconds, e.g. --silence-alarm -60 10")
+                let seconds = try cursor.real(for: "--silence-alarm \(level)", in: 0.1 ... 86400,
+                                              meaning: "the seconds every channel stays below the level before the alarm, e.g. --silence-alarm -60 10")
+                silenceAlarm = (level, seconds)
+            case .option("--min-free"):
+                minimumFreeMinutes = try cursor.real(for: "--min-free", in: 0 ... 525_600, meaning: "minutes of recording the disk must hold at the data rate")
             case .option("--start-at"):
                 startFrame = try cursor.integer(for: "--start-at", in: 0 ... latestStartFrame, meaning: "a JACK frame time")
             case .option("--resampler"): resampler = try cursor.resampler(for: "--resampler")
@@ -146,7 +159,7 @@ struct RecordOptions {
                 if try osc.parse(option, from: &cursor) { continue }
                 if try http.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --trigger, --hold, --armed, --pre-roll, --osc, --osc-host, --osc-token, --http, --http-token, --http-token-file, --start-at, --plugin, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --trigger, --hold, --armed, --pre-roll, --silence-alarm, --min-free, --osc, --osc-host, --osc-token, --http, --http-token, --http-token-file, --start-at, --plugin, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
             case let .operand(word):
                 paths.append(word)
             }

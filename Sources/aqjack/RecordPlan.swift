@@ -48,6 +48,14 @@ struct RecordPlan {
         }
     }
 
+    /// Bytes a second the files take: the frames' bytes for linear PCM, the bit rate for AAC
+    /// (`--bitrate`, else its default); nil where no rate is fixed (Apple Lossless).
+    func bytesPerSecond(options: RecordOptions) -> Double? {
+        if fileFormat.mBytesPerFrame > 0 { return fileFormat.mSampleRate * Double(fileFormat.mBytesPerFrame) }
+        guard options.isAAC else { return nil }
+        return Double(options.bitRate ?? FormatConverter.defaultBitRate(channelCount: channelCount, sampleRate: fileFormat.mSampleRate)) / 8
+    }
+
     /// Bytes of one of the queue's buffers: 0.1 s (compressed by the queue: room for 0.1 s of
     /// its largest packets, at least two).
     func bufferBytes(queue: AudioInputQueue, encodedByQueue: Bool) -> Int {

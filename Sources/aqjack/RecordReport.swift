@@ -44,6 +44,11 @@ struct RecordReport: Encodable {
     /// mode, triggers, SIGUSR1 starts); the relocations while the transport rolled.
     var takes: Int?
     var transportRelocations: Int?
+    /// `--silence-alarm`: the silences it told of.
+    var silenceAlarms: Int?
+    /// Free bytes on the files' disk at the end, and the seconds they hold at the data rate.
+    var diskFreeBytes: Int64?
+    var diskSecondsLeft: Double?
 
     /// What the queue and the server say once the queue has stopped; the session's part comes
     /// with ``finish(setup:latencyCompensation:exitReason:)``.
@@ -91,6 +96,7 @@ struct RecordReport: Encodable {
             \(files.isEmpty ? "no take recorded" : files.joined(separator: " + ")): \(fileType), \(channels) ch\(splitSeconds.map { " in \(files.count) files of \($0) s" } ?? (files.count > 1 ? " in \(files.count) files of at most \(SplitRecordingFiles.channelsPerFile)" : "")), \(sampleRate) Hz, \(bitsPerChannel > 0 ? "\(bitsPerChannel)-bit " : "")\(sampleFormat)
               frames \(frames) (\(String(format: "%.3f", seconds)) s) from JACK frame \(startFrameTime.map(String.init) ?? "-")\(latencyCompensationFrames > 0 ? " (the sources' \(latencyCompensationFrames)-frame latency taken out)" : "")
               lost frames \(lostFrames) (written as silence), ring overruns \(overrunFrames), queue underruns \(underrunFrames), xruns \(xruns)\(serverSkippedFrames > 0 ? " (frames the server skipped: \(serverSkippedFrames))" : "")
+              \(diskFreeBytes.map { "disk free \(DiskSpace.describe(bytes: $0))\(diskSecondsLeft.map { ": \(DiskSpace.describe(seconds: $0)) more at this data rate" } ?? "")\(silenceAlarms.map { "; silence alarms \($0)" } ?? "")" } ?? (silenceAlarms.map { "silence alarms \($0)" } ?? ""))
               stopped by: \(exitReason)
             """
         }

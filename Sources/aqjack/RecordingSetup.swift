@@ -99,7 +99,7 @@ struct RecordingSetup {
                 self.trigger = trigger
                 let session = TakeSession(takes: takes, controller: trigger, deviceFramesPerFileFrame: deviceFramesPerFileFrame)
                 if let port = options.osc.port {
-                    osc = try Self.oscControl(options: options, port: port, trigger: trigger, session: session, queue: queue, client: client, signals: signals)
+                    osc = try Self.oscControl(options: options, port: port, trigger: trigger, session: session, queue: queue, client: client, signals: signals, events: events)
                 }
                 self.takes = session
                 self.session = session
@@ -133,7 +133,7 @@ struct RecordingSetup {
 
     /// `--osc PORT`: start, stop and split the takes, quit, and the status a control surface reads.
     private static func oscControl(options: RecordOptions, port: Int, trigger: TriggerController, session: TakeSession,
-                                   queue: AudioInputQueue, client: JackClient, signals: SignalWatcher) throws -> OSCControl {
+                                   queue: AudioInputQueue, client: JackClient, signals: SignalWatcher, events: EventLog?) throws -> OSCControl {
         let osc = try OSCControl(host: options.osc.host, port: port, token: options.osc.token, responder: RecordOSC(
             command: { trigger.request($0) },
             quit: { signals.received.store(SIGTERM, ordering: .releasing) },
@@ -148,8 +148,8 @@ struct RecordingSetup {
                     fields.append(.float32(level.mPeakPower > 1e-6 ? 20 * log10(level.mPeakPower) : -120))
                 }
                 return fields
-            }))
-        Diagnostics.note("listening for OSC on \(options.osc.host):\(osc.port) (/aqjack/start, /stop, /split, /status, /quit)")
+            }, events: events))
+        Diagnostics.note("listening for OSC on \(options.osc.host):\(osc.port) (/aqjack/start, /stop, /split, /status, /quit, /subscribe)")
         return osc
     }
 

@@ -8,14 +8,17 @@ struct SessionEvents {
     private var xruns = 0
     private var lost: Int64 = 0
     private var warnedDisk = false
-    /// Below this many seconds of free space at the data rate, `disk-low` (once).
-    static let diskLowSeconds = 600.0
+    /// Below this many seconds of free space at the data rate, `disk-low` and a warning (once).
+    let diskLowSeconds: Double
+    /// The warning's threshold without `record --min-free`: 10 minutes.
+    static let defaultDiskLowSeconds = 600.0
 
     /// The log for `options`: with `--events`, writing to that file (created or emptied) or to
-    /// standard output (`-`); nil without `--http` or `--events`.
+    /// standard output (`-`); nil without `--http` or `--events` unless `always` (a recorder,
+    /// whose disk warning and silence alarm are events for OSC subscribers too).
     /// - Throws: the reason the file cannot be written.
-    static func make(_ options: HTTPOptions) throws(UsageError) -> SessionEvents? {
-        guard options.port != nil || options.events != nil else { return nil }
+    static func make(_ options: HTTPOptions, always: Bool = false, diskLowSeconds: Double = defaultDiskLowSeconds) throws(UsageError) -> SessionEvents? {
+        guard always || options.port != nil || options.events != nil else { return nil }
         var output: FileHandle?
         if let path = options.events {
             if path == "-" {
@@ -27,10 +30,13 @@ struct SessionEvents {
                 output = handle
             }
         }
-        return SessionEvents(log: EventLog(output: output))
+        return SessionEvents(log: EventLog(output: output), diskLowSeconds: diskLowSeconds)
     }
 
-    private init(log: EventLog) { self.log = log }
+    private init(log: EventLog, diskLowSeconds: Double) {
+        self.log = log
+        self.diskLowSeconds = diskLowSeconds
+    }
 
     /// Posts what changed since the last look.
     mutating func look(at status: LiveStatus) {
@@ -43,10 +49,10 @@ struct SessionEvents {
             // A recorder loses frames to overruns (or skipped cycles); a player to underruns.
             log.post(status.command == "play" ? "underrun" : "overrun", [("lostFrames", "\(lost)")])
         }
-        if !warnedDisk, let left = status.secondsLeft, left < Self.diskLowSeconds {
+        if !warnedDisk, let left = status.secondsLeft, left < diskLowSeconds {
             warnedDisk = true
             log.post("disk-low", [("diskFreeBytes", status.diskFreeBytes.map(String.init) ?? "null"), ("secondsLeft", JSONText.number(left))])
-            Diagnostics.note("the disk holds \(Int(left)) s more at this data rate")
+            Diagnostics.warning("the disk is running out: \(DiskSpace.describe(bytes: status.diskFreeBytes ?? 0)) free, \(DiskSpace.describe(seconds: left)) more at this data rate")
         }
     }
 }

@@ -90,7 +90,9 @@ extension JackServerSuite {
             let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: out))
             #expect(summary.exitReason == "terminate" && summary.frames > 24_000)
             let check = try Self.checkSine(path, channels: 2)
-            #expect(check.wrong == 0 && check.checked > 48_000 && (check.silent == 0 || summary.xruns > 0), "\(check), \(summary.xruns) xruns")
+            // A cycle the generator missed (a server xrun, the browser sharing the two cores)
+            // reaches the recorder stale: at most a period of each channel per xrun.
+            #expect(check.wrong <= summary.xruns * 128 * 2 && check.checked > 48_000 && (check.silent == 0 || summary.xruns > 0), "\(check), \(summary.xruns) xruns")
             let png = try Data(contentsOf: URL(fileURLWithPath: screenshot))
             #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "screenshot: \(png.count) bytes")
         }
@@ -182,7 +184,7 @@ extension JackServerSuite {
             #expect(process.exitStatus().status == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
             let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: out))
             let check = try Self.checkSine(path, channels: 1)
-            #expect(check.wrong == 0 && check.checked > 24_000 && (check.silent == 0 || summary.xruns > 0), "\(check)")
+            #expect(check.wrong <= summary.xruns * 128 && check.checked > 24_000 && (check.silent == 0 || summary.xruns > 0), "\(check), \(summary.xruns) xruns")
             #expect(summary.lostFrames == 0 || summary.xruns > 0)
         }
 
