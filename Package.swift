@@ -32,6 +32,8 @@ let package = Package(
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
         .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
+        // EBU R 128 loudness for Broadcast Wave's version 2 fields (record --loudness).
+        .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
         .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev"])]),
         // The HTTP and WebSocket server of --http (docs/ARCHITECTURE.md says why civetweb).
         .systemLibrary(name: "CCivetweb", providers: [.apt(["libcivetweb-dev"])]),
@@ -53,8 +55,9 @@ let package = Package(
         .target(name: "AQCore", swiftSettings: [.define("AQ_RT_CHECKS", .when(configuration: .release))]),
         // The JACK client wrapper: the only importer of CJack.
         .target(name: "AQJack", dependencies: ["AQCore", "CJack"]),
-        // Files, resampling and time-pitch: the only importer of CSndFile, CSampleRate, CSoxr and CRubberBand.
-        .target(name: "AQMedia", dependencies: ["AQCore", "CSndFile", "CSampleRate", "CSoxr", "CRubberBand", "CAudioTypes"]),
+        // Files, resampling, time-pitch and loudness: the only importer of CSndFile, CSampleRate,
+        // CSoxr, CRubberBand and CEBUR128.
+        .target(name: "AQMedia", dependencies: ["AQCore", "CSndFile", "CSampleRate", "CSoxr", "CRubberBand", "CEBUR128", "CAudioTypes"]),
         // Codecs and compressed files (AAC through libavcodec, ADTS, CAF packet files, MPEG-4
         // through libavformat, magic cookies): the only importer of CFFmpeg.
         .target(name: "AQCodecs", dependencies: ["CFFmpeg", "AQCore", "AQMedia", "CAudioTypes"]),

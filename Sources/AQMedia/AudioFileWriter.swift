@@ -1,5 +1,6 @@
 import CAudioTypes
 import CSndFile
+import Foundation
 import Glibc
 
 /// A linear-PCM audio file being written, packet by packet: the engine behind
@@ -138,15 +139,54 @@ public final class AudioFileWriter {
     /// into Wave64).
     public var canCarryTimeReference: Bool { [AudioFileTypeValues.wave, AudioFileTypeValues.rf64].contains(fileType) }
 
+    /// What the file says about itself (``RecordingMetadata``), written by
+    /// ``setTimeReference(_:originated:)``; nil: the defaults (no project, scene or take).
+    public var metadata: RecordingMetadata?
+    /// The loudness of what is written, when ``metadata`` asks for it (bext version 2).
+    private var loudness: LoudnessMeter?
+    private var loudnessScratch: [Float] = []
+
     /// Records a BWF TimeReference (the JACK frame time of the first sample, in the file's rate)
-    /// in a 'bext' chunk. WAVE and RF64 only, before the first packet is written.
-    public func setTimeReference(_ frames: UInt64, description: String = "aqjack recording") throws(AudioFileError) {
+    /// in a 'bext' chunk, with ``metadata``'s description, originator and reference, the wall
+    /// clock `originated` (the first frame's; now when nil) as OriginationDate and -Time, and an
+    /// iXML chunk (tracks, project, scene, take). WAVE and RF64 only, before the first packet.
+    public func setTimeReference(_ frames: UInt64, originated: Date? = nil) throws(AudioFileError) {
         guard let file else { throw AudioFileError(AudioFileError.fileNotOpenCode, "the file is closed") }
         guard canCarryTimeReference, packetCount == 0 else {
             throw AudioFileError(AudioFileError.fileUnsupportedPropertyCode, "a BWF time reference needs a WAVE or RF64 file with nothing written yet")
         }
-        guard csndfile_set_time_reference(file, frames, description, "aqjack") == SF_TRUE else {
+        let metadata = self.metadata ?? RecordingMetadata()
+        let date = originated ?? Date()
+        let (day, time) = RecordingMetadata.originationFields(date)
+        let reference = RecordingMetadata.clipped(metadata.originatorReference ?? RecordingMetadata.uniqueReference(date), bytes: 32)
+        let rate = Int(dataFormat.mSampleRate.rounded()), channels = layout.channelCount
+        let history = "A=PCM,F=\(rate),W=\(layout.bitsPerChannel),M=\(channels == 1 ? "mono" : channels == 2 ? "stereo" : "multitrack"),T=aqjack\r\n"
+        guard csndfile_set_bext(file, RecordingMetadata.clipped(metadata.description, bytes: 256), RecordingMetadata.clipped(metadata.originator, bytes: 32),
+                                reference, day, time, frames, metadata.measuresLoudness ? 2 : 1, history) == SF_TRUE else {
             throw AudioFileError(AudioFileError.fileUnspecifiedCode, "libsndfile refused the 'bext' chunk: \(String(cString: sf_strerror(file)))")
+        }
+        let xml = Array(metadata.iXML(channels: channels, sampleRate: dataFormat.mSampleRate, bitDepth: layout.bitsPerChannel,
+                                      timeReference: frames, reference: reference).utf8)
+        guard xml.withUnsafeBytes({ csndfile_set_chunk(file, "iXML", $0.baseAddress, UInt32($0.count)) }) == 0 else {
+            throw AudioFileError(AudioFileError.fileUnspecifiedCode, "libsndfile refused the 'iXML' chunk: \(String(cString: sf_strerror(file)))")
+        }
+        if metadata.measuresLoudness { loudness = LoudnessMeter(channels: channels, sampleRate: dataFormat.mSampleRate) }
+    }
+
+    /// Feeds written frames to the loudness meter (decoded to Float, in slices).
+    private func measure(_ bytes: UnsafeRawPointer, frames: Int) {
+        guard let loudness else { return }
+        let channels = layout.channelCount
+        let slice = max(1, 8192 / channels)
+        if loudnessScratch.count < slice * channels { loudnessScratch = [Float](repeating: 0, count: slice * channels) }
+        var done = 0
+        loudnessScratch.withUnsafeMutableBufferPointer { scratch in
+            while done < frames {
+                let count = min(slice, frames - done)
+                layout.decode(from: bytes + done * layout.bytesPerFrame, into: scratch.baseAddress!, count: count * channels)
+                loudness.add(scratch.baseAddress!, frames: count)
+                done += count
+            }
         }
     }
 
@@ -193,6 +233,7 @@ public final class AudioFileWriter {
         // each write keeps every type's header true. Cheap for PCM: one small pwrite.
         sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
         let packets = written / layout.bytesPerFrame
+        if startPacket == packetCount { measure(bytes, frames: packets) }
         packetCount = max(packetCount, startPacket + Int64(packets))
         writeBehind()
         if startPacket + Int64(packets) != packetCount { sf_seek(file, sf_count_t(packetCount), SEEK_SET) }
@@ -248,6 +289,10 @@ public final class AudioFileWriter {
         let code = sf_close(handle)
         if code != 0 {
             throw AudioFileError(AudioFileError.fileUnspecifiedCode, "closing '\(path)' failed: \(String(cString: sf_error_number(code)))")
+        }
+        if let loudness {
+            self.loudness = nil
+            try BroadcastWaveLoudness.write(loudness.result, toFileAt: path)
         }
     }
 }

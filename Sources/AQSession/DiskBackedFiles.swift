@@ -1,4 +1,5 @@
 import AQMedia
+import Foundation
 import Synchronization
 
 /// Recording files whose writes run on the ``DiskWriter`` thread: the queue thread's
@@ -57,9 +58,9 @@ public final class DiskBackedFiles: RecordingFiles, @unchecked Sendable {
     public var packetCount: Int64 { closedCount ?? givenFrames }
     public var paths: [String] { pathSnapshot.withLock { $0 } }
 
-    public func markStart(frame: UInt64) throws(AudioFileError) {
+    public func markStart(frame: UInt64, originated: Date?) throws(AudioFileError) {
         try checkDisk()
-        stream.perform { [inner] () throws(AudioFileError) in try inner.markStart(frame: frame) }
+        stream.perform { [inner] () throws(AudioFileError) in try inner.markStart(frame: frame, originated: originated) }
     }
 
     public func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError) {

@@ -1,6 +1,7 @@
 import AQCodecs
 import AQMedia
 import CAudioTypes
+import Foundation
 
 /// A compressed file (AAC or Apple Lossless in MPEG-4 or CAF, ADTS) fed with interleaved Float
 /// frames and encoded as they come: what the session library's takes and splits write when the
@@ -34,7 +35,7 @@ public final class EncodedFiles: RecordingFiles {
     public var paths: [String] { [path] }
     /// Compressed files carry no BWF time reference.
     public var canCarryTimeReference: Bool { false }
-    public func markStart(frame: UInt64) throws(AudioFileError) {}
+    public func markStart(frame: UInt64, originated: Date?) throws(AudioFileError) {}
 
     public func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError) {
         try sink.write(bytes.assumingMemoryBound(to: Float.self), frameCount: frames)

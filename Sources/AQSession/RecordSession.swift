@@ -25,6 +25,9 @@ public final class RecordSession: @unchecked Sendable {
     public private(set) var failure: String?
     /// Set once the requested length is written or a write failed: the main thread then stops.
     public let isFinished = Atomic<Bool>(false)
+    /// The wall clock of device frames (the first frame's is the file's OriginationDate/-Time).
+    /// Set before the queue starts.
+    public var clock: FrameClock?
 
     public init(writer: any RecordingFiles, targetFrames: Int64?, deviceRate: Double) {
         self.writer = writer
@@ -49,7 +52,8 @@ public final class RecordSession: @unchecked Sendable {
                 startFrame = UInt64(max(0, startTime.mSampleTime.rounded()))
                 if writer.canCarryTimeReference {
                     // BWF counts in the file's rate.
-                    try writer.markStart(frame: UInt64(max(0, (startTime.mSampleTime / deviceFramesPerFileFrame).rounded())))
+                    try writer.markStart(frame: UInt64(max(0, (startTime.mSampleTime / deviceFramesPerFileFrame).rounded())),
+                                         originated: clock?.date(ofFrame: startTime.mSampleTime))
                 }
             }
             if let targetFrames { frames = Int(max(0, min(Int64(frames), targetFrames - writer.packetCount))) }

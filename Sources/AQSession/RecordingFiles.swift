@@ -1,6 +1,7 @@
 import AQCodecs
 import AQMedia
 import CAudioTypes
+import Foundation
 import Glibc
 
 /// Where a recording puts linear-PCM frames: one file, several for more channels than one file
@@ -17,8 +18,9 @@ public protocol RecordingFiles: AnyObject {
     var paths: [String] { get }
     /// Whether the files can carry the start frame (a BWF time reference: WAVE, RF64).
     var canCarryTimeReference: Bool { get }
-    /// Records the JACK frame of the first sample (in the files' rate), before the first write.
-    func markStart(frame: UInt64) throws(AudioFileError)
+    /// Records the JACK frame of the first sample (in the files' rate) and the wall-clock time
+    /// of that frame (nil: now), before the first write.
+    func markStart(frame: UInt64, originated: Date?) throws(AudioFileError)
     /// Appends `frames` interleaved frames of the whole stream.
     func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError)
     /// Appends `frames` frames of silence: the frames a gap in the device timeline leaves.
@@ -59,7 +61,7 @@ extension RecordingFiles {
 extension AudioFileWriter: RecordingFiles {
     public var sampleRate: Double { dataFormat.mSampleRate }
     public var paths: [String] { [path] }
-    public func markStart(frame: UInt64) throws(AudioFileError) { try setTimeReference(frame) }
+    public func markStart(frame: UInt64, originated: Date?) throws(AudioFileError) { try setTimeReference(frame, originated: originated) }
     public func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError) {
         try writePackets(bytes, byteCount: frames * layout.bytesPerFrame, startPacket: packetCount, packetCount: frames)
     }
@@ -89,9 +91,11 @@ public final class SplitRecordingFiles: RecordingFiles {
         insertingBeforeExtension(".ch\(first)-\(last)", into: path)
     }
 
-    /// Creates one file per 1024 channels of `format` (linear PCM), of type `fileType`. An
-    /// existing part without `eraseExisting` is refused before any file is created.
-    public init(path: String, fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool) throws(AudioFileError) {
+    /// Creates one file per 1024 channels of `format` (linear PCM), of type `fileType`, each
+    /// carrying `metadata` with its own channels' track names. An existing part without
+    /// `eraseExisting` is refused before any file is created.
+    public init(path: String, fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool,
+                metadata: RecordingMetadata? = nil) throws(AudioFileError) {
         layout = try LinearPCMLayout(validating: format)
         let channels = layout.channelCount
         let ranges = stride(from: 0, to: channels, by: Self.channelsPerFile).map { ($0, min(channels, $0 + Self.channelsPerFile)) }
@@ -109,6 +113,10 @@ public final class SplitRecordingFiles: RecordingFiles {
                                                 format: partFormat, eraseExisting: eraseExisting)
                 guard let writer = file.pcmWriter else {
                     throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode, "a recording split into files of 1024 channels needs linear PCM")
+                }
+                if var partMetadata = metadata {
+                    partMetadata.trackNames = Array(partMetadata.trackNames.dropFirst(first).prefix(end - first))
+                    writer.metadata = partMetadata
                 }
                 parts.append((writer, first))
             } catch {
@@ -134,8 +142,8 @@ public final class SplitRecordingFiles: RecordingFiles {
     public var paths: [String] { parts.map(\.writer.path) }
     public var canCarryTimeReference: Bool { parts[0].writer.canCarryTimeReference }
 
-    public func markStart(frame: UInt64) throws(AudioFileError) {
-        for part in parts { try part.writer.setTimeReference(frame) }
+    public func markStart(frame: UInt64, originated: Date?) throws(AudioFileError) {
+        for part in parts { try part.writer.setTimeReference(frame, originated: originated) }
     }
 
     public func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError) {

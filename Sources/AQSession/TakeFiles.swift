@@ -35,6 +35,9 @@ public final class TakeFiles {
     /// Frames of the takes that are gap silence (fractional when resampled).
     private var gapFrames = 0.0
     public private(set) var takeCount = 0
+    /// The wall-clock time of a frame as the controller counts (a take's first frame: its
+    /// files' OriginationDate/-Time), when known. Set before the first take.
+    public var clock: (@Sendable (Double) -> Date)?
     /// Told on the calling thread when a take begins (its files' paths, its TimeReference) and
     /// ends (its frames; 0 for a numbered take that held none, whose file is removed): what a
     /// session reports as events.
@@ -89,7 +92,7 @@ public final class TakeFiles {
         } else {
             files = try make(TimeSplitFiles.partPath(path, index: takeCount))
         }
-        if files.canCarryTimeReference { try files.markStart(frame: timeReference) }
+        if files.canCarryTimeReference { try files.markStart(frame: timeReference, originated: clock?(sampleTime)) }
         current = files
         position = sampleTime
         if firstFrame == nil { firstFrame = sampleTime }

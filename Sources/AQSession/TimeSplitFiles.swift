@@ -23,6 +23,8 @@ public final class TimeSplitFiles: RecordingFiles {
     private var closedFrames: Int64 = 0
     /// The first sample's JACK frame (in the files' rate), for each part's time reference.
     private var startReference: UInt64?
+    /// The wall-clock time of the first part's first frame, when given.
+    private var startDate: Date?
 
     /// - Parameter make: opens the file of one part (called on the thread that writes frames).
     /// - Parameter finalized: called with a closed part's paths and frame count.
@@ -46,9 +48,10 @@ public final class TimeSplitFiles: RecordingFiles {
     public var paths: [String] { closedPaths + current.paths }
     public var canCarryTimeReference: Bool { current.canCarryTimeReference }
 
-    public func markStart(frame: UInt64) throws(AudioFileError) {
+    public func markStart(frame: UInt64, originated: Date?) throws(AudioFileError) {
         startReference = frame
-        try current.markStart(frame: frame)
+        startDate = originated
+        try current.markStart(frame: frame, originated: originated)
     }
 
     public func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError) {
@@ -71,7 +74,8 @@ public final class TimeSplitFiles: RecordingFiles {
         index += 1
         current = try make(Self.partPath(basePath, index: index))
         if let startReference, current.canCarryTimeReference {
-            try current.markStart(frame: startReference + UInt64(closedFrames))
+            try current.markStart(frame: startReference + UInt64(closedFrames),
+                                  originated: startDate.map { $0.addingTimeInterval(Double(closedFrames) / sampleRate) })
         }
     }
 

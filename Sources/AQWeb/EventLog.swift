@@ -91,7 +91,8 @@ public final class EventLog: Sendable {
         }
     }
 
-    static func timestamp(_ date: Date) -> String {
+    /// `date` in ISO 8601, UTC, with milliseconds (the events' `time`).
+    public static func timestamp(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         formatter.timeZone = TimeZone(identifier: "UTC")

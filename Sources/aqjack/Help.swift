@@ -42,6 +42,8 @@ enum Help {
                      [--trigger DBFS [--hold SECONDS] | --armed] [--pre-roll SECONDS] [--osc PORT [--osc-host ADDRESS] [--osc-token TOKEN]]
                      [--http [ADDRESS:]PORT [--http-token TOKEN | --http-token-file PATH]] [--events FILE|-]
                      [--silence-alarm DBFS SECONDS] [--min-free MINUTES]
+                     [--description TEXT] [--originator NAME] [--originator-reference REF]
+                     [--project NAME] [--scene NAME] [--take NAME] [--loudness]
                      [--plugin URI_OR_LABEL [--set SYMBOL=VALUE]... [--preset NAME]]... [--no-latency-compensation]
                      [--force] [--meter|--no-meter] [--json] FILE
             """, text: """
@@ -91,6 +93,10 @@ enum Help {
             buffer. The meter line and --json show the time the disk still holds at the data rate;
             aqjack warns once (disk-low) under 10 minutes, or under --min-free MINUTES, which also
             refuses to start (exit 1) a recording the disk holds less than that long.
+            WAVE and RF64 files carry a BWF bext chunk (--description, --originator,
+            --originator-reference; the first frame's wall-clock date and time and JACK frame) and an
+            iXML chunk (--project, --scene, --take, a track per channel named after its port);
+            --loudness adds bext version 2's EBU R 128 loudness, measured as the file is written.
             """),
         Topic(name: "play", synopsis: """
               aqjack [--server NAME] [--name CLIENT] play [-p DEST_PORT_OR_GLOB]... [--no-connect]

@@ -51,6 +51,9 @@ struct RecordOptions {
     /// `--silence-alarm DBFS SECONDS`: an event when every channel stays below DBFS (peak) that
     /// long, and one when sound returns.
     var silenceAlarm: (decibels: Double, seconds: Double)?
+    /// What each file says about itself: `--description`, `--originator`,
+    /// `--originator-reference`, `--project`, `--scene`, `--take`, `--loudness` (bext, iXML).
+    var metadata = RecordingMetadata()
     /// `--min-free MINUTES`: refuse to start unless the disk holds this long at the data rate;
     /// while recording, the disk-low warning comes at this much time left (default 10 minutes).
     var minimumFreeMinutes: Double?
@@ -144,6 +147,19 @@ struct RecordOptions {
                 let seconds = try cursor.real(for: "--silence-alarm \(level)", in: 0.1 ... 86400,
                                               meaning: "the seconds every channel stays below the level before the alarm, e.g. --silence-alarm -60 10")
                 silenceAlarm = (level, seconds)
+            case .option("--description"):
+                metadata.description = try cursor.value(for: "--description", expected: "the files' BWF description (256 bytes at most)")
+            case .option("--originator"):
+                metadata.originator = try cursor.value(for: "--originator", expected: "who made the files, for BWF (32 bytes at most)")
+            case .option("--originator-reference"):
+                metadata.originatorReference = try cursor.value(for: "--originator-reference", expected: "the files' BWF originator reference (32 bytes at most)")
+            case .option("--project"):
+                metadata.project = try cursor.value(for: "--project", expected: "the project's name, for iXML")
+            case .option("--scene"):
+                metadata.scene = try cursor.value(for: "--scene", expected: "the scene, for iXML")
+            case .option("--take"):
+                metadata.take = try cursor.value(for: "--take", expected: "the take's name or number, for iXML")
+            case .option("--loudness"): metadata.measuresLoudness = true
             case .option("--min-free"):
                 minimumFreeMinutes = try cursor.real(for: "--min-free", in: 0 ... 525_600, meaning: "minutes of recording the disk must hold at the data rate")
             case .option("--start-at"):
@@ -159,7 +175,7 @@ struct RecordOptions {
                 if try osc.parse(option, from: &cursor) { continue }
                 if try http.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --trigger, --hold, --armed, --pre-roll, --silence-alarm, --min-free, --osc, --osc-host, --osc-token, --http, --http-token, --http-token-file, --start-at, --plugin, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --trigger, --hold, --armed, --pre-roll, --silence-alarm, --min-free, --description, --originator, --originator-reference, --project, --scene, --take, --loudness, --osc, --osc-host, --osc-token, --http, --http-token, --http-token-file, --start-at, --plugin, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
             case let .operand(word):
                 paths.append(word)
             }
@@ -189,6 +205,9 @@ struct RecordOptions {
                 let holds = entry.recordableCodecs.map(FileTypes.codecName).joined(separator: " or ")
                 throw UsageError(message: "\(fourCharacterCode(fileType!)) files hold \(holds), not linear PCM: drop --codec lpcm or record to .wav/.caf")
             }
+        }
+        if metadata.measuresLoudness && ![AudioFileTypeValues.wave, AudioFileTypeValues.rf64].contains(fileType!) {
+            throw UsageError(message: "--loudness writes Broadcast Wave's version 2 'bext' chunk: record to .wav or .rf64, not \(fourCharacterCode(fileType!))")
         }
         if splitSeconds != nil && splitBytes != nil {
             throw UsageError(message: "--split and --split-size both set the length of each file: give one")

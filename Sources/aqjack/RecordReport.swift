@@ -5,6 +5,7 @@ import AQJack
 import AQMedia
 import AQSession
 import AQPlugins
+import AQWeb
 import AudioQueue
 import CAudioTypes
 import Foundation
@@ -25,6 +26,9 @@ struct RecordReport: Encodable {
     var frames: Int64
     var seconds: Double
     var startFrameTime: UInt64?
+    /// The wall-clock time of the first frame (ISO 8601, UTC, milliseconds), as the files' bext
+    /// OriginationDate/-Time give it in local time.
+    var startWallClock: String?
     var lostFrames: Int64
     let overrunFrames: Int
     let underrunFrames: Int
@@ -83,6 +87,7 @@ struct RecordReport: Encodable {
         frames = summary.frames
         seconds = Double(frames) / Double(sampleRate)
         startFrameTime = summary.start
+        startWallClock = summary.start.map { EventLog.timestamp(setup.clock.date(ofFrame: Double($0))) }
         lostFrames = setup.session.lostFrames(queue: queue)
         latencyCompensationFrames = latencyCompensation
         self.exitReason = exitReason
@@ -94,7 +99,7 @@ struct RecordReport: Encodable {
         printSummary(self, json: json) {
             """
             \(files.isEmpty ? "no take recorded" : files.joined(separator: " + ")): \(fileType), \(channels) ch\(splitSeconds.map { " in \(files.count) files of \($0) s" } ?? (files.count > 1 ? " in \(files.count) files of at most \(SplitRecordingFiles.channelsPerFile)" : "")), \(sampleRate) Hz, \(bitsPerChannel > 0 ? "\(bitsPerChannel)-bit " : "")\(sampleFormat)
-              frames \(frames) (\(String(format: "%.3f", seconds)) s) from JACK frame \(startFrameTime.map(String.init) ?? "-")\(latencyCompensationFrames > 0 ? " (the sources' \(latencyCompensationFrames)-frame latency taken out)" : "")
+              frames \(frames) (\(String(format: "%.3f", seconds)) s) from JACK frame \(startFrameTime.map(String.init) ?? "-")\(startWallClock.map { " (\($0))" } ?? "")\(latencyCompensationFrames > 0 ? " (the sources' \(latencyCompensationFrames)-frame latency taken out)" : "")
               lost frames \(lostFrames) (written as silence), ring overruns \(overrunFrames), queue underruns \(underrunFrames), xruns \(xruns)\(serverSkippedFrames > 0 ? " (frames the server skipped: \(serverSkippedFrames))" : "")
               \(diskFreeBytes.map { "disk free \(DiskSpace.describe(bytes: $0))\(diskSecondsLeft.map { ": \(DiskSpace.describe(seconds: $0)) more at this data rate" } ?? "")\(silenceAlarms.map { "; silence alarms \($0)" } ?? "")" } ?? (silenceAlarms.map { "silence alarms \($0)" } ?? ""))
               stopped by: \(exitReason)

@@ -31,12 +31,17 @@ struct RecordingSetup {
     let events: EventLog?
     /// What starts, stops and splits takes on command (--armed, --trigger, --osc), if anything.
     var trigger: TriggerController?
+    /// The wall clock of device frames.
+    let clock: FrameClock
 
     /// Makes the session for `queue` (whose callback reaches it through `box`). An existing file
     /// without --force is refused here, before anything is recorded.
     init(options: RecordOptions, plan: RecordPlan, queue: AudioInputQueue, client: JackClient, hook: FileHook?,
          signals: SignalWatcher, events: EventLog?) throws {
         self.events = events
+        // The wall clock of device frames: each file's OriginationDate/-Time, the summary's start.
+        let clock = FrameClock(frame: Double(client.estimatedFrameTime), date: Date(), sampleRate: Double(client.sampleRate))
+        self.clock = clock
         let format = plan.format, fileFormat = plan.fileFormat, force = options.force, fileType = options.fileType!
         let targetFrames = options.seconds.map { Int64(($0 * format.mSampleRate).rounded()) }
         let deviceFramesPerFileFrame = Double(client.sampleRate) / format.mSampleRate
@@ -57,15 +62,20 @@ struct RecordingSetup {
             return
         }
         let bitRate = options.bitRate, quality = options.quality, encodes = options.encodesPerFile, channelCount = plan.channelCount
-        let make = { (path: String) throws(AudioFileError) -> any RecordingFiles in
+        // What each file says about itself (bext, iXML): the options' names, a track per channel.
+        var metadata = options.metadata
+        metadata.trackNames = (0 ..< channelCount).map { $0 < plan.sources.count ? plan.sources[$0] : "\(client.name):in_\($0 + 1)" }
+        let make = { [metadata] (path: String) throws(AudioFileError) -> any RecordingFiles in
             if encodes {
                 return try EncodedFiles(path: path, fileType: fileType, format: fileFormat, bitRate: bitRate, quality: quality, eraseExisting: force)
             }
             // More channels than libsndfile puts in one file: one file per 1024 channels.
             if channelCount > SplitRecordingFiles.channelsPerFile {
-                return try SplitRecordingFiles(path: path, fileType: fileType, format: format, eraseExisting: force)
+                return try SplitRecordingFiles(path: path, fileType: fileType, format: format, eraseExisting: force, metadata: metadata)
             }
-            return try AudioFile.create(path: path, fileType: fileType, format: format, eraseExisting: force).pcmWriter!
+            let writer = try AudioFile.create(path: path, fileType: fileType, format: format, eraseExisting: force).pcmWriter!
+            writer.metadata = metadata
+            return writer
         }
         // Files are written, finalized and handed to --on-file on the disk-writer thread.
         let finalized: @Sendable ([String], Int64) -> Void = { paths, frames in
@@ -77,6 +87,7 @@ struct RecordingSetup {
         if options.transport != nil || options.isArmedRecording {
             let multi = options.transport == .multi || options.isArmedRecording
             let takes = try TakeFiles(path: options.path, numbered: multi, layout: layout, stream: stream, make: make, finalized: finalized)
+            takes.clock = { clock.date(ofFrame: $0 * deviceFramesPerFileFrame) }
             if let events {
                 takes.onBegin = { paths, timeReference in
                     events.post("take-started", [("files", "[" + paths.map(JSONText.string).joined(separator: ",") + "]"), ("timeReference", "\(timeReference)")])
@@ -128,7 +139,9 @@ struct RecordingSetup {
         }
         files = writer.paths
         currentFiles = { writer.paths }
-        session = RecordSession(writer: writer, targetFrames: targetFrames, deviceRate: Double(client.sampleRate))
+        let single = RecordSession(writer: writer, targetFrames: targetFrames, deviceRate: Double(client.sampleRate))
+        single.clock = clock
+        session = single
     }
 
     /// `--osc PORT`: start, stop and split the takes, quit, and the status a control surface reads.

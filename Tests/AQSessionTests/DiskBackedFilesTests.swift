@@ -19,9 +19,9 @@ private final class GatedFiles: RecordingFiles, @unchecked Sendable {
     var packetCount: Int64 { file.packetCount }
     var paths: [String] { file.paths }
     var canCarryTimeReference: Bool { file.canCarryTimeReference }
-    func markStart(frame: UInt64) throws(AudioFileError) {
+    func markStart(frame: UInt64, originated: Date?) throws(AudioFileError) {
         gate.wait()   // the first command the disk thread runs: it stalls here until opened
-        try file.markStart(frame: frame)
+        try file.markStart(frame: frame, originated: originated)
     }
     func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError) { try file.append(bytes, frames: frames) }
     func close() throws(AudioFileError) { try file.close() }
@@ -38,7 +38,7 @@ struct DiskBackedFilesTests {
         let gated = GatedFiles(try AudioFile.create(path: path, fileType: AudioFileTypeValues.wave, format: format, eraseExisting: true).pcmWriter!)
         let stream = try DiskStream(ringBytes: 4096)
         let files = DiskBackedFiles(gated, stream: stream)
-        try files.markStart(frame: 0)
+        try files.markStart(frame: 0, originated: nil)
 
         // Blocks of 256 frames whose samples are their file frame numbers (+1, so none is 0).
         var expected: [Float] = []

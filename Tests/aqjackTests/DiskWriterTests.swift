@@ -33,7 +33,7 @@ private final class StallingFiles: RecordingFiles, @unchecked Sendable {
     var packetCount: Int64 { file.packetCount }
     var paths: [String] { file.paths }
     var canCarryTimeReference: Bool { file.canCarryTimeReference }
-    func markStart(frame: UInt64) throws(AudioFileError) { try file.markStart(frame: frame) }
+    func markStart(frame: UInt64, originated: Date?) throws(AudioFileError) { try file.markStart(frame: frame, originated: originated) }
     func close() throws(AudioFileError) { try file.close() }
 
     func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError) {

@@ -1,0 +1,73 @@
+import Foundation
+
+/// What a recorded file says about itself, for the tools of post-production: a Broadcast Wave
+/// `bext` chunk (EBU Tech 3285) and an iXML chunk (iXML 2.10) in WAVE and RF64 files. The
+/// recording-wide part is set when the files are made; the time reference and the wall-clock
+/// time of the first frame come per file, at ``AudioFileWriter/markStart(frame:originated:)``.
+public struct RecordingMetadata: Sendable {
+    /// bext Description (256 bytes at most; longer is cut at a character).
+    public var description = "aqjack recording"
+    /// bext Originator (32 bytes).
+    public var originator = "aqjack"
+    /// bext OriginatorReference (32 bytes); nil: a unique one in EBU R 99's form is made per file.
+    public var originatorReference: String?
+    /// iXML PROJECT, SCENE and TAKE.
+    public var project: String?
+    public var scene: String?
+    public var take: String?
+    /// iXML TRACK_LIST: a name per channel, in order (the source ports').
+    public var trackNames: [String] = []
+    /// bext version 2 with the loudness of the file (EBU R 128: integrated, range, true peak,
+    /// maximum momentary and short-term), measured while it is written.
+    public var measuresLoudness = false
+
+    public init() {}
+
+    /// Fixed text fields are bytes: `text` cut to at most `bytes` UTF-8 bytes, at a character.
+    static func clipped(_ text: String, bytes: Int) -> String {
+        var result = ""
+        for character in text where result.utf8.count + String(character).utf8.count <= bytes { result.append(character) }
+        return result
+    }
+
+    /// bext's OriginationDate ("yyyy-mm-dd") and OriginationTime ("hh:mm:ss") of `date`, in the
+    /// local time zone (EBU Tech 3285 asks for local time).
+    public static func originationFields(_ date: Date) -> (date: String, time: String) {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .current
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        return (String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0),
+                String(format: "%02d:%02d:%02d", parts.hour ?? 0, parts.minute ?? 0, parts.second ?? 0))
+    }
+
+    /// A unique OriginatorReference in EBU R 99's layout: country (`ZZ`, none), organisation
+    /// (`AQJ`), 12 characters of this machine and process, the time (hhmmss) and 9 random digits.
+    public static func uniqueReference(_ date: Date) -> String {
+        let time = originationFields(date).time.replacingOccurrences(of: ":", with: "")
+        let machine = String(format: "%06X%06X", UInt32(truncatingIfNeeded: gethostid()) & 0xFFFFFF, UInt32(getpid()) & 0xFFFFFF)
+        return "ZZAQJ" + machine + time + String(format: "%09u", UInt32.random(in: 0 ..< 1_000_000_000))
+    }
+
+    /// The iXML document for a file of `channels` channels whose first frame is
+    /// `timeReference` at `sampleRate` Hz (TIMESTAMP_SAMPLES_SINCE_MIDNIGHT: the BWF TimeReference).
+    public func iXML(channels: Int, sampleRate: Double, bitDepth: Int, timeReference: UInt64, reference: String) -> String {
+        func escaped(_ text: String) -> String {
+            text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+                .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        }
+        func element(_ name: String, _ value: String?) -> String { value.map { "<\(name)>\(escaped($0))</\(name)>" } ?? "" }
+        let tracks = (0 ..< channels).map { index in
+            "<TRACK><CHANNEL_INDEX>\(index + 1)</CHANNEL_INDEX><INTERLEAVE_INDEX>\(index + 1)</INTERLEAVE_INDEX>"
+                + element("NAME", index < trackNames.count ? trackNames[index] : "channel \(index + 1)") + "</TRACK>"
+        }.joined()
+        let rate = Int(sampleRate.rounded())
+        return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<BWFXML><IXML_VERSION>2.10</IXML_VERSION>"
+            + element("PROJECT", project) + element("SCENE", scene) + element("TAKE", take)
+            + element("FILE_UID", reference) + element("NOTE", description)
+            + "<SPEED><FILE_SAMPLE_RATE>\(rate)</FILE_SAMPLE_RATE><AUDIO_BIT_DEPTH>\(bitDepth)</AUDIO_BIT_DEPTH>"
+            + "<TIMESTAMP_SAMPLE_RATE>\(rate)</TIMESTAMP_SAMPLE_RATE>"
+            + "<TIMESTAMP_SAMPLES_SINCE_MIDNIGHT_HI>\(timeReference >> 32)</TIMESTAMP_SAMPLES_SINCE_MIDNIGHT_HI>"
+            + "<TIMESTAMP_SAMPLES_SINCE_MIDNIGHT_LO>\(timeReference & 0xFFFF_FFFF)</TIMESTAMP_SAMPLES_SINCE_MIDNIGHT_LO></SPEED>"
+            + "<TRACK_LIST><TRACK_COUNT>\(channels)</TRACK_COUNT>\(tracks)</TRACK_LIST></BWFXML>\n"
+    }
+}
