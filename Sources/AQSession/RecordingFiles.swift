@@ -67,11 +67,13 @@ extension AudioFileWriter: RecordingFiles {
     }
 }
 
-/// A recording wider than libsndfile's 1024 channels a file, kept as files of at most 1024
-/// channels each: `take.wav` of 2040 channels becomes `take.ch1-1024.wav` and
-/// `take.ch1025-2040.wav`. Every file starts at the same JACK frame (each carries the same BWF
-/// time reference where the type has one) and has the same length, so a DAW lines them up; each
-/// is an ordinary file that libsndfile, sox and ffprobe read.
+/// A recording kept as files each holding some of its channels: wider than libsndfile's 1024
+/// channels a file, files of at most 1024 channels each (`take.wav` of 2040 channels becomes
+/// `take.ch1-1024.wav` and `take.ch1025-2040.wav`), or stems, a mono file per channel
+/// (``init(stemsOf:names:fileType:format:eraseExisting:metadata:)``). Every file starts at the
+/// same JACK frame (each carries the same BWF time reference where the type has one) and has
+/// the same length, so a DAW lines them up; each is an ordinary file that libsndfile, sox and
+/// ffprobe read.
 ///
 /// Each buffer's frames are gathered into one file's channels at a time (a scratch buffer of
 /// ``scratchFrames`` frames, allocated once) and written. Queue thread only.
@@ -94,25 +96,63 @@ public final class SplitRecordingFiles: RecordingFiles {
     /// Creates one file per 1024 channels of `format` (linear PCM), of type `fileType`, each
     /// carrying `metadata` with its own channels' track names. An existing part without
     /// `eraseExisting` is refused before any file is created.
-    public init(path: String, fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool,
-                metadata: RecordingMetadata? = nil) throws(AudioFileError) {
-        layout = try LinearPCMLayout(validating: format)
-        let channels = layout.channelCount
-        let ranges = stride(from: 0, to: channels, by: Self.channelsPerFile).map { ($0, min(channels, $0 + Self.channelsPerFile)) }
-        for (first, end) in ranges {
-            try OutputPath.checkCreatable(Self.partPath(path, first: first + 1, last: end), eraseExisting: eraseExisting)
+    public convenience init(path: String, fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool,
+                            metadata: RecordingMetadata? = nil) throws(AudioFileError) {
+        let channels = Int(format.mChannelsPerFrame)
+        let groups = stride(from: 0, to: channels, by: Self.channelsPerFile).map { first in
+            let end = min(channels, first + Self.channelsPerFile)
+            return (path: Self.partPath(path, first: first + 1, last: end), channels: first ..< end)
         }
+        try self.init(groups: groups, fileType: fileType, format: format, eraseExisting: eraseExisting, metadata: metadata)
+    }
+
+    /// Creates stems: a mono file per channel of `format`, channel i's at `path` with `.NAME`
+    /// before its extension, NAME being `names[i]` made safe for a file name
+    /// (``stemPaths(_:names:)``).
+    public convenience init(stemsOf path: String, names: [String], fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool,
+                            metadata: RecordingMetadata? = nil) throws(AudioFileError) {
+        let groups = Self.stemPaths(path, names: names).enumerated().map { (path: $0.element, channels: $0.offset ..< $0.offset + 1) }
+        try self.init(groups: groups, fileType: fileType, format: format, eraseExisting: eraseExisting, metadata: metadata)
+    }
+
+    /// The stems' paths of a recording to `path`, one per name: `take.wav` and
+    /// `system:capture_1` → `take.system_capture_1.wav`. Each character of a name but ASCII
+    /// letters, digits, `-`, `_` and `+` becomes `_` (runs of them one); a name used before gets `-2`, `-3` ...
+    public static func stemPaths(_ path: String, names: [String]) -> [String] {
+        var used: Set<String> = []
+        return names.map { name in
+            var safe = ""
+            for scalar in name.unicodeScalars {
+                let keep = scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "-_+".unicodeScalars.contains(scalar))
+                if keep { safe.unicodeScalars.append(scalar) } else if !safe.hasSuffix("_") { safe += "_" }
+            }
+            if safe.isEmpty || safe == "_" { safe = "channel" }
+            var unique = safe, count = 1
+            while used.contains(unique) {
+                count += 1
+                unique = "\(safe)-\(count)"
+            }
+            used.insert(unique)
+            return insertingBeforeExtension("." + unique, into: path)
+        }
+    }
+
+    /// Creates a file per group: `path` holding the channels `channels` of `format`.
+    init(groups: [(path: String, channels: Range<Int>)], fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool,
+         metadata: RecordingMetadata?) throws(AudioFileError) {
+        layout = try LinearPCMLayout(validating: format)
+        for group in groups { try OutputPath.checkCreatable(group.path, eraseExisting: eraseExisting) }
         var parts: [(writer: AudioFileWriter, firstChannel: Int)] = []
-        for (first, end) in ranges {
+        for group in groups {
+            let first = group.channels.lowerBound, end = group.channels.upperBound
             var partFormat = format
             partFormat.mChannelsPerFrame = UInt32(end - first)
             partFormat.mBytesPerFrame = UInt32(layout.bytesPerSample * (end - first))
             partFormat.mBytesPerPacket = partFormat.mBytesPerFrame
             do throws(AudioFileError) {
-                let file = try AudioFile.create(path: Self.partPath(path, first: first + 1, last: end), fileType: fileType,
-                                                format: partFormat, eraseExisting: eraseExisting)
+                let file = try AudioFile.create(path: group.path, fileType: fileType, format: partFormat, eraseExisting: eraseExisting)
                 guard let writer = file.pcmWriter else {
-                    throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode, "a recording split into files of 1024 channels needs linear PCM")
+                    throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode, "a recording kept in files of some of its channels needs linear PCM")
                 }
                 if var partMetadata = metadata {
                     partMetadata.trackNames = Array(partMetadata.trackNames.dropFirst(first).prefix(end - first))

@@ -54,6 +54,8 @@ struct RecordOptions {
     /// What each file says about itself: `--description`, `--originator`,
     /// `--originator-reference`, `--project`, `--scene`, `--take`, `--loudness` (bext, iXML).
     var metadata = RecordingMetadata()
+    /// `--stems`: a mono file per channel, named after its source port.
+    var stems = false
     /// `--min-free MINUTES`: refuse to start unless the disk holds this long at the data rate;
     /// while recording, the disk-low warning comes at this much time left (default 10 minutes).
     var minimumFreeMinutes: Double?
@@ -160,6 +162,7 @@ struct RecordOptions {
             case .option("--take"):
                 metadata.take = try cursor.value(for: "--take", expected: "the take's name or number, for iXML")
             case .option("--loudness"): metadata.measuresLoudness = true
+            case .option("--stems"): stems = true
             case .option("--min-free"):
                 minimumFreeMinutes = try cursor.real(for: "--min-free", in: 0 ... 525_600, meaning: "minutes of recording the disk must hold at the data rate")
             case .option("--start-at"):
@@ -175,7 +178,7 @@ struct RecordOptions {
                 if try osc.parse(option, from: &cursor) { continue }
                 if try http.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --trigger, --hold, --armed, --pre-roll, --silence-alarm, --min-free, --description, --originator, --originator-reference, --project, --scene, --take, --loudness, --osc, --osc-host, --osc-token, --http, --http-token, --http-token-file, --start-at, --plugin, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --trigger, --hold, --armed, --pre-roll, --silence-alarm, --min-free, --description, --originator, --originator-reference, --project, --scene, --take, --loudness, --stems, --osc, --osc-host, --osc-token, --http, --http-token, --http-token-file, --start-at, --plugin, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
             case let .operand(word):
                 paths.append(word)
             }
@@ -208,6 +211,9 @@ struct RecordOptions {
         }
         if metadata.measuresLoudness && ![AudioFileTypeValues.wave, AudioFileTypeValues.rf64].contains(fileType!) {
             throw UsageError(message: "--loudness writes Broadcast Wave's version 2 'bext' chunk: record to .wav or .rf64, not \(fourCharacterCode(fileType!))")
+        }
+        if stems && isCompressed {
+            throw UsageError(message: "--stems records linear PCM (a mono WAVE, AIFF, CAF ... file per channel): drop --codec \(isAAC ? "aac" : "alac") or record to .wav")
         }
         if splitSeconds != nil && splitBytes != nil {
             throw UsageError(message: "--split and --split-size both set the length of each file: give one")

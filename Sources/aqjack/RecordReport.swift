@@ -42,6 +42,8 @@ struct RecordReport: Encodable {
     var processTiming: ProcessTiming?
     /// The sources' capture latency taken out of the frame times (0 with --no-latency-compensation).
     var latencyCompensationFrames = 0
+    /// `--stems`: a mono file per channel.
+    var stems = false
     /// `--split`: the length of each file, seconds.
     var splitSeconds: Double?
     /// `--transport`, `--trigger`, `--armed`: the takes begun (rolls and relocations in multi
@@ -77,6 +79,7 @@ struct RecordReport: Encodable {
         exitReason = ""
         serverSkippedFrames = queue.serverSkippedFrameCount
         processTiming = client.processTiming
+        stems = options.stems
         splitSeconds = options.splitSeconds ?? options.splitBytes.map { Double($0 / Int64(plan.format.mBytesPerFrame)) / plan.format.mSampleRate }
     }
 
@@ -98,7 +101,7 @@ struct RecordReport: Encodable {
     func print(json: Bool) {
         printSummary(self, json: json) {
             """
-            \(files.isEmpty ? "no take recorded" : files.joined(separator: " + ")): \(fileType), \(channels) ch\(splitSeconds.map { " in \(files.count) files of \($0) s" } ?? (files.count > 1 ? " in \(files.count) files of at most \(SplitRecordingFiles.channelsPerFile)" : "")), \(sampleRate) Hz, \(bitsPerChannel > 0 ? "\(bitsPerChannel)-bit " : "")\(sampleFormat)
+            \(files.isEmpty ? "no take recorded" : files.joined(separator: " + ")): \(fileType), \(channels) ch\(splitSeconds.map { " in \(files.count) files of \($0) s" } ?? (stems ? " as \(files.count) mono stems" : files.count > 1 ? " in \(files.count) files of at most \(SplitRecordingFiles.channelsPerFile)" : "")), \(sampleRate) Hz, \(bitsPerChannel > 0 ? "\(bitsPerChannel)-bit " : "")\(sampleFormat)
               frames \(frames) (\(String(format: "%.3f", seconds)) s) from JACK frame \(startFrameTime.map(String.init) ?? "-")\(startWallClock.map { " (\($0))" } ?? "")\(latencyCompensationFrames > 0 ? " (the sources' \(latencyCompensationFrames)-frame latency taken out)" : "")
               lost frames \(lostFrames) (written as silence), ring overruns \(overrunFrames), queue underruns \(underrunFrames), xruns \(xruns)\(serverSkippedFrames > 0 ? " (frames the server skipped: \(serverSkippedFrames))" : "")
               \(diskFreeBytes.map { "disk free \(DiskSpace.describe(bytes: $0))\(diskSecondsLeft.map { ": \(DiskSpace.describe(seconds: $0)) more at this data rate" } ?? "")\(silenceAlarms.map { "; silence alarms \($0)" } ?? "")" } ?? (silenceAlarms.map { "silence alarms \($0)" } ?? ""))

@@ -65,9 +65,17 @@ struct RecordingSetup {
         // What each file says about itself (bext, iXML): the options' names, a track per channel.
         var metadata = options.metadata
         metadata.trackNames = (0 ..< channelCount).map { $0 < plan.sources.count ? plan.sources[$0] : "\(client.name):in_\($0 + 1)" }
+        // --stems: each channel's file is named after its source port's pretty-name, or its name.
+        let stemNames = options.stems ? (0 ..< channelCount).map { index in
+            index < plan.sources.count ? client.portInfo(named: plan.sources[index])?.prettyName ?? plan.sources[index] : "\(client.name):in_\(index + 1)"
+        } : nil
         let make = { [metadata] (path: String) throws(AudioFileError) -> any RecordingFiles in
             if encodes {
                 return try EncodedFiles(path: path, fileType: fileType, format: fileFormat, bitRate: bitRate, quality: quality, eraseExisting: force)
+            }
+            // Stems: a mono file per channel, named after its source.
+            if let stemNames {
+                return try SplitRecordingFiles(stemsOf: path, names: stemNames, fileType: fileType, format: format, eraseExisting: force, metadata: metadata)
             }
             // More channels than libsndfile puts in one file: one file per 1024 channels.
             if channelCount > SplitRecordingFiles.channelsPerFile {

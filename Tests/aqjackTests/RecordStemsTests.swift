@@ -1,0 +1,50 @@
+import AQServerSuite
+import AQTestSupport
+import Foundation
+import Testing
+
+extension JackServerSuite {
+    @Suite("aqjack record --stems")
+    struct RecordStemsTests {
+        @Test("--stems --split 0.5 -d 1 on 8 generator channels (one with the pretty-name 'Kick / in'): 2 parts of 8 mono files each, named after the ports (take-001.GEN_out_1.wav ..., take-001.Kick_in.wav), every stem of a part the same length and TimeReference, the second part's 24000 frames on, each sample its channel's test signal bit for bit (silence only where frames were lost); iXML names each stem's track")
+        func stems() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("stemgen"), channelCount: 8)
+            try generator.client.setPrettyName("Kick / in", ofPort: "\(generator.client.name):out_3")
+            let folder = temporaryPath("stems")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let result = try AQJackCommand.run(["record", "--json", "--no-meter", "-p", "\(generator.client.name):out_*", "--stems", "--split", "0.5", "-d", "1",
+                                                "--name", TestServer.uniqueClientName("stemrec"), folder + "/take.wav"])
+            #expect(result.status == 0, "\(result.standardError)")
+            let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(result.standardOutput.utf8))
+            let names = (1 ... 8).map { $0 == 3 ? "Kick_in" : "\(generator.client.name):out_\($0)".replacingOccurrences(of: ":", with: "_") }
+            let parts = (1 ... 2).map { part in names.map { "\(folder)/take-00\(part).\($0).wav" } }
+            #expect(summary.files == parts.flatMap { $0 }, "\(summary.files)")
+            var references: [Int64] = []
+            var silentFrames = 0
+            for part in parts {
+                let stems = try part.map { try SoundFileContents(path: $0) }
+                #expect(stems.allSatisfy { $0.channels == 1 && $0.frames == 24_000 }, "\(stems.map { ($0.channels, $0.frames) })")
+                let reference = try #require(stems[0].timeReference)
+                #expect(stems.allSatisfy { $0.timeReference == reference })
+                references.append(reference)
+                for (channel, stem) in stems.enumerated() {
+                    var wrong = 0
+                    for frame in 0 ..< stem.frames {
+                        let expected = TestSignal.sample(channel: channel, frame: UInt32(truncatingIfNeeded: reference + Int64(frame)))
+                        if stem.samples[frame] == 0 && expected != 0 {
+                            if channel == 0 { silentFrames += 1 }
+                        } else if stem.samples[frame].bitPattern != expected.bitPattern {
+                            wrong += 1
+                        }
+                    }
+                    #expect(wrong == 0, "\(part[channel]): \(wrong) wrong samples")
+                }
+                let xml = String(decoding: try riffChunks(part[2])["iXML"] ?? [], as: UTF8.self)
+                #expect(xml.contains("<TRACK_COUNT>1</TRACK_COUNT>") && xml.contains("<NAME>\(generator.client.name):out_3</NAME>"), "\(xml)")
+            }
+            #expect(references.count == 2 && references[1] == references[0] + 24_000, "\(references)")
+            #expect(Int64(silentFrames) <= summary.lostFrames, "\(silentFrames) silent frames, \(summary.lostFrames) lost")
+        }
+    }
+}
