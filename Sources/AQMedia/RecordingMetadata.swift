@@ -35,9 +35,15 @@ public struct RecordingMetadata: Sendable {
     public static func originationFields(_ date: Date) -> (date: String, time: String) {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = .current
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: nearestMillisecond(date))
         return (String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0),
                 String(format: "%02d:%02d:%02d", parts.hour ?? 0, parts.minute ?? 0, parts.second ?? 0))
+    }
+
+    /// `date` to the millisecond: a time computed from frames a hair before a whole second (a
+    /// part cut on a boundary: within half a frame) is that second, not the one before.
+    public static func nearestMillisecond(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded() / 1000)
     }
 
     /// A unique OriginatorReference in EBU R 99's layout: country (`ZZ`, none), organisation
@@ -56,18 +62,29 @@ public struct RecordingMetadata: Sendable {
                 .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
         }
         func element(_ name: String, _ value: String?) -> String { value.map { "<\(name)>\(escaped($0))</\(name)>" } ?? "" }
-        let tracks = (0 ..< channels).map { index in
-            "<TRACK><CHANNEL_INDEX>\(index + 1)</CHANNEL_INDEX><INTERLEAVE_INDEX>\(index + 1)</INTERLEAVE_INDEX>"
-                + element("NAME", index < trackNames.count ? trackNames[index] : "channel \(index + 1)") + "</TRACK>"
-        }.joined()
         let rate = Int(sampleRate.rounded())
-        return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<BWFXML><IXML_VERSION>2.10</IXML_VERSION>"
+        let head = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<BWFXML><IXML_VERSION>2.10</IXML_VERSION>"
             + element("PROJECT", project) + element("SCENE", scene) + element("TAKE", take)
             + element("FILE_UID", reference) + element("NOTE", description)
             + "<SPEED><FILE_SAMPLE_RATE>\(rate)</FILE_SAMPLE_RATE><AUDIO_BIT_DEPTH>\(bitDepth)</AUDIO_BIT_DEPTH>"
             + "<TIMESTAMP_SAMPLE_RATE>\(rate)</TIMESTAMP_SAMPLE_RATE>"
             + "<TIMESTAMP_SAMPLES_SINCE_MIDNIGHT_HI>\(timeReference >> 32)</TIMESTAMP_SAMPLES_SINCE_MIDNIGHT_HI>"
             + "<TIMESTAMP_SAMPLES_SINCE_MIDNIGHT_LO>\(timeReference & 0xFFFF_FFFF)</TIMESTAMP_SAMPLES_SINCE_MIDNIGHT_LO></SPEED>"
-            + "<TRACK_LIST><TRACK_COUNT>\(channels)</TRACK_COUNT>\(tracks)</TRACK_LIST></BWFXML>\n"
+        // As many tracks as the document's size allows (a file of 1024 channels lists the first).
+        var tracks = "", listed = 0, size = head.utf8.count + 80
+        for index in 0 ..< channels {
+            let track = "<TRACK><CHANNEL_INDEX>\(index + 1)</CHANNEL_INDEX><INTERLEAVE_INDEX>\(index + 1)</INTERLEAVE_INDEX>"
+                + element("NAME", index < trackNames.count ? trackNames[index] : "channel \(index + 1)") + "</TRACK>"
+            guard size + track.utf8.count <= Self.iXMLLimit else { break }
+            tracks += track
+            size += track.utf8.count
+            listed += 1
+        }
+        return head + "<TRACK_LIST><TRACK_COUNT>\(listed)</TRACK_COUNT>\(tracks)</TRACK_LIST></BWFXML>\n"
     }
+
+    /// The largest iXML document written, bytes: libsndfile reads back no file whose header
+    /// passes 64 KiB (measured: a 60,000-byte chunk made its WAVE unreadable, "No 'data' chunk
+    /// marker"), and the loudness is written into a header found in its first 64 KiB.
+    public static let iXMLLimit = 32 * 1024
 }

@@ -50,11 +50,9 @@ public final class RecordSession: @unchecked Sendable {
         do throws(AudioFileError) {
             if startFrame == nil {
                 startFrame = UInt64(max(0, startTime.mSampleTime.rounded()))
-                if writer.canCarryTimeReference {
-                    // BWF counts in the file's rate.
-                    try writer.markStart(frame: UInt64(max(0, (startTime.mSampleTime / deviceFramesPerFileFrame).rounded())),
-                                         originated: clock?.date(ofFrame: startTime.mSampleTime))
-                }
+                // BWF counts in the file's rate.
+                try writer.markStart(frame: UInt64(max(0, (startTime.mSampleTime / deviceFramesPerFileFrame).rounded())),
+                                     originated: clock?.date(ofFrame: startTime.mSampleTime))
             }
             if let targetFrames { frames = Int(max(0, min(Int64(frames), targetFrames - writer.packetCount))) }
             if frames > 0 {

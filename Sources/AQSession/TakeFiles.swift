@@ -38,6 +38,8 @@ public final class TakeFiles {
     /// The wall-clock time of a frame as the controller counts (a take's first frame: its
     /// files' OriginationDate/-Time), when known. Set before the first take.
     public var clock: (@Sendable (Double) -> Date)?
+    /// How numbered takes are named (``PartNaming``: `NAME-001.ext` ..., or the wall clock).
+    public var naming = PartNaming.numbered
     /// Told on the calling thread when a take begins (its files' paths, its TimeReference) and
     /// ends (its frames; 0 for a numbered take that held none, whose file is removed): what a
     /// session reports as events.
@@ -85,14 +87,15 @@ public final class TakeFiles {
     /// TimeReference (where the type has one) is `timeReference`.
     public func begin(at sampleTime: Double, timeReference: UInt64) throws(AudioFileError) {
         takeCount += 1
+        let date = clock?(sampleTime)
         let files: any RecordingFiles
         if let single = waiting {
             files = single
             waiting = nil
         } else {
-            files = try make(TimeSplitFiles.partPath(path, index: takeCount))
+            files = try make(naming.path(base: path, index: takeCount, date: date))
         }
-        if files.canCarryTimeReference { try files.markStart(frame: timeReference, originated: clock?(sampleTime)) }
+        try files.markStart(frame: timeReference, originated: date)
         current = files
         position = sampleTime
         if firstFrame == nil { firstFrame = sampleTime }

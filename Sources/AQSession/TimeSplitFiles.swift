@@ -25,16 +25,27 @@ public final class TimeSplitFiles: RecordingFiles {
     private var startReference: UInt64?
     /// The wall-clock time of the first part's first frame, when given.
     private var startDate: Date?
+    private let naming: PartNaming
+    /// `--split-at`: the first part ends at the wall clock's next boundary (set at ``markStart(frame:originated:)``).
+    private let wallClockSplit: WallClockSplit?
+    private var firstPartFrames: Int64?
 
     /// - Parameter make: opens the file of one part (called on the thread that writes frames).
     /// - Parameter finalized: called with a closed part's paths and frame count.
+    /// - Parameter naming: the parts' names (the first one's from the wall clock now, just
+    ///   before its first frame; the others' from their first frames).
+    /// - Parameter wallClockSplit: parts cut at the top of each period of the wall clock:
+    ///   `splitFrames` is then the period in frames, and the first part ends at the first boundary.
     public init(path: String, splitFrames: Int64, make: @escaping (String) throws(AudioFileError) -> any RecordingFiles,
-                finalized: @escaping ([String], Int64) -> Void = { _, _ in }) throws(AudioFileError) {
+                finalized: @escaping ([String], Int64) -> Void = { _, _ in }, naming: PartNaming = .numbered,
+                wallClockSplit: WallClockSplit? = nil) throws(AudioFileError) {
         basePath = path
         self.splitFrames = splitFrames
         self.make = make
         self.finalized = finalized
-        current = try make(Self.partPath(path, index: 1))
+        self.naming = naming
+        self.wallClockSplit = wallClockSplit
+        current = try make(naming.path(base: path, index: 1, date: nil))
         layout = current.layout
         sampleRate = current.sampleRate
     }
@@ -51,14 +62,18 @@ public final class TimeSplitFiles: RecordingFiles {
     public func markStart(frame: UInt64, originated: Date?) throws(AudioFileError) {
         startReference = frame
         startDate = originated
+        if let wallClockSplit, let originated {
+            firstPartFrames = max(1, Int64((wallClockSplit.secondsToBoundary(from: originated) * sampleRate).rounded()))
+        }
         try current.markStart(frame: frame, originated: originated)
     }
 
     public func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError) {
         var done = 0
         while done < frames {
-            if current.packetCount >= splitFrames { try nextPart() }
-            let count = Int(min(Int64(frames - done), splitFrames - current.packetCount))
+            let limit = index == 1 ? firstPartFrames ?? splitFrames : splitFrames
+            if current.packetCount >= limit { try nextPart(); continue }
+            let count = Int(min(Int64(frames - done), limit - current.packetCount))
             try current.append(bytes + done * layout.bytesPerFrame, frames: count)
             done += count
         }
@@ -72,10 +87,10 @@ public final class TimeSplitFiles: RecordingFiles {
         closedFrames += full.packetCount
         finalized(full.paths, full.packetCount)
         index += 1
-        current = try make(Self.partPath(basePath, index: index))
-        if let startReference, current.canCarryTimeReference {
-            try current.markStart(frame: startReference + UInt64(closedFrames),
-                                  originated: startDate.map { $0.addingTimeInterval(Double(closedFrames) / sampleRate) })
+        let date = startDate.map { $0.addingTimeInterval(Double(closedFrames) / sampleRate) }
+        current = try make(naming.path(base: basePath, index: index, date: date))
+        if let startReference {
+            try current.markStart(frame: startReference + UInt64(closedFrames), originated: date)
         }
     }
 

@@ -41,7 +41,7 @@ enum Help {
                      [--split SECONDS | --split-size BYTES] [--on-file CMD] [--transport | --transport-multi]
                      [--trigger DBFS [--hold SECONDS] | --armed] [--pre-roll SECONDS] [--osc PORT [--osc-host ADDRESS] [--osc-token TOKEN]]
                      [--http [ADDRESS:]PORT [--http-token TOKEN | --http-token-file PATH]] [--events FILE|-]
-                     [--silence-alarm DBFS SECONDS] [--min-free MINUTES] [--stems]
+                     [--silence-alarm DBFS SECONDS] [--min-free MINUTES] [--stems] [--name-format PATTERN] [--split-at PERIOD]
                      [--description TEXT] [--originator NAME] [--originator-reference REF]
                      [--project NAME] [--scene NAME] [--take NAME] [--loudness]
                      [--plugin URI_OR_LABEL [--set SYMBOL=VALUE]... [--preset NAME]]... [--no-latency-compensation]
@@ -95,6 +95,9 @@ enum Help {
             refuses to start (exit 1) a recording the disk holds less than that long.
             --stems writes a mono file per channel, FILE with .NAME before its extension, NAME the
             source port's pretty-name or name (take.system_capture_1.wav), split and finalized together.
+            --name-format PATTERN names the files (parts, takes) after their first frame's local time
+            through strftime, in FILE's folder with its extension; --split-at PERIOD (30s, 15m, 1h)
+            cuts the recording at the top of each PERIOD of the wall clock, sample continuous.
             WAVE and RF64 files carry a BWF bext chunk (--description, --originator,
             --originator-reference; the first frame's wall-clock date and time and JACK frame) and an
             iXML chunk (--project, --scene, --take, a track per channel named after its port);

@@ -1,7 +1,9 @@
 import AQCodecs
 import AQMedia
+import AQSession
 import AudioQueue
 import CAudioTypes
+import Foundation
 
 /// The parsed command line of `aqjack record`.
 struct RecordOptions {
@@ -54,11 +56,26 @@ struct RecordOptions {
     /// What each file says about itself: `--description`, `--originator`,
     /// `--originator-reference`, `--project`, `--scene`, `--take`, `--loudness` (bext, iXML).
     var metadata = RecordingMetadata()
+    /// `--name-format PATTERN`: files named after their first frame's wall-clock time (strftime).
+    var nameFormat: String?
+    /// `--split-at PERIOD`: parts cut at the top of each PERIOD of the wall clock, seconds.
+    var splitAtSeconds: Double?
+    /// How parts and takes are named.
+    var naming: PartNaming { nameFormat.map { .wallClock(pattern: $0) } ?? .numbered }
     /// `--stems`: a mono file per channel, named after its source port.
     var stems = false
     /// `--min-free MINUTES`: refuse to start unless the disk holds this long at the data rate;
     /// while recording, the disk-low warning comes at this much time left (default 10 minutes).
     var minimumFreeMinutes: Double?
+
+    /// Seconds of a period written `90`, `90s`, `15m`, `15min` or `1h`; nil otherwise.
+    static func period(_ text: String) -> Double? {
+        let units: [(String, Double)] = [("min", 60), ("h", 3600), ("m", 60), ("s", 1)]
+        for (suffix, scale) in units where text.hasSuffix(suffix) {
+            return Double(text.dropLast(suffix.count)).map { $0 * scale }.flatMap { $0.isFinite ? $0 : nil }
+        }
+        return Double(text).flatMap { $0.isFinite ? $0 : nil }
+    }
 
     /// The longest `-d`: a year, in seconds (at 768 kHz still far inside Int64 frames).
     static let longestDuration = 31_536_000.0
@@ -80,7 +97,7 @@ struct RecordOptions {
     /// `--osc`): the queue delivers Float frames and each file encodes its own (its own priming,
     /// exactly its frames), on the disk-writer thread. Other compressed recordings are encoded
     /// by the queue.
-    var encodesPerFile: Bool { isCompressed && (splitSeconds != nil || transport != nil || isArmedRecording) }
+    var encodesPerFile: Bool { isCompressed && (splitSeconds != nil || splitAtSeconds != nil || transport != nil || isArmedRecording) }
 
     init(arguments cursor: inout ArgumentCursor, globals: inout GlobalOptions) throws(UsageError) {
         var paths: [String] = []
@@ -163,6 +180,18 @@ struct RecordOptions {
                 metadata.take = try cursor.value(for: "--take", expected: "the take's name or number, for iXML")
             case .option("--loudness"): metadata.measuresLoudness = true
             case .option("--stems"): stems = true
+            case .option("--name-format"):
+                let pattern = try cursor.value(for: "--name-format", expected: "an strftime pattern for the files' names, e.g. 'gig-%Y%m%d-%H%M%S'")
+                guard !pattern.contains("/"), !PartNaming.format(pattern, Date()).isEmpty else {
+                    throw UsageError(message: "--name-format '\(pattern)' does not make a file name: expected an strftime pattern without '/', e.g. 'gig-%Y%m%d-%H%M%S' (FILE gives the folder and extension)")
+                }
+                nameFormat = pattern
+            case .option("--split-at"):
+                let text = try cursor.value(for: "--split-at", expected: "a period of the wall clock, e.g. 1h, 15m or 30s")
+                guard let seconds = Self.period(text), seconds >= 1, seconds <= 86400 else {
+                    throw UsageError(message: "--split-at '\(text)' is not a period: expected seconds or a number with s, m or h, from 1s to 24h, e.g. 1h")
+                }
+                splitAtSeconds = seconds
             case .option("--min-free"):
                 minimumFreeMinutes = try cursor.real(for: "--min-free", in: 0 ... 525_600, meaning: "minutes of recording the disk must hold at the data rate")
             case .option("--start-at"):
@@ -178,7 +207,7 @@ struct RecordOptions {
                 if try osc.parse(option, from: &cursor) { continue }
                 if try http.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --trigger, --hold, --armed, --pre-roll, --silence-alarm, --min-free, --description, --originator, --originator-reference, --project, --scene, --take, --loudness, --stems, --osc, --osc-host, --osc-token, --http, --http-token, --http-token-file, --start-at, --plugin, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --trigger, --hold, --armed, --pre-roll, --silence-alarm, --min-free, --description, --originator, --originator-reference, --project, --scene, --take, --loudness, --stems, --name-format, --split-at, --osc, --osc-host, --osc-token, --http, --http-token, --http-token-file, --start-at, --plugin, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
             case let .operand(word):
                 paths.append(word)
             }
@@ -214,6 +243,9 @@ struct RecordOptions {
         }
         if stems && isCompressed {
             throw UsageError(message: "--stems records linear PCM (a mono WAVE, AIFF, CAF ... file per channel): drop --codec \(isAAC ? "aac" : "alac") or record to .wav")
+        }
+        if splitAtSeconds != nil && (splitSeconds != nil || splitBytes != nil || transport != nil || isArmedRecording) {
+            throw UsageError(message: "--split-at cuts one continuous recording at the wall clock: drop --split, --split-size, --transport, --trigger, --armed and --osc")
         }
         if splitSeconds != nil && splitBytes != nil {
             throw UsageError(message: "--split and --split-size both set the length of each file: give one")

@@ -47,12 +47,13 @@ struct RecordingSetup {
         let deviceFramesPerFileFrame = Double(client.sampleRate) / format.mSampleRate
         // Every session appends buffer after buffer: the queue fills the gaps, where they were.
         queue.gapPolicy = .silence
-        files = [options.path]
-        let path = options.path
+        // The file of a recording in one part (or one take): named now with --name-format.
+        let path = options.nameFormat == nil ? options.path : options.naming.path(base: options.path, index: 1, date: nil)
+        files = [path]
         currentFiles = { [path] }
         if options.isCompressed && !options.encodesPerFile {
             if options.isAAC { try queue.configureEncoder(bitRate: options.bitRate, quality: options.quality) }
-            let file = try AudioFile.create(path: options.path, fileType: fileType, format: queue.format, eraseExisting: force).packetWriter!
+            let file = try AudioFile.create(path: path, fileType: fileType, format: queue.format, eraseExisting: force).packetWriter!
             let writer = DiskBackedPacketFile(file, stream: try DiskStream(ringBytes: DiskBackedPacketFile.ringBytes(
                 maximumPacketSize: queue.maximumOutputPacketSize, framesPerPacket: Int(queue.format.mFramesPerPacket), sampleRate: queue.format.mSampleRate)))
             try writer.setMagicCookie(queue.magicCookie)
@@ -94,8 +95,9 @@ struct RecordingSetup {
         let stream = try DiskStream(ringBytes: DiskBackedFiles.ringBytes(layout: layout, sampleRate: format.mSampleRate))
         if options.transport != nil || options.isArmedRecording {
             let multi = options.transport == .multi || options.isArmedRecording
-            let takes = try TakeFiles(path: options.path, numbered: multi, layout: layout, stream: stream, make: make, finalized: finalized)
+            let takes = try TakeFiles(path: multi ? options.path : path, numbered: multi, layout: layout, stream: stream, make: make, finalized: finalized)
             takes.clock = { clock.date(ofFrame: $0 * deviceFramesPerFileFrame) }
+            takes.naming = options.naming
             if let events {
                 takes.onBegin = { paths, timeReference in
                     events.post("take-started", [("files", "[" + paths.map(JSONText.string).joined(separator: ",") + "]"), ("timeReference", "\(timeReference)")])
@@ -134,16 +136,17 @@ struct RecordingSetup {
             return
         }
         // --split-size: whole frames of audio data per file (the header comes on top).
-        let splitFrames = options.splitSeconds.map { Int64(($0 * format.mSampleRate).rounded()) }
+        let splitFrames = (options.splitSeconds ?? options.splitAtSeconds).map { Int64(($0 * format.mSampleRate).rounded()) }
             ?? options.splitBytes.map { $0 / Int64(format.mBytesPerFrame) }
         let writer: DiskBackedFiles
         if let splitFrames {
             // Consecutive files, each finalized (and handed to --on-file) when full.
-            let parts = try TimeSplitFiles(path: options.path, splitFrames: max(1, splitFrames), make: make, finalized: finalized)
+            let parts = try TimeSplitFiles(path: options.path, splitFrames: max(1, splitFrames), make: make, finalized: finalized,
+                                           naming: options.naming, wallClockSplit: options.splitAtSeconds.map(WallClockSplit.init(seconds:)))
             split = parts
             writer = DiskBackedFiles(parts, stream: stream)
         } else {
-            writer = DiskBackedFiles(try make(options.path), stream: stream)
+            writer = DiskBackedFiles(try make(path), stream: stream)
         }
         files = writer.paths
         currentFiles = { writer.paths }
