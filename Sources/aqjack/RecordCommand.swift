@@ -39,6 +39,9 @@ struct RecordCommand {
             return ExitStatus.failure
         }
         let client = try JackClient(name: globals.clientName, server: globals.server, stallLogCapacity: Diagnostics.stallLogCapacity)
+        // --follow, --auto-connect: told of every port registration (only before activation), so
+        // that a source coming back is connected at once.
+        let portChanges = options.follow || options.autoConnect ? try SourceFollower.watchRegistrations(of: client) : nil
         let plan: RecordPlan
         do throws(RecordPlan.Refusal) { plan = try RecordPlan(options: options, client: client) } catch {
             client.close()
@@ -78,6 +81,7 @@ struct RecordCommand {
         var latencyCompensation = 0
         var web: SessionWeb?
         var silenceWatch: SilenceWatch?
+        var follower: SourceFollower?
         do {   // queue errors and file errors: both carry an OSStatus and a message
             // The queue's callback reaches the session through this box (the session needs the
             // encoder's priming, known once the queue exists).
@@ -94,10 +98,12 @@ struct RecordCommand {
             // What feeds the recording may already be late: a hosted plugin's look-ahead is the
             // capture latency of its outputs. Taking it out of the frame times makes the file's
             // first frame the source's frame (BWF TimeReference included), as a DAW aligns it.
+            // --latency-offset: what a source (a network bridge) does not report, on top.
             if options.compensatesLatency {
                 latencyCompensation = plan.sources.compactMap { client.portInfo(named: $0)?.captureLatency.max }.max() ?? 0
-                queue.latencyCompensationFrames = latencyCompensation
             }
+            latencyCompensation += options.latencyOffset
+            queue.latencyCompensationFrames = latencyCompensation
             queue.channelSources = plan.sources
             queue.isLevelMeteringEnabled = true
             queue.resamplerEngine = options.resampler
@@ -108,7 +114,13 @@ struct RecordCommand {
                 // Before the queue starts: an address that cannot be served ends this with nothing recorded.
                 web = try Self.web(options: options, setup: setup, queue: queue, plan: plan, client: client, signals: signals, events: events?.log)
             }
+            if options.follow || options.autoConnect {
+                follower = SourceFollower(client: client, inputs: (1 ... plan.channelCount).map { "\(client.name):in_\($0)" },
+                                          initial: plan.sources, patterns: options.autoConnect ? options.ports : nil,
+                                          wakeups: portChanges ?? DispatchSemaphore(value: 0))
+            }
             try queue.start(atFrame: options.startFrame)
+            follower?.start()
             events?.log.post("started", [("files", "[" + setup.files.map(JSONText.string).joined(separator: ",") + "]"),
                                          ("sampleRate", JSONText.number(plan.fileFormat.mSampleRate)), ("channels", "\(plan.channelCount)")])
             // A single recording (one file, or parts in time) is one take from its first frame.
@@ -145,6 +157,7 @@ struct RecordCommand {
         case .terminate: .terminate
         }
         meter.finish()
+        follower?.stop()
         setup.osc?.stop()
         nsm?.stop()
         // Not under SessionLoop.leaving: stopping drains the ring into the file (no JACK call),
@@ -172,6 +185,8 @@ struct RecordCommand {
         web?.stop()
         report.finish(setup: setup, queue: queue, latencyCompensation: latencyCompensation, exitReason: reason.rawValue)
         report.silenceAlarms = silenceWatch?.alarms.load(ordering: .relaxed)
+        report.reconnections = follower?.reconnections.load(ordering: .relaxed)
+        report.sourcelessFrames = follower?.sourcelessFrames.load(ordering: .relaxed)
         report.diskFreeBytes = LiveStatus.freeBytes(at: options.path)
         report.diskSecondsLeft = plan.bytesPerSecond(options: options).flatMap { rate in report.diskFreeBytes.map { Double($0) / rate } }
         report.print(json: options.json)

@@ -62,6 +62,13 @@ struct RecordOptions {
     var splitAtSeconds: Double?
     /// How parts and takes are named.
     var naming: PartNaming { nameFormat.map { .wallClock(pattern: $0) } ?? .numbered }
+    /// `--follow`: what is connected to the inputs is kept connected as its clients come and go.
+    var follow = false
+    /// `-p GLOB --auto-connect`: ports matching the globs that appear later are connected too.
+    var autoConnect = false
+    /// `--latency-offset FRAMES`: the sources' latency that they do not report, taken out of the
+    /// frame times with the reported one.
+    var latencyOffset = 0
     /// `--stems`: a mono file per channel, named after its source port.
     var stems = false
     /// `--min-free MINUTES`: refuse to start unless the disk holds this long at the data rate;
@@ -180,6 +187,11 @@ struct RecordOptions {
                 metadata.take = try cursor.value(for: "--take", expected: "the take's name or number, for iXML")
             case .option("--loudness"): metadata.measuresLoudness = true
             case .option("--stems"): stems = true
+            case .option("--follow"): follow = true
+            case .option("--auto-connect"): autoConnect = true
+            case .option("--latency-offset"):
+                latencyOffset = try cursor.integer(for: "--latency-offset", in: 0 ... 10_000_000,
+                                                   meaning: "frames of latency the sources do not report (a network bridge's), taken out of the frame times")
             case .option("--name-format"):
                 let pattern = try cursor.value(for: "--name-format", expected: "an strftime pattern for the files' names, e.g. 'gig-%Y%m%d-%H%M%S'")
                 guard !pattern.contains("/"), !PartNaming.format(pattern, Date()).isEmpty else {
@@ -207,7 +219,7 @@ struct RecordOptions {
                 if try osc.parse(option, from: &cursor) { continue }
                 if try http.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --trigger, --hold, --armed, --pre-roll, --silence-alarm, --min-free, --description, --originator, --originator-reference, --project, --scene, --take, --loudness, --stems, --name-format, --split-at, --osc, --osc-host, --osc-token, --http, --http-token, --http-token-file, --start-at, --plugin, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --trigger, --hold, --armed, --pre-roll, --silence-alarm, --min-free, --description, --originator, --originator-reference, --project, --scene, --take, --loudness, --stems, --follow, --auto-connect, --latency-offset, --name-format, --split-at, --osc, --osc-host, --osc-token, --http, --http-token, --http-token-file, --start-at, --plugin, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
             case let .operand(word):
                 paths.append(word)
             }
@@ -243,6 +255,12 @@ struct RecordOptions {
         }
         if stems && isCompressed {
             throw UsageError(message: "--stems records linear PCM (a mono WAVE, AIFF, CAF ... file per channel): drop --codec \(isAAC ? "aac" : "alac") or record to .wav")
+        }
+        if follow && autoConnect {
+            throw UsageError(message: "--follow keeps whatever is connected, --auto-connect connects -p's matches as they appear: give one")
+        }
+        if autoConnect && ports.isEmpty {
+            throw UsageError(message: "--auto-connect connects the ports matching -p as they appear: give -p GLOB, e.g. -p 'synth:out_*'")
         }
         if splitAtSeconds != nil && (splitSeconds != nil || splitBytes != nil || transport != nil || isArmedRecording) {
             throw UsageError(message: "--split-at cuts one continuous recording at the wall clock: drop --split, --split-size, --transport, --trigger, --armed and --osc")

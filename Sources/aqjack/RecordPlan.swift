@@ -22,18 +22,21 @@ struct RecordPlan {
 
     init(options: RecordOptions, client: JackClient) throws(Refusal) {
         let outputs = client.portNames(direction: .output, audioOnly: true)
-        if options.ports.isEmpty {
+        if options.ports.isEmpty && options.follow {
+            // --follow without -p: nothing connected but what the patchbay connects.
+            sources = []
+        } else if options.ports.isEmpty {
             let physical = client.portNames(direction: .output, physicalOnly: true, audioOnly: true)
             sources = Array(physical.prefix(options.channels ?? min(2, max(physical.count, 1))))
         } else {
             let (selected, unmatched) = PortMatching.select(options.ports, from: outputs)
-            if !unmatched.isEmpty {
+            if !unmatched.isEmpty && !options.autoConnect {
                 throw Refusal(message: "no JACK output port matches \(unmatched.map { "'\($0)'" }.joined(separator: ", ")) on server '\(client.serverName)'; `aqjack --ports --output` lists them",
                               status: ExitStatus.failure)
             }
             sources = selected
         }
-        channelCount = options.channels ?? max(sources.count, options.ports.isEmpty ? 2 : 1)
+        channelCount = options.channels ?? max(sources.count, options.ports.isEmpty || options.autoConnect ? 2 : 1)
         if sources.count > channelCount { sources = Array(sources.prefix(channelCount)) }
         // Another rate than the server's is resampled by the queue (soxr, or --resampler's choice).
         fileFormat = options.format(channelCount: channelCount, sampleRate: options.rate ?? client.sampleRate)

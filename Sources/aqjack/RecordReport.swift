@@ -50,6 +50,10 @@ struct RecordReport: Encodable {
     /// mode, triggers, SIGUSR1 starts); the relocations while the transport rolled.
     var takes: Int?
     var transportRelocations: Int?
+    /// `--follow`, `--auto-connect`: connections made after the start (sources back, new
+    /// matches), and the frames in which a channel was without its source (silence).
+    var reconnections: Int?
+    var sourcelessFrames: Int?
     /// `--silence-alarm`: the silences it told of.
     var silenceAlarms: Int?
     /// Free bytes on the files' disk at the end, and the seconds they hold at the data rate.
@@ -100,13 +104,17 @@ struct RecordReport: Encodable {
 
     func print(json: Bool) {
         printSummary(self, json: json) {
-            """
-            \(files.isEmpty ? "no take recorded" : files.joined(separator: " + ")): \(fileType), \(channels) ch\(splitSeconds.map { " in \(files.count) files of \($0) s" } ?? (stems ? " as \(files.count) mono stems" : files.count > 1 ? " in \(files.count) files of at most \(SplitRecordingFiles.channelsPerFile)" : "")), \(sampleRate) Hz, \(bitsPerChannel > 0 ? "\(bitsPerChannel)-bit " : "")\(sampleFormat)
-              frames \(frames) (\(String(format: "%.3f", seconds)) s) from JACK frame \(startFrameTime.map(String.init) ?? "-")\(startWallClock.map { " (\($0))" } ?? "")\(latencyCompensationFrames > 0 ? " (the sources' \(latencyCompensationFrames)-frame latency taken out)" : "")
-              lost frames \(lostFrames) (written as silence), ring overruns \(overrunFrames), queue underruns \(underrunFrames), xruns \(xruns)\(serverSkippedFrames > 0 ? " (frames the server skipped: \(serverSkippedFrames))" : "")
-              \(diskFreeBytes.map { "disk free \(DiskSpace.describe(bytes: $0))\(diskSecondsLeft.map { ": \(DiskSpace.describe(seconds: $0)) more at this data rate" } ?? "")\(silenceAlarms.map { "; silence alarms \($0)" } ?? "")" } ?? (silenceAlarms.map { "silence alarms \($0)" } ?? ""))
-              stopped by: \(exitReason)
-            """
+            let disk = diskFreeBytes.map { "disk free \(DiskSpace.describe(bytes: $0))" + (diskSecondsLeft.map { ": \(DiskSpace.describe(seconds: $0)) more at this data rate" } ?? "") }
+            let lines: [String?] = [
+                "\(files.isEmpty ? "no take recorded" : files.joined(separator: " + ")): \(fileType), \(channels) ch\(splitSeconds.map { " in \(files.count) files of \($0) s" } ?? (stems ? " as \(files.count) mono stems" : files.count > 1 ? " in \(files.count) files of at most \(SplitRecordingFiles.channelsPerFile)" : "")), \(sampleRate) Hz, \(bitsPerChannel > 0 ? "\(bitsPerChannel)-bit " : "")\(sampleFormat)",
+                "  frames \(frames) (\(String(format: "%.3f", seconds)) s) from JACK frame \(startFrameTime.map(String.init) ?? "-")\(startWallClock.map { " (\($0))" } ?? "")\(latencyCompensationFrames > 0 ? " (the sources' \(latencyCompensationFrames)-frame latency taken out)" : "")",
+                "  lost frames \(lostFrames) (written as silence), ring overruns \(overrunFrames), queue underruns \(underrunFrames), xruns \(xruns)\(serverSkippedFrames > 0 ? " (frames the server skipped: \(serverSkippedFrames))" : "")",
+                reconnections.map { "  connections made while recording \($0), frames without a source (silence) \(sourcelessFrames ?? 0)" },
+                silenceAlarms.map { "  silence alarms \($0)" },
+                disk.map { "  " + $0 },
+                "  stopped by: \(exitReason)",
+            ]
+            return lines.compactMap { $0 }.joined(separator: "\n")
         }
     }
 }
