@@ -31,7 +31,7 @@ extension JackServerSuite {
             return String(xml[start.upperBound ..< end.lowerBound])
         }
 
-        @Test("--description --originator --project --scene --take --loudness to WAVE: ffprobe shows the bext fields (description, originator, a 32-character reference, the first frame's local date and time as in the summary's startWallClock, TimeReference); the test's RIFF reader finds bext version 2 whose loudness matches ffmpeg's ebur128 (integrated and range within 0.1 LU, true peak within 0.3 dB) and iXML with project, scene, take and a track per source port; sox reads the file; --loudness to AIFF is refused (exit 2)")
+        @Test("--description --originator --project --scene --take --loudness to WAVE: ffprobe shows the bext fields (description, originator, a 32-character reference, the first frame's local date and time as in the summary's startWallClock, TimeReference); the test's RIFF reader finds bext version 2 whose loudness matches ffmpeg's ebur128 (integrated within 0.1 LU, range within 0.5 LU, true peak within 0.3 dB) and iXML with project, scene, take and a track per source port; sox reads the file; --loudness to AIFF is refused (exit 2)")
         func bextAndIXML() throws {
             // A 1 kHz sine, 2 s at -6 dBFS then 2 s at -20 dBFS, over and over: a loudness range to measure.
             let wave = (0 ..< 192_000).map { frame in Float(frame < 96_000 ? 0.5 : 0.1) * Float(sin(2 * Double.pi * Double(frame) / 48)) }
@@ -77,7 +77,9 @@ extension JackServerSuite {
             let ffmpegIntegrated = try #require(summaryValue("I:"), "\(ebur.standardError.suffix(600))")
             let ffmpegRange = try #require(summaryValue("LRA:")), ffmpegPeak = try #require(summaryValue("Peak:"))
             print("loudness: bext I \(integrated) LRA \(range) TP \(truePeak); ffmpeg I \(ffmpegIntegrated) LRA \(ffmpegRange) TP \(ffmpegPeak)")
-            #expect(abs(integrated - ffmpegIntegrated) <= 0.1 && abs(range - ffmpegRange) <= 0.1 && abs(truePeak - ffmpegPeak) <= 0.3,
+            // Integrated loudness is one gated mean in both: within 0.1 LU. The range comes from
+            // each tool's own histogram of short-term values (ffmpeg's in 0.1 LU bins): within 0.5 LU.
+            #expect(abs(integrated - ffmpegIntegrated) <= 0.1 && abs(range - ffmpegRange) <= 0.5 && abs(truePeak - ffmpegPeak) <= 0.3,
                     "bext I \(integrated) LRA \(range) TP \(truePeak); ffmpeg I \(ffmpegIntegrated) LRA \(ffmpegRange) TP \(ffmpegPeak)")
 
             let xml = String(decoding: try #require(chunks["iXML"], "chunks \(chunks.keys.sorted())"), as: UTF8.self)
