@@ -181,14 +181,15 @@ struct RecordCommand {
         events?.log.post("finished", [("exitReason", JSONText.string(reason.rawValue)), ("frames", "\(session.summary.frames)"),
                                       ("lostFrames", "\(session.summary.lost)")])
         events?.log.close()
-        web?.update(Self.liveStatus(queue: queue, setup: setup, plan: plan, options: options, client: client, finished: true))
+        let final = Self.liveStatus(queue: queue, setup: setup, plan: plan, options: options, client: client, finished: true)
+        web?.update(final)
         web?.stop()
         report.finish(setup: setup, queue: queue, latencyCompensation: latencyCompensation, exitReason: reason.rawValue)
         report.silenceAlarms = silenceWatch?.alarms.load(ordering: .relaxed)
         report.reconnections = follower?.reconnections.load(ordering: .relaxed)
         report.sourcelessFrames = follower?.sourcelessFrames.load(ordering: .relaxed)
-        report.diskFreeBytes = LiveStatus.freeBytes(at: options.path)
-        report.diskSecondsLeft = plan.bytesPerSecond(options: options).flatMap { rate in report.diskFreeBytes.map { Double($0) / rate } }
+        report.diskFreeBytes = final.diskFreeBytes
+        report.diskSecondsLeft = final.secondsLeft
         report.print(json: options.json)
         return reason == .serverShutdown || reason == .error ? ExitStatus.failure : ExitStatus.success
     }

@@ -26,18 +26,7 @@ extension JackServerSuite {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: folder) }
             let source = folder + "/source.wav"
-            let format = AudioStreamBasicDescription(mSampleRate: 48000, mFormatID: AudioFormatValues.linearPCM,
-                                                     mFormatFlags: AudioFormatValues.isFloat | AudioFormatValues.isPacked,
-                                                     mBytesPerPacket: 8, mFramesPerPacket: 1, mBytesPerFrame: 8, mChannelsPerFrame: 2,
-                                                     mBitsPerChannel: 32, mReserved: 0)
-            let writer = try AudioFileWriter(path: source, fileType: AudioFileTypeValues.wave, format: format, eraseExisting: true)
-            var samples = [Float](repeating: 0, count: frames * 2)
-            for frame in 0 ..< frames {
-                samples[2 * frame] = RecordTriggerTests.sample(frame, loud: loud)
-                samples[2 * frame + 1] = -RecordTriggerTests.sample(frame, loud: loud)
-            }
-            try samples.withUnsafeBytes { try writer.writePackets($0.baseAddress!, byteCount: $0.count, startPacket: 0, packetCount: frames) }
-            try writer.close()
+            try RecordTriggerTests.writeSource(source, frames: frames, loud: loud)
 
             let control = try GeneratorClient(name: TestServer.uniqueClientName("silclock"), channelCount: 1)
             let start = UInt64(control.client.estimatedFrameTime) + 4 * 48000

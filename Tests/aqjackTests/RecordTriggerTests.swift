@@ -16,6 +16,23 @@ extension JackServerSuite {
             loud.contains { $0.contains(frame) } ? 0.5 + Float(frame) * 1e-6 : Float(frame) * 1e-9
         }
 
+        /// Writes `frames` frames of ``sample(_:loud:)`` to a stereo float WAVE at `path` (the
+        /// right channel negated): the file a player plays into the recorder.
+        static func writeSource(_ path: String, frames: Int, loud: [Range<Int>]) throws {
+            let format = AudioStreamBasicDescription(mSampleRate: 48000, mFormatID: AudioFormatValues.linearPCM,
+                                                     mFormatFlags: AudioFormatValues.isFloat | AudioFormatValues.isPacked,
+                                                     mBytesPerPacket: 8, mFramesPerPacket: 1, mBytesPerFrame: 8, mChannelsPerFrame: 2,
+                                                     mBitsPerChannel: 32, mReserved: 0)
+            let writer = try AudioFileWriter(path: path, fileType: AudioFileTypeValues.wave, format: format, eraseExisting: true)
+            var samples = [Float](repeating: 0, count: frames * 2)
+            for frame in 0 ..< frames {
+                samples[2 * frame] = sample(frame, loud: loud)
+                samples[2 * frame + 1] = -sample(frame, loud: loud)
+            }
+            try samples.withUnsafeBytes { try writer.writePackets($0.baseAddress!, byteCount: $0.count, startPacket: 0, packetCount: frames) }
+            try writer.close()
+        }
+
         @Test("--trigger -40 --hold 0.25 --pre-roll 0.1 on a file played at a known JACK frame: two takes, each starting exactly 4800 frames before the first loud frame and ending exactly 12000 frames after the last, every sample the file's (24-bit Apple Lossless: to its 24 bits), TimeReference (WAVE) the JACK frame of the first",
               arguments: ["wav", "m4a"])
         func triggerPreRollHold(ext: String) throws {
@@ -25,18 +42,7 @@ extension JackServerSuite {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: folder) }
             let source = folder + "/source.wav"
-            let format = AudioStreamBasicDescription(mSampleRate: 48000, mFormatID: AudioFormatValues.linearPCM,
-                                                     mFormatFlags: AudioFormatValues.isFloat | AudioFormatValues.isPacked,
-                                                     mBytesPerPacket: 8, mFramesPerPacket: 1, mBytesPerFrame: 8, mChannelsPerFrame: 2,
-                                                     mBitsPerChannel: 32, mReserved: 0)
-            let writer = try AudioFileWriter(path: source, fileType: AudioFileTypeValues.wave, format: format, eraseExisting: true)
-            var samples = [Float](repeating: 0, count: frames * 2)
-            for frame in 0 ..< frames {
-                samples[2 * frame] = Self.sample(frame, loud: loud)
-                samples[2 * frame + 1] = -Self.sample(frame, loud: loud)
-            }
-            try samples.withUnsafeBytes { try writer.writePackets($0.baseAddress!, byteCount: $0.count, startPacket: 0, packetCount: frames) }
-            try writer.close()
+            try Self.writeSource(source, frames: frames, loud: loud)
 
             // The player first (its ports are the recorder's sources), scheduled 3 s ahead.
             let control = try GeneratorClient(name: TestServer.uniqueClientName("trigclock"), channelCount: 1)
