@@ -38,7 +38,8 @@ extension JackServerSuite {
                             wrong += 1
                         }
                     }
-                    #expect(wrong == 0, "\(part[channel]): \(wrong) wrong samples")
+                    // A cycle the generator missed (a server xrun) reaches the recorder stale.
+                    #expect(wrong <= summary.xruns * 128, "\(part[channel]): \(wrong) wrong samples, \(summary.xruns) xruns")
                 }
                 let xml = String(decoding: try riffChunks(part[2])["iXML"] ?? [], as: UTF8.self)
                 #expect(xml.contains("<TRACK_COUNT>1</TRACK_COUNT>") && xml.contains("<NAME>\(generator.client.name):out_3</NAME>"), "\(xml)")

@@ -44,7 +44,9 @@ extension JackServerSuite {
                     #expect((Int(time.suffix(2)) ?? 1) % 2 == 0, "\(time)")
                 }
                 let check = verifyFloatRecording(part, channels: 2)
-                #expect(check.wrong == 0 && Int64(check.silent) <= summary.lostFrames, "\(summary.files[index]): \(check)")
+                // A cycle the generator missed (a server xrun) reaches the recorder stale: at most a
+                // period of both channels per xrun.
+                #expect(check.wrong <= summary.xruns * 128 * 2 && Int64(check.silent) <= summary.lostFrames, "\(summary.files[index]): \(check), \(summary.xruns) xruns")
             }
         }
     }
