@@ -42,7 +42,7 @@ enum Help {
                      [--trigger DBFS [--hold SECONDS] | --armed] [--pre-roll SECONDS] [--osc PORT [--osc-host ADDRESS] [--osc-token TOKEN]]
                      [--http [ADDRESS:]PORT [--http-token TOKEN | --http-token-file PATH]] [--events FILE|-]
                      [--silence-alarm DBFS SECONDS] [--min-free MINUTES] [--stems] [--name-format PATTERN] [--split-at PERIOD]
-                     [--follow | --auto-connect] [--latency-offset FRAMES]
+                     [--follow | --auto-connect] [--latency-offset FRAMES] [-m MIDI_PORT_OR_GLOB]...
                      [--description TEXT] [--originator NAME] [--originator-reference REF]
                      [--project NAME] [--scene NAME] [--take NAME] [--loudness]
                      [--plugin URI_OR_LABEL [--set SYMBOL=VALUE]... [--preset NAME]]... [--no-latency-compensation]
@@ -94,6 +94,8 @@ enum Help {
             buffer. The meter line and --json show the time the disk still holds at the data rate;
             aqjack warns once (disk-low) under 10 minutes, or under --min-free MINUTES, which also
             refuses to start (exit 1) a recording the disk holds less than that long.
+            -m PORT_OR_GLOB records JACK MIDI ports to a Standard MIDI File beside each audio file
+            (NAME.mid, a track per port, one tick a frame from the file's first frame).
             --follow keeps what is connected to the inputs (a patchbay's choice) connected as its
             clients come and go; -p GLOB --auto-connect connects matching ports that appear later.
             --latency-offset FRAMES takes a source's unreported latency (a network bridge) out.

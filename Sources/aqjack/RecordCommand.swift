@@ -55,6 +55,24 @@ struct RecordCommand {
             Diagnostics.error(refusal)
             return ExitStatus.failure
         }
+        // -m: the MIDI ports, recorded by a client of their own (CLIENT-midi), at the server's rate.
+        var midi: MIDIRecording?
+        if !options.midiPorts.isEmpty {
+            let (selected, unmatched) = PortMatching.select(options.midiPorts, from: client.portNames(direction: .output, midiOnly: true))
+            if !unmatched.isEmpty || (options.rate != nil && options.rate != client.sampleRate) {
+                client.close()
+                Diagnostics.error(unmatched.isEmpty ? "-m records MIDI frame for frame with the audio: record at the server's rate (\(client.sampleRate) Hz), drop -r"
+                                  : "no JACK MIDI output port matches \(unmatched.map { "'\($0)'" }.joined(separator: ", ")); `aqjack --ports --output` lists them")
+                return ExitStatus.failure
+            }
+            do throws(JackError) {
+                midi = try MIDIRecording(name: client.name + "-midi", server: globals.server, sources: selected, sampleRate: client.sampleRate)
+            } catch {
+                client.close()
+                Diagnostics.error(error.message)
+                return ExitStatus.failure
+            }
+        }
         // Plugins next: a URI, control or value that does not fit is reported before any file exists.
         var stages: [LV2Stage] = []
         if !options.chain.isEmpty {
@@ -88,11 +106,14 @@ struct RecordCommand {
             let box = SessionBox()
             let silence = options.silenceAlarm.map { SilenceWatch(decibels: $0.decibels, seconds: $0.seconds, sampleRate: Double(client.sampleRate), log: events?.log) }
             silenceWatch = silence
+            let midiRecording = midi
             queue = try AudioInputQueue(format: plan.format, driver: JackDriver(client: client)) { queue, buffer, startTime in
                 silence?.observe(queue: queue, buffer: buffer, startTime: startTime)
+                // The first buffer's frame is a plain recording's first (-m: the .mid's tick 0).
+                midiRecording?.recordingBegan(frame: UInt64(max(0, startTime.mSampleTime.rounded())))
                 if box.session?.handle(buffer, startTime: startTime, gapSilence: queue.gapSilenceInDeliveredBuffer) ?? false { try? queue.enqueue(buffer) }
             }
-            setup = try RecordingSetup(options: options, plan: plan, queue: queue, client: client, hook: hook, signals: signals, events: events?.log)
+            setup = try RecordingSetup(options: options, plan: plan, queue: queue, client: client, hook: hook, signals: signals, events: events?.log, midi: midi)
             box.session = setup.session
             if !stages.isEmpty { try queue.setProcessingStages(stages) }
             // What feeds the recording may already be late: a hosted plugin's look-ahead is the
@@ -119,6 +140,7 @@ struct RecordCommand {
                                           initial: plan.sources, patterns: options.autoConnect ? options.ports : nil,
                                           wakeups: portChanges ?? DispatchSemaphore(value: 0))
             }
+            midi?.start()
             try queue.start(atFrame: options.startFrame)
             follower?.start()
             events?.log.post("started", [("files", "[" + setup.files.map(JSONText.string).joined(separator: ",") + "]"),
@@ -170,6 +192,13 @@ struct RecordCommand {
         SessionLoop.leaving(client, afterward: "the recording is complete") { queue.dispose() }
         report.files = setup.finalFiles(hook: hook)
         hook?.waitForAll()
+        // The disk writer has finalized every file, each .mid with it.
+        if let midi {
+            midi.stop()
+            report.midiFiles = midi.files
+            report.midiEvents = midi.eventCount
+            report.midiLostEvents = midi.lostEvents
+        }
         if let failure, reason != .serverShutdown { reason = .error; Diagnostics.error(failure) }
         if reason == .serverShutdown {
             Diagnostics.error("the JACK server '\(client.serverName)' shut down (\(client.notifications.shutdownReason.withLock { $0 } ?? "no reason given")); the file holds everything recorded until then")

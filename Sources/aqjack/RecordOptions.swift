@@ -62,6 +62,8 @@ struct RecordOptions {
     var splitAtSeconds: Double?
     /// How parts and takes are named.
     var naming: PartNaming { nameFormat.map { .wallClock(pattern: $0) } ?? .numbered }
+    /// `-m PORT_OR_GLOB`: JACK MIDI ports recorded to a Standard MIDI File beside each audio file.
+    var midiPorts: [String] = []
     /// `--follow`: what is connected to the inputs is kept connected as its clients come and go.
     var follow = false
     /// `-p GLOB --auto-connect`: ports matching the globs that appear later are connected too.
@@ -112,6 +114,8 @@ struct RecordOptions {
             switch argument {
             case .option("-p"), .option("--port"):
                 ports.append(try cursor.value(for: "-p", expected: "a port name or glob, e.g. -p 'system:capture_*'"))
+            case .option("-m"), .option("--midi"):
+                midiPorts.append(try cursor.value(for: "-m", expected: "a JACK MIDI output port or glob, e.g. -m 'keys:midi_out'"))
             case .option("-c"), .option("--channels"):
                 channels = try cursor.integer(for: "-c", in: 1 ... Int(LinearPCMLayout.maximumChannelCount),
                                               meaning: "a channel count (a recording of more than 1024 is split into files of 1024 channels, libsndfile's limit)")
@@ -219,7 +223,7 @@ struct RecordOptions {
                 if try osc.parse(option, from: &cursor) { continue }
                 if try http.parse(option, from: &cursor) { continue }
                 if try globals.parse(option, from: &cursor) { continue }
-                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --trigger, --hold, --armed, --pre-roll, --silence-alarm, --min-free, --description, --originator, --originator-reference, --project, --scene, --take, --loudness, --stems, --follow, --auto-connect, --latency-offset, --name-format, --split-at, --osc, --osc-host, --osc-token, --http, --http-token, --http-token-file, --start-at, --plugin, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
+                throw UsageError(message: "unknown option '\(option)' for record: expected -p, -m, -c, -f, -b, -r, --codec, --bitrate, -q, --src-quality, --resampler, -d, --split, --split-size, --on-file, --transport, --transport-multi, --trigger, --hold, --armed, --pre-roll, --silence-alarm, --min-free, --description, --originator, --originator-reference, --project, --scene, --take, --loudness, --stems, --follow, --auto-connect, --latency-offset, --name-format, --split-at, --osc, --osc-host, --osc-token, --http, --http-token, --http-token-file, --start-at, --plugin, --lv2, --set, --preset, --no-latency-compensation, --force, --meter, --no-meter, --json, --server or --name")
             case let .operand(word):
                 paths.append(word)
             }
@@ -255,6 +259,9 @@ struct RecordOptions {
         }
         if stems && isCompressed {
             throw UsageError(message: "--stems records linear PCM (a mono WAVE, AIFF, CAF ... file per channel): drop --codec \(isAAC ? "aac" : "alac") or record to .wav")
+        }
+        if !midiPorts.isEmpty && (transport != nil || stems) {
+            throw UsageError(message: "-m records MIDI beside one file per take or part, on the JACK timeline: not with \(stems ? "--stems" : "--transport or --transport-multi") yet")
         }
         if follow && autoConnect {
             throw UsageError(message: "--follow keeps whatever is connected, --auto-connect connects -p's matches as they appear: give one")

@@ -54,6 +54,10 @@ struct RecordReport: Encodable {
     /// matches), and the frames in which a channel was without its source (silence).
     var reconnections: Int?
     var sourcelessFrames: Int?
+    /// `-m`: the Standard MIDI Files written, the events recorded and those lost.
+    var midiFiles: [String]?
+    var midiEvents: Int?
+    var midiLostEvents: Int?
     /// `--silence-alarm`: the silences it told of.
     var silenceAlarms: Int?
     /// Free bytes on the files' disk at the end, and the seconds they hold at the data rate.
@@ -110,6 +114,7 @@ struct RecordReport: Encodable {
                 "  frames \(frames) (\(String(format: "%.3f", seconds)) s) from JACK frame \(startFrameTime.map(String.init) ?? "-")\(startWallClock.map { " (\($0))" } ?? "")\(latencyCompensationFrames > 0 ? " (the sources' \(latencyCompensationFrames)-frame latency taken out)" : "")",
                 "  lost frames \(lostFrames) (written as silence), ring overruns \(overrunFrames), queue underruns \(underrunFrames), xruns \(xruns)\(serverSkippedFrames > 0 ? " (frames the server skipped: \(serverSkippedFrames))" : "")",
                 reconnections.map { "  connections made while recording \($0), frames without a source (silence) \(sourcelessFrames ?? 0)" },
+                midiFiles.map { "  MIDI: \($0.joined(separator: " + ")), \(midiEvents ?? 0) events, lost \(midiLostEvents ?? 0)" },
                 silenceAlarms.map { "  silence alarms \($0)" },
                 disk.map { "  " + $0 },
                 "  stopped by: \(exitReason)",

@@ -31,14 +31,17 @@ struct RecordingSetup {
     let events: EventLog?
     /// What starts, stops and splits takes on command (--armed, --trigger, --osc), if anything.
     var trigger: TriggerController?
+    /// `-m`: the MIDI recorded beside the audio, a `.mid` written as each audio file is finalized.
+    let midi: MIDIRecording?
     /// The wall clock of device frames.
     let clock: FrameClock
 
     /// Makes the session for `queue` (whose callback reaches it through `box`). An existing file
     /// without --force is refused here, before anything is recorded.
     init(options: RecordOptions, plan: RecordPlan, queue: AudioInputQueue, client: JackClient, hook: FileHook?,
-         signals: SignalWatcher, events: EventLog?) throws {
+         signals: SignalWatcher, events: EventLog?, midi: MIDIRecording? = nil) throws {
         self.events = events
+        self.midi = midi
         // The wall clock of device frames: each file's OriginationDate/-Time, the summary's start.
         let clock = FrameClock(frame: Double(client.estimatedFrameTime), date: Date(), sampleRate: Double(client.sampleRate))
         self.clock = clock
@@ -88,6 +91,7 @@ struct RecordingSetup {
         }
         // Files are written, finalized and handed to --on-file on the disk-writer thread.
         let finalized: @Sendable ([String], Int64) -> Void = { paths, frames in
+            if let first = paths.first { midi?.fileFinished(path: first, frames: frames) }
             paths.forEach { hook?.run(path: $0, frames: frames) }
             paths.forEach { events?.post("file-closed", [("path", JSONText.string($0)), ("frames", "\(frames)")]) }
         }
@@ -100,6 +104,7 @@ struct RecordingSetup {
             takes.naming = options.naming
             if let events {
                 takes.onBegin = { paths, timeReference in
+                    if let first = paths.first { midi?.fileBegan(path: first, frame: timeReference) }
                     events.post("take-started", [("files", "[" + paths.map(JSONText.string).joined(separator: ",") + "]"), ("timeReference", "\(timeReference)")])
                 }
                 takes.onEnd = { frames in events.post("take-finished", [("frames", "\(frames)")]) }
@@ -182,6 +187,7 @@ struct RecordingSetup {
     func finalFiles(hook: FileHook?) -> [String] {
         if let split { return split.paths }
         if let takes { return takes.paths }
+        if let first = files.first { midi?.fileFinished(path: first, frames: session.summary.frames) }
         files.forEach { hook?.run(path: $0, frames: session.summary.frames) }
         files.forEach { events?.post("file-closed", [("path", JSONText.string($0)), ("frames", "\(session.summary.frames)")]) }
         return files

@@ -393,6 +393,48 @@ extension JackServerSuite.RealtimeSafetyTests {
         #expect(allocations == 0 && frees == 0 && locks == 0)
         withExtendedLifetime((amp, limiter)) {}
     }
+
+    @Test("record -m's MIDI capture (MIDIRecordingProcessor) fed a note every 5 ms on two ports, its ring read as it fills: zero allocations, frees and mutex locks on the process thread, every event read at its frame")
+    func midiRecordingIsAllocationFree() throws {
+        let clock = try JackClient(name: TestServer.uniqueClientName("rtmidirecclock"))
+        let start = UInt64(clock.estimatedFrameTime) + 12_000
+        clock.close()
+        let notes = (0 ..< 600).map { (frame: start + UInt64($0) * 240, note: UInt8(48 + $0 % 24)) }
+        let first = try MIDINoteClient(name: TestServer.uniqueClientName("rtmidirecA"), notes: notes, lengthFrames: 120)
+        let second = try MIDINoteClient(name: TestServer.uniqueClientName("rtmidirecB"), notes: notes, lengthFrames: 60)
+        let processor = MIDIRecordingProcessor(ringBytes: 1 << 16)
+        let client = try JackClient(name: TestServer.uniqueClientName("rtmidirec"), exactName: true)
+        let ports = try [client.registerPort("midi_in_1", direction: .input, isMIDI: true), client.registerPort("midi_in_2", direction: .input, isMIDI: true)]
+        try client.setThreadInitCallback(aq_probe_watch_current_thread)
+        try client.activate(processor: processor, midiInputs: ports)
+        defer { try? client.deactivate(); client.close() }
+        _ = try client.connect(first.portName, to: ports[0].name)
+        _ = try client.connect(second.portName, to: ports[1].name)
+        usleep(200_000)
+        var processThreads = [client.processThreadID]
+        aq_probe_count_only(&processThreads, 1)
+        defer { aq_probe_count_only(nil, 0) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: processor.readBufferBytes, alignment: 16)
+        defer { buffer.deallocate() }
+        var read: [(port: Int, frame: UInt32, bytes: [UInt8])] = []
+        aq_probe_reset_and_enable()
+        let until = Date().addingTimeInterval(3.5)
+        while Date() < until {
+            while let event = processor.read(into: buffer) { read.append((event.port, event.frame, Array(event.bytes))) }
+            usleep(5000)
+        }
+        aq_probe_disable()
+        let allocations = aq_probe_allocation_count(), frees = aq_probe_free_count(), locks = aq_probe_mutex_lock_count()
+        while let event = processor.read(into: buffer) { read.append((event.port, event.frame, Array(event.bytes))) }
+        print("MIDI recording's process thread: allocations \(allocations), frees \(frees), mutex locks \(locks), \(read.count) events read")
+        #expect(allocations == 0 && frees == 0 && locks == 0)
+        #expect(processor.droppedEvents.load(ordering: .relaxed) == 0)
+        // Every note-on read is one sent, at its frame, on both ports.
+        let sent = Dictionary(uniqueKeysWithValues: notes.map { (UInt32(truncatingIfNeeded: $0.frame), $0.note) })
+        let ons = read.filter { $0.bytes.first == 0x90 }
+        #expect(ons.count > 800 && ons.allSatisfy { sent[$0.frame] == $0.bytes[1] }, "\(ons.count) note-ons; first wrong: \(String(describing: ons.first { sent[$0.frame] != $0.bytes[1] }))")
+        #expect(Set(ons.map(\.port)) == [0, 1])
+    }
 }
 
 extension JackServerSuite.RealtimeSafetyTests {

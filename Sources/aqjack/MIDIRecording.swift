@@ -1,0 +1,155 @@
+import AQCore
+import AQJack
+import AQMedia
+import AQSession
+import Foundation
+import Synchronization
+
+/// `record -m PORT_OR_GLOB`: JACK MIDI recorded beside the audio, a Standard MIDI File per audio
+/// file (its name with `.mid`; format 1, a track per port named after it, one tick a frame, the
+/// first tick the audio file's first frame). A client of its own (`CLIENT-midi`, ports
+/// `midi_in_1 ...`) captures every event with its JACK frame (``MIDIRecordingProcessor``); a
+/// reader thread keeps them in memory; each audio file's `.mid` is written as the file is
+/// finalized, with the notes sounding across its start turned on at tick 0 and those sounding
+/// at its end turned off there (so a split closes and reopens them).
+///
+/// Threads: ``fileBegan(path:frame:)`` and ``fileFinished(path:frames:)`` from any thread (the
+/// disk writer's); the rest from the session's.
+final class MIDIRecording: @unchecked Sendable {
+    let client: JackClient
+    /// The MIDI output ports recorded, one per track, in order.
+    let sources: [String]
+    private let processor: MIDIRecordingProcessor
+    private let sampleRate: Int
+    /// The events, in arrival order per port: 64-bit JACK frame and bytes.
+    private struct Store {
+        var events: [[(frame: UInt64, bytes: [UInt8])]]
+        var count = 0
+        /// Frame-time extension to 64 bits.
+        var lastFrame: UInt32?
+        var high: UInt64 = 0
+        /// Takes' first frames by audio path; parts in time follow each other from the first.
+        var starts: [String: UInt64] = [:]
+        var closedFrames: Int64 = 0
+        /// The recording's first device frame (its first buffer's), once known.
+        var firstFrame: UInt64?
+        var written: [String] = []
+        var lostEvents = 0
+    }
+    private let store: Mutex<Store>
+    private let running = Atomic<Bool>(true)
+    private var thread: Thread?
+    /// Events kept at most: past it, events are counted lost.
+    static let eventLimit = 4_000_000
+
+    /// Opens `CLIENT-midi` with a MIDI input per source and connects them.
+    init(name: String, server: String?, sources: [String], sampleRate: Int) throws(JackError) {
+        self.sources = sources
+        self.sampleRate = sampleRate
+        processor = MIDIRecordingProcessor()
+        store = Mutex(Store(events: Array(repeating: [], count: sources.count)))
+        client = try JackClient(name: name, server: server)
+        var ports: [JackPort] = []
+        for index in sources.indices { ports.append(try client.registerPort("midi_in_\(index + 1)", direction: .input, isMIDI: true)) }
+        try client.activate(processor: processor, midiInputs: ports)
+        for (source, port) in zip(sources, ports) { try client.connect(source, to: port.name) }
+    }
+
+    /// Takes events off the ring every 10 ms until ``stop()``.
+    func start() {
+        let thread = Thread { [self] in
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: processor.readBufferBytes, alignment: 16)
+            defer { buffer.deallocate() }
+            while running.load(ordering: .acquiring) {
+                drain(buffer)
+                usleep(10_000)
+            }
+            drain(buffer)
+        }
+        thread.name = "aqjack-midi"
+        self.thread = thread
+        thread.start()
+    }
+
+    private func drain(_ buffer: UnsafeMutableRawBufferPointer) {
+        store.withLock { store in
+            while let event = processor.read(into: buffer) {
+                if let last = store.lastFrame, event.frame < last, last &- event.frame > 1 << 31 { store.high += 1 << 32 }
+                store.lastFrame = event.frame
+                guard store.count < Self.eventLimit else {
+                    store.lostEvents += 1
+                    continue
+                }
+                store.events[event.port].append((store.high | UInt64(event.frame), Array(event.bytes)))
+                store.count += 1
+            }
+        }
+    }
+
+    /// Stops capturing (after the audio) and closes the client.
+    func stop() {
+        running.store(false, ordering: .releasing)
+        while let thread, !thread.isFinished { usleep(1000) }
+        client.close()
+    }
+
+    /// Events lost: no room in the ring, too long, or past ``eventLimit``.
+    var lostEvents: Int { processor.droppedEvents.load(ordering: .relaxed) + store.withLock { $0.lostEvents } }
+    var eventCount: Int { store.withLock { $0.count } }
+    var files: [String] { store.withLock { $0.written } }
+
+    /// The recording's first buffer began at device frame `frame` (later calls are ignored).
+    /// Called on the queue thread, outside the session's lock: the disk writer finalizes files
+    /// while the session holds it, so ``fileFinished(path:frames:)`` must not ask the session.
+    func recordingBegan(frame: UInt64) { store.withLock { if $0.firstFrame == nil { $0.firstFrame = frame } } }
+
+    /// A take's audio file began at device frame `frame`.
+    func fileBegan(path: String, frame: UInt64) { store.withLock { $0.starts[path] = frame } }
+
+    /// The audio file `path` was finalized holding `frames` frames: writes its `.mid`.
+    func fileFinished(path: String, frames: Int64) {
+        let start: UInt64? = store.withLock { store in
+            defer { store.closedFrames += frames }
+            if let start = store.starts.removeValue(forKey: path) { return start }
+            return store.firstFrame.map { $0 + UInt64(max(0, store.closedFrames)) }
+        }
+        guard let start else { return }
+        // Events up to the file's end must be in: they come within a few cycles.
+        Thread.sleep(forTimeInterval: 0.05)
+        let midiPath = (path as NSString).deletingPathExtension + ".mid"
+        let tracks = store.withLock { store in
+            store.events.enumerated().map { port, events in
+                StandardMIDIFile.Track(name: sources[port], events: Self.events(events, from: start, frames: UInt64(max(0, frames))))
+            }
+        }
+        let bytes = StandardMIDIFile.data(tracks: tracks, sampleRate: sampleRate, lengthTicks: UInt64(max(0, frames)))
+        if FileManager.default.createFile(atPath: midiPath, contents: Data(bytes)) {
+            store.withLock { $0.written.append(midiPath) }
+        } else {
+            Diagnostics.error("could not write \(midiPath): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// One port's events of the frames `start ..< start + frames` at ticks from `start`: the
+    /// notes on at `start` turned on at tick 0 (their velocity), those still on at the end
+    /// turned off at tick `frames`.
+    static func events(_ all: [(frame: UInt64, bytes: [UInt8])], from start: UInt64, frames: UInt64) -> [(tick: UInt64, bytes: [UInt8])] {
+        var sounding: [UInt16: UInt8] = [:]   // channel << 8 | key → velocity
+        func track(_ bytes: [UInt8]) {
+            guard bytes.count >= 3 else { return }
+            let kind = bytes[0] & 0xF0, key = UInt16(bytes[0] & 0x0F) << 8 | UInt16(bytes[1])
+            if kind == 0x90 && bytes[2] > 0 { sounding[key] = bytes[2] } else if kind == 0x80 || kind == 0x90 { sounding[key] = nil }
+        }
+        var result: [(tick: UInt64, bytes: [UInt8])] = []
+        for event in all where event.frame < start { track(event.bytes) }
+        for (key, velocity) in sounding.sorted(by: { $0.key < $1.key }) {
+            result.append((0, [0x90 | UInt8(key >> 8), UInt8(key & 0xFF), velocity]))
+        }
+        for event in all where event.frame >= start && event.frame < start + frames {
+            result.append((event.frame - start, event.bytes))
+            track(event.bytes)
+        }
+        for key in sounding.keys.sorted() { result.append((frames, [0x80 | UInt8(key >> 8), UInt8(key & 0xFF), 0])) }
+        return result
+    }
+}
