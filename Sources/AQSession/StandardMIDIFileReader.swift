@@ -23,6 +23,7 @@ public struct StandardMIDIFileContents: Sendable {
     public struct ReadError: Error, Sendable, CustomStringConvertible {
         public let message: String
         public var description: String { message }
+        public init(message: String) { self.message = message }
     }
 
     /// Reads `bytes`.
@@ -30,7 +31,7 @@ public struct StandardMIDIFileContents: Sendable {
     ///   than the file, a running status with none before, a length that does not fit ...).
     public init(bytes: [UInt8]) throws(ReadError) {
         func fail(_ text: String) -> ReadError { ReadError(message: text) }
-        guard bytes.count <= Self.largestFile else { throw fail("it is \(bytes.count) bytes; a MIDI file aqjack plays is at most \(Self.largestFile)") }
+        guard bytes.count <= Self.largestFile else { throw fail("it is more than \(Self.largestFile) bytes; a MIDI file aqjack plays is at most that") }
         guard bytes.count >= 14, Array(bytes[0 ..< 4]) == Array("MThd".utf8) else {
             throw fail("it does not start with a Standard MIDI File header ('MThd'), expected a .mid file")
         }

@@ -115,6 +115,7 @@ enum Help {
                      [--plugin URI_OR_LABEL [--set SYMBOL=VALUE]... [--preset NAME]]...
                      [--http [ADDRESS:]PORT [--http-token TOKEN | --http-token-file PATH]] [--events FILE|-] [--json] FILE...
               aqjack [--server NAME] [--name CLIENT] play --transport [-p DEST_PORT_OR_GLOB]... [--json] FILE
+              aqjack [--server NAME] [--name CLIENT] play [-p MIDI_PORT_OR_GLOB]... [--no-connect] [--start-at FRAME] [--json] FILE.mid
             """, text: """
             play registers CLIENT:out_1..N (the widest file's channel count), connects them to the physical
             playback ports (or the -p ports, in natural order; none with --no-connect), plays the files
@@ -125,6 +126,9 @@ enum Help {
             0): it plays where the transport rolls, and holds a start or locate until it is ready there.
             --http and --events as for record (docs/WEB.md): the page's meters are the output queue's,
             its one command stop.
+            play FILE.mid (.midi, .smf) plays a Standard MIDI File (format 0 or 1, tracks merged) to
+            CLIENT:midi_out, connected to the physical MIDI inputs or the -p ones: each event at the
+            start frame plus its time in the file, to the frame; Ctrl-C turns off the notes sounding.
             """),
         Topic(name: "convert", synopsis: """
               aqjack convert IN OUT [-f FILE_TYPE] [--codec lpcm|aac|alac|flac] [--bitrate BPS]

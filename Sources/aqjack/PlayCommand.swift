@@ -68,6 +68,13 @@ struct PlayCommand {
         if transport, http.port != nil || http.events != nil {
             throw UsageError(message: "--http and --events are not taken with --transport yet")
         }
+        if paths.contains(where: MIDIPlay.isMIDIFile) {
+            // A MIDI file plays alone, to MIDI ports, as it is.
+            guard paths.count == 1 else { throw UsageError(message: "play takes one MIDI FILE at a time, alone (got \(paths.count) files)") }
+            if transport || loops != 1 || !chain.isEmpty || volume != 1 || http.port != nil || http.events != nil {
+                throw UsageError(message: "a MIDI file plays to MIDI ports with -p, --no-connect, --start-at and --json: drop --transport, --loop, --volume, --lv2 and --http")
+            }
+        }
         if transport {
             // The transport says where and when: one file, placed at transport frame 0.
             if paths.count > 1 { throw UsageError(message: "--transport plays one FILE on the transport's timeline, got \(paths.count)") }
@@ -127,6 +134,7 @@ struct PlayCommand {
 
     private func play(globals: GlobalOptions) throws(JackError) -> Int32 {
         StartTrace.mark("main")
+        if MIDIPlay.isMIDIFile(paths[0]) { return try MIDIPlay.run(path: paths[0], command: self, globals: globals) }
         if transport { return try TransportPlay.run(path: paths[0], command: self, globals: globals) }
         let signals = SignalWatcher()
         // Every file first: a bad one is reported before anything plays.

@@ -484,4 +484,54 @@ extension JackServerSuite.RealtimeSafetyTests {
         #expect(commands >= 800 && refused == 0 && sent >= 500)
         #expect(allocations == 0 && frees == 0 && locks == 0)
     }
+
+    @Test("play FILE.mid's sequence player (MIDISequenceProcessor) sending a note every 5 ms, then stopped with notes sounding: zero allocations, frees and mutex locks on the process thread, every event at its frame, the sounding notes turned off")
+    func midiPlaybackIsAllocationFree() throws {
+        // 600 notes 240 frames apart, each 1,000 frames long (four sound at once), then SysEx.
+        var events: [(offset: UInt64, bytes: [UInt8])] = []
+        for index in 0 ..< 600 {
+            events.append((UInt64(index) * 240, [0x90 | UInt8(index % 4), UInt8(40 + index % 40), 100]))
+            events.append((UInt64(index) * 240 + 1000, [0x80 | UInt8(index % 4), UInt8(40 + index % 40), 0]))
+        }
+        events.sort { $0.offset < $1.offset }
+        let processor = MIDISequenceProcessor(events: events)
+        let capture = try MIDICaptureClient(name: TestServer.uniqueClientName("rtmidiplaycap"))
+        let client = try JackClient(name: TestServer.uniqueClientName("rtmidiplay"), exactName: true)
+        let port = try client.registerPort("midi_out", direction: .output, isMIDI: true)
+        try client.setThreadInitCallback(aq_probe_watch_current_thread)
+        try client.activate(processor: processor, midiOutputs: [port])
+        defer { try? client.deactivate(); client.close() }
+        _ = try client.connect(port.name, to: capture.portName)
+        usleep(200_000)
+        var processThreads = [client.processThreadID]
+        aq_probe_count_only(&processThreads, 1)
+        defer { aq_probe_count_only(nil, 0) }
+        let start = client.estimatedFrameTime &+ 4800
+        aq_probe_reset_and_enable()
+        processor.start(atFrame: start)
+        usleep(2_000_000)   // 96,000 frames: about 390 notes of 600
+        processor.stop()
+        for _ in 0 ..< 100 where !processor.isDone.load(ordering: .acquiring) { usleep(10_000) }
+        usleep(100_000)
+        aq_probe_disable()
+        let allocations = aq_probe_allocation_count(), frees = aq_probe_free_count(), locks = aq_probe_mutex_lock_count()
+        let got = capture.events
+        print("MIDI playback's process thread: allocations \(allocations), frees \(frees), mutex locks \(locks), \(got.count) events")
+        #expect(allocations == 0 && frees == 0 && locks == 0)
+        let done = processor.isDone.load(ordering: .relaxed)
+        #expect(done)
+        // The events sent are the sequence's first ones at their frames (late ones counted),
+        // then a note-off for each note still on: every note-on has its note-off.
+        let sent = processor.sentEvents.load(ordering: .relaxed), late = processor.lateEvents.load(ordering: .relaxed)
+        #expect(sent > 500 && got.count > sent, "\(sent) sent, \(got.count) captured")
+        let played = Array(got.prefix(sent))
+        let offFrame = played.indices.filter { Int64(played[$0].frame) - Int64(start) != Int64(events[$0].offset) || played[$0].bytes != events[$0].bytes }
+        #expect(offFrame.count <= late, "\(offFrame.count) events off their frame or bytes, \(late) counted late; first \(offFrame.first.map { "\(played[$0]) for \(events[$0])" } ?? "")")
+        var sounding = Set<[UInt8]>()
+        for event in got {
+            let key = [event.bytes[0] & 0x0F, event.bytes[1]]
+            if event.bytes[0] & 0xF0 == 0x90 { sounding.insert(key) } else { sounding.remove(key) }
+        }
+        #expect(sounding.isEmpty && got.count > sent, "still sounding: \(sounding)")
+    }
 }
