@@ -12,12 +12,13 @@
 # stayed below (the instrumentation is missing or the corpus is stuck); libFuzzer's code when it
 # found a crash (the input is in .build/fuzz-findings).
 #
-# The seed corpus (.build/fuzz-corpus-3, made on first run) holds a cookie, a config, ADTS
-# headers, OSC messages, small ADTS, CAF and M4A files written by aqjack itself, WAVE, AIFF, CAF
+# The seed corpus (.build/fuzz-corpus-4, made on first run) holds a cookie, a config, ADTS
+# headers, OSC messages, a MIDI file, small ADTS, CAF and M4A files written by aqjack itself, WAVE, AIFF, CAF
 # and FLAC files written by sox, and WAVE, RF64, CAF, ADTS, MP3, M4A and fragmented MP4 for the
 # stream targets, each behind the selector byte of the target it is for (FuzzSelector in
 # Sources/FuzzParsers/FuzzParsers.swift: 0 cookie, 1 config, 2 ADTS headers, 3 packet files,
-# 4 frames, 5 OSC, 6 partial files, 7 AudioFileStream, 8 callbacks, 9 ExtAudioFile). Box and
+# 4 frames, 5 OSC, 6 partial files, 7 AudioFileStream, 8 callbacks, 9 ExtAudioFile, 10 a
+# Standard MIDI File). Box and
 # chunk names come from Scripts/fuzz.dict.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +35,7 @@ swift build --product FuzzParsers --sanitize fuzzer --sanitize address --build-p
   -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp
 binary=.build/fuzzer/debug/FuzzParsers
 
-corpus=.build/fuzz-corpus-3
+corpus=.build/fuzz-corpus-4
 if [ ! -d "$corpus" ]; then
   # Made in a scratch folder and moved into place, so a failure leaves no empty corpus behind.
   Scripts/build-release.sh
@@ -65,6 +66,8 @@ if [ ! -d "$corpus" ]; then
   { printf '\x06'; cat "$work/tone.m4a"; } > "$seeds/partial-m4a"
   { printf '\x04'; cat "$work/tone.caf"; } > "$seeds/frames-caf-aac"
   # OSC messages as aqjack record --osc takes them (address, type tags, arguments).
+  # A format 1 MIDI file: a tempo track, then notes with running status and a SysEx.
+  printf '\x0aMThd\0\0\0\6\0\1\0\2\x01\xe0MTrk\0\0\0\x0b\0\xff\x51\3\7\xa1\x20\0\xff\x2f\0MTrk\0\0\0\x12\0\x90\x3c\x64\x83\x60\x3c\0\x10\xf0\3\x7e\x7f\xf7\0\xff\x2f\0' > "$seeds/midi-file"
   printf '\x05/aqjack/status\0\0\0,\0\0\0' > "$seeds/osc-status"
   printf '\x05/aqjack/start\0\0\0,s\0\0s3cret\0\0' > "$seeds/osc-token"
   printf '\x05/a\0\0,ifsb\0\0\0\0\0\0\1\x3f\x80\0\0x\0\0\0\0\0\0\2ab\0\0' > "$seeds/osc-mixed"

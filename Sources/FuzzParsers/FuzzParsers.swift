@@ -3,7 +3,8 @@
 // (libsndfile's WAVE/AIFF/CAF/FLAC with our header checks, decoded to frames), growing
 // prefixes of files (partial input), and Apple's three entry points for untrusted bytes as a
 // program uses them: AudioFileStreamParseBytes in chunks with seeks and property queries,
-// AudioFileOpenWithCallbacks with short reads, and ExtAudioFileOpenURL read to the end.
+// AudioFileOpenWithCallbacks with short reads, and ExtAudioFileOpenURL read to the end; and a
+// Standard MIDI File as `aqjack play FILE.mid` reads it.
 // Built and run by Scripts/fuzz.sh:
 //
 //   swift build --product FuzzParsers --sanitize fuzzer --sanitize address
@@ -52,6 +53,11 @@ public func fuzzParsers(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         // A whole file as `aqjack info`, `convert` and `play` open it: the packet readers or
         // libsndfile (WAVE, AIFF, CAF, FLAC, ...) and our header checks, then every frame.
         withFile(body) { readFrames(at: $0) }
+    case .midiFile:
+        // A Standard MIDI File as `aqjack play FILE.mid` reads it: refused or read, in order.
+        if let contents = try? StandardMIDIFileContents(bytes: body) {
+            precondition(zip(contents.events, contents.events.dropFirst()).allSatisfy { $0.seconds <= $1.seconds } && contents.events.allSatisfy { $0.seconds >= 0 })
+        }
     case .osc:
         // An OSC datagram as `aqjack record --osc` receives it; what decodes must re-encode
         // to a message that decodes the same.
@@ -81,7 +87,7 @@ public func fuzzParsers(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
 /// The first input byte's meaning (taken modulo ``count``).
 enum FuzzSelector: UInt8, CaseIterable {
-    case cookie = 0, config, adtsHeaders, packetFile, frames, osc, partial, stream, callbacks, extAudioFile
+    case cookie = 0, config, adtsHeaders, packetFile, frames, osc, partial, stream, callbacks, extAudioFile, midiFile
     static var count: UInt8 { UInt8(allCases.count) }
 }
 

@@ -1,6 +1,6 @@
 import AQCore
 import AQJack
-import AQSession
+import AQMedia
 import Foundation
 import Glibc
 
