@@ -30,21 +30,7 @@ enum MIDIPlay {
         let events = contents.events.map { (offset: UInt64(max(0, ($0.seconds * rate).rounded())), bytes: $0.bytes) }
         let durationFrames = Int64((contents.duration * rate).rounded())
         let processor = MIDISequenceProcessor(events: events)
-        var targets: [String] = []
-        if command.connect {
-            let names = client.portNames(direction: .input, midiOnly: true)
-            if command.destinations.isEmpty {
-                targets = client.portNames(direction: .input, physicalOnly: true, midiOnly: true)
-            } else {
-                let (selected, unmatched) = PortMatching.select(command.destinations, from: names)
-                guard unmatched.isEmpty else {
-                    client.close()
-                    Diagnostics.error("no JACK MIDI input port matches \(unmatched.map { "'\($0)'" }.joined(separator: ", ")) on server '\(client.serverName)'; `aqjack --ports --input` lists them")
-                    return ExitStatus.failure
-                }
-                targets = selected
-            }
-        }
+        guard let targets = command.targets(client: client, midi: true) else { return ExitStatus.failure }
         let port = try client.registerPort("midi_out", direction: .output, isMIDI: true)
         try client.activate(processor: processor, midiOutputs: [port])
         for target in targets { try client.connect(port.name, to: target) }

@@ -84,16 +84,16 @@ struct PlayCommand {
         }
     }
 
-    /// The ports to play into: the physical playback ports, the `-p` matches in natural order,
-    /// or none with --no-connect; nil (the error said, the client closed) when a `-p` matches
-    /// nothing.
-    func targets(client: JackClient) -> [String]? {
+    /// The ports to play into (audio, or MIDI for a MIDI file): the physical ones, the `-p`
+    /// matches in natural order, or none with --no-connect; nil (the error said, the client
+    /// closed) when a `-p` matches nothing.
+    func targets(client: JackClient, midi: Bool = false) -> [String]? {
         guard connect else { return [] }
-        if destinations.isEmpty { return client.portNames(direction: .input, physicalOnly: true, audioOnly: true) }
-        let (selected, unmatched) = PortMatching.select(destinations, from: client.portNames(direction: .input, audioOnly: true))
+        if destinations.isEmpty { return client.portNames(direction: .input, physicalOnly: true, audioOnly: !midi, midiOnly: midi) }
+        let (selected, unmatched) = PortMatching.select(destinations, from: client.portNames(direction: .input, audioOnly: !midi, midiOnly: midi))
         if !unmatched.isEmpty {
             client.close()
-            Diagnostics.error("no JACK input port matches \(unmatched.map { "'\($0)'" }.joined(separator: ", ")) on server '\(client.serverName)'; `aqjack --ports --input` lists them")
+            Diagnostics.error("no JACK \(midi ? "MIDI " : "")input port matches \(unmatched.map { "'\($0)'" }.joined(separator: ", ")) on server '\(client.serverName)'; `aqjack --ports --input` lists them")
             return nil
         }
         return selected
