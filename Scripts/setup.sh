@@ -13,11 +13,13 @@ cd "$(dirname "$0")/.."
 # the tests' own LV2 plugin, python3 for reading the JACK suite's results (Scripts/jack-suite.sh).
 # Web: civetweb (--http's server), and for its tests chromium with chromedriver (the page in a
 # real browser), curl, and Prometheus' Python client (its text-format parser). MIDI: mido reads
-# back the Standard MIDI Files of record -m. Loudness: libebur128 (record --loudness).
+# back the Standard MIDI Files of record -m. Loudness: libebur128 (record --loudness). Network
+# bridges the recorder is tested across: jacktrip and zita-njbridge.
 packages=(pkg-config libjack-jackd2-dev jackd2 libsndfile1-dev libsamplerate0-dev libsoxr-dev librubberband-dev libebur128-dev
           libavcodec-dev libavformat-dev libavutil-dev libswresample-dev sox ffmpeg
           liblilv-dev lv2-dev lilv-utils swh-lv2 mda-lv2 x42-plugins blop-lv2 ladspa-sdk swh-plugins cmt tap-plugins gcc python3
-          libcivetweb-dev chromium chromium-driver curl python3-prometheus-client python3-mido)
+          libcivetweb-dev chromium chromium-driver curl python3-prometheus-client python3-mido
+          jacktrip zita-njbridge)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -4,52 +4,6 @@ import AQTestSupport
 import Foundation
 import Testing
 
-/// Follows the 2-channel 16-bit integer test signal (as `writeIntegerSignalWave` writes it,
-/// `frames` long) through `samples` from frame `offset`: `wrong` counts the frames that are not
-/// the signal where it should be (silence before and after it included), `jumps` the places
-/// where it goes on at another of its frames (a cycle dropped or repeated between the servers:
-/// found by the frame number the right channel encodes, `(frame << 5 | 1)` mod 2^16, nearest
-/// the expected one). A recording that is every frame once, bit-exact, gives (0, 0).
-private func followSignal(_ samples: [Float], frames: Int, from offset: Int) -> (wrong: Int, jumps: Int) {
-    func isSignal(_ index: Int, _ frame: Int) -> Bool {
-        frame >= 0 && frame < frames && (0 ..< 2).allSatisfy { samples[2 * index + $0] == TestSignal.integerSample(channel: $0, frame: UInt32(frame), bits: 16) }
-    }
-    var wrong = 0, jumps = 0, position = 0
-    for index in 0 ..< samples.count / 2 {
-        let silent = samples[2 * index] == 0 && samples[2 * index + 1] == 0
-        if index < offset || position >= frames {
-            if !silent { wrong += 1 }
-            continue
-        }
-        if isSignal(index, position) {
-            position += 1
-        } else if !silent {
-            let key = Int(UInt16(bitPattern: Int16(samples[2 * index + 1] * 32768))) >> 5
-            let candidate = position + ((key - position) % 2048 + 2048 + 1024) % 2048 - 1024
-            if isSignal(index, candidate) {
-                jumps += 1
-                position = candidate + 1
-            } else {
-                wrong += 1
-                position += 1
-            }
-        } else {
-            wrong += 1
-            position += 1
-        }
-    }
-    return (wrong, jumps)
-}
-
-/// Where the signal starts in `samples`, from its first non-silent frame and the frame number
-/// that frame's right-channel sample encodes (`(frame << 5 | 1)` mod 2^16), so a first cycle lost
-/// to an xrun does not move it; nil for silence. Frame 0 of the signal is (0, 1/32768).
-private func signalStart(_ samples: [Float]) -> Int? {
-    guard let first = (0 ..< samples.count / 2).first(where: { samples[2 * $0] != 0 || samples[2 * $0 + 1] != 0 }) else { return nil }
-    let key = UInt16(bitPattern: Int16(samples[2 * first + 1] * 32768))
-    return first - Int(key >> 5)
-}
-
 extension JackServerSuite {
     /// NetJACK2 on 127.0.0.1: a master of the test's own (dummy backend, period 128, real time)
     /// with JACK's netmanager, and a slave jackd on the net backend (`-l 2`: two cycles of
@@ -95,7 +49,7 @@ extension JackServerSuite {
             let contents = try SoundFileContents(path: take)
             #expect(contents.frames == 144_000)
             let offset = try #require(signalStart(contents.samples), "nothing of the file reached the master")
-            let (wrong, jumps) = followSignal(contents.samples, frames: 48000, from: offset)
+            let (wrong, jumps) = followSignal(contents.samples, frames: 48000, from: offset).counts
             let xruns = summary.xruns + playSummary.xruns
             print("NetJACK2 slave → master: the file from frame \(offset) of \(contents.frames), \(wrong) frames wrong, \(jumps) jumps; recorder lost \(summary.lostFrames), xruns \(summary.xruns) / player underruns \(playSummary.underrunFrames), xruns \(playSummary.xruns)")
             // Every frame the file's, once, with silence around. When the servers reported xruns
@@ -144,7 +98,7 @@ extension JackServerSuite {
                 let samples = try SoundFileContents(path: take).samples
                 // At exactly 0 (compensated) and 256 frames (not): every frame the file's, with
                 // xruns at most the frames lost and one stale cycle per xrun.
-                let (wrong, jumps) = followSignal(samples, frames: 24000, from: [0, 256][index])
+                let (wrong, jumps) = followSignal(samples, frames: 24000, from: [0, 256][index]).counts
                 let xruns = summary.xruns + (try JSONDecoder().decode(PlaySummary.self, from: Data(played.standardOutput.utf8))).xruns
                 #expect(jumps <= xruns && wrong <= (xruns == 0 ? 0 : Int(summary.lostFrames) + 128 * xruns), "\(take): \(wrong) frames wrong, \(jumps) jumps, \(xruns) xruns")
                 offsets.append(signalStart(samples))
