@@ -40,10 +40,11 @@ public final class TakeFiles {
     public var clock: (@Sendable (Double) -> Date)?
     /// How numbered takes are named (``PartNaming``: `NAME-001.ext` ..., or the wall clock).
     public var naming = PartNaming.numbered
-    /// Told on the calling thread when a take begins (its files' paths, its TimeReference) and
-    /// ends (its frames; 0 for a numbered take that held none, whose file is removed): what a
-    /// session reports as events.
-    public var onBegin: (@Sendable ([String], UInt64) -> Void)?
+    /// Told on the calling thread when a take begins (its files' paths, its TimeReference, its
+    /// first frame as the controller counts: the queue's sample time) and ends (its frames; 0
+    /// for a numbered take that held none, whose file is removed): what a session reports as
+    /// events, and where `record -m` starts a take's MIDI file.
+    public var onBegin: (@Sendable ([String], UInt64, Double) -> Void)?
     public var onEnd: (@Sendable (Int64) -> Void)?
     /// The takes closed and kept, in order (their paths grow on the disk thread until closed:
     /// a split in time adds parts).
@@ -99,7 +100,7 @@ public final class TakeFiles {
         current = files
         position = sampleTime
         if firstFrame == nil { firstFrame = sampleTime }
-        onBegin?(files.paths, timeReference)
+        onBegin?(files.paths, timeReference, sampleTime)
     }
 
     /// Tells the takes which frames (positions as the controller counts) are silence the queue

@@ -95,7 +95,8 @@ enum Help {
             aqjack warns once (disk-low) under 10 minutes, or under --min-free MINUTES, which also
             refuses to start (exit 1) a recording the disk holds less than that long.
             -m PORT_OR_GLOB records JACK MIDI ports to a Standard MIDI File beside each audio file
-            (NAME.mid, a track per port, one tick a frame from the file's first frame).
+            (NAME.mid, a track per port, one tick a frame from the file's first frame; with --stems
+            one named after the recording).
             --follow keeps what is connected to the inputs (a patchbay's choice) connected as its
             clients come and go; -p GLOB --auto-connect connects matching ports that appear later.
             --latency-offset FRAMES takes a source's unreported latency (a network bridge) out.

@@ -6,7 +6,7 @@ import Foundation
 import Synchronization
 
 /// `record -m PORT_OR_GLOB`: JACK MIDI recorded beside the audio, a Standard MIDI File per audio
-/// file (its name with `.mid`; format 1, a track per port named after it, one tick a frame, the
+/// file (its name with `.mid`, a recording's name for stems; format 1, a track per port named after it, one tick a frame, the
 /// first tick the audio file's first frame). A client of its own (`CLIENT-midi`, ports
 /// `midi_in_1 ...`) captures every event with its JACK frame (``MIDIRecordingProcessor``); a
 /// reader thread keeps them in memory; each audio file's `.mid` is written as the file is
@@ -28,9 +28,14 @@ final class MIDIRecording: @unchecked Sendable {
         /// Frame-time extension to 64 bits.
         var lastFrame: UInt32?
         var high: UInt64 = 0
-        /// Takes' first frames by audio path; parts in time follow each other from the first.
+        /// Takes' first frames by audio path; the parts of a take split in time follow each
+        /// other from its first, and the files of a plain recording from its first frame.
         var starts: [String: UInt64] = [:]
-        var closedFrames: Int64 = 0
+        /// Where the file after the last one finalized begins, when it follows on.
+        var nextStart: UInt64?
+        /// The recording a file belongs to, by the file's path, where its `.mid` is named after
+        /// that instead (stems: `take.mid` beside `take.NAME.wav`).
+        var midiNames: [String: String] = [:]
         /// The recording's first device frame (its first buffer's), once known.
         var firstFrame: UInt64?
         var written: [String] = []
@@ -106,17 +111,20 @@ final class MIDIRecording: @unchecked Sendable {
     /// A take's audio file began at device frame `frame`.
     func fileBegan(path: String, frame: UInt64) { store.withLock { $0.starts[path] = frame } }
 
+    /// The `.mid` of the audio file `path` takes its name from `recording` instead.
+    func name(_ path: String, after recording: String) { store.withLock { $0.midiNames[path] = recording } }
+
     /// The audio file `path` was finalized holding `frames` frames: writes its `.mid`.
     func fileFinished(path: String, frames: Int64) {
-        let start: UInt64? = store.withLock { store in
-            defer { store.closedFrames += frames }
-            if let start = store.starts.removeValue(forKey: path) { return start }
-            return store.firstFrame.map { $0 + UInt64(max(0, store.closedFrames)) }
+        let placed: (start: UInt64, name: String)? = store.withLock { store in
+            guard let start = store.starts.removeValue(forKey: path) ?? store.nextStart ?? store.firstFrame else { return nil }
+            store.nextStart = start + UInt64(max(0, frames))
+            return (start, store.midiNames.removeValue(forKey: path) ?? path)
         }
-        guard let start else { return }
+        guard let (start, name) = placed else { return }
         // Events up to the file's end must be in: they come within a few cycles.
         Thread.sleep(forTimeInterval: 0.05)
-        let midiPath = (path as NSString).deletingPathExtension + ".mid"
+        let midiPath = (name as NSString).deletingPathExtension + ".mid"
         let tracks = store.withLock { store in
             store.events.enumerated().map { port, events in
                 StandardMIDIFile.Track(name: sources[port], events: Self.events(events, from: start, frames: UInt64(max(0, frames))))

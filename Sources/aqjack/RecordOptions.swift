@@ -260,9 +260,6 @@ struct RecordOptions {
         if stems && isCompressed {
             throw UsageError(message: "--stems records linear PCM (a mono WAVE, AIFF, CAF ... file per channel): drop --codec \(isAAC ? "aac" : "alac") or record to .wav")
         }
-        if !midiPorts.isEmpty && (transport != nil || stems) {
-            throw UsageError(message: "-m records MIDI beside one file per take or part, on the JACK timeline: not with \(stems ? "--stems" : "--transport or --transport-multi") yet")
-        }
         if follow && autoConnect {
             throw UsageError(message: "--follow keeps whatever is connected, --auto-connect connects -p's matches as they appear: give one")
         }

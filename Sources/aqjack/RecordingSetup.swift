@@ -77,9 +77,12 @@ struct RecordingSetup {
             if encodes {
                 return try EncodedFiles(path: path, fileType: fileType, format: fileFormat, bitRate: bitRate, quality: quality, eraseExisting: force)
             }
-            // Stems: a mono file per channel, named after its source.
+            // Stems: a mono file per channel, named after its source; -m's .mid is named after
+            // the recording (`take.mid` beside `take.NAME.wav` ...).
             if let stemNames {
-                return try SplitRecordingFiles(stemsOf: path, names: stemNames, fileType: fileType, format: format, eraseExisting: force, metadata: metadata)
+                let stems = try SplitRecordingFiles(stemsOf: path, names: stemNames, fileType: fileType, format: format, eraseExisting: force, metadata: metadata)
+                if let first = stems.paths.first { midi?.name(first, after: path) }
+                return stems
             }
             // More channels than libsndfile puts in one file: one file per 1024 channels.
             if channelCount > SplitRecordingFiles.channelsPerFile {
@@ -102,13 +105,13 @@ struct RecordingSetup {
             let takes = try TakeFiles(path: multi ? options.path : path, numbered: multi, layout: layout, stream: stream, make: make, finalized: finalized)
             takes.clock = { clock.date(ofFrame: $0 * deviceFramesPerFileFrame) }
             takes.naming = options.naming
-            if let events {
-                takes.onBegin = { paths, timeReference in
-                    if let first = paths.first { midi?.fileBegan(path: first, frame: timeReference) }
-                    events.post("take-started", [("files", "[" + paths.map(JSONText.string).joined(separator: ",") + "]"), ("timeReference", "\(timeReference)")])
-                }
-                takes.onEnd = { frames in events.post("take-finished", [("frames", "\(frames)")]) }
+            takes.onBegin = { paths, timeReference, sampleTime in
+                // -m: the take's MIDI from its first frame on the JACK timeline (a transport
+                // take's TimeReference is the transport's position instead).
+                if let first = paths.first { midi?.fileBegan(path: first, frame: UInt64(max(0, (sampleTime * deviceFramesPerFileFrame).rounded()))) }
+                events?.post("take-started", [("files", "[" + paths.map(JSONText.string).joined(separator: ",") + "]"), ("timeReference", "\(timeReference)")])
             }
+            if let events { takes.onEnd = { frames in events.post("take-finished", [("frames", "\(frames)")]) } }
             let controller: any TakeController
             if options.transport != nil {
                 let transport = TransportController(multi: multi, takeChanges: { [unowned queue] in queue.takeTransportChanges(before: $0) },

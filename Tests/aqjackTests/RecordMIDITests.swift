@@ -1,3 +1,4 @@
+import AQJack
 import AQServerSuite
 import AQTestSupport
 import Foundation
@@ -76,6 +77,104 @@ extension JackServerSuite {
                         "\(path): got \(got), expected \(expected)")
             }
             #expect(reopened >= 1, "the long note crossed no boundary")
+        }
+
+        /// The events a recording's `.mid` should hold: those of `notes` in the frames
+        /// `start ..< end` at tick = frame - start, a note sounding at `start` turned on at tick
+        /// 0 and one sounding at `end` turned off there.
+        static func expected(_ notes: [(frame: UInt64, bytes: [UInt8])], start: UInt64, end: UInt64) -> [(tick: Int, bytes: [Int])] {
+            var sounding: [UInt8: UInt8] = [:]   // key → velocity (one channel)
+            var result: [(tick: Int, bytes: [Int])] = []
+            for note in notes where note.frame < start {
+                if note.bytes[0] & 0xF0 == 0x90 { sounding[note.bytes[1]] = note.bytes[2] } else { sounding[note.bytes[1]] = nil }
+            }
+            for (key, velocity) in sounding.sorted(by: { $0.key < $1.key }) { result.append((0, [0x90, Int(key), Int(velocity)])) }
+            for note in notes where note.frame >= start && note.frame < end {
+                result.append((Int(note.frame - start), note.bytes.map(Int.init)))
+                if note.bytes[0] & 0xF0 == 0x90 { sounding[note.bytes[1]] = note.bytes[2] } else { sounding[note.bytes[1]] = nil }
+            }
+            for key in sounding.keys.sorted() { result.append((Int(end - start), [0x80, Int(key), 0])) }
+            return result
+        }
+
+        @Test("-m with --transport --stems: one take from the roll's first frame to its stop; stems take.NAME.wav and one take.mid beside them holding the notes of the roll at tick = frame - the roll's first frame, the note sounding at the start on at tick 0, the one sounding at the stop off at the last tick; the notes before the roll not in it")
+        func midiWithTransportAndStems() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("mtgen"), channelCount: 2)
+            let control = generator.client
+            control.stopTransport()
+            try control.locateTransport(to: 0)
+            let base = UInt64(control.estimatedFrameTime) + 96_000
+            // Before the roll (at about base + 36000), across its start, inside it, across its
+            // stop (at about base + 108000).
+            let notes: [(frame: UInt64, bytes: [UInt8])] = [
+                (base, [0x90, 60, 100]), (base + 12_000, [0x80, 60, 0]),
+                (base + 24_011, [0x90, 62, 90]), (base + 48_013, [0x80, 62, 0]),
+                (base + 60_017, [0x90, 64, 80]), (base + 72_019, [0x80, 64, 0]),
+                (base + 96_023, [0x90, 65, 70]), (base + 120_029, [0x80, 65, 0]),
+            ]
+            let player = try MIDINoteClient(name: TestServer.uniqueClientName("mtplay"), messages: notes)
+            let folder = temporaryPath("midi-transport")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let name = TestServer.uniqueClientName("mtrec")
+            let recorder = try RecordTransportTests.startRecorder(["--transport", "--stems", "-m", player.portName, folder + "/take.wav"],
+                                                                  generator: generator, name: name, folder: folder, control: control)
+            defer { if recorder.isRunning { kill(recorder.processIdentifier, SIGKILL) } }
+            func sleep(untilFrame frame: UInt64) {
+                let now = UInt64(control.estimatedFrameTime)
+                if frame > now { usleep(UInt32((frame - now) * 1_000_000 / 48_000)) }
+            }
+            sleep(untilFrame: base + 36_000)
+            control.startTransport()
+            sleep(untilFrame: base + 108_000)
+            control.stopTransport()
+            let exit = recorder.exitStatus(within: 30)
+            #expect(exit.status == 0, "\((try? String(contentsOfFile: folder + "/err.txt", encoding: .utf8)) ?? "")")
+            let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/out.json"))
+            let summary = try JSONDecoder().decode(RecordSummary.self, from: data)
+            let fields = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            let stems = [folder + "/take.\(generator.client.name)_out_1.wav", folder + "/take.\(generator.client.name)_out_2.wav"]
+            #expect(summary.files == stems)
+            #expect(fields["midiFiles"] as? [String] == [folder + "/take.mid"], "\(fields)")
+            let start = try #require(summary.startFrameTime)
+            let end = start + UInt64(try SoundFileContents(path: stems[0]).frames)
+            // The roll and its stop fell where the notes test them (sleeps, not frames).
+            #expect(start > base + 12_000 && start < base + 48_000 && end > base + 96_023 && end < base + 120_029, "roll \(start) ..< \(end), base \(base)")
+            let want = Self.expected(notes, start: start, end: end)
+            let got = try Self.readWithMido(folder + "/take.mid").tracks.first ?? []
+            #expect(got.map(\.tick) == want.map(\.tick) && got.map(\.bytes) == want.map(\.bytes), "got \(got), expected \(want)")
+        }
+
+        @Test("record -m, then play the .mid: a MIDI client hears every recorded event at the play's start + its tick, frame for frame as it was played into the recording (start-relative)")
+        func recordThenPlay() throws {
+            let control = try GeneratorClient(name: TestServer.uniqueClientName("rtclock"), channelCount: 1)
+            let base = UInt64(control.client.estimatedFrameTime) + 96_000
+            let notes: [(frame: UInt64, bytes: [UInt8])] = [
+                (base + 1_001, [0x90, 60, 100]), (base + 3_003, [0xB0, 7, 99]), (base + 9_005, [0x80, 60, 0]),
+                (base + 20_007, [0x90, 72, 64]), (base + 20_008, [0x80, 72, 0]), (base + 40_009, [0xE0, 0, 80]),
+            ]
+            let player = try MIDINoteClient(name: TestServer.uniqueClientName("rtnotes"), messages: notes)
+            let folder = temporaryPath("midi-roundtrip")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let recorded = try AQJackCommand.run(["record", "--json", "--no-meter", "-p", "\(control.client.name):out_1", "-m", player.portName,
+                                                  "-d", "3", "--name", TestServer.uniqueClientName("rtrec"), folder + "/take.wav"])
+            #expect(recorded.status == 0, "\(recorded.standardError)")
+            let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(recorded.standardOutput.utf8))
+            let recordStart = try #require(summary.startFrameTime)
+            let capture = try MIDICaptureClient(name: TestServer.uniqueClientName("rtcap"))
+            let played = try AQJackCommand.run(["play", "--json", "-p", capture.portName, "--name", TestServer.uniqueClientName("rtplay"), folder + "/take.mid"])
+            #expect(played.status == 0, "\(played.standardError)")
+            let playSummary = try #require(try JSONSerialization.jsonObject(with: Data(played.standardOutput.utf8)) as? [String: Any])
+            let playStart = try #require(playSummary["startFrameTime"] as? Int)
+            let late = playSummary["lateEvents"] as? Int ?? -1
+            #expect(playSummary["events"] as? Int == notes.count, "\(playSummary)")
+            let got = capture.events.map { (frame: Int($0.frame) - playStart, bytes: $0.bytes) }
+            let want = notes.map { (frame: Int($0.frame - recordStart), bytes: $0.bytes) }
+            #expect(got.map(\.bytes) == want.map(\.bytes), "heard \(got), played \(want)")
+            // Every event at its frame; one the server's skipped cycles made late is counted so.
+            let off = zip(got, want).filter { $0.frame != $1.frame }.count
+            #expect(off <= late && late <= (playSummary["xruns"] as? Int ?? 0) * notes.count, "heard \(got.map(\.frame)), played \(want.map(\.frame)), \(late) late")
         }
     }
 }
