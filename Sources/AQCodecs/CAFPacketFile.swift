@@ -1,5 +1,6 @@
 import AQMedia
 import CAudioTypes
+import Foundation
 
 // Core Audio Format files holding compressed packets (AAC), after Apple's "Core Audio Format
 // Specification 1.0": 'caff' v1 header, then chunks of (type, Int64 big-endian size, data):
@@ -72,6 +73,8 @@ public final class CAFPacketFileWriter: PacketFileWriting {
     private var tableEntryBytes = 0
     /// False once the entries outgrew the reserved region.
     private var tableInPlace = true
+    /// The 'info' chunk's body (``describeStart(_:frame:originated:)``), written with the header.
+    private var information: [UInt8]?
 
     public init(path: String, format: AudioStreamBasicDescription, eraseExisting: Bool) throws(AudioFileError) {
         guard format.mFormatID == AudioFormatValues.mpeg4AAC else {
@@ -102,9 +105,20 @@ public final class CAFPacketFileWriter: PacketFileWriting {
         }
     }
 
+    /// Gives the file an 'info' chunk of ``RecordingMetadata/cafInformation(timeReference:originated:reference:)``;
+    /// before the first packet.
+    public func describeStart(_ metadata: RecordingMetadata, frame: UInt64, originated: Date) throws(AudioFileError) {
+        guard dataChunkOffset < 0 else {
+            throw AudioFileError(AudioFileError.fileUnsupportedPropertyCode, "\(file.path): a CAF 'info' chunk goes in before the first packet")
+        }
+        let reference = metadata.originatorReference ?? RecordingMetadata.uniqueReference(originated)
+        information = RecordingMetadata.cafInformationChunk(metadata.cafInformation(timeReference: frame, originated: originated, reference: reference))
+    }
+
     private func writeHeader() throws(AudioFileError) {
         try file.write(Array("caff".utf8) + [0, 1, 0, 0])
         try file.write(CAF.chunk("desc", size: 32) + CAF.description(dataFormat))
+        if let information { try file.write(CAF.chunk("info", size: Int64(information.count)) + information) }
         try file.write(CAF.chunk("kuki", size: Int64(magicCookie.count)))
         cookieOffset = file.position
         try file.write(magicCookie)

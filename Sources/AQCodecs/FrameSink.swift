@@ -1,5 +1,6 @@
 import AQCore
 import AQMedia
+import Foundation
 import CAudioTypes
 import Glibc
 
@@ -26,6 +27,20 @@ public final class FrameSink {
 
     /// Frames written so far.
     public var framesWritten: Int64 { frames }
+
+    /// Writes what the file says about the recording that starts in it (``RecordingMetadata``,
+    /// the first frame as samples since midnight, the wall-clock time of it) where its type has
+    /// a place: WAVE and RF64 'bext' and iXML, CAF 'info', MPEG-4 tags; nothing for the files
+    /// libsndfile encodes (FLAC, ALAC in CAF), which recordings do not write. Before the first
+    /// frame.
+    public func describeStart(_ metadata: RecordingMetadata, frame: UInt64, originated: Date) throws(AudioFileError) {
+        if let pcm {
+            pcm.writer.metadata = metadata
+            try pcm.writer.describeStart(frame: frame, originated: originated)
+        } else if let encoded {
+            try encoded.file.describeStart(metadata, frame: frame, originated: originated)
+        }
+    }
 
     /// A sink for an open linear-PCM writer (ExtAudioFileWrapAudioFileID); ``finish()`` closes it.
     public static func wrapping(_ writer: AudioFileWriter) -> FrameSink {

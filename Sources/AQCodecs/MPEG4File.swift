@@ -2,6 +2,7 @@ import AQCore
 import AQMedia
 import CAudioTypes
 import CFFmpeg
+import Foundation
 import Glibc
 
 /// Writes AAC or Apple Lossless packets to an MPEG-4 file (`.m4a` 'm4af' through FFmpeg's ipod
@@ -43,6 +44,8 @@ public final class MPEG4FileWriter: PacketFileWriting {
     private var failed = false
 
     private let fragmented: Bool
+    /// The file's tags (``describeStart(_:frame:originated:)``), written with the header.
+    private var tags: [(key: String, value: String)] = []
 
     public convenience init(path: String, fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool) throws(AudioFileError) {
         try self.init(path: path, fileType: fileType, format: format, eraseExisting: eraseExisting, fragmented: true)
@@ -107,6 +110,15 @@ public final class MPEG4FileWriter: PacketFileWriting {
         magicCookie = cookie
     }
 
+    /// Tags the file with ``RecordingMetadata/mpeg4Tags(originated:)`` (title, album, artist,
+    /// comment, grouping, date); before the first packet.
+    public func describeStart(_ metadata: RecordingMetadata, frame: UInt64, originated: Date) throws(AudioFileError) {
+        guard !headerWritten else {
+            throw AudioFileError(AudioFileError.fileUnsupportedPropertyCode, "\(path): an MPEG-4 file's tags go in before its first packet")
+        }
+        tags = metadata.mpeg4Tags(originated: originated)
+    }
+
     private func failure(_ what: String, _ code: Int32) -> AudioFileError {
         AudioFileError(AudioFileError.fileUnspecifiedCode, "\(path): \(what): " + CodecLibraries.message(for: code))
     }
@@ -137,6 +149,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
         parameters.pointee.extradata = buffer
         parameters.pointee.extradata_size = Int32(extradata.count)
         stream.pointee.time_base = AVRational(num: 1, den: Int32(sampleRate))
+        for tag in tags { _ = aqff_av_dict_set(&context.pointee.metadata, tag.key, tag.value, 0) }
         let opened = FilePath.withCString(path) { aqff_avio_open(&context.pointee.pb, $0, AVIO_FLAG_WRITE) }
         guard opened >= 0 else { throw failure("cannot open for writing", opened) }
         var options: OpaquePointer?
@@ -271,6 +284,7 @@ public final class MPEG4FileWriter: PacketFileWriting {
         do throws(AudioFileError) {
             try plain.setMagicCookie(magicCookie)
             plain.packetTable = packetTable
+            plain.tags = tags
             let capacity = 64 * max(CompressedFormatValues.aacMaximumPacketBytes(channels: Int(channelCount)), Int(reader.maximumPacketSize))
             let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
             let descriptions = UnsafeMutablePointer<AudioStreamPacketDescription>.allocate(capacity: 64)

@@ -1,5 +1,6 @@
 import AQMedia
 import CAudioTypes
+import Foundation
 import Glibc
 
 /// Priming and remainder frames of an encoded stream (Apple's `AudioFilePacketTableInfo`):
@@ -36,10 +37,17 @@ public protocol PacketFileWriting: AnyObject {
     /// 'pakt', MPEG-4's edit list): false for ADTS, and for an MPEG-4 file a failed write left
     /// fragmented, whose decoders give the priming frames too.
     var marksPriming: Bool { get }
+    /// Writes what the file says about the recording that starts in it (``RecordingMetadata``,
+    /// its first frame `frame` as samples since midnight, the wall-clock time `originated`)
+    /// where the container has a place for it: CAF's 'info' chunk, MPEG-4's tags. Before the
+    /// first packet.
+    func describeStart(_ metadata: RecordingMetadata, frame: UInt64, originated: Date) throws(AudioFileError)
 }
 
 extension PacketFileWriting {
     public var marksPriming: Bool { true }
+    /// ADTS has no place for it: nothing.
+    public func describeStart(_ metadata: RecordingMetadata, frame: UInt64, originated: Date) throws(AudioFileError) {}
 }
 
 /// A file of variable-size packets being read.

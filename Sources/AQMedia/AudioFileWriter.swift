@@ -173,6 +173,25 @@ public final class AudioFileWriter {
         if metadata.measuresLoudness { loudness = LoudnessMeter(channels: channels, sampleRate: dataFormat.mSampleRate) }
     }
 
+    /// Writes what the file says about its start where its type has a place for it: WAVE and
+    /// RF64 get ``setTimeReference(_:originated:)``'s 'bext' and iXML chunks, CAF an 'info'
+    /// chunk (``RecordingMetadata/cafInformation(timeReference:originated:reference:)``); other
+    /// types nothing. Before the first packet.
+    public func describeStart(frame: UInt64, originated: Date?) throws(AudioFileError) {
+        if canCarryTimeReference {
+            try setTimeReference(frame, originated: originated)
+            return
+        }
+        guard fileType == AudioFileTypeValues.caf, let file, packetCount == 0 else { return }
+        let metadata = self.metadata ?? RecordingMetadata()
+        let date = originated ?? Date()
+        let reference = RecordingMetadata.clipped(metadata.originatorReference ?? RecordingMetadata.uniqueReference(date), bytes: 32)
+        let chunk = RecordingMetadata.cafInformationChunk(metadata.cafInformation(timeReference: frame, originated: date, reference: reference))
+        guard chunk.withUnsafeBytes({ csndfile_set_chunk(file, "info", $0.baseAddress, UInt32($0.count)) }) == 0 else {
+            throw AudioFileError(AudioFileError.fileUnspecifiedCode, "libsndfile refused the CAF 'info' chunk: \(String(cString: sf_strerror(file)))")
+        }
+    }
+
     /// Feeds written frames to the loudness meter (decoded to Float, in slices).
     private func measure(_ bytes: UnsafeRawPointer, frames: Int) {
         guard let loudness else { return }

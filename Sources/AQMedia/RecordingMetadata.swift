@@ -1,7 +1,8 @@
 import Foundation
 
 /// What a recorded file says about itself, for the tools of post-production: a Broadcast Wave
-/// `bext` chunk (EBU Tech 3285) and an iXML chunk (iXML 2.10) in WAVE and RF64 files. The
+/// `bext` chunk (EBU Tech 3285) and an iXML chunk (iXML 2.10) in WAVE and RF64 files, and the
+/// same names in CAF's 'info' chunk and MPEG-4's tags (ContainerTags.swift). The
 /// recording-wide part is set when the files are made; the time reference and the wall-clock
 /// time of the first frame come per file, at ``AudioFileWriter/markStart(frame:originated:)``.
 public struct RecordingMetadata: Sendable {

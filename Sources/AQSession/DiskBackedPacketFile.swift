@@ -1,6 +1,7 @@
 import AQCodecs
 import AQMedia
 import CAudioTypes
+import Foundation
 
 /// A packet file (AAC or ALAC in ADTS, CAF or MPEG-4) whose writes run on the ``DiskWriter``
 /// thread: ``writePackets(_:byteCount:descriptions:startPacket:)`` copies the packets and their
@@ -51,6 +52,11 @@ public final class DiskBackedPacketFile: PacketFileWriting, @unchecked Sendable 
     public var maximumPacketSize: Int { isClosed ? inner.maximumPacketSize : largestPacket }
     public var magicCookie: [UInt8] { cookie }
     public var marksPriming: Bool { isClosed ? inner.marksPriming : true }
+
+    public func describeStart(_ metadata: RecordingMetadata, frame: UInt64, originated: Date) throws(AudioFileError) {
+        try checkDisk()
+        stream.perform { [inner] () throws(AudioFileError) in try inner.describeStart(metadata, frame: frame, originated: originated) }
+    }
 
     public func setMagicCookie(_ cookie: [UInt8]) throws(AudioFileError) {
         try checkDisk()

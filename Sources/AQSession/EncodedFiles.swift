@@ -15,18 +15,21 @@ public final class EncodedFiles: RecordingFiles {
     public let path: String
     private let sink: FrameSink
     private var isClosed = false
+    /// What the file says about itself (``markStart(frame:originated:)``); nil: nothing.
+    private let metadata: RecordingMetadata?
 
     /// Creates `path` as a `fileType` file of `format`, a compressed description (`'aac '` at
     /// `bitRate` bits per second or the encoder's default and Apple's `quality`; `'alac'` at the
     /// depth its flags give). Frames come as 32-bit Float, `format`'s channels, interleaved.
     public init(path: String, fileType: UInt32, format: AudioStreamBasicDescription, bitRate: Int? = nil, quality: Int? = nil,
-                eraseExisting: Bool) throws(AudioFileError) {
+                eraseExisting: Bool, metadata: RecordingMetadata? = nil) throws(AudioFileError) {
         sink = try FrameSink.create(path: path, fileType: fileType, format: format, bitRate: bitRate, quality: quality,
                                     eraseExisting: eraseExisting)
         layout = try LinearPCMLayout(validating: CompressedFormatValues.floatPCM(sampleRate: format.mSampleRate,
                                                                                  channelCount: Int(format.mChannelsPerFrame)))
         sampleRate = format.mSampleRate
         self.path = path
+        self.metadata = metadata
     }
 
     /// The file's format as written.
@@ -35,7 +38,12 @@ public final class EncodedFiles: RecordingFiles {
     public var paths: [String] { [path] }
     /// Compressed files carry no BWF time reference.
     public var canCarryTimeReference: Bool { false }
-    public func markStart(frame: UInt64, originated: Date?) throws(AudioFileError) {}
+    /// Writes ``metadata`` where the container has a place for it (CAF's 'info' chunk with the
+    /// time reference, MPEG-4's tags, FLAC's comments).
+    public func markStart(frame: UInt64, originated: Date?) throws(AudioFileError) {
+        guard let metadata else { return }
+        try sink.describeStart(metadata, frame: frame, originated: originated ?? Date())
+    }
 
     public func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError) {
         try sink.write(bytes.assumingMemoryBound(to: Float.self), frameCount: frames)

@@ -28,6 +28,12 @@ public final class PacketRecordSession: @unchecked Sendable, RecordingSession {
     private var finalFrames: Int64?
     public let isFinished = Atomic<Bool>(false)
 
+    /// What the file says about itself (CAF's 'info', MPEG-4's tags), written before its first
+    /// packet with the first frame's time (``clock``; now without one). Set before the first buffer.
+    public var metadata: RecordingMetadata?
+    /// The wall clock of device frames.
+    public var clock: FrameClock?
+
     public init(writer: DiskBackedPacketFile, targetFrames: Int64?, priming: Int, framesPerPacket: Int, deviceFramesPerFileFrame: Double) {
         self.writer = writer
         self.framesPerPacket = framesPerPacket
@@ -52,11 +58,16 @@ public final class PacketRecordSession: @unchecked Sendable, RecordingSession {
         var count = Int(buffer.pointee.mPacketDescriptionCount)
         if let neededPackets { count = Int(max(0, min(Int64(count), neededPackets - writer.packetCount))) }
         guard count > 0, let descriptions = buffer.pointee.mPacketDescriptions else { return true }
-        if startFrame == nil {
-            // The first packet starts `priming` frames before the first recorded frame.
-            startFrame = UInt64(max(0, (startTime.mSampleTime + Double(priming) * deviceFramesPerFileFrame).rounded()))
-        }
         do throws(AudioFileError) {
+            if startFrame == nil {
+                // The first packet starts `priming` frames before the first recorded frame.
+                let first = max(0, (startTime.mSampleTime + Double(priming) * deviceFramesPerFileFrame).rounded())
+                startFrame = UInt64(first)
+                if let metadata {
+                    try writer.describeStart(metadata, frame: UInt64((first / deviceFramesPerFileFrame).rounded()),
+                                             originated: clock?.date(ofFrame: first) ?? Date())
+                }
+            }
             try writer.writePackets(buffer.pointee.mAudioData, byteCount: Int(buffer.pointee.mAudioDataByteSize),
                                     descriptions: UnsafeBufferPointer(start: descriptions, count: count), startPacket: writer.packetCount)
         } catch {

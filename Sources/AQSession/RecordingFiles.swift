@@ -19,8 +19,9 @@ public protocol RecordingFiles: AnyObject {
     /// Whether the files can carry the start frame (a BWF time reference: WAVE, RF64).
     var canCarryTimeReference: Bool { get }
     /// Records the JACK frame of the first sample (in the files' rate) and the wall-clock time
-    /// of that frame (nil: now), before the first write: in the files where they have a place
-    /// for it (``canCarryTimeReference``); parts in time take their split and names from it.
+    /// of that frame (nil: now), before the first write, with the recording's names: in the
+    /// files where they have a place for it (WAVE and RF64's bext and iXML, CAF's 'info',
+    /// MPEG-4's tags); parts in time take their split and names from it.
     func markStart(frame: UInt64, originated: Date?) throws(AudioFileError)
     /// Appends `frames` interleaved frames of the whole stream.
     func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError)
@@ -63,8 +64,7 @@ extension AudioFileWriter: RecordingFiles {
     public var sampleRate: Double { dataFormat.mSampleRate }
     public var paths: [String] { [path] }
     public func markStart(frame: UInt64, originated: Date?) throws(AudioFileError) {
-        guard canCarryTimeReference else { return }
-        try setTimeReference(frame, originated: originated)
+        try describeStart(frame: frame, originated: originated)
     }
     public func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError) {
         try writePackets(bytes, byteCount: frames * layout.bytesPerFrame, startPacket: packetCount, packetCount: frames)
@@ -187,8 +187,7 @@ public final class SplitRecordingFiles: RecordingFiles {
     public var canCarryTimeReference: Bool { parts[0].writer.canCarryTimeReference }
 
     public func markStart(frame: UInt64, originated: Date?) throws(AudioFileError) {
-        guard canCarryTimeReference else { return }
-        for part in parts { try part.writer.setTimeReference(frame, originated: originated) }
+        for part in parts { try part.writer.describeStart(frame: frame, originated: originated) }
     }
 
     public func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError) {

@@ -109,6 +109,7 @@ enum Help {
             --originator-reference; the first frame's wall-clock date and time and JACK frame) and an
             iXML chunk (--project, --scene, --take, a track per channel named after its port);
             --loudness adds bext version 2's EBU R 128 loudness, measured as the file is written.
+            CAF files carry the same names in their 'info' chunk, MPEG-4 files in their tags.
             """),
         Topic(name: "play", synopsis: """
               aqjack [--server NAME] [--name CLIENT] play [-p DEST_PORT_OR_GLOB]... [--no-connect]

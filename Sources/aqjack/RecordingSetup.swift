@@ -54,28 +54,33 @@ struct RecordingSetup {
         let path = options.nameFormat == nil ? options.path : options.naming.path(base: options.path, index: 1, date: nil)
         files = [path]
         currentFiles = { [path] }
+        // What each file says about itself (bext and iXML, CAF's 'info', MPEG-4's tags): the
+        // options' names, a track per channel.
+        var metadata = options.metadata
+        metadata.trackNames = (0 ..< plan.channelCount).map { $0 < plan.sources.count ? plan.sources[$0] : "\(client.name):in_\($0 + 1)" }
         if options.isCompressed && !options.encodesPerFile {
             if options.isAAC { try queue.configureEncoder(bitRate: options.bitRate, quality: options.quality) }
             let file = try AudioFile.create(path: path, fileType: fileType, format: queue.format, eraseExisting: force).packetWriter!
             let writer = DiskBackedPacketFile(file, stream: try DiskStream(ringBytes: DiskBackedPacketFile.ringBytes(
                 maximumPacketSize: queue.maximumOutputPacketSize, framesPerPacket: Int(queue.format.mFramesPerPacket), sampleRate: queue.format.mSampleRate)))
             try writer.setMagicCookie(queue.magicCookie)
-            session = PacketRecordSession(writer: writer, targetFrames: targetFrames, priming: queue.packetTableInfo?.priming ?? 0,
-                                          framesPerPacket: Int(queue.format.mFramesPerPacket),
-                                          deviceFramesPerFileFrame: deviceFramesPerFileFrame)
+            let packets = PacketRecordSession(writer: writer, targetFrames: targetFrames, priming: queue.packetTableInfo?.priming ?? 0,
+                                              framesPerPacket: Int(queue.format.mFramesPerPacket),
+                                              deviceFramesPerFileFrame: deviceFramesPerFileFrame)
+            packets.metadata = metadata
+            packets.clock = clock
+            session = packets
             return
         }
         let bitRate = options.bitRate, quality = options.quality, encodes = options.encodesPerFile, channelCount = plan.channelCount
-        // What each file says about itself (bext, iXML): the options' names, a track per channel.
-        var metadata = options.metadata
-        metadata.trackNames = (0 ..< channelCount).map { $0 < plan.sources.count ? plan.sources[$0] : "\(client.name):in_\($0 + 1)" }
         // --stems: each channel's file is named after its source port's pretty-name, or its name.
         let stemNames = options.stems ? (0 ..< channelCount).map { index in
             index < plan.sources.count ? client.portInfo(named: plan.sources[index])?.prettyName ?? plan.sources[index] : "\(client.name):in_\(index + 1)"
         } : nil
         let make = { [metadata] (path: String) throws(AudioFileError) -> any RecordingFiles in
             if encodes {
-                return try EncodedFiles(path: path, fileType: fileType, format: fileFormat, bitRate: bitRate, quality: quality, eraseExisting: force)
+                return try EncodedFiles(path: path, fileType: fileType, format: fileFormat, bitRate: bitRate, quality: quality, eraseExisting: force,
+                                        metadata: metadata)
             }
             // Stems: a mono file per channel, named after its source; -m's .mid is named after
             // the recording (`take.mid` beside `take.NAME.wav` ...).

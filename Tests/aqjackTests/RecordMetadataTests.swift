@@ -94,5 +94,51 @@ extension JackServerSuite {
             let refused = try AQJackCommand.run(["record", "--loudness", "-d", "1", temporaryPath("loud.aiff")])
             #expect(refused.status == 2 && refused.standardError.contains("--loudness writes Broadcast Wave"), "\(refused.standardError)")
         }
+
+        /// ffprobe's format tags of a file.
+        static func tags(_ path: String) throws -> [String: String] {
+            let probe = try ExternalTool.run("ffprobe", ["-v", "error", "-show_entries", "format_tags", "-of", "json", path])
+            return ((try JSONSerialization.jsonObject(with: Data(probe.standardOutput.utf8)) as? [String: Any])?["format"] as? [String: Any])?["tags"] as? [String: String] ?? [:]
+        }
+
+        @Test("the same names in CAF and MPEG-4: a linear PCM .caf and an AAC .caf split in two parts carry an 'info' chunk (title = take, album = project, artist = originator, comments = description, recorded date = the first frame's local time, scene, time reference = the part's first frame, a track per source port), an AAC .m4a iTunes tags (title, album, artist, comment, grouping = scene, date = the first frame in UTC), as ffprobe reads them; sox reads the PCM .caf")
+        func cafAndMPEG4() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("tagsgen"), channelCount: 2)
+            let folder = temporaryPath("container-tags")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let names = ["--description", "Desk feed", "--originator", "Studio B", "--project", "Film", "--scene", "12A", "--take", "3"]
+            let sources = generator.portNames
+            for (file, extra) in [("pcm.caf", []), ("aac.m4a", []), ("parts.caf", ["--codec", "aac", "--split", "0.5"])] {
+                let result = try AQJackCommand.run(["record", "--json", "--no-meter", "-p", "\(generator.client.name):out_*", "-d", "1"] + extra + names
+                                                   + ["--name", TestServer.uniqueClientName("tagsrec"), folder + "/" + file])
+                #expect(result.status == 0, "\(file): \(result.standardError)")
+                let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(result.standardOutput.utf8))
+                let fields = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+                let formatter = ISO8601DateFormatter()
+                formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+                let started = try #require((fields["startWallClock"] as? String).flatMap(formatter.date(from:)), "\(fields)")
+                let start = try #require(summary.startFrameTime)
+                for (index, path) in summary.files.enumerated() {
+                    let tags = try Self.tags(path)
+                    #expect(tags["title"] == "3" && tags["album"] == "Film" && tags["artist"] == "Studio B", "\(path): \(tags)")
+                    if path.hasSuffix(".caf") {
+                        let local = DateFormatter()
+                        local.locale = Locale(identifier: "en_US_POSIX")
+                        local.dateFormat = "yyyy-MM-dd HH:mm:ss Z"
+                        #expect(tags["comments"] == "Desk feed" && tags["scene"] == "12A" && tags["encoding application"] == "aqjack", "\(path): \(tags)")
+                        if index == 0 { #expect(tags["recorded date"] == local.string(from: started), "\(path): \(tags), first frame at \(started)") }
+                        #expect(tags["time reference"] == String(start + UInt64(index) * 24_000), "\(path): \(tags), first frame \(start)")
+                        #expect(tags["track 1"] == sources[0] && tags["track 2"] == sources[1], "\(path): \(tags)")
+                        #expect(tags["originator reference"]?.hasPrefix("ZZAQJ") == true, "\(path): \(tags)")
+                    } else {
+                        let utc = ISO8601DateFormatter()
+                        #expect(tags["comment"] == "Desk feed" && tags["grouping"] == "12A" && tags["date"] == utc.string(from: started), "\(path): \(tags), first frame at \(started)")
+                    }
+                }
+                if file == "pcm.caf" { #expect(soxFrames(folder + "/" + file) == 48_000) }
+                if file == "parts.caf" { #expect(summary.files.count == 2) }
+            }
+        }
     }
 }
