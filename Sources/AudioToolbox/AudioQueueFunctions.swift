@@ -20,6 +20,8 @@ final class QueueBox: @unchecked Sendable {
     var magicCookie: [UInt8] { input?.magicCookie ?? output?.magicCookie ?? [] }
     let userData: UnsafeMutableRawPointer?
     let runLoop: CFRunLoop?
+    /// The run-loop mode its callbacks run in (`kCFRunLoopCommonModes` when nil).
+    let runLoopMode: String?
     /// AudioQueueNew...WithDispatchQueue: the queue its blocks are called on.
     let dispatchQueue: DispatchQueue?
     let reference: AudioQueueRef
@@ -53,9 +55,10 @@ final class QueueBox: @unchecked Sendable {
 
     private static let table = HandleTable<QueueBox>(.queues)
 
-    init(userData: UnsafeMutableRawPointer?, runLoop: CFRunLoop?, dispatchQueue: DispatchQueue? = nil) {
+    init(userData: UnsafeMutableRawPointer?, runLoop: CFRunLoop?, runLoopMode: CFString? = nil, dispatchQueue: DispatchQueue? = nil) {
         self.userData = userData
         self.runLoop = runLoop
+        self.runLoopMode = runLoopMode.map { $0 as String }
         self.dispatchQueue = dispatchQueue
         reference = Self.table.reserve()
     }
@@ -105,7 +108,7 @@ final class QueueBox: @unchecked Sendable {
             callback()
             return
         }
-        runLoop.perform { [self] in
+        runLoop.perform(mode: runLoopMode) { [self] in
             guard !isDisposed else { return }
             callback()
         }
@@ -145,7 +148,7 @@ public func AudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescrip
                                _ inFlags: UInt32,
                                _ outAQ: UnsafeMutablePointer<AudioQueueRef?>) -> OSStatus {
     guard inFlags == 0 else { return kAudio_ParamError }
-    return newInputQueue(QueueBox(userData: inUserData, runLoop: inCallbackRunLoop), inFormat, outAQ) { box, buffer, time, packets, descriptions in
+    return newInputQueue(QueueBox(userData: inUserData, runLoop: inCallbackRunLoop, runLoopMode: inCallbackRunLoopMode), inFormat, outAQ) { box, buffer, time, packets, descriptions in
         inCallbackProc(box.userData, box.reference, buffer, time, packets, descriptions)
     }
 }

@@ -39,7 +39,7 @@ public func AudioQueueNewOutput(_ inFormat: UnsafePointer<AudioStreamBasicDescri
                                 _ inFlags: UInt32,
                                 _ outAQ: UnsafeMutablePointer<AudioQueueRef?>) -> OSStatus {
     guard inFlags == 0 else { return kAudio_ParamError }
-    return newOutputQueue(QueueBox(userData: inUserData, runLoop: inCallbackRunLoop), inFormat, outAQ) { box, buffer in
+    return newOutputQueue(QueueBox(userData: inUserData, runLoop: inCallbackRunLoop, runLoopMode: inCallbackRunLoopMode), inFormat, outAQ) { box, buffer in
         inCallbackProc(box.userData, box.reference, buffer)
     }
 }

@@ -8,7 +8,8 @@ import Testing
 /// is; and `Porter` (issue 10's products: `AudioToolbox` and `AudioQueue`, Swift 6 mode). Built
 /// once per folder: the first test to ask builds them, the others reuse the build.
 enum ApplePrograms {
-    static let names = ["ExtAudioConvert", "StreamParse", "Recorder", "ConverterProc", "Player", "DispatchRecorder", "DispatchPlayer", "Porter"]
+    static let names = ["ExtAudioConvert", "StreamParse", "Recorder", "ConverterProc", "Player", "DispatchRecorder", "DispatchPlayer", "Porter",
+                         "RunLoopRecorder"]
 
     /// Runs program `name` with `arguments` and extra environment; returns its status and output.
     static func run(_ bin: String, _ name: String, _ arguments: [String], environment extra: [String: String]) throws -> (status: Int32, output: String) {
@@ -151,6 +152,39 @@ extension JackServerSuite {
             #expect(probe["codec_name"] == "aac" && probe["channels"] == "2" && probe["sample_rate"] == String(generator.client.sampleRate), "\(probe)")
             let decoded = try ExternalTool.decodeWithFFmpeg(caf)
             #expect(decoded.count / 2 > generator.client.sampleRate / 2, "ffmpeg decoded \(decoded.count / 2) frames")
+        }
+    }
+}
+
+extension JackServerSuite {
+    @Suite("Apple-style recorder on Foundation's run loop (issue 36), unchanged")
+    struct AppleRunLoopRecorderTests {
+        @Test("a recorder class whose queue calls back on the main run loop while the program runs RunLoop.main.run(until:) with a metering Timer, and again under CFRunLoopRun stopped by a Timer: every frame of the generator recorded, in order, no gap; the meter Timer fires throughout; a program that runs its loop only after 3 s is told so once on standard error")
+        func recordsOnFoundationRunLoop() throws {
+            let bin = try ApplePrograms.build().bin
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("rlgen"), channelCount: 2, integerBits: 16)
+            for style in ["runloop", "cfrunlooprun"] {
+                let wav = ExternalTool.temporaryPath("runloop-rec", extension: "wav")
+                defer { try? FileManager.default.removeItem(atPath: wav) }
+                let result = try ApplePrograms.run(bin, "RunLoopRecorder", [wav, "1.5", style], environment: [
+                    "AQJACK_CONNECT": generator.client.name + ":out_*", "AQJACK_CLIENT_NAME": TestServer.uniqueClientName("rlrec")])
+                #expect(result.status == 0, "\(style): \(result.output)")
+                let counts = result.output.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+                let pcm = try SoundFileContents(path: wav)
+                print("RunLoopRecorder \(style): \(result.output.trimmingCharacters(in: .whitespacesAndNewlines)); the file \(pcm.frames) frames")
+                // 1.5 s less what the three 0.1 s buffers held when the queue stopped at once.
+                #expect(pcm.frames >= 48_000 && counts.first == pcm.frames, "\(style): \(result.output), \(pcm.frames) frames in the file")
+                #expect(integerSignalStart(pcm.samples, channels: 2, bits: 16) != nil, "\(style): not the generator's signal frame for frame (a gap or a wrong frame)")
+                #expect(counts.count == 3 && counts[2] >= 10, "\(style): the meter Timer fired \(counts.count == 3 ? counts[2] : -1) times")
+                #expect(!result.output.contains("waited more than"), "\(style): \(result.output)")
+            }
+            // A program busy for 3 s before it runs its loop: told once on standard error.
+            let wav = ExternalTool.temporaryPath("runloop-late", extension: "wav")
+            defer { try? FileManager.default.removeItem(atPath: wav) }
+            let late = try ApplePrograms.run(bin, "RunLoopRecorder", [wav, "0.5", "late"], environment: [
+                "AQJACK_CONNECT": generator.client.name + ":out_*", "AQJACK_CLIENT_NAME": TestServer.uniqueClientName("rlrec")])
+            #expect(late.status == 0 && late.output.components(separatedBy: "audio queue callbacks have waited more than 2 s for their run loop").count == 2,
+                    "\(late.output)")
         }
     }
 }
