@@ -42,6 +42,10 @@ final class ProcessingTap: QueueProcessingStage, @unchecked Sendable {
     private var startOfStream = true
 
     private static let table = HandleTable<ProcessingTap>(.taps)
+    /// What the callback gets as its client data when `AudioQueueProcessingTapNew` was given
+    /// none: the callback's parameter is non-null (as Apple declares it), so a byte of ours
+    /// stands in for NULL.
+    nonisolated(unsafe) static let noClientData = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
 
     init(callback: AudioQueueProcessingTapCallback, clientData: UnsafeMutableRawPointer?, flags: AudioQueueProcessingTapFlags,
          maximumFrames: Int, channelCount: Int, isInputQueue: Bool) {
@@ -90,7 +94,7 @@ final class ProcessingTap: QueueProcessingStage, @unchecked Sendable {
             var produced = UInt32(count)
             current = (count, sampleTime)
             sourceTaken = false
-            callback(clientData, reference, UInt32(count), &stamp, &callFlags, &produced, bufferList.unsafeMutablePointer)
+            callback(clientData ?? Self.noClientData, reference, UInt32(count), &stamp, &callFlags, &produced, bufferList.unsafeMutablePointer)
             current = nil
             startOfStream = false
             if !isSiphon {

@@ -104,7 +104,11 @@ public struct AudioFileFlags: OptionSet, Sendable {
     public static let eraseFile = AudioFileFlags(rawValue: 1)
     public static let dontPageAlignAudioData = AudioFileFlags(rawValue: 2)
 }
+/// The C names of a CF_OPTIONS type are not Swift names on Apple's platforms: there, as here,
+/// Swift says they were renamed.
+@available(*, unavailable, renamed: "AudioFileFlags.eraseFile")
 public let kAudioFileFlags_EraseFile = AudioFileFlags.eraseFile
+@available(*, unavailable, renamed: "AudioFileFlags.dontPageAlignAudioData")
 public let kAudioFileFlags_DontPageAlignAudioData = AudioFileFlags.dontPageAlignAudioData
 
 public let kAudioFilePropertyFileFormat: AudioFilePropertyID = 0x6666_6D74          // 'ffmt'

@@ -179,7 +179,7 @@ struct AudioConverterTests {
         destination.mSampleRate = 48000
         var size = UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
         #expect(AudioFormatGetProperty(kAudioFormatProperty_FormatInfo, 0, nil, &size, &destination) == noErr)
-        #expect(destination.mFramesPerPacket == 1024 && destination.mBytesPerPacket == 0 && destination.mFormatFlags == kMPEG4Object_AAC_LC)
+        #expect(destination.mFramesPerPacket == 1024 && destination.mBytesPerPacket == 0 && destination.mFormatFlags == UInt32(MPEG4ObjectID.AAC_LC.rawValue))
         var isVBR: UInt32 = 0
         var vbrSize = UInt32(4)
         #expect(AudioFormatGetProperty(kAudioFormatProperty_FormatIsVBR, UInt32(MemoryLayout<AudioStreamBasicDescription>.size), &destination, &vbrSize, &isVBR) == noErr)

@@ -18,7 +18,7 @@ final class TapScript: @unchecked Sendable {
 
     /// The C callback every test tap uses.
     static let callback: AudioQueueProcessingTapCallback = { clientData, tap, frames, timeStamp, flags, outFrames, ioData in
-        let script = Unmanaged<TapScript>.fromOpaque(clientData!).takeUnretainedValue()
+        let script = Unmanaged<TapScript>.fromOpaque(clientData).takeUnretainedValue()
         var queueTime: Float64 = -1
         var queueFrames: UInt32 = 0
         script.statuses.append(AudioQueueProcessingTapGetQueueTime(tap, &queueTime, &queueFrames))

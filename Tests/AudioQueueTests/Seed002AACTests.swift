@@ -34,7 +34,7 @@ final class SQAudioEncoder {
         var outputAudioDes = AudioStreamBasicDescription()
         outputAudioDes.mSampleRate = Float64(config.sampleRate)
         outputAudioDes.mFormatID = kAudioFormatMPEG4AAC
-        outputAudioDes.mFormatFlags = kMPEG4Object_AAC_LC
+        outputAudioDes.mFormatFlags = UInt32(MPEG4ObjectID.AAC_LC.rawValue)
         outputAudioDes.mBytesPerPacket = 0
         outputAudioDes.mFramesPerPacket = 1024
         outputAudioDes.mBytesPerFrame = 0
@@ -181,7 +181,7 @@ final class SQAudioDecode {
         var inputAudioDes = AudioStreamBasicDescription()
         inputAudioDes.mSampleRate = Float64(config.sampleRate)
         inputAudioDes.mFormatID = kAudioFormatMPEG4AAC
-        inputAudioDes.mFormatFlags = kMPEG4Object_AAC_LC
+        inputAudioDes.mFormatFlags = UInt32(MPEG4ObjectID.AAC_LC.rawValue)
         inputAudioDes.mFramesPerPacket = 1024
         inputAudioDes.mChannelsPerFrame = UInt32(config.channelCount)
         var inDesSize = UInt32(MemoryLayout<AudioStreamBasicDescription>.size)

@@ -53,7 +53,7 @@ final class L17AudioManager {
         currentPacket = 0
         let path = Array(fileName.utf8)
         statuses.append(AudioFileCreateWithURL(CFURLCreateFromFileSystemRepresentation(nil, path, path.count, false), kAudioFileWAVEType,
-                                               &dataFormat, kAudioFileFlags_EraseFile, &audioFile))
+                                               &dataFormat, .eraseFile, &audioFile))
         statuses.append(AudioQueueStart(queue!, nil))
         return statuses
     }
@@ -155,7 +155,7 @@ extension JackServerSuite {
             let filePath = Array(path.utf8)
             var audioFile: AudioFileID?
             #expect(AudioFileCreateWithURL(CFURLCreateFromFileSystemRepresentation(nil, filePath, filePath.count, false), fileType,
-                                           &format, kAudioFileFlags_EraseFile, &audioFile) == noErr)
+                                           &format, .eraseFile, &audioFile) == noErr)
             aqData.pointee.mAudioFile = audioFile
             aqData.pointee.bufferByteSize = 10000 * aqData.pointee.mDataFormat.mBytesPerPacket
             for i in 0 ..< kNumberBuffers {

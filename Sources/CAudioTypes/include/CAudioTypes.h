@@ -124,6 +124,23 @@ typedef void (*AudioQueueInputCallback)(void * _Nullable inUserData, AudioQueueR
 typedef void (*AudioQueueOutputCallback)(void * _Nullable inUserData, AudioQueueRef inAQ, AudioQueueBufferRef inBuffer);
 typedef void (*AudioQueuePropertyListenerProc)(void * _Nullable inUserData, AudioQueueRef inAQ, uint32_t inID);
 
+/* CoreAudioBaseTypes.h: a CF_ENUM, which Swift imports as an enum whose cases keep Apple's
+   spelling (`MPEG4ObjectID.AAC_LC`, so `UInt32(MPEG4ObjectID.AAC_LC.rawValue)`); its C names
+   (`kMPEG4Object_AAC_LC`) are not Swift names, as on Apple's. */
+#define AQ_ENUM(_type, _name) enum __attribute__((enum_extensibility(open))) _name : _type
+AQ_ENUM(long, MPEG4ObjectID) {
+    kMPEG4Object_AAC_Main __attribute__((swift_name("AAC_Main"))) = 1,
+    kMPEG4Object_AAC_LC __attribute__((swift_name("AAC_LC"))) = 2,
+    kMPEG4Object_AAC_SSR __attribute__((swift_name("AAC_SSR"))) = 3,
+    kMPEG4Object_AAC_LTP __attribute__((swift_name("AAC_LTP"))) = 4,
+    kMPEG4Object_AAC_SBR __attribute__((swift_name("AAC_SBR"))) = 5,
+    kMPEG4Object_AAC_Scalable __attribute__((swift_name("AAC_Scalable"))) = 6,
+    kMPEG4Object_TwinVQ __attribute__((swift_name("TwinVQ"))) = 7,
+    kMPEG4Object_CELP __attribute__((swift_name("CELP"))) = 8,
+    kMPEG4Object_HVXC __attribute__((swift_name("HVXC"))) = 9
+};
+typedef enum MPEG4ObjectID MPEG4ObjectID;
+
 /* AudioQueue.h, processing taps (macOS 10.7, iOS 6). */
 typedef struct OpaqueAudioQueueProcessingTap *AudioQueueProcessingTapRef;
 AQ_OPTIONS(uint32_t, AudioQueueProcessingTapFlags) {
@@ -135,10 +152,12 @@ AQ_OPTIONS(uint32_t, AudioQueueProcessingTapFlags) {
 };
 typedef enum AudioQueueProcessingTapFlags AudioQueueProcessingTapFlags;
 struct AudioBufferList;
-typedef void (*AudioQueueProcessingTapCallback)(void * _Nullable inClientData, AudioQueueProcessingTapRef inAQTap,
-                                                uint32_t inNumberFrames, AudioTimeStamp *ioTimeStamp,
-                                                AudioQueueProcessingTapFlags *ioFlags, uint32_t *outNumberFrames,
-                                                struct AudioBufferList *ioData);
+/* Apple declares it inside CF_ASSUME_NONNULL: every pointer non-null, the client data too, so
+   a callback's `Unmanaged<T>.fromOpaque(inClientData)` compiles as on macOS. */
+typedef void (*AudioQueueProcessingTapCallback)(void * _Nonnull inClientData, AudioQueueProcessingTapRef _Nonnull inAQTap,
+                                                uint32_t inNumberFrames, AudioTimeStamp * _Nonnull ioTimeStamp,
+                                                AudioQueueProcessingTapFlags * _Nonnull ioFlags, uint32_t * _Nonnull outNumberFrames,
+                                                struct AudioBufferList * _Nonnull ioData);
 
 /* AudioConverter.h, AudioFormat.h, AudioFile.h. */
 typedef struct AudioBuffer {
