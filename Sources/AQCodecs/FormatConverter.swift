@@ -82,9 +82,13 @@ public final class FormatConverter {
         let aac = AudioFormatValues.mpeg4AAC
         let alac = AudioFormatValues.appleLossless
         let pcm = AudioFormatValues.linearPCM
-        for (side, format) in [("input", source), ("output", destination)] where ![aac, alac, pcm].contains(format.mFormatID) {
+        // MPEG audio (Layer I, II, III) is decoded, never encoded.
+        let decodedOnly = [AudioFormatValues.mpegLayer1, AudioFormatValues.mpegLayer2, AudioFormatValues.mpegLayer3]
+        for (side, format) in [("input", source), ("output", destination)]
+        where ![aac, alac, pcm].contains(format.mFormatID) && !(side == "input" && decodedOnly.contains(format.mFormatID)) {
             throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode,
-                                   "the converter's \(side) format is \(fourCharacterCode(format.mFormatID)); expected 'lpcm', 'aac ' or 'alac' (FLAC goes through AudioFile)")
+                                   "the converter's \(side) format is \(fourCharacterCode(format.mFormatID)); expected 'lpcm', 'aac ' or 'alac'"
+                                   + (side == "input" ? " or MPEG audio ('.mp1', '.mp2', '.mp3')" : " (MPEG audio is decoded here, not encoded)") + " (FLAC goes through AudioFile)")
         }
         guard source.mFormatID == pcm || destination.mFormatID == pcm else {
             throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "compressed to compressed: one side of a converter must be linear PCM")
@@ -100,6 +104,14 @@ public final class FormatConverter {
             if source.mSampleRate == 0 { source.mSampleRate = destination.mSampleRate }
             if source.mChannelsPerFrame == 0 { source.mChannelsPerFrame = destination.mChannelsPerFrame }
             if source.mFramesPerPacket == 0 { source.mFramesPerPacket = UInt32(ALAC.framesPerPacket) }
+            sourceLayout = nil
+        } else if let layer = MPEGAudioDecoder.layer(of: source.mFormatID) {
+            if source.mSampleRate == 0 { source.mSampleRate = destination.mSampleRate }
+            if source.mChannelsPerFrame == 0 { source.mChannelsPerFrame = destination.mChannelsPerFrame }
+            guard (1 ... 2).contains(source.mChannelsPerFrame) else {
+                throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "MPEG audio with \(source.mChannelsPerFrame) channels: expected 1 or 2")
+            }
+            if source.mFramesPerPacket == 0 { source.mFramesPerPacket = layer == 1 ? 384 : 1152 }
             sourceLayout = nil
         } else if source.mFormatID == aac {
             source = try inDomain(AudioConverterError.self) { () throws(AudioFileError) in try CompressedFormatValues.completedAAC(source) }
@@ -211,7 +223,7 @@ public final class FormatConverter {
         try scratch.withUnsafeBufferPointer { (floats) throws(AudioConverterError) in try accept(floats.baseAddress!, frameCount: frameCount) }
     }
 
-    /// Decodes one raw AAC or ALAC packet.
+    /// Decodes one raw AAC, ALAC or MPEG audio packet.
     ///
     /// - Throws: 'fmt?' when the packet does not decode (the converter stays usable).
     public func push(packet: UnsafeRawBufferPointer) throws(AudioConverterError) {
@@ -219,7 +231,9 @@ public final class FormatConverter {
             throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "the converter's input is linear PCM: push frames, not packets")
         }
         if decoder == nil {
-            if isLossless {
+            if let layer = MPEGAudioDecoder.layer(of: source.mFormatID) {
+                decoder = try MPEGAudioDecoder(layer: layer, sampleRate: Int(source.mSampleRate), channelCount: sourceChannels)
+            } else if isLossless {
                 guard let decoderCookie else {
                     throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "Apple Lossless input needs its magic cookie (kAudioConverterDecompressionMagicCookie)")
                 }

@@ -26,6 +26,12 @@ public enum FormatInfo {
             return format
         case AudioFormatValues.mpeg4AAC:
             return try CompressedFormatValues.completedAAC(format)
+        case AudioFormatValues.mpegLayer1, AudioFormatValues.mpegLayer2, AudioFormatValues.mpegLayer3:
+            // A frame of 384 (Layer I) or 1152 samples per packet; variable packet sizes.
+            if format.mFramesPerPacket == 0 { format.mFramesPerPacket = format.mFormatID == AudioFormatValues.mpegLayer1 ? 384 : 1152 }
+            format.mBytesPerPacket = 0
+            format.mBytesPerFrame = 0
+            return format
         case AudioFormatValues.appleLossless, AudioFormatValues.flac:
             if format.mFramesPerPacket == 0 { format.mFramesPerPacket = 4096 }
             format.mBytesPerPacket = 0

@@ -11,6 +11,10 @@ public enum AudioFormatValues {
     public static let appleLossless: UInt32 = 0x616C_6163
     /// `kAudioFormatFLAC` ('flac').
     public static let flac: UInt32 = 0x666C_6163
+    /// `kAudioFormatMPEGLayer1` ('.mp1').
+    public static let mpegLayer1: UInt32 = 0x2E6D_7031
+    /// `kAudioFormatMPEGLayer2` ('.mp2').
+    public static let mpegLayer2: UInt32 = 0x2E6D_7032
     /// `kAudioFormatMPEGLayer3` ('.mp3').
     public static let mpegLayer3: UInt32 = 0x2E6D_7033
     /// `kMPEG4Object_AAC_LC`: the AAC object type Apple keeps in mFormatFlags.

@@ -193,7 +193,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
         if isCompressed {
             // Apple: VBR buffers need their packet descriptions.
             guard !packetDescriptions.isEmpty else {
-                throw AudioQueueError(AudioQueueError.parameterCode, "AAC buffers need packet descriptions (inNumPacketDescs and inPacketDescs)")
+                throw AudioQueueError(AudioQueueError.parameterCode, "compressed buffers (AAC, Apple Lossless, MPEG audio) need packet descriptions (inNumPacketDescs and inPacketDescs)")
             }
             for (index, description) in packetDescriptions.enumerated() {
                 guard description.mStartOffset >= 0, description.mStartOffset + Int64(description.mDataByteSize) <= Int64(buffer.pointee.mAudioDataByteSize) else {
@@ -218,7 +218,8 @@ public final class AudioOutputQueue: @unchecked Sendable {
     public var magicCookie: [UInt8] { lock.withLock { pipeline.cookie } }
 
     public func setMagicCookie(_ bytes: [UInt8]) throws(AudioQueueError) {
-        guard isCompressed else { return }
+        // MPEG audio frames carry what the decoder needs in their headers: no cookie.
+        guard isCompressed, MPEGAudioDecoder.layer(of: format.mFormatID) == nil else { return }
         if format.mFormatID == AudioFormatValues.appleLossless {
             _ = try inDomain(AudioQueueError.self) { () throws(AudioConverterError) in
                 try ALACDecoder(cookie: bytes, sampleRate: Int(format.mSampleRate), channelCount: layout.channelCount)

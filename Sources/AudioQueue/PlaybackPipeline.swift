@@ -316,6 +316,8 @@ final class PlaybackPipeline {
             let description = format.description
             if format.codec == .appleLossless {
                 decoder = try? ALACDecoder(cookie: cookie, sampleRate: Int(description.mSampleRate), channelCount: layout.channelCount)
+            } else if case .mpegAudio(let layer) = format.codec {
+                decoder = try? MPEGAudioDecoder(layer: layer, sampleRate: Int(description.mSampleRate), channelCount: layout.channelCount)
             } else {
                 let config = cookie.isEmpty
                     ? try? AudioSpecificConfig(objectType: Int(description.mFormatFlags), sampleRate: Int(description.mSampleRate), channelCount: layout.channelCount)

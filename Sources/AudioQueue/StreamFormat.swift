@@ -11,7 +11,11 @@ import CAudioTypes
 /// The C `AudioStreamBasicDescription` is the carrier here because the queues' public Swift
 /// surface still takes one; every check and completion happens in ``init(_:deviceRate:purpose:)``.
 public struct StreamFormat: Sendable {
-    public enum Codec: Sendable, Equatable { case linearPCM, aac, appleLossless }
+    public enum Codec: Sendable, Equatable {
+        case linearPCM, aac, appleLossless
+        /// MPEG-1/2 audio Layer I, II or III: played (decoded), not recorded.
+        case mpegAudio(layer: Int)
+    }
     /// Which way the queue goes: a recording queue encodes, a playback queue decodes.
     public enum Purpose: String, Sendable { case recording, playback }
 
@@ -67,6 +71,19 @@ public struct StreamFormat: Sendable {
                 codec = .aac
             }
             frameLayout = try LinearPCMLayout(validating: CompressedFormatValues.floatPCM(sampleRate: max(1, completed.mSampleRate),
+                                                                                          channelCount: Int(completed.mChannelsPerFrame)))
+        case AudioFormatValues.mpegLayer1, AudioFormatValues.mpegLayer2, AudioFormatValues.mpegLayer3:
+            let layer = MPEGAudioDecoder.layer(of: format.mFormatID)!
+            guard purpose == .playback else {
+                throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
+                                     "MPEG Layer \(layer) is played here, not recorded: record linear PCM, AAC or Apple Lossless")
+            }
+            guard format.mSampleRate.isFinite, format.mSampleRate > 0, format.mSampleRate <= 48000, (1 ... 2).contains(format.mChannelsPerFrame) else {
+                throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
+                                     "MPEG Layer \(layer) playback needs the stream's rate (8000 ... 48000 Hz) and 1 or 2 channels; got \(format.mSampleRate) Hz, \(format.mChannelsPerFrame) channels")
+            }
+            codec = .mpegAudio(layer: layer)
+            frameLayout = try LinearPCMLayout(validating: CompressedFormatValues.floatPCM(sampleRate: completed.mSampleRate,
                                                                                           channelCount: Int(completed.mChannelsPerFrame)))
         default:
             frameLayout = try LinearPCMLayout(validating: completed)

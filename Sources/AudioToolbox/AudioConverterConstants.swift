@@ -5,9 +5,6 @@ import AQMedia
 
 public typealias AudioConverterPropertyID = UInt32
 
-public let kAudioFormatMPEG4AAC: AudioFormatID = AudioFormatValues.mpeg4AAC
-public let kAudioFormatAppleLossless: AudioFormatID = AudioFormatValues.appleLossless
-public let kAudioFormatFLAC: AudioFormatID = AudioFormatValues.flac
 /// Apple's Swift has no `kMPEG4Object_AAC_LC`: `MPEG4ObjectID` is an enum there (and here).
 @available(*, unavailable, message: "Swift spells it UInt32(MPEG4ObjectID.AAC_LC.rawValue), as on Apple's platforms")
 public let kMPEG4Object_AAC_LC: UInt32 = AudioFormatValues.aacLowComplexity

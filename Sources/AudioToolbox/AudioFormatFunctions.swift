@@ -32,7 +32,8 @@ public let kAudioFormatUnknownFormatError: OSStatus = 0x2166_6D74
 /// The codecs aqjack has: AAC-LC and Apple Lossless through libavcodec. (FLAC is read and
 /// written by AudioFile through libsndfile; linear PCM needs no codec.)
 private func codecs(_ component: UInt32, for format: AudioFormatID) -> [AudioClassDescription] {
-    guard format == kAudioFormatMPEG4AAC || format == kAudioFormatAppleLossless else { return [] }
+    let mpegAudio = [kAudioFormatMPEGLayer1, kAudioFormatMPEGLayer2, kAudioFormatMPEGLayer3].contains(format)
+    guard format == kAudioFormatMPEG4AAC || format == kAudioFormatAppleLossless || (mpegAudio && component == kAudioDecoderComponentType) else { return [] }
     return [AudioClassDescription(mType: component, mSubType: format, mManufacturer: kAppleSoftwareAudioCodecManufacturer)]
 }
 
@@ -58,8 +59,13 @@ private func formatProperty(_ id: AudioFormatPropertyID, specifier: [UInt8], inp
         case kAudioFormatProperty_Encoders, kAudioFormatProperty_Decoders:
             guard let format = formatID() else { return .failure(AudioFileError(kAudioFormatBadSpecifierSizeError, "specifier must be a 4-byte format ID")) }
             return .success(array(codecs(id == kAudioFormatProperty_Encoders ? kAudioEncoderComponentType : kAudioDecoderComponentType, for: format)))
-        case kAudioFormatProperty_EncodeFormatIDs, kAudioFormatProperty_DecodeFormatIDs:
+        case kAudioFormatProperty_EncodeFormatIDs:
+            // What queues record and converters encode.
             return .success(array([kAudioFormatLinearPCM, kAudioFormatMPEG4AAC, kAudioFormatAppleLossless]))
+        case kAudioFormatProperty_DecodeFormatIDs:
+            // What playback queues play and converters decode.
+            return .success(array([kAudioFormatLinearPCM, kAudioFormatMPEG4AAC, kAudioFormatAppleLossless,
+                                   kAudioFormatMPEGLayer1, kAudioFormatMPEGLayer2, kAudioFormatMPEGLayer3]))
         case kAudioFormatProperty_ASBDFromESDS:
             return .success(bytes(CompressedFormatValues.aacDescription(try ElementaryStreamDescriptor(parsing: specifier).audioSpecificConfig)))
         default:
@@ -98,6 +104,8 @@ public func formatName(_ format: AudioStreamBasicDescription) -> String {
     case kAudioFormatMPEG4AAC: return "AAC, \(channels), \(rate)"
     case kAudioFormatAppleLossless: return "Apple Lossless, \(channels), \(rate)"
     case kAudioFormatFLAC: return "FLAC, \(channels), \(rate)"
+    case kAudioFormatMPEGLayer1, kAudioFormatMPEGLayer2, kAudioFormatMPEGLayer3:
+        return "MPEG Layer \(format.mFormatID & 0xFF - 0x30), \(channels), \(rate)"
     default: return "\(fourCharacterCode(format.mFormatID)), \(channels), \(rate)"
     }
 }

@@ -230,7 +230,17 @@ public func AudioQueueEnqueueBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueu
     guard let box = QueueBox.from(inAQ) else { return invalidQueueStatus }
     return status { () throws(AudioQueueError) in
         if let output = box.output {
-            let descriptions = inPacketDescs.map { Array(UnsafeBufferPointer(start: $0, count: Int(inNumPacketDescs))) } ?? []
+            // No descriptions given: the buffer's own (AudioQueueAllocateBufferWithPacketDescriptions,
+            // its mPacketDescriptionCount set), as Apple's queue takes them.
+            let descriptions: [AudioStreamPacketDescription]
+            if let inPacketDescs {
+                descriptions = Array(UnsafeBufferPointer(start: inPacketDescs, count: Int(inNumPacketDescs)))
+            } else if let own = inBuffer.pointee.mPacketDescriptions {
+                let count = min(inBuffer.pointee.mPacketDescriptionCount, inBuffer.pointee.mPacketDescriptionCapacity)
+                descriptions = Array(UnsafeBufferPointer(start: own, count: Int(count)))
+            } else {
+                descriptions = []
+            }
             try output.enqueue(inBuffer, packetDescriptions: descriptions)
         } else {
             try box.input!.enqueue(inBuffer)

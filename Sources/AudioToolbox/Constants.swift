@@ -16,7 +16,6 @@ public typealias AudioFilePropertyID = UInt32
 public let noErr: OSStatus = 0
 
 // Formats and flags.
-public let kAudioFormatLinearPCM: AudioFormatID = AudioFormatValues.linearPCM
 public let kAudioFormatFlagIsFloat: AudioFormatFlags = AudioFormatValues.isFloat
 public let kAudioFormatFlagIsBigEndian: AudioFormatFlags = AudioFormatValues.isBigEndian
 public let kAudioFormatFlagIsSignedInteger: AudioFormatFlags = AudioFormatValues.isSignedInteger

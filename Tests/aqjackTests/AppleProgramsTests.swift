@@ -9,7 +9,7 @@ import Testing
 /// once per folder: the first test to ask builds them, the others reuse the build.
 enum ApplePrograms {
     static let names = ["ExtAudioConvert", "StreamParse", "Recorder", "ConverterProc", "Player", "DispatchRecorder", "DispatchPlayer", "Porter",
-                         "RunLoopRecorder"]
+                         "RunLoopRecorder", "StreamPlayer"]
 
     /// Runs program `name` with `arguments` and extra environment; returns its status and output.
     static func run(_ bin: String, _ name: String, _ arguments: [String], environment extra: [String: String]) throws -> (status: Int32, output: String) {
@@ -185,6 +185,47 @@ extension JackServerSuite {
                 "AQJACK_CONNECT": generator.client.name + ":out_*", "AQJACK_CLIENT_NAME": TestServer.uniqueClientName("rlrec")])
             #expect(late.status == 0 && late.output.components(separatedBy: "audio queue callbacks have waited more than 2 s for their run loop").count == 2,
                     "\(late.output)")
+        }
+    }
+}
+
+extension JackServerSuite {
+    @Suite("An internet-radio-style player (AudioFileStream + output queue) on the server, unchanged (issue 36)")
+    struct AppleStreamPlayerTests {
+        @Test("MP3 (48 kHz stereo, 192 kbit/s, by libmp3lame) fed in 2 KiB pieces to AudioFileStream and played by a queue made with its format (kAudioFormatMPEGLayer3): every frame of ffmpeg's decode, sample for sample, in order, nothing else")
+        func playsMP3() throws {
+            let bin = try ApplePrograms.build().bin
+            let source = ExternalTool.temporaryPath("radio-src", extension: "wav")
+            let mp3 = ExternalTool.temporaryPath("radio", extension: "mp3")
+            defer { for path in [source, mp3] { try? FileManager.default.removeItem(atPath: path) } }
+            try #require(MultiSine.writeFile(source, frameCount: 48000, channelCount: 2, sampleRate: 48000, encoding: ["-e", "floating-point", "-b", "32"]) == 0)
+            // No Xing/LAME header: ffmpeg then trims nothing, as a queue fed the frames trims nothing.
+            try #require(ExternalTool.run("ffmpeg", ["-v", "error", "-y", "-i", source, "-c:a", "libmp3lame", "-b:a", "192k", "-write_xing", "0", mp3]).status == 0)
+            let reference = try ExternalTool.decodeWithFFmpeg(mp3)
+            try #require(reference.count > 2 * 48000, "ffmpeg decoded \(reference.count / 2) frames")
+            let (recorder, log) = try startFloatRecorder(channels: 2, role: "radiorec")
+            let result = try ApplePrograms.run(bin, "StreamPlayer", [mp3], environment: [
+                "AQJACK_CONNECT": recorder.driver.name + ":in_*", "AQJACK_CLIENT_NAME": TestServer.uniqueClientName("radio")])
+            usleep(200_000)
+            recorder.stop()
+            recorder.dispose()
+            let packets = try ExternalTool.probe(mp3)["nb_read_packets"]
+            #expect(result.status == 0 && result.output.contains("played \(packets ?? "?") packets"), "\(result.output)")
+            let played = log.deliveries.flatMap(\.samples)
+            // Both from the first frame that is not silence.
+            func firstSound(_ samples: [Float]) -> Int? { (0 ..< samples.count / 2).first { samples[2 * $0] != 0 || samples[2 * $0 + 1] != 0 } }
+            let soundStarts = (played: firstSound(played), reference: firstSound(reference))
+            let playedStart = try #require(soundStarts.played, "nothing was played")
+            let referenceStart = try #require(soundStarts.reference)
+            let frames = reference.count / 2 - referenceStart
+            #expect(played.count / 2 - playedStart >= frames, "\(played.count / 2 - playedStart) frames played of \(frames)")
+            var wrong = 0
+            for frame in 0 ..< min(frames, played.count / 2 - playedStart) {
+                for channel in 0 ..< 2 where played[2 * (playedStart + frame) + channel] != reference[2 * (referenceStart + frame) + channel] { wrong += 1 }
+            }
+            #expect(wrong == 0, "\(wrong) samples differ from ffmpeg's decode")
+            let silentAfter = played[(2 * (playedStart + frames))...].allSatisfy { $0 == 0 }
+            #expect(silentAfter, "sound after the stream's end")
         }
     }
 }
