@@ -8,7 +8,8 @@ import Foundation
 // default output device, 3). Each question about a device opens a short-lived JACK client on
 // the server the queues use (`AQJACK_SERVER`, else `$JACK_DEFAULT_SERVER`: ``DeviceEnvironment``)
 // and answers what JACK says now; with no server running, the default devices are
-// `kAudioObjectUnknown` and device questions answer `kAudioHardwareNotRunningError`.
+// `kAudioObjectUnknown`, `DeviceIsAlive` is 0 and other device questions answer
+// `kAudioHardwareNotRunningError`. Listeners: HardwareListeners.swift.
 // Nothing can be set: the rate and period belong to the server (`kAudioHardwareIllegalOperationError`).
 
 public typealias AudioObjectID = UInt32
@@ -132,7 +133,11 @@ private func propertyValue(_ object: AudioObjectID, _ address: AudioObjectProper
         }
     }
     guard let device = HardwareDevice(rawValue: object) else { return .failure(StatusOnly(kAudioHardwareBadObjectError)) }
-    guard let snapshot = HardwareDevice.snapshot() else { return .failure(StatusOnly(kAudioHardwareNotRunningError)) }
+    guard let snapshot = HardwareDevice.snapshot() else {
+        // A device whose server has gone is not alive; nothing else can be said about it.
+        if address.mSelector == kAudioDevicePropertyDeviceIsAlive { return .success(.of(UInt32(0))) }
+        return .failure(StatusOnly(kAudioHardwareNotRunningError))
+    }
     switch address.mSelector {
     case kAudioObjectPropertyName: return .success(.string(device.name(snapshot)))
     case kAudioObjectPropertyManufacturer: return .success(.string("JACK"))
