@@ -13,6 +13,9 @@ let package = Package(
         // queues (`import AudioQueue`), files and codecs (`import AQCodecs`, with AQMedia), and
         // the real-time core and JACK client beneath them.
         .library(name: "AudioToolbox", targets: ["AudioToolbox"]),
+        // `import AVFoundation` / `import AVFAudio` of ported iOS code: AVAudioSession on JACK.
+        .library(name: "AVFoundation", targets: ["AVFoundation", "AVFAudio"]),
+        .library(name: "AVFAudio", targets: ["AVFAudio"]),
         .library(name: "AudioQueue", targets: ["AudioQueue"]),
         // Recording and playback sessions over the queues: files, takes, the transport, the
         // disk-writer thread.
@@ -74,6 +77,10 @@ let package = Package(
         // Apple's spelling (types, constants, OSStatus functions) over AudioQueue and AQMedia, so
         // that code written for macOS/iOS compiles with its `import AudioToolbox` unchanged.
         .target(name: "AudioToolbox", dependencies: ["AudioQueue", "AQJack", "AQMedia", "AQCodecs", "CAudioTypes"]),
+        // AVAudioSession answered from the JACK server through AudioToolbox's HAL, and the
+        // AVFoundation module that re-exports it (issue 36).
+        .target(name: "AVFAudio", dependencies: ["AudioToolbox"]),
+        .target(name: "AVFoundation", dependencies: ["AVFAudio"]),
         // The session library: recordings and playback over the queues (takes, splits, the
         // transport, the disk-writer thread `aqjack-disk`). Imports no driver.
         .target(name: "AQSession", dependencies: ["AQCore", "AQMedia", "AQCodecs", "AudioQueue", "CAudioTypes"]),

@@ -1,3 +1,4 @@
+import AQJack
 import AQServerSuite
 import AQTestSupport
 import Foundation
@@ -9,7 +10,7 @@ import Testing
 /// once per folder: the first test to ask builds them, the others reuse the build.
 enum ApplePrograms {
     static let names = ["ExtAudioConvert", "StreamParse", "Recorder", "ConverterProc", "Player", "DispatchRecorder", "DispatchPlayer", "Porter",
-                         "RunLoopRecorder", "StreamPlayer"]
+                         "RunLoopRecorder", "StreamPlayer", "SessionRecorder"]
 
     /// Runs program `name` with `arguments` and extra environment; returns its status and output.
     static func run(_ bin: String, _ name: String, _ arguments: [String], environment extra: [String: String]) throws -> (status: Int32, output: String) {
@@ -46,7 +47,10 @@ enum ApplePrograms {
             }
         }
         let targets = names.map { name in
-            name == "Porter" ? """
+            name == "SessionRecorder" ? """
+                    .executableTarget(name: "SessionRecorder", dependencies: [.product(name: "AVFoundation", package: "\(packageName)")],
+                                      swiftSettings: [.swiftLanguageMode(.v5)]),
+            """ : name == "Porter" ? """
                     .executableTarget(name: "Porter", dependencies: [.product(name: "AudioToolbox", package: "\(packageName)"),
                                                                      .product(name: "AudioQueue", package: "\(packageName)")]),
             """ : """
@@ -226,6 +230,64 @@ extension JackServerSuite {
             #expect(wrong == 0, "\(wrong) samples differ from ffmpeg's decode")
             let silentAfter = played[(2 * (playedStart + frames))...].allSatisfy { $0 == 0 }
             #expect(silentAfter, "sound after the stream's end")
+        }
+    }
+}
+
+extension JackServerSuite {
+    @Suite("An iOS-style recorder with AVAudioSession on the server, unchanged (issue 36)", .serialized)
+    struct AppleSessionRecorderTests {
+        @Test("import AVFoundation: category, mode, preferred rate and buffer kept, the server's rate, period and channels answered, permission granted; killing jackd posts the interruption (began) and DeviceIsAlive 0 through the HAL listener within a second; the server started again posts the end (should resume) and DeviceIsAlive 1; the queue stops and disposes without hanging")
+        func sessionAndInterruptions() throws {
+            let bin = try ApplePrograms.build().bin
+            let name = "aqjack-avsession-\(getpid())-\(Int.random(in: 0 ..< 1_000_000))"
+            let driver = ["dummy", "-r", "48000", "-p", "256"]
+            var server: JackServerProcess? = try JackServerProcess(name: name, realtime: false, serverOptions: [], driver: driver)
+            defer { server?.stop() }
+            let output = ExternalTool.temporaryPath("avsession", extension: "txt")
+            defer { try? FileManager.default.removeItem(atPath: output) }
+            FileManager.default.createFile(atPath: output, contents: nil)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: bin + "/SessionRecorder")
+            process.arguments = ["6"]
+            process.environment = ProcessInfo.processInfo.environment.merging(["AQJACK_SERVER": name, "AQJACK_CLIENT_NAME": TestServer.uniqueClientName("avrec")]) { $1 }
+            // One handle for both: two would each write from offset 0 over the other.
+            let handle = FileHandle(forWritingAtPath: output)
+            process.standardOutput = handle
+            process.standardError = handle
+            try process.run()
+            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+            func text() -> String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline, !text().contains("ready at"), process.isRunning { usleep(50_000) }
+            try #require(text().contains("ready at"), "\(text())")
+            sleep(1)
+            let killed = Date().timeIntervalSince1970
+            server?.stop()
+            server = nil
+            sleep(2)
+            let restarted = Date().timeIntervalSince1970
+            server = try JackServerProcess(name: name, realtime: false, serverOptions: [], driver: driver)
+            let end = Date().addingTimeInterval(30)
+            while Date() < end, process.isRunning { usleep(50_000) }
+            #expect(!process.isRunning, "the program did not end (stop or dispose hung): \(text())")
+            let log = text()
+            print(log)
+            /// The time printed after `prefix` on its first line.
+            func time(_ prefix: String) -> Double? {
+                guard let line = log.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) else { return nil }
+                return Double(line.dropFirst(prefix.count).prefix { $0 != "," })
+            }
+            #expect(log.contains("session: category playAndRecord, mode measurement, rate 48000 Hz (preferred 44100), buffer 5333 us, inputs 2, outputs 2, permission granted"), "\(log)")
+            #expect(log.contains("record permission granted: true"))
+            let began = time("interruption began at "), dead = time("device is alive: 0 at ")
+            let ended = time("interruption ended at "), back = time("device is alive: 1 at ")
+            print("AVAudioSession: interruption began \(began.map { String(format: "%.3f", $0 - killed) } ?? "-") s and DeviceIsAlive 0 \(dead.map { String(format: "%.3f", $0 - killed) } ?? "-") s after jackd's SIGTERM; ended \(ended.map { String(format: "%.3f", $0 - restarted) } ?? "-") s and DeviceIsAlive 1 \(back.map { String(format: "%.3f", $0 - restarted) } ?? "-") s after its restart began")
+            #expect(began.map { $0 - killed >= 0 && $0 - killed < 1 } == true, "interruption began \(began.map { $0 - killed } ?? -1) s after the kill")
+            #expect(dead.map { $0 - killed >= 0 && $0 - killed < 1 } == true, "DeviceIsAlive 0 \(dead.map { $0 - killed } ?? -1) s after the kill")
+            #expect(ended.map { $0 - restarted >= 0 && $0 - restarted < 1.5 } == true && log.contains("should resume"), "interruption ended \(ended.map { $0 - restarted } ?? -1) s after the restart")
+            #expect(back.map { $0 - restarted >= 0 && $0 - restarted < 1.5 } == true)
+            #expect(log.contains("recorded ") && !log.contains("recorded 0 frames"), "\(log)")
         }
     }
 }
