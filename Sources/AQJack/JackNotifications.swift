@@ -21,6 +21,7 @@ public final class JackNotifications: Sendable {
         var sampleRate: (@Sendable (Int) -> Void)?
         var latency: (@Sendable (JackLatencyMode) -> Void)?
         var portRegistration: (@Sendable (_ portName: String, _ registered: Bool) -> Void)?
+        var portConnect: (@Sendable (_ from: String, _ to: String, _ connected: Bool) -> Void)?
         var shutdown: (@Sendable (_ reason: String) -> Void)?
         var freewheel: (@Sendable (Bool) -> Void)?
     }
@@ -40,6 +41,8 @@ public final class JackNotifications: Sendable {
     public let isFreewheeling = Atomic<Bool>(false)
     /// Whether the port registration callback is installed (``onPortRegistration(_:)``).
     private let portRegistrationInstalled = Atomic<Bool>(false)
+    /// Whether the port connect callback is installed (``onPortConnect(_:)``).
+    private let portConnectInstalled = Atomic<Bool>(false)
     /// The reason the server gave when it shut down, once it has.
     public let shutdownReason = Mutex<String?>(nil)
 
@@ -80,6 +83,31 @@ public final class JackNotifications: Sendable {
             throw .invalidState("a port registration handler can only be installed before the client is activated (JACK refuses callbacks on an active client; jack_set_port_registration_callback returned \(code))")
         }
         portRegistrationInstalled.store(true, ordering: .releasing)
+    }
+
+    /// Calls `handler` with the two ports' full names when any two ports are connected (`true`)
+    /// or disconnected, anywhere in the graph.
+    ///
+    /// Installed on demand, as ``onPortRegistration(_:)`` is: set the first handler before the
+    /// client is activated. Later handlers replace the first at any time.
+    /// - Throws: ``JackError/invalidState(_:)`` when the client is already active or closed, and
+    ///   had no handler.
+    public func onPortConnect(_ handler: (@Sendable (_ from: String, _ to: String, _ connected: Bool) -> Void)?) throws(JackError) {
+        handlers.withLock { $0.portConnect = handler }
+        guard handler != nil, !portConnectInstalled.load(ordering: .acquiring) else { return }
+        let bits = clientBits.load(ordering: .acquiring)
+        guard let client = OpaquePointer(bitPattern: bits) else {
+            throw .invalidState("the JACK client is closed: a port connect handler cannot be installed")
+        }
+        let code = jack_set_port_connect_callback(client, { from, to, connected, argument in
+            let center = notifications(argument)
+            guard let handler = center.handlers.withLock({ $0.portConnect }) else { return }
+            handler(center.portName(id: from) ?? "#\(from)", center.portName(id: to) ?? "#\(to)", connected != 0)
+        }, Unmanaged.passUnretained(self).toOpaque())
+        if code != 0 {
+            throw .invalidState("a port connect handler can only be installed before the client is activated (jack_set_port_connect_callback returned \(code))")
+        }
+        portConnectInstalled.store(true, ordering: .releasing)
     }
 
     /// Calls `handler` with the server's reason when it shuts down or drops this client. Do not

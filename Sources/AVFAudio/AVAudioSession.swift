@@ -13,9 +13,11 @@ import Foundation
 ///   preferred values are kept and answered, but the server's stay what they are (its rate and
 ///   period are set when jackd starts, or with `jack_bufsize`).
 /// - Record permission is granted.
-/// - `interruptionNotification` is posted (on the main queue's `NotificationCenter.default`)
-///   with `.began` when the server goes away and `.ended` with `.shouldResume` when it comes
-///   back, from the HAL's `DeviceIsAlive` listener, while the session is active.
+/// - `interruptionNotification` is posted (`NotificationCenter.default`, on the HAL watcher's
+///   queue) with `.began` when the server goes away and `.ended` with `.shouldResume` when it
+///   comes back, from the HAL's `DeviceIsAlive` listener, while the session is active;
+///   `routeChangeNotification` with `.routeConfigurationChange` when a connection to or from
+///   the server's physical ports is made or broken (the HAL's `DataSource` listeners).
 ///
 /// Threads: any.
 open class AVAudioSession: NSObject, @unchecked Sendable {
@@ -76,6 +78,17 @@ open class AVAudioSession: NSObject, @unchecked Sendable {
         public static let shouldResume = InterruptionOptions(rawValue: 1)
     }
 
+    public enum RouteChangeReason: UInt, Sendable {
+        case unknown = 0
+        case newDeviceAvailable = 1
+        case oldDeviceUnavailable = 2
+        case categoryChange = 3
+        case override = 4
+        case wakeFromSleep = 6
+        case noSuitableRouteForCategory = 7
+        case routeConfigurationChange = 8
+    }
+
     public enum RecordPermission: UInt, Sendable {
         case undetermined = 0x756E_6474   // 'undt'
         case denied = 0x6465_6E79         // 'deny'
@@ -129,7 +142,8 @@ open class AVAudioSession: NSObject, @unchecked Sendable {
         if startWatching { watchServer() }
     }
 
-    /// Interruptions from the HAL's DeviceIsAlive listener on the default output device.
+    /// Interruptions from the HAL's DeviceIsAlive listener on the default output device, route
+    /// changes from the DataSource listeners of both devices.
     private func watchServer() {
         var address = AudioObjectPropertyAddress(mSelector: kAudioDevicePropertyDeviceIsAlive, mScope: kAudioObjectPropertyScopeGlobal,
                                                  mElement: kAudioObjectPropertyElementMain)
@@ -140,6 +154,14 @@ open class AVAudioSession: NSObject, @unchecked Sendable {
             var info: [AnyHashable: Any] = [AVAudioSessionInterruptionTypeKey: (alive ? InterruptionType.ended : .began).rawValue]
             if alive { info[AVAudioSessionInterruptionOptionKey] = InterruptionOptions.shouldResume.rawValue }
             NotificationCenter.default.post(name: Self.interruptionNotification, object: self, userInfo: info)
+        }
+        address.mSelector = kAudioDevicePropertyDataSource
+        for route: AudioObjectID in [2, 3] {
+            AudioObjectAddPropertyListenerBlock(route, &address, nil) { [self] _, _ in
+                guard lock.withLock({ state.active }) else { return }
+                NotificationCenter.default.post(name: Self.routeChangeNotification, object: self,
+                                                userInfo: [AVAudioSessionRouteChangeReasonKey: RouteChangeReason.routeConfigurationChange.rawValue])
+            }
         }
     }
 

@@ -7,7 +7,9 @@ import Synchronization
 // Core Audio backend and device-aware recorders use them: told when the JACK server goes away
 // or comes back (`kAudioDevicePropertyDeviceIsAlive` on both devices, and the system object's
 // device list and default devices), and when its rate or period changes
-// (`kAudioDevicePropertyNominalSampleRate`, `kAudioDevicePropertyBufferFrameSize`).
+// (`kAudioDevicePropertyNominalSampleRate`, `kAudioDevicePropertyBufferFrameSize`), and when a
+// connection to or from a device's physical ports is made or broken (its
+// `kAudioDevicePropertyDataSource`: where its sound goes, as a headphone jack's does on a Mac).
 //
 // A watching client of its own (`aqjack-hal-watch-PID`, no ports) is opened on the queues'
 // server when the first listener is added and kept while any is; after a shutdown it tries to
@@ -39,7 +41,7 @@ final class HardwareWatcher: @unchecked Sendable {
     static let systemSelectors: Set<AudioObjectPropertySelector> = [kAudioHardwarePropertyDevices, kAudioHardwarePropertyDefaultInputDevice,
                                                                     kAudioHardwarePropertyDefaultOutputDevice, kAudioHardwarePropertyDefaultSystemOutputDevice]
     static let deviceSelectors: Set<AudioObjectPropertySelector> = [kAudioDevicePropertyDeviceIsAlive, kAudioDevicePropertyNominalSampleRate,
-                                                                    kAudioDevicePropertyBufferFrameSize]
+                                                                    kAudioDevicePropertyBufferFrameSize, kAudioDevicePropertyDataSource]
 
     private let lock = NSLock()
     private var listeners: [Listener] = []
@@ -48,6 +50,8 @@ final class HardwareWatcher: @unchecked Sendable {
     /// The rate and period last seen (changes only are announced).
     private var sampleRate: Int?
     private var bufferSize: Int?
+    /// The physical ports when the watch client opened: capture (JACK outputs) and playback.
+    private var physical: (capture: Set<String>, playback: Set<String>) = ([], [])
     private let calls = DispatchQueue(label: "aqjack.hal.listeners")
 
     /// Checks `object` and `address`: the status to answer when no listener can be added.
@@ -128,6 +132,9 @@ final class HardwareWatcher: @unchecked Sendable {
         }
         opened.notifications.onSampleRateChange { [self] rate in changed(rate: rate, period: nil) }
         opened.notifications.onBufferSizeChange { [self] frames in changed(rate: nil, period: frames) }
+        try? opened.notifications.onPortConnect { [self] from, to, _ in connectionChanged(from, to) }
+        let capture = Set(opened.portNames(direction: .output, physicalOnly: true, audioOnly: true))
+        let playback = Set(opened.portNames(direction: .input, physicalOnly: true, audioOnly: true))
         do { try opened.activate() } catch {
             opened.close()
             DispatchQueue.global().asyncAfter(deadline: .now() + 0.25) { [self] in connect() }
@@ -138,6 +145,7 @@ final class HardwareWatcher: @unchecked Sendable {
             let wasDown = wasUp == false
             wasUp = true
             client = opened
+            physical = (capture, playback)
             sampleRate = opened.sampleRate
             bufferSize = opened.bufferSize
             return (true, wasDown)
@@ -192,6 +200,14 @@ final class HardwareWatcher: @unchecked Sendable {
         }
     }
 
+    /// A connection was made or broken: the devices whose physical ports it touches announce
+    /// their data source.
+    private func connectionChanged(_ from: String, _ to: String) {
+        let ports = lock.withLock { physical }
+        if ports.capture.contains(from) || ports.capture.contains(to) { notify(HardwareDevice.capture.rawValue, kAudioDevicePropertyDataSource) }
+        if ports.playback.contains(from) || ports.playback.contains(to) { notify(HardwareDevice.playback.rawValue, kAudioDevicePropertyDataSource) }
+    }
+
     /// Calls every listener of `selector` on `object` (scope and element wildcards match).
     private func notify(_ object: AudioObjectID, _ selector: AudioObjectPropertySelector) {
         let matching = lock.withLock { listeners.filter { $0.object == object && $0.address.mSelector == selector } }
@@ -216,7 +232,8 @@ final class HardwareWatcher: @unchecked Sendable {
 }
 
 /// `AudioObjectAddPropertyListener`: `inListener` is called with `inClientData` when the property
-/// changes: the devices' `DeviceIsAlive`, `NominalSampleRate` and `BufferFrameSize`; the system
+/// changes: the devices' `DeviceIsAlive`, `NominalSampleRate`, `BufferFrameSize` and
+/// `DataSource` (a connection to or from their physical ports); the system
 /// object's `Devices` and default devices. Others answer `kAudioHardwareUnknownPropertyError`.
 @discardableResult
 public func AudioObjectAddPropertyListener(_ inObjectID: AudioObjectID, _ inAddress: UnsafePointer<AudioObjectPropertyAddress>,

@@ -42,6 +42,9 @@ public let kAudioDevicePropertyAvailableNominalSampleRates: AudioObjectPropertyS
 public let kAudioDevicePropertyStreamConfiguration: AudioObjectPropertySelector = 0x736C_6179     // 'slay'
 public let kAudioDevicePropertyBufferFrameSize: AudioObjectPropertySelector = 0x6673_697A         // 'fsiz'
 public let kAudioDevicePropertyDeviceIsAlive: AudioObjectPropertySelector = 0x6C69_766E           // 'livn'
+public let kAudioDevicePropertyDataSource: AudioObjectPropertySelector = 0x7373_7263               // 'ssrc'
+/// The one data source of a JACK device: its physical ports, wherever they are connected.
+let jackDataSourceID: UInt32 = 0x6A61_636B                                                          // 'jack'
 
 public let kAudioHardwareNoError: OSStatus = 0
 public let kAudioHardwareNotRunningError: OSStatus = 0x7374_6F70            // 'stop'
@@ -147,6 +150,9 @@ private func propertyValue(_ object: AudioObjectID, _ address: AudioObjectProper
         return .success(.of(AudioValueRange(mMinimum: snapshot.sampleRate, mMaximum: snapshot.sampleRate)))
     case kAudioDevicePropertyBufferFrameSize: return .success(.of(snapshot.bufferSize))
     case kAudioDevicePropertyDeviceIsAlive: return .success(.of(UInt32(1)))
+    // Where the device's sound goes or comes from: what its physical ports are connected to,
+    // announced to DataSource listeners when that changes (HardwareListeners.swift).
+    case kAudioDevicePropertyDataSource: return .success(.of(jackDataSourceID))
     case kAudioDevicePropertyStreamConfiguration:
         // One stream holding every channel of the scope (none: an empty list).
         let channels = device.channels(snapshot, scope: address.mScope)

@@ -1,5 +1,6 @@
 import AQServerSuite
 import AQTestSupport
+import AQJack
 import AudioToolbox
 import Dispatch
 import Foundation
@@ -38,7 +39,7 @@ extension JackServerSuite {
             return result
         }
 
-        @Test("listeners on a private server (AQJACK_SERVER): jack_bufsize 256 calls the BufferFrameSize block with the new period readable; killing jackd calls the DeviceIsAlive proc and the Devices block within a second, DeviceIsAlive reads 0 and the device list is empty; a removed listener removes once, then 'who?'; an unknown selector 'who?', an unknown object '!obj'")
+        @Test("listeners on a private server (AQJACK_SERVER): jack_bufsize 256 calls the BufferFrameSize block with the new period readable; a connection to system:playback_1 calls the output device's DataSource block within a second; killing jackd calls the DeviceIsAlive proc and the Devices block within a second, DeviceIsAlive reads 0 and the device list is empty; a removed listener removes once, then 'who?'; an unknown selector 'who?', an unknown object '!obj'")
         func listeners() throws {
             let server = try PrivateJackServer(rate: 48000, period: 128)
             var stopped = false
@@ -68,6 +69,21 @@ extension JackServerSuite {
             let periodCall = calls.first("period", after: resize, within: 3)
             #expect(periodCall != nil, "no BufferFrameSize call after jack_bufsize 256")
             #expect(Self.read(output, kAudioDevicePropertyBufferFrameSize, as: UInt32.self, default: 0) == 256)
+
+            // A connection to the output device's physical ports: its DataSource listeners hear of it.
+            var source = AudioObjectPropertyAddress(mSelector: kAudioDevicePropertyDataSource, mScope: kAudioObjectPropertyScopeGlobal,
+                                                    mElement: kAudioObjectPropertyElementMain)
+            #expect(AudioObjectAddPropertyListenerBlock(output, &source, nil) { _, _ in calls.note("route") } == noErr)
+            let player = try JackClient(name: TestServer.uniqueClientName("halroute"), server: server.name)
+            defer { player.close() }
+            let port = try player.registerPort("out", direction: .output)
+            try player.activate()
+            let connect = Date()
+            #expect(try player.connect(port.name, to: "system:playback_1"))
+            let routeCall = calls.first("route", after: connect, within: 3)
+            #expect(routeCall.map { $0.timeIntervalSince(connect) < 1 } == true, "DataSource listener: \(String(describing: routeCall?.timeIntervalSince(connect)))")
+            #expect(AudioObjectRemovePropertyListenerBlock(output, &source, nil) { _, _ in } == noErr)
+            player.close()
 
             let kill = Date()
             server.stop()

@@ -237,7 +237,7 @@ extension JackServerSuite {
 extension JackServerSuite {
     @Suite("An iOS-style recorder with AVAudioSession on the server, unchanged (issue 36)", .serialized)
     struct AppleSessionRecorderTests {
-        @Test("import AVFoundation: category, mode, preferred rate and buffer kept, the server's rate, period and channels answered, permission granted; killing jackd posts the interruption (began) and DeviceIsAlive 0 through the HAL listener within a second; the server started again posts the end (should resume) and DeviceIsAlive 1; the queue stops and disposes without hanging")
+        @Test("import AVFoundation: category, mode, preferred rate and buffer kept, the server's rate, period and channels answered, permission granted; a connection to the server's playback ports posts a route change (routeConfigurationChange) within a second; killing jackd posts the interruption (began) and DeviceIsAlive 0 through the HAL listener within a second; the server started again posts the end (should resume) and DeviceIsAlive 1; the queue stops and disposes without hanging")
         func sessionAndInterruptions() throws {
             let bin = try ApplePrograms.build().bin
             let name = "aqjack-avsession-\(getpid())-\(Int.random(in: 0 ..< 1_000_000))"
@@ -261,6 +261,14 @@ extension JackServerSuite {
             let deadline = Date().addingTimeInterval(30)
             while Date() < deadline, !text().contains("ready at"), process.isRunning { usleep(50_000) }
             try #require(text().contains("ready at"), "\(text())")
+            // A player connecting to the server's playback ports: a route change.
+            let player = try JackClient(name: TestServer.uniqueClientName("avroute"), server: name)
+            let port = try player.registerPort("out", direction: .output)
+            try player.activate()
+            let connected = Date().timeIntervalSince1970
+            _ = try player.connect(port.name, to: "system:playback_1")
+            usleep(500_000)
+            player.close()
             sleep(1)
             let killed = Date().timeIntervalSince1970
             server?.stop()
@@ -282,6 +290,9 @@ extension JackServerSuite {
             #expect(log.contains("record permission granted: true"))
             let began = time("interruption began at "), dead = time("device is alive: 0 at ")
             let ended = time("interruption ended at "), back = time("device is alive: 1 at ")
+            let routes = log.split(separator: "\n").filter { $0.hasPrefix("route change (reason 8) at ") }
+                .compactMap { Double($0.dropFirst("route change (reason 8) at ".count)) }
+            #expect(routes.contains { $0 >= connected && $0 - connected < 1 }, "no route change within a second of the connection: \(routes.map { $0 - connected })")
             print("AVAudioSession: interruption began \(began.map { String(format: "%.3f", $0 - killed) } ?? "-") s and DeviceIsAlive 0 \(dead.map { String(format: "%.3f", $0 - killed) } ?? "-") s after jackd's SIGTERM; ended \(ended.map { String(format: "%.3f", $0 - restarted) } ?? "-") s and DeviceIsAlive 1 \(back.map { String(format: "%.3f", $0 - restarted) } ?? "-") s after its restart began")
             #expect(began.map { $0 - killed >= 0 && $0 - killed < 1 } == true, "interruption began \(began.map { $0 - killed } ?? -1) s after the kill")
             #expect(dead.map { $0 - killed >= 0 && $0 - killed < 1 } == true, "DeviceIsAlive 0 \(dead.map { $0 - killed } ?? -1) s after the kill")

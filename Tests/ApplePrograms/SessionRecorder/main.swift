@@ -34,6 +34,11 @@ NotificationCenter.default.addObserver(forName: AVAudioSession.interruptionNotif
     }
 }
 
+NotificationCenter.default.addObserver(forName: AVAudioSession.routeChangeNotification, object: session, queue: nil) { note in
+    let reason = note.userInfo?[AVAudioSessionRouteChangeReasonKey] as? UInt ?? 99
+    print("route change (reason \(reason)) at \(Date().timeIntervalSince1970)")
+}
+
 var address = AudioObjectPropertyAddress(mSelector: kAudioHardwarePropertyDefaultInputDevice, mScope: kAudioObjectPropertyScopeGlobal,
                                          mElement: kAudioObjectPropertyElementMain)
 var device = AudioDeviceID(0)
