@@ -111,7 +111,7 @@ public final class CAFPacketFileWriter: PacketFileWriting {
         guard dataChunkOffset < 0 else {
             throw AudioFileError(AudioFileError.fileUnsupportedPropertyCode, "\(file.path): a CAF 'info' chunk goes in before the first packet")
         }
-        let reference = metadata.originatorReference ?? RecordingMetadata.uniqueReference(originated)
+        let reference = metadata.reference(originated: originated)
         information = RecordingMetadata.cafInformationChunk(metadata.cafInformation(timeReference: frame, originated: originated, reference: reference))
     }
 

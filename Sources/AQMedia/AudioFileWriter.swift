@@ -158,7 +158,7 @@ public final class AudioFileWriter {
         let metadata = self.metadata ?? RecordingMetadata()
         let date = originated ?? Date()
         let (day, time) = RecordingMetadata.originationFields(date)
-        let reference = RecordingMetadata.clipped(metadata.originatorReference ?? RecordingMetadata.uniqueReference(date), bytes: 32)
+        let reference = metadata.reference(originated: date)
         let rate = Int(dataFormat.mSampleRate.rounded()), channels = layout.channelCount
         let history = "A=PCM,F=\(rate),W=\(layout.bitsPerChannel),M=\(channels == 1 ? "mono" : channels == 2 ? "stereo" : "multitrack"),T=aqjack\r\n"
         guard csndfile_set_bext(file, RecordingMetadata.clipped(metadata.description, bytes: 256), RecordingMetadata.clipped(metadata.originator, bytes: 32),
@@ -185,7 +185,7 @@ public final class AudioFileWriter {
         guard fileType == AudioFileTypeValues.caf, let file, packetCount == 0 else { return }
         let metadata = self.metadata ?? RecordingMetadata()
         let date = originated ?? Date()
-        let reference = RecordingMetadata.clipped(metadata.originatorReference ?? RecordingMetadata.uniqueReference(date), bytes: 32)
+        let reference = metadata.reference(originated: date)
         let chunk = RecordingMetadata.cafInformationChunk(metadata.cafInformation(timeReference: frame, originated: date, reference: reference))
         guard chunk.withUnsafeBytes({ csndfile_set_chunk(file, "info", $0.baseAddress, UInt32($0.count)) }) == 0 else {
             throw AudioFileError(AudioFileError.fileUnspecifiedCode, "libsndfile refused the CAF 'info' chunk: \(String(cString: sf_strerror(file)))")

@@ -47,6 +47,12 @@ public struct RecordingMetadata: Sendable {
         Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded() / 1000)
     }
 
+    /// The OriginatorReference a file carries (bext's field, and the same in CAF's 'info'
+    /// chunk): the one given, cut to bext's 32 bytes, else a unique one made at `date`.
+    public func reference(originated date: Date) -> String {
+        Self.clipped(originatorReference ?? Self.uniqueReference(date), bytes: 32)
+    }
+
     /// A unique OriginatorReference in EBU R 99's layout: country (`ZZ`, none), organisation
     /// (`AQJ`), 12 characters of this machine and process, the time (hhmmss) and 9 random digits.
     public static func uniqueReference(_ date: Date) -> String {
