@@ -31,15 +31,21 @@ extension JackServerSuite {
             return String(xml[start.upperBound ..< end.lowerBound])
         }
 
-        @Test("--description --originator --project --scene --take --loudness to WAVE: ffprobe shows the bext fields (description, originator, a 32-character reference, the first frame's local date and time as in the summary's startWallClock, TimeReference); the test's RIFF reader finds bext version 2 whose loudness matches ffmpeg's ebur128 (integrated within 0.1 LU, range within 0.5 LU, true peak within 0.3 dB) and iXML with project, scene, take and a track per source port; sox reads the file; --loudness to AIFF is refused (exit 2)")
+        @Test("--description --originator --project --scene --take --loudness to WAVE: ffprobe shows the bext fields (description, originator, a 32-character reference, the first frame's local date and time as in the summary's startWallClock, TimeReference); the test's RIFF reader finds bext version 2 whose loudness matches ffmpeg's ebur128 (integrated within 0.1 LU, true peak within 0.3 dB) and whose range, like ffmpeg's, is the signal's 13.98 LU step within 0.5 LU; iXML with project, scene, take and a track per source port; sox reads the file; --loudness to AIFF is refused (exit 2)")
         func bextAndIXML() throws {
-            // A 1 kHz sine, 2 s at -6 dBFS then 2 s at -20 dBFS, over and over: a loudness range to measure.
-            let wave = (0 ..< 192_000).map { frame in Float(frame < 96_000 ? 0.5 : 0.1) * Float(sin(2 * Double.pi * Double(frame) / 48)) }
+            // A 1 kHz sine, 6 s at -6.02 dBFS then 6 s at -20 dBFS, over and over: 16 s of it hold
+            // at least 3 s of 3-second windows wholly on each level, so the loudness range (the
+            // 10th to the 95th percentile of short-term loudness) is the step, 20 log10(5) =
+            // 13.98 LU, whether a meter takes short-term values every second (libebur128, which
+            // writes the bext) or ten times a second (ffmpeg). Silence a skipped cycle leaves in a
+            // window lowers it by less than 0.2 LU per 100 ms.
+            let plateau = 288_000
+            let wave = (0 ..< 2 * plateau).map { frame in Float(frame < plateau ? 0.5 : 0.1) * Float(sin(2 * Double.pi * Double(frame) / 48)) }
             let generator = try GeneratorClient(name: TestServer.uniqueClientName("metagen"), channelCount: 2, wavePeriod: wave)
             let path = temporaryPath("metadata.wav")
             defer { try? FileManager.default.removeItem(atPath: path) }
             let before = Date()
-            let result = try AQJackCommand.run(["record", "--json", "--no-meter", "-p", "\(generator.client.name):out_*", "-d", "8",
+            let result = try AQJackCommand.run(["record", "--json", "--no-meter", "-p", "\(generator.client.name):out_*", "-d", "16",
                                                 "--description", "Gig at the hall", "--originator", "FOH desk", "--project", "Tour <2026>",
                                                 "--scene", "S1", "--take", "7", "--loudness", "--name", TestServer.uniqueClientName("metarec"), path])
             #expect(result.status == 0, "\(result.standardError)")
@@ -77,10 +83,11 @@ extension JackServerSuite {
             let ffmpegIntegrated = try #require(summaryValue("I:"), "\(ebur.standardError.suffix(600))")
             let ffmpegRange = try #require(summaryValue("LRA:")), ffmpegPeak = try #require(summaryValue("Peak:"))
             print("loudness: bext I \(integrated) LRA \(range) TP \(truePeak); ffmpeg I \(ffmpegIntegrated) LRA \(ffmpegRange) TP \(ffmpegPeak)")
-            // Integrated loudness is one gated mean in both: within 0.1 LU. The range comes from
-            // each tool's own histogram of short-term values (ffmpeg's in 0.1 LU bins): within 0.5 LU.
-            #expect(abs(integrated - ffmpegIntegrated) <= 0.1 && abs(range - ffmpegRange) <= 0.5 && abs(truePeak - ffmpegPeak) <= 0.3,
-                    "bext I \(integrated) LRA \(range) TP \(truePeak); ffmpeg I \(ffmpegIntegrated) LRA \(ffmpegRange) TP \(ffmpegPeak)")
+            // Integrated loudness is one gated mean in both: within 0.1 LU. The range is the step in
+            // both (ffmpeg's histogram has 0.1 LU bins, the bext field hundredths).
+            let step = 20 * log10(5.0)
+            #expect(abs(integrated - ffmpegIntegrated) <= 0.1 && abs(range - step) <= 0.5 && abs(ffmpegRange - step) <= 0.5 && abs(truePeak - ffmpegPeak) <= 0.3,
+                    "bext I \(integrated) LRA \(range) TP \(truePeak); ffmpeg I \(ffmpegIntegrated) LRA \(ffmpegRange) TP \(ffmpegPeak); step \(step)")
 
             let xml = String(decoding: try #require(chunks["iXML"], "chunks \(chunks.keys.sorted())"), as: UTF8.self)
             #expect(Self.element("PROJECT", in: xml) == "Tour &lt;2026&gt;" && Self.element("SCENE", in: xml) == "S1" && Self.element("TAKE", in: xml) == "7", "\(xml)")
