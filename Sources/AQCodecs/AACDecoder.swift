@@ -7,8 +7,10 @@ import CFFmpeg
 /// Not thread-safe: one thread at a time.
 public final class AACDecoder {
     public let config: AudioSpecificConfig
-    public var channelCount: Int { config.channelCount }
-    public var sampleRate: Int { config.sampleRate }
+    /// What the decoder puts out (two for a parametric-stereo config of a mono core).
+    public var channelCount: Int { config.outputChannelCount }
+    /// What the decoder puts out, Hz: the SBR rate of an HE-AAC config, else the core's.
+    public var sampleRate: Int { config.outputSampleRate }
     private let session: LibavDecoderSession
 
     /// - Parameter expectedChannelCount: the channel count the caller reads the output as (the
@@ -21,13 +23,13 @@ public final class AACDecoder {
             throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode,
                                    "AAC channel configuration \(config.channelConfiguration): expected 1 ... 7")
         }
-        if let expectedChannelCount, expectedChannelCount != config.channelCount {
+        if let expectedChannelCount, expectedChannelCount != config.outputChannelCount {
             throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode,
-                                   "the AAC magic cookie describes \(config.channelCount) channels but the stream description says \(expectedChannelCount)")
+                                   "the AAC magic cookie describes \(config.outputChannelCount) channels but the stream description says \(expectedChannelCount)")
         }
         self.config = config
-        session = try LibavDecoderSession(name: "AAC", codecID: AV_CODEC_ID_AAC, extradata: config.bytes, sampleRate: config.sampleRate,
-                                          channelCount: config.channelCount)
+        session = try LibavDecoderSession(name: config.signalsSBR ? "HE-AAC" : "AAC", codecID: AV_CODEC_ID_AAC, extradata: config.bytes,
+                                          sampleRate: config.outputSampleRate, channelCount: config.outputChannelCount)
     }
 
     /// Decodes one raw packet; hands the interleaved frames it yields to `deliver` (pointer,

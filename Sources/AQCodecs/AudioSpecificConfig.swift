@@ -14,6 +14,23 @@ public struct AudioSpecificConfig: Equatable, Sendable {
     public var programChannelCount: Int?
     /// The encoded bytes (what was parsed, or the 2-byte minimum built from the fields).
     public let bytes: [UInt8]
+    /// With explicit SBR signalling (object type 5, HE-AAC, or 29, HE-AAC v2, ISO/IEC 14496-3
+    /// 1.6.5.2): the rate SBR decodes to, Hz; ``sampleRate`` is then the AAC core's. Nil for a
+    /// config that does not signal SBR (a decoder may still find SBR data in the packets).
+    public var extensionSampleRate: Int?
+    /// The core's object type under an explicit SBR/PS signal (2, AAC-LC); else ``objectType``.
+    public var coreObjectType: Int
+
+    /// Whether the config signals HE-AAC (SBR) or HE-AAC v2 (SBR and parametric stereo).
+    public var signalsSBR: Bool { extensionSampleRate != nil }
+    public var signalsParametricStereo: Bool { objectType == 29 }
+    /// What the decoder puts out: the SBR rate when signalled, else the core's (Hz).
+    public var outputSampleRate: Int { extensionSampleRate ?? sampleRate }
+    /// What the decoder puts out: parametric stereo makes two channels of a mono core.
+    public var outputChannelCount: Int { signalsParametricStereo && channelCount == 1 ? 2 : channelCount }
+    /// Frames per packet: 2048 with SBR (each 1024-frame core packet doubled), else 1024 (512
+    /// for the low-delay types 23 and 39).
+    public var outputFramesPerPacket: Int { signalsSBR ? 2048 : [23, 39].contains(coreObjectType) ? 512 : 1024 }
 
     /// The sampling-frequency table of ISO/IEC 14496-3 (index 0 ... 12).
     public static let sampleRates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
@@ -118,6 +135,7 @@ public struct AudioSpecificConfig: Equatable, Sendable {
         self.objectType = objectType
         self.sampleRate = sampleRate
         channelConfiguration = configuration
+        coreObjectType = objectType
         bytes = writer.bytes
     }
 
@@ -149,8 +167,63 @@ public struct AudioSpecificConfig: Equatable, Sendable {
         self.objectType = objectType
         sampleRate = rate
         channelConfiguration = configuration
-        programChannelCount = configuration == 0 ? Self.programChannelCount(after: &reader, objectType: objectType) : nil
+        coreObjectType = objectType
+        if objectType == 5 || objectType == 29 {
+            // Hierarchical signalling: the SBR rate, then the core's object type.
+            guard let extensionIndex = reader.read(4) else { throw Self.truncated(data) }
+            let extensionRate = extensionIndex == 15 ? reader.read(24) : extensionIndex < Self.sampleRates.count ? Self.sampleRates[extensionIndex] : nil
+            guard let extensionRate, extensionRate > 0, var core = reader.read(5) else {
+                throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
+                                     "AudioSpecificConfig of object type \(objectType) (SBR) with extension sampling-frequency index \(extensionIndex): expected 0 ... 12 or 15 and a core object type")
+            }
+            if core == 31, let extended = reader.read(6) { core = 32 + extended }
+            extensionSampleRate = extensionRate
+            coreObjectType = core
+        }
+        programChannelCount = configuration == 0 ? Self.programChannelCount(after: &reader, objectType: coreObjectType) : nil
         bytes = data
+    }
+
+    /// The config that decodes the AAC core alone, as Apple's 'aac ' decoder does (the base
+    /// layer of ``PacketDecoders/formatList(_:cookie:)``): the core's object type and rate with
+    /// a sync extension saying SBR is not present, so a decoder skips SBR data in the packets
+    /// rather than doubling the rate mid-stream. Configs with a program config element stay as
+    /// they are.
+    public var coreOnlyBytes: [UInt8] {
+        guard channelConfiguration != 0, coreObjectType == 2, let rateIndex = Self.sampleRates.firstIndex(of: sampleRate) else { return bytes }
+        var writer = BitWriter()
+        writer.write(2, 5)
+        writer.write(rateIndex, 4)
+        writer.write(channelConfiguration, 4)
+        writer.write(0, 3)          // GASpecificConfig: 1024 frames, no core coder, no extension
+        writer.write(0x2B7, 11)     // syncExtensionType
+        writer.write(5, 5)          // extensionAudioObjectType: SBR
+        writer.write(0, 1)          // sbrPresentFlag: no
+        return writer.bytes
+    }
+
+    /// An explicitly signalled HE-AAC (object type 5) or HE-AAC v2 (29) config over an AAC-LC
+    /// core of `coreRate` and `channelCount` channels (1 for v2), decoding to `outputRate`.
+    public init(highEfficiency objectType: Int, coreRate: Int, outputRate: Int, channelCount: Int) throws(AudioFileError) {
+        guard objectType == 5 || objectType == 29, let core = Self.sampleRates.firstIndex(of: coreRate),
+              let output = Self.sampleRates.firstIndex(of: outputRate), let configuration = Self.configuration(forChannelCount: channelCount),
+              channelCount <= 5, objectType == 5 || channelCount == 1 else {
+            throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
+                                 "HE-AAC object type \(objectType), core \(coreRate) Hz, output \(outputRate) Hz, \(channelCount) channels: expected 5 or 29, table rates, 1 ... 5 channels (1 for 29)")
+        }
+        var writer = BitWriter()
+        writer.write(objectType, 5)
+        writer.write(core, 4)
+        writer.write(configuration, 4)
+        writer.write(output, 4)
+        writer.write(2, 5)          // the AAC-LC core
+        writer.write(0, 3)          // GASpecificConfig: 1024 frames, no core coder, no extension
+        self.objectType = objectType
+        sampleRate = coreRate
+        channelConfiguration = configuration
+        extensionSampleRate = outputRate
+        coreObjectType = 2
+        bytes = writer.bytes
     }
 
     /// Reads a GASpecificConfig and the program config element after it (ISO/IEC 14496-3

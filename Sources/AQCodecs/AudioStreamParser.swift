@@ -158,9 +158,16 @@ public final class AudioStreamParser {
                 info.fileType = chosen.fileType
                 events(.property(AudioFileStreamProperties.fileFormat))
             }
+            // The format list is known with the format and cookie: announced just before the
+            // stream is ready, as Apple's parser does (players pick HE-AAC from it there).
             let consumed = try pending.withUnsafeBufferPointer { (buffer) throws(AudioFileError) in
                 try container!.step(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[pendingStart...]), at: offset, info: info,
-                                    events: events, packets: packets)
+                                    events: { event in
+                                        if case .property(AudioFileStreamProperties.readyToProducePackets) = event {
+                                            events(.property(AudioFileStreamProperties.formatList))
+                                        }
+                                        events(event)
+                                    }, packets: packets)
             }
             if consumed == 0 { break }
             pendingStart += consumed
@@ -220,6 +227,7 @@ public enum AudioFileStreamProperties {
     public static let fileFormat: UInt32 = 0x6666_6D74              // 'ffmt'
     public static let dataFormat: UInt32 = 0x6466_6D74              // 'dfmt'
     public static let magicCookieData: UInt32 = 0x6D67_6963         // 'mgic'
+    public static let formatList: UInt32 = 0x666C_7374              // 'flst'
     public static let audioDataByteCount: UInt32 = 0x6263_6E74      // 'bcnt'
     public static let audioDataPacketCount: UInt32 = 0x7063_6E74    // 'pcnt'
     public static let dataOffset: UInt32 = 0x646F_6666              // 'doff'

@@ -82,9 +82,11 @@ public enum CompressedFormatValues {
         return completed
     }
 
-    /// The description of the AAC stream a config describes.
+    /// The description of the AAC stream a config describes: its AAC core ('aac ', the core's
+    /// rate and object type), as Apple's DataFormat gives an HE-AAC stream; the richer layers
+    /// are in ``PacketDecoders/formatList(_:cookie:)``.
     public static func aacDescription(_ config: AudioSpecificConfig) -> AudioStreamBasicDescription {
-        AudioStreamBasicDescription(mSampleRate: Double(config.sampleRate), mFormatID: AudioFormatValues.mpeg4AAC, mFormatFlags: UInt32(config.objectType),
+        AudioStreamBasicDescription(mSampleRate: Double(config.sampleRate), mFormatID: AudioFormatValues.mpeg4AAC, mFormatFlags: UInt32(config.coreObjectType),
                                     mBytesPerPacket: 0, mFramesPerPacket: 1024, mBytesPerFrame: 0,
                                     mChannelsPerFrame: UInt32(config.channelCount), mBitsPerChannel: 0, mReserved: 0)
     }

@@ -216,13 +216,8 @@ public final class FrameSource {
         }
         if let packets = file.packetReader {
             let format = packets.dataFormat
-            if format.mFormatID == AudioFormatValues.appleLossless {
-                let decoder = try inDomain(AudioFileError.self) { () throws(AudioConverterError) in try ALACDecoder(cookie: packets.magicCookie, sampleRate: Int(format.mSampleRate), channelCount: Int(format.mChannelsPerFrame)) }
-                return FrameSource(path: path, pcm: nil, packets: packets, decoder: decoder)
-            }
-            let config = try ElementaryStreamDescriptor(parsing: packets.magicCookie).audioSpecificConfig
             do throws(AudioFileError) {
-                let decoder = try inDomain(AudioFileError.self) { () throws(AudioConverterError) in try AACDecoder(config: config, expectedChannelCount: Int(format.mChannelsPerFrame)) }
+                let decoder = try inDomain(AudioFileError.self) { () throws(AudioConverterError) in try PacketDecoders.decoder(for: format, cookie: packets.magicCookie) }
                 return FrameSource(path: path, pcm: nil, packets: packets, decoder: decoder)
             } catch {
                 throw AudioFileError(AudioFileError.fileInvalidFileCode, "'\(path)' is malformed: \(error.message)")

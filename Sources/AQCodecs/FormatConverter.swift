@@ -49,10 +49,19 @@ public final class FormatConverter {
         channelMap = map
     }
 
-    /// The AAC decoder's config: set from a `DecompressionMagicCookie` before converting.
-    public var decoderConfig: AudioSpecificConfig?
-    /// The ALAC decoder's cookie (the ALACSpecificConfig), from `DecompressionMagicCookie`.
-    public var decoderCookie: [UInt8]?
+    /// The decoder's magic cookie (`kAudioConverterDecompressionMagicCookie`): AAC's
+    /// ES_Descriptor or config, ALAC's ALACSpecificConfig, FLAC's STREAMINFO, Opus's OpusHead.
+    public private(set) var decoderCookie: [UInt8] = []
+
+    /// Takes the decoder's magic cookie before converting, checked by opening the decoder it
+    /// makes (``PacketDecoders/decoder(for:cookie:)``).
+    ///
+    /// - Throws: 'fmt?' naming what is wrong with the cookie.
+    public func setDecoderCookie(_ cookie: [UInt8]) throws(AudioConverterError) {
+        try PacketDecoders.checkCookie(cookie, for: source)
+        decoderCookie = cookie
+        decoder = nil
+    }
 
     private let sourceLayout: LinearPCMLayout?
     private let destinationLayout: LinearPCMLayout?
@@ -82,13 +91,14 @@ public final class FormatConverter {
         let aac = AudioFormatValues.mpeg4AAC
         let alac = AudioFormatValues.appleLossless
         let pcm = AudioFormatValues.linearPCM
-        // MPEG audio (Layer I, II, III) is decoded, never encoded.
-        let decodedOnly = [AudioFormatValues.mpegLayer1, AudioFormatValues.mpegLayer2, AudioFormatValues.mpegLayer3]
-        for (side, format) in [("input", source), ("output", destination)]
-        where ![aac, alac, pcm].contains(format.mFormatID) && !(side == "input" && decodedOnly.contains(format.mFormatID)) {
+        guard source.mFormatID == pcm || PacketDecoders.decodes(source.mFormatID) else {
             throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode,
-                                   "the converter's \(side) format is \(fourCharacterCode(format.mFormatID)); expected 'lpcm', 'aac ' or 'alac'"
-                                   + (side == "input" ? " or MPEG audio ('.mp1', '.mp2', '.mp3')" : " (MPEG audio is decoded here, not encoded)") + " (FLAC goes through AudioFile)")
+                                      "the converter's input format is \(fourCharacterCode(source.mFormatID)); expected 'lpcm' or one of "
+                                      + PacketDecoders.formatIDs.map(fourCharacterCode).joined(separator: ", "))
+        }
+        guard [aac, alac, pcm].contains(destination.mFormatID) else {
+            throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode,
+                                      "the converter's output format is \(fourCharacterCode(destination.mFormatID)); expected 'lpcm', 'aac ' or 'alac' (the others are decoded here, not encoded)")
         }
         guard source.mFormatID == pcm || destination.mFormatID == pcm else {
             throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "compressed to compressed: one side of a converter must be linear PCM")
@@ -97,26 +107,12 @@ public final class FormatConverter {
         try inDomain(AudioConverterError.self) { () throws(AudioFileError) in try CompressedFormatValues.checkRate(destination.mSampleRate) }
         var source = source
         var destination = destination
-        if source.mFormatID == alac {
-            guard source.mChannelsPerFrame <= 8 else {
-                throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "Apple Lossless with \(source.mChannelsPerFrame) channels: expected 1 ... 8")
-            }
+        if source.mFormatID != pcm {
+            // Decoded: what the description leaves at 0 comes from the other side.
             if source.mSampleRate == 0 { source.mSampleRate = destination.mSampleRate }
             if source.mChannelsPerFrame == 0 { source.mChannelsPerFrame = destination.mChannelsPerFrame }
-            if source.mFramesPerPacket == 0 { source.mFramesPerPacket = UInt32(ALAC.framesPerPacket) }
-            sourceLayout = nil
-        } else if let layer = MPEGAudioDecoder.layer(of: source.mFormatID) {
-            if source.mSampleRate == 0 { source.mSampleRate = destination.mSampleRate }
-            if source.mChannelsPerFrame == 0 { source.mChannelsPerFrame = destination.mChannelsPerFrame }
-            guard (1 ... 2).contains(source.mChannelsPerFrame) else {
-                throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "MPEG audio with \(source.mChannelsPerFrame) channels: expected 1 or 2")
-            }
-            if source.mFramesPerPacket == 0 { source.mFramesPerPacket = layer == 1 ? 384 : 1152 }
-            sourceLayout = nil
-        } else if source.mFormatID == aac {
-            source = try inDomain(AudioConverterError.self) { () throws(AudioFileError) in try CompressedFormatValues.completedAAC(source) }
-            if source.mSampleRate == 0 { source.mSampleRate = destination.mSampleRate }
-            if source.mChannelsPerFrame == 0 { source.mChannelsPerFrame = destination.mChannelsPerFrame }
+            source = PacketDecoders.completed(source)
+            if source.mSampleRate > 0 { try inDomain(AudioConverterError.self) { () throws(AudioFileError) in try PacketDecoders.check(source) } }
             sourceLayout = nil
         } else {
             sourceLayout = try inDomain(AudioConverterError.self) { () throws(AudioFileError) in try LinearPCMLayout(validating: source) }
@@ -145,10 +141,6 @@ public final class FormatConverter {
         self.destination = destination
         let channels = Int(destination.mChannelsPerFrame)
         bitRate = Self.defaultBitRate(channelCount: channels, sampleRate: destination.mSampleRate)
-        if source.mFormatID == aac {
-            decoderConfig = try? AudioSpecificConfig(objectType: Int(source.mFormatFlags), sampleRate: Int(source.mSampleRate),
-                                                     channelCount: Int(source.mChannelsPerFrame))
-        }
     }
 
     /// 64 kbit/s per channel at 44.1/48 kHz, scaled down with lower rates, within the encoder's
@@ -223,28 +215,14 @@ public final class FormatConverter {
         try scratch.withUnsafeBufferPointer { (floats) throws(AudioConverterError) in try accept(floats.baseAddress!, frameCount: frameCount) }
     }
 
-    /// Decodes one raw AAC, ALAC or MPEG audio packet.
+    /// Decodes one raw packet of the source format (any of ``PacketDecoders/formatIDs``).
     ///
     /// - Throws: 'fmt?' when the packet does not decode (the converter stays usable).
     public func push(packet: UnsafeRawBufferPointer) throws(AudioConverterError) {
         guard isDecoding else {
             throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "the converter's input is linear PCM: push frames, not packets")
         }
-        if decoder == nil {
-            if let layer = MPEGAudioDecoder.layer(of: source.mFormatID) {
-                decoder = try MPEGAudioDecoder(layer: layer, sampleRate: Int(source.mSampleRate), channelCount: sourceChannels)
-            } else if isLossless {
-                guard let decoderCookie else {
-                    throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "Apple Lossless input needs its magic cookie (kAudioConverterDecompressionMagicCookie)")
-                }
-                decoder = try ALACDecoder(cookie: decoderCookie, sampleRate: Int(source.mSampleRate), channelCount: sourceChannels)
-            } else {
-                guard let decoderConfig else {
-                    throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode, "AAC input without a magic cookie or a complete description")
-                }
-                decoder = try AACDecoder(config: decoderConfig, expectedChannelCount: sourceChannels)
-            }
-        }
+        if decoder == nil { decoder = try PacketDecoders.decoder(for: source, cookie: decoderCookie) }
         var decoded: [Float] = []
         var frames = 0
         try decoder!.decode(packet) { pointer, count in

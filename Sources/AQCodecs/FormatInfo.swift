@@ -8,8 +8,9 @@ public enum FormatInfo {
     /// - linear PCM: one frame per packet, packed bytes from the channels and bits, signed
     ///   integers unless float is asked for (then checked as the queues check it);
     /// - AAC: completed as the encoder takes it (``CompressedFormatValues/completedAAC(_:)``);
-    /// - Apple Lossless and FLAC: 4096 frames per packet (Apple's ALAC encoder, libsndfile's FLAC
-    ///   block), variable bytes.
+    /// - the formats only decoded here (``PacketDecoders``): their frames per packet (Apple
+    ///   Lossless and FLAC 4096, MPEG Layer III 1152, HE-AAC 2048, Opus 960, AC-3 1536 ...),
+    ///   variable bytes.
     ///
     /// - Throws: 'fmt?' for a format it does not know or a linear-PCM description that stays
     ///   inconsistent, naming the field.
@@ -26,17 +27,8 @@ public enum FormatInfo {
             return format
         case AudioFormatValues.mpeg4AAC:
             return try CompressedFormatValues.completedAAC(format)
-        case AudioFormatValues.mpegLayer1, AudioFormatValues.mpegLayer2, AudioFormatValues.mpegLayer3:
-            // A frame of 384 (Layer I) or 1152 samples per packet; variable packet sizes.
-            if format.mFramesPerPacket == 0 { format.mFramesPerPacket = format.mFormatID == AudioFormatValues.mpegLayer1 ? 384 : 1152 }
-            format.mBytesPerPacket = 0
-            format.mBytesPerFrame = 0
-            return format
-        case AudioFormatValues.appleLossless, AudioFormatValues.flac:
-            if format.mFramesPerPacket == 0 { format.mFramesPerPacket = 4096 }
-            format.mBytesPerPacket = 0
-            format.mBytesPerFrame = 0
-            return format
+        case _ where PacketDecoders.decodes(format.mFormatID):
+            return PacketDecoders.completed(format)
         default:
             throw AudioFileError(AudioFileError.unsupportedDataFormatCode, "format \(fourCharacterCode(format.mFormatID)) is not supported")
         }

@@ -129,8 +129,8 @@ final class LibavEncoderSession {
     }
 }
 
-/// One libavcodec decoder, the part AAC and ALAC share: opened with the codec's extradata,
-/// raw packets in, interleaved Float frames out (planar float, 16- or 32-bit integer planes,
+/// One libavcodec decoder, the part every decoder shares: opened with the codec's extradata,
+/// raw packets in, interleaved Float frames out (planar or packed float, 16- or 32-bit
 /// integers divided by their full scale, so 16- and 24-bit samples are exact).
 final class LibavDecoderSession {
     let name: String
@@ -149,11 +149,14 @@ final class LibavDecoderSession {
         self.name = name
         self.channelCount = channelCount
         self.context = context
-        // Extradata must come from av_malloc with AV_INPUT_BUFFER_PADDING_SIZE zeroed bytes after it.
-        let buffer = aqff_av_mallocz(extradata.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))!.assumingMemoryBound(to: UInt8.self)
-        for (index, byte) in extradata.enumerated() { buffer[index] = byte }
-        context.pointee.extradata = buffer
-        context.pointee.extradata_size = Int32(extradata.count)
+        // Extradata must come from av_malloc with AV_INPUT_BUFFER_PADDING_SIZE zeroed bytes after
+        // it; none is left NULL (Opus's decoder refuses an empty one but not a missing one).
+        if !extradata.isEmpty {
+            let buffer = aqff_av_mallocz(extradata.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))!.assumingMemoryBound(to: UInt8.self)
+            for (index, byte) in extradata.enumerated() { buffer[index] = byte }
+            context.pointee.extradata = buffer
+            context.pointee.extradata_size = Int32(extradata.count)
+        }
         context.pointee.sample_rate = Int32(sampleRate)
         aqff_av_channel_layout_default(&context.pointee.ch_layout, Int32(channelCount))
         let opened = aqff_avcodec_open2(context, codec, nil)
@@ -197,21 +200,25 @@ final class LibavDecoderSession {
             let frames = Int(frame.pointee.nb_samples)
             let channels = Int(frame.pointee.ch_layout.nb_channels)
             let format = frame.pointee.format
-            let planarFormats = [AV_SAMPLE_FMT_FLTP.rawValue, AV_SAMPLE_FMT_S16P.rawValue, AV_SAMPLE_FMT_S32P.rawValue]
-            guard planarFormats.contains(format), channels == channelCount else {
+            // Planar (one plane per channel) or packed (interleaved in plane 0): float, or 16-
+            // or 32-bit integers divided by their full scale (FLAC gives packed integers).
+            let planar = [AV_SAMPLE_FMT_FLTP.rawValue, AV_SAMPLE_FMT_S16P.rawValue, AV_SAMPLE_FMT_S32P.rawValue].contains(format)
+            let packed = [AV_SAMPLE_FMT_FLT.rawValue, AV_SAMPLE_FMT_S16.rawValue, AV_SAMPLE_FMT_S32.rawValue].contains(format)
+            guard planar || packed, channels == channelCount else {
                 throw AudioConverterError(AudioConverterError.unsupportedDataFormatCode,
-                                       "\(name) decoder produced \(channels) channels in sample format \(format); expected \(channelCount) planar channels")
+                                       "\(name) decoder produced \(channels) channels in sample format \(format); expected \(channelCount) channels of float or 16/32-bit integers")
             }
+            let isFloat = format == AV_SAMPLE_FMT_FLTP.rawValue || format == AV_SAMPLE_FMT_FLT.rawValue
+            let is16 = format == AV_SAMPLE_FMT_S16P.rawValue || format == AV_SAMPLE_FMT_S16.rawValue
             if interleaved.count < frames * channels { interleaved = [Float](repeating: 0, count: frames * channels) }
             interleaved.withUnsafeMutableBufferPointer { out in
                 for channel in 0 ..< channels {
-                    let plane = UnsafeRawPointer(frame.pointee.extended_data[channel]!)
+                    let plane = UnsafeRawPointer(frame.pointee.extended_data[planar ? channel : 0]!)
                     for index in 0 ..< frames {
-                        out[index * channels + channel] = switch format {
-                        case AV_SAMPLE_FMT_FLTP.rawValue: plane.load(fromByteOffset: 4 * index, as: Float.self)
-                        case AV_SAMPLE_FMT_S16P.rawValue: Float(Double(plane.load(fromByteOffset: 2 * index, as: Int16.self)) / 32768)
-                        default: Float(Double(plane.load(fromByteOffset: 4 * index, as: Int32.self)) / 2_147_483_648)
-                        }
+                        let sample = planar ? index : index * channels + channel
+                        out[index * channels + channel] = isFloat ? plane.load(fromByteOffset: 4 * sample, as: Float.self)
+                            : is16 ? Float(Double(plane.load(fromByteOffset: 2 * sample, as: Int16.self)) / 32768)
+                            : Float(Double(plane.load(fromByteOffset: 4 * sample, as: Int32.self)) / 2_147_483_648)
                     }
                 }
             }

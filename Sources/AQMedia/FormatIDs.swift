@@ -11,6 +11,20 @@ public enum AudioFormatValues {
     public static let appleLossless: UInt32 = 0x616C_6163
     /// `kAudioFormatFLAC` ('flac').
     public static let flac: UInt32 = 0x666C_6163
+    /// `kAudioFormatMPEG4AAC_HE` ('aach'): AAC with spectral band replication (SBR).
+    public static let mpeg4AACHighEfficiency: UInt32 = 0x6161_6368
+    /// `kAudioFormatMPEG4AAC_HE_V2` ('aacp'): HE-AAC with parametric stereo (PS).
+    public static let mpeg4AACHighEfficiencyV2: UInt32 = 0x6161_6370
+    /// `kAudioFormatMPEG4AAC_LD` ('aacl'): low-delay AAC.
+    public static let mpeg4AACLowDelay: UInt32 = 0x6161_636C
+    /// `kAudioFormatMPEG4AAC_ELD` ('aace'): enhanced low-delay AAC.
+    public static let mpeg4AACEnhancedLowDelay: UInt32 = 0x6161_6365
+    /// `kAudioFormatOpus` ('opus').
+    public static let opus: UInt32 = 0x6F70_7573
+    /// `kAudioFormatAC3` ('ac-3').
+    public static let ac3: UInt32 = 0x6163_2D33
+    /// `kAudioFormatEnhancedAC3` ('ec-3').
+    public static let enhancedAC3: UInt32 = 0x6563_2D33
     /// `kAudioFormatMPEGLayer1` ('.mp1').
     public static let mpegLayer1: UInt32 = 0x2E6D_7031
     /// `kAudioFormatMPEGLayer2` ('.mp2').

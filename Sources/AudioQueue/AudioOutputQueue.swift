@@ -212,25 +212,20 @@ public final class AudioOutputQueue: @unchecked Sendable {
         return start
     }
 
-    /// The magic cookie of the AAC stream to play (`kAudioQueueProperty_MagicCookie`; seed 001
-    /// copies the file's before enqueuing): an ES_Descriptor, an `esds` payload or a bare
-    /// AudioSpecificConfig. Linear PCM ignores it.
+    /// The magic cookie of the stream to play (`kAudioQueueProperty_MagicCookie`; seed 001
+    /// copies the file's before enqueuing): AAC's ES_Descriptor, `esds` payload or bare
+    /// AudioSpecificConfig, ALAC's ALACSpecificConfig, FLAC's STREAMINFO, Opus's OpusHead
+    /// (``PacketDecoders``). Linear PCM, MPEG audio and AC-3 ignore it.
     public var magicCookie: [UInt8] { lock.withLock { pipeline.cookie } }
 
     public func setMagicCookie(_ bytes: [UInt8]) throws(AudioQueueError) {
-        // MPEG audio frames carry what the decoder needs in their headers: no cookie.
-        guard isCompressed, MPEGAudioDecoder.layer(of: format.mFormatID) == nil else { return }
-        if format.mFormatID == AudioFormatValues.appleLossless {
-            _ = try inDomain(AudioQueueError.self) { () throws(AudioConverterError) in
-                try ALACDecoder(cookie: bytes, sampleRate: Int(format.mSampleRate), channelCount: layout.channelCount)
-            }
-            lock.withLock { pipeline.cookie = bytes }
-            return
-        }
-        let config = try inDomain(AudioQueueError.self) { () throws(AudioFileError) in try ElementaryStreamDescriptor(parsing: bytes).audioSpecificConfig }
-        guard config.channelCount == layout.channelCount else {
-            throw AudioQueueError(AudioQueueError.invalidPropertyValueCode,
-                                  "the magic cookie describes \(config.channelCount) channels; the queue's format has \(layout.channelCount)")
+        // MPEG audio and AC-3 frames carry what the decoder needs in their headers: no cookie.
+        guard isCompressed, ![AudioFormatValues.mpegLayer1, AudioFormatValues.mpegLayer2, AudioFormatValues.mpegLayer3,
+                               AudioFormatValues.ac3, AudioFormatValues.enhancedAC3].contains(format.mFormatID) else { return }
+        do throws(AudioConverterError) {
+            try PacketDecoders.checkCookie(bytes, for: format)
+        } catch {
+            throw AudioQueueError(AudioQueueError.invalidPropertyValueCode, "the magic cookie does not fit the queue's format: \(error.message)")
         }
         lock.withLock { pipeline.cookie = bytes }
     }
@@ -436,6 +431,9 @@ public final class AudioOutputQueue: @unchecked Sendable {
         processor.cancelDrain()
         lock.withLock { runState = .stopped }
         pipeline.returnPlayedBuffers()
+        // A queue that played no frame (every packet failed to decode, or every buffer was
+        // empty) still started and stopped: listeners waiting for IsRunning to drop hear both.
+        if !lock.withLock({ deviceIsRunning }) { reportRunning(true) }
         reportRunning(false)
     }
 

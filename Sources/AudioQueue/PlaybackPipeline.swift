@@ -310,19 +310,15 @@ final class PlaybackPipeline {
     }
 
     /// Decodes a compressed buffer's packets. A packet that fails is counted and skipped; a
-    /// missing decoder (no usable cookie) leaves the buffer silent-empty.
+    /// missing decoder (no usable cookie) leaves the buffer silent-empty. The first failure is
+    /// said once on standard error (Apple's queue has no error path for it; the count is
+    /// ``AudioOutputQueue/decodeFailureCount``).
     private func decode(_ entry: Entry) -> [Float] {
         if decoder == nil {
-            let description = format.description
-            if format.codec == .appleLossless {
-                decoder = try? ALACDecoder(cookie: cookie, sampleRate: Int(description.mSampleRate), channelCount: layout.channelCount)
-            } else if case .mpegAudio(let layer) = format.codec {
-                decoder = try? MPEGAudioDecoder(layer: layer, sampleRate: Int(description.mSampleRate), channelCount: layout.channelCount)
-            } else {
-                let config = cookie.isEmpty
-                    ? try? AudioSpecificConfig(objectType: Int(description.mFormatFlags), sampleRate: Int(description.mSampleRate), channelCount: layout.channelCount)
-                    : try? ElementaryStreamDescriptor(parsing: cookie).audioSpecificConfig
-                decoder = config.flatMap { try? AACDecoder(config: $0, expectedChannelCount: layout.channelCount) }
+            do throws(AudioConverterError) {
+                decoder = try PacketDecoders.decoder(for: format.description, cookie: cookie)
+            } catch {
+                reportDecodeFailure(error.message)
             }
         }
         guard let decoder else {
@@ -337,9 +333,21 @@ final class PlaybackPipeline {
                 try decoder.decode(packet) { pointer, frames in output += UnsafeBufferPointer(start: pointer, count: frames * self.layout.channelCount) }
             } catch {
                 decodeFailures.add(1, ordering: .relaxed)
+                reportDecodeFailure(error.message)
             }
         }
         return output
+    }
+
+    private var reportedDecodeFailure = false
+
+    /// Says once on standard error that packets are being skipped, and why.
+    private func reportDecodeFailure(_ reason: String) {
+        guard !reportedDecodeFailure else { return }
+        reportedDecodeFailure = true
+        let message = "aqjack: an output queue of \(fourCharacterCode(format.description.mFormatID)) skips packets it cannot decode (\(reason)); "
+            + "their frames are not played, and AudioOutputQueue.decodeFailureCount counts them\n"
+        FileHandle.standardError.write(Data(message.utf8))
     }
 
     /// Moves the stages' tail (their latency of silence pushed through) and the resampler's

@@ -13,8 +13,10 @@ import CAudioTypes
 public struct StreamFormat: Sendable {
     public enum Codec: Sendable, Equatable {
         case linearPCM, aac, appleLossless
-        /// MPEG-1/2 audio Layer I, II or III: played (decoded), not recorded.
-        case mpegAudio(layer: Int)
+        /// A format played (decoded) but not recorded: MPEG Layer I/II/III, HE-AAC, HE-AAC v2,
+        /// AAC-LD/ELD, FLAC, Opus, AC-3, E-AC-3 (``PacketDecoders``); 'aac ' and 'alac' playback
+        /// also decode through ``PacketDecoders``.
+        case decodedOnly(formatID: UInt32)
     }
     /// Which way the queue goes: a recording queue encodes, a playback queue decodes.
     public enum Purpose: String, Sendable { case recording, playback }
@@ -72,17 +74,14 @@ public struct StreamFormat: Sendable {
             }
             frameLayout = try LinearPCMLayout(validating: CompressedFormatValues.floatPCM(sampleRate: max(1, completed.mSampleRate),
                                                                                           channelCount: Int(completed.mChannelsPerFrame)))
-        case AudioFormatValues.mpegLayer1, AudioFormatValues.mpegLayer2, AudioFormatValues.mpegLayer3:
-            let layer = MPEGAudioDecoder.layer(of: format.mFormatID)!
+        case _ where PacketDecoders.decodes(format.mFormatID):
             guard purpose == .playback else {
                 throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
-                                     "MPEG Layer \(layer) is played here, not recorded: record linear PCM, AAC or Apple Lossless")
+                                     "\(fourCharacterCode(format.mFormatID)) is played here, not recorded: record linear PCM, AAC or Apple Lossless")
             }
-            guard format.mSampleRate.isFinite, format.mSampleRate > 0, format.mSampleRate <= 48000, (1 ... 2).contains(format.mChannelsPerFrame) else {
-                throw AudioFileError(AudioFileError.unsupportedDataFormatCode,
-                                     "MPEG Layer \(layer) playback needs the stream's rate (8000 ... 48000 Hz) and 1 or 2 channels; got \(format.mSampleRate) Hz, \(format.mChannelsPerFrame) channels")
-            }
-            codec = .mpegAudio(layer: layer)
+            completed = PacketDecoders.completed(format)
+            try PacketDecoders.check(completed)
+            codec = .decodedOnly(formatID: format.mFormatID)
             frameLayout = try LinearPCMLayout(validating: CompressedFormatValues.floatPCM(sampleRate: completed.mSampleRate,
                                                                                           channelCount: Int(completed.mChannelsPerFrame)))
         default:

@@ -104,12 +104,7 @@ public func AudioConverterSetProperty(_ inAudioConverter: AudioConverterRef, _ i
         guard converter.isDecoding else { return kAudioConverterErr_PropertyNotSupported }
         let cookie = Array(UnsafeRawBufferPointer(start: inPropertyData, count: Int(inPropertyDataSize)))
         return status { () throws(AudioConverterError) in
-            if converter.source.mFormatID == kAudioFormatAppleLossless {
-                _ = try ALACDecoder(cookie: cookie, sampleRate: Int(converter.source.mSampleRate), channelCount: Int(converter.source.mChannelsPerFrame))
-                converter.decoderCookie = cookie
-            } else {
-                converter.decoderConfig = try inDomain(AudioConverterError.self) { () throws(AudioFileError) in try ElementaryStreamDescriptor(parsing: cookie).audioSpecificConfig }
-            }
+            try converter.setDecoderCookie(cookie)
             box.decompressionCookie = cookie
         }
     }

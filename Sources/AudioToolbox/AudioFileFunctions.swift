@@ -94,6 +94,7 @@ public func AudioFileGetPropertyInfo(_ inAudioFile: AudioFileID, _ inPropertyID:
          kAudioFilePropertyIsOptimized: size = 4
     case kAudioFilePropertyAudioDataPacketCount, kAudioFilePropertyAudioDataByteCount, kAudioFilePropertyEstimatedDuration: size = 8
     case kAudioFilePropertyMagicCookieData: size = file.magicCookie.count
+    case kAudioFilePropertyFormatList: size = formatListBytes(file.dataFormat, cookie: file.magicCookie).count
     case kAudioFilePropertyPacketTableInfo:
         guard file.packetTable != nil else { return kAudioFileUnsupportedPropertyError }
         size = MemoryLayout<AudioFilePacketTableInfo>.size
@@ -128,6 +129,9 @@ public func AudioFileGetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: Aud
                                             mRemainderFrames: table.remainderFrames))
     case kAudioFilePropertyMagicCookieData:
         return storePropertyBytes(file.magicCookie, into: outPropertyData, size: ioDataSize, mustFit: true, tooSmall: kAudioFileBadPropertySizeError)
+    case kAudioFilePropertyFormatList:
+        return storePropertyBytes(formatListBytes(file.dataFormat, cookie: file.magicCookie), into: outPropertyData, size: ioDataSize,
+                                  mustFit: false, tooSmall: kAudioFileBadPropertySizeError)
     default: return kAudioFileUnsupportedPropertyError
     }
 }

@@ -124,6 +124,8 @@ private func streamProperty(_ info: AudioStreamInfo, _ id: AudioFileStreamProper
         return info.dataFormat.mFormatID != 0 ? bytes(info.dataFormat) : .failure(.unknown)
     case kAudioFileStreamProperty_MagicCookieData:
         return info.magicCookie.isEmpty ? .failure(.unknown) : .success(info.magicCookie)
+    case kAudioFileStreamProperty_FormatList:
+        return info.dataFormat.mFormatID != 0 ? .success(formatListBytes(info.dataFormat, cookie: info.magicCookie)) : .failure(.unknown)
     case kAudioFileStreamProperty_AudioDataByteCount:
         return info.audioDataByteCount.flatMap(UInt64.init(exactly:)).map(bytes) ?? .failure(.unknown)
     case kAudioFileStreamProperty_AudioDataPacketCount:

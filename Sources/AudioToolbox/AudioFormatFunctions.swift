@@ -29,11 +29,10 @@ public let kAudioFormatBadSpecifierSizeError: OSStatus = 0x2173_7063
 /// `kAudioFormatUnknownFormatError` ('!fmt').
 public let kAudioFormatUnknownFormatError: OSStatus = 0x2166_6D74
 
-/// The codecs aqjack has: AAC-LC and Apple Lossless through libavcodec. (FLAC is read and
-/// written by AudioFile through libsndfile; linear PCM needs no codec.)
+/// The codecs aqjack has, all through libavcodec: encoders for AAC-LC and Apple Lossless,
+/// decoders for every format of ``PacketDecoders`` (linear PCM needs no codec).
 private func codecs(_ component: UInt32, for format: AudioFormatID) -> [AudioClassDescription] {
-    let mpegAudio = [kAudioFormatMPEGLayer1, kAudioFormatMPEGLayer2, kAudioFormatMPEGLayer3].contains(format)
-    guard format == kAudioFormatMPEG4AAC || format == kAudioFormatAppleLossless || (mpegAudio && component == kAudioDecoderComponentType) else { return [] }
+    guard format == kAudioFormatMPEG4AAC || format == kAudioFormatAppleLossless || (PacketDecoders.decodes(format) && component == kAudioDecoderComponentType) else { return [] }
     return [AudioClassDescription(mType: component, mSubType: format, mManufacturer: kAppleSoftwareAudioCodecManufacturer)]
 }
 
@@ -64,8 +63,22 @@ private func formatProperty(_ id: AudioFormatPropertyID, specifier: [UInt8], inp
             return .success(array([kAudioFormatLinearPCM, kAudioFormatMPEG4AAC, kAudioFormatAppleLossless]))
         case kAudioFormatProperty_DecodeFormatIDs:
             // What playback queues play and converters decode.
-            return .success(array([kAudioFormatLinearPCM, kAudioFormatMPEG4AAC, kAudioFormatAppleLossless,
-                                   kAudioFormatMPEGLayer1, kAudioFormatMPEGLayer2, kAudioFormatMPEGLayer3]))
+            return .success(array([kAudioFormatLinearPCM] + PacketDecoders.formatIDs))
+        case kAudioFormatProperty_FormatList:
+            guard specifier.count >= MemoryLayout<AudioFormatInfo>.size else {
+                return .failure(AudioFileError(kAudioFormatBadSpecifierSizeError, "FormatList needs an AudioFormatInfo specifier"))
+            }
+            let info = specifier.withUnsafeBytes { $0.loadUnaligned(as: AudioFormatInfo.self) }
+            let cookie = info.mMagicCookie.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(info.mMagicCookieSize))) } ?? []
+            return .success(formatListBytes(info.mASBD, cookie: cookie))
+        case kAudioFormatProperty_FirstPlayableFormatFromList:
+            guard specifier.count >= MemoryLayout<AudioFormatListItem>.size else {
+                return .failure(AudioFileError(kAudioFormatBadSpecifierSizeError, "FirstPlayableFormatFromList needs an array of AudioFormatListItem"))
+            }
+            guard let index = firstPlayableItem(specifier) else {
+                return .failure(AudioFileError(kAudioFormatUnsupportedDataFormatError, "no format in the list is played here"))
+            }
+            return .success(bytes(UInt32(index)))
         case kAudioFormatProperty_ASBDFromESDS:
             return .success(bytes(CompressedFormatValues.aacDescription(try ElementaryStreamDescriptor(parsing: specifier).audioSpecificConfig)))
         default:

@@ -6,7 +6,7 @@ import AQMedia
 // another answers 'fmt?' (kAudioFormatUnsupportedDataFormatError) naming it.
 
 public let kAudioFormatLinearPCM: AudioFormatID = AudioFormatValues.linearPCM            // 'lpcm'
-public let kAudioFormatAC3: AudioFormatID = 0x6163_2D33                                    // 'ac-3'
+public let kAudioFormatAC3: AudioFormatID = AudioFormatValues.ac3                          // 'ac-3'
 public let kAudioFormat60958AC3: AudioFormatID = 0x6361_6333                               // 'cac3'
 public let kAudioFormatAppleIMA4: AudioFormatID = 0x696D_6134                              // 'ima4'
 public let kAudioFormatMPEG4AAC: AudioFormatID = AudioFormatValues.mpeg4AAC                // 'aac '
@@ -27,12 +27,12 @@ public let kAudioFormatTimeCode: AudioFormatID = 0x7469_6D65                    
 public let kAudioFormatMIDIStream: AudioFormatID = 0x6D69_6469                             // 'midi'
 public let kAudioFormatParameterValueStream: AudioFormatID = 0x6170_7673                   // 'apvs'
 public let kAudioFormatAppleLossless: AudioFormatID = AudioFormatValues.appleLossless      // 'alac'
-public let kAudioFormatMPEG4AAC_HE: AudioFormatID = 0x6161_6368                            // 'aach'
-public let kAudioFormatMPEG4AAC_LD: AudioFormatID = 0x6161_636C                            // 'aacl'
-public let kAudioFormatMPEG4AAC_ELD: AudioFormatID = 0x6161_6365                           // 'aace'
+public let kAudioFormatMPEG4AAC_HE: AudioFormatID = AudioFormatValues.mpeg4AACHighEfficiency  // 'aach'
+public let kAudioFormatMPEG4AAC_LD: AudioFormatID = AudioFormatValues.mpeg4AACLowDelay        // 'aacl'
+public let kAudioFormatMPEG4AAC_ELD: AudioFormatID = AudioFormatValues.mpeg4AACEnhancedLowDelay // 'aace'
 public let kAudioFormatMPEG4AAC_ELD_SBR: AudioFormatID = 0x6161_6366                       // 'aacf'
 public let kAudioFormatMPEG4AAC_ELD_V2: AudioFormatID = 0x6161_6367                        // 'aacg'
-public let kAudioFormatMPEG4AAC_HE_V2: AudioFormatID = 0x6161_6370                         // 'aacp'
+public let kAudioFormatMPEG4AAC_HE_V2: AudioFormatID = AudioFormatValues.mpeg4AACHighEfficiencyV2 // 'aacp'
 public let kAudioFormatMPEG4AAC_Spatial: AudioFormatID = 0x6161_6373                       // 'aacs'
 public let kAudioFormatMPEGD_USAC: AudioFormatID = 0x7573_6163                             // 'usac'
 public let kAudioFormatAMR: AudioFormatID = 0x7361_6D72                                    // 'samr'
@@ -42,7 +42,7 @@ public let kAudioFormatiLBC: AudioFormatID = 0x696C_6263                        
 public let kAudioFormatDVIIntelIMA: AudioFormatID = 0x6D73_0011
 public let kAudioFormatMicrosoftGSM: AudioFormatID = 0x6D73_0031
 public let kAudioFormatAES3: AudioFormatID = 0x6165_7333                                   // 'aes3'
-public let kAudioFormatEnhancedAC3: AudioFormatID = 0x6563_2D33                            // 'ec-3'
+public let kAudioFormatEnhancedAC3: AudioFormatID = AudioFormatValues.enhancedAC3              // 'ec-3'
 public let kAudioFormatFLAC: AudioFormatID = AudioFormatValues.flac                        // 'flac'
-public let kAudioFormatOpus: AudioFormatID = 0x6F70_7573                                   // 'opus'
+public let kAudioFormatOpus: AudioFormatID = AudioFormatValues.opus                          // 'opus'
 public let kAudioFormatAPAC: AudioFormatID = 0x6170_6163                                   // 'apac'

@@ -79,7 +79,7 @@ struct OfflineEngineTests {
         ({ var f = pcmFormat(rate: 48000, channels: 2, bits: 16); f.mBitsPerChannel = 20; return f }(), "mBitsPerChannel is 20"),
         ({ var f = pcmFormat(rate: 48000, channels: 2, bits: 16); f.mBytesPerFrame = 2; return f }(), "mBytesPerFrame is 2; expected 4"),
         ({ var f = pcmFormat(rate: 48000, channels: 2, bits: 16); f.mChannelsPerFrame = 0; return f }(), "mChannelsPerFrame is 0"),
-        ({ var f = pcmFormat(rate: 48000, channels: 2, bits: 16); f.mFormatID = 0x666C_6163; return f }(), "mFormatID is 'flac'"),
+        ({ var f = pcmFormat(rate: 48000, channels: 2, bits: 16); f.mFormatID = 0x666C_6163; return f }(), "'flac' is played here, not recorded"),
         ({ var f = pcmFormat(rate: 48000, channels: 2, bits: 16); f.mFormatID = 0x616C_6163; return f }(), "Apple Lossless recording: mFormatFlags 12"),
         ({ var f = pcmFormat(rate: 48000, channels: 2, bits: 16); f.mFormatID = 0x6161_6320; return f }(), "AAC object type 12"),
         ({ var f = pcmFormat(rate: 48000, channels: 2, bits: 32, float: true); f.mBitsPerChannel = 16; f.mBytesPerFrame = 4; f.mBytesPerPacket = 4; return f }(), "with kAudioFormatFlagIsFloat; expected 32 or 64"),

@@ -22,8 +22,13 @@ enum ApplePrograms {
         process.standardOutput = output
         process.standardError = output
         try process.run()
+        // A program that hangs fails its test instead of the run: killed after 120 s (each
+        // takes a few seconds).
+        let watchdog = DispatchWorkItem { kill(process.processIdentifier, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: watchdog)
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let processExit = process.exitStatus()
+        watchdog.cancel()
         return (processExit.status, text)
     }
 
@@ -198,23 +203,94 @@ extension JackServerSuite {
     struct AppleStreamPlayerTests {
         @Test("MP3 (48 kHz stereo, 192 kbit/s, by libmp3lame) fed in 2 KiB pieces to AudioFileStream and played by a queue made with its format (kAudioFormatMPEGLayer3): every frame of ffmpeg's decode, sample for sample, in order, nothing else")
         func playsMP3() throws {
-            let bin = try ApplePrograms.build().bin
             let source = ExternalTool.temporaryPath("radio-src", extension: "wav")
             let mp3 = ExternalTool.temporaryPath("radio", extension: "mp3")
             defer { for path in [source, mp3] { try? FileManager.default.removeItem(atPath: path) } }
             try #require(MultiSine.writeFile(source, frameCount: 48000, channelCount: 2, sampleRate: 48000, encoding: ["-e", "floating-point", "-b", "32"]) == 0)
             // No Xing/LAME header: ffmpeg then trims nothing, as a queue fed the frames trims nothing.
             try #require(ExternalTool.run("ffmpeg", ["-v", "error", "-y", "-i", source, "-c:a", "libmp3lame", "-b:a", "192k", "-write_xing", "0", mp3]).status == 0)
-            let reference = try ExternalTool.decodeWithFFmpeg(mp3)
-            try #require(reference.count > 2 * 48000, "ffmpeg decoded \(reference.count / 2) frames")
+            let packets = try #require(ExternalTool.probe(mp3)["nb_read_packets"].flatMap { Int($0) })
+            try Self.playsAsFFmpegDecodes(mp3, packets: packets, heAAC: false)
+        }
+
+        /// The formats issue 36 adds, each in a CAF laid out for streaming (desc, kuki, pakt, data).
+        enum StreamedFormat: String, CaseIterable, CustomTestStringConvertible {
+            case heAAC, opus, ac3
+            var testDescription: String { rawValue }
+        }
+
+        @Test("HE-AAC (explicitly signalled: object type 5, a 24 kHz AAC-LC core from ffmpeg, 48 kHz out; Debian has no encoder that writes SBR data, so the SBR tool runs without any), Opus (libopus, 48 kHz) and AC-3 (ffmpeg, 48 kHz), each in a streaming CAF fed in 2 KiB pieces: the player picks 'aach' from kAudioFileStreamProperty_FormatList for HE-AAC, and every frame of ffmpeg's decode of the same file is played, sample for sample, in order, nothing else", arguments: StreamedFormat.allCases)
+        func playsStreamedFormat(_ format: StreamedFormat) throws {
+            let source = ExternalTool.temporaryPath("radio-src", extension: "wav")
+            let encoded = ExternalTool.temporaryPath("radio-enc", extension: format == .heAAC ? "aac" : "caf")
+            let caf = ExternalTool.temporaryPath("radio", extension: "caf")
+            defer { for path in [source, encoded, caf] { try? FileManager.default.removeItem(atPath: path) } }
+            try #require(MultiSine.writeFile(source, frameCount: 48000, channelCount: 2, sampleRate: 48000, encoding: ["-e", "floating-point", "-b", "32"]) == 0)
+            let codec: [String] = switch format {
+            case .heAAC: ["-ar", "24000", "-c:a", "aac", "-b:a", "64k"]
+            case .opus: ["-c:a", "libopus", "-b:a", "128k"]
+            case .ac3: ["-c:a", "ac3", "-b:a", "192k"]
+            }
+            try #require(ExternalTool.run("ffmpeg", ["-v", "error", "-y", "-i", source] + codec + [encoded]).status == 0)
+            let packets: Int
+            if format == .heAAC {
+                let payloads = StreamingCAF.adtsPayloads(encoded)
+                try #require(payloads.count > 20, "\(payloads.count) ADTS frames")
+                // ES_Descriptor in Apple's style (4-byte lengths, which ffmpeg's CAF reader
+                // expects): ES_ID 0; DecoderConfig (MPEG-4 audio, stream type 5); the
+                // AudioSpecificConfig 2B 11 88 00 (object type 5, core 24 kHz stereo, SBR 48 kHz,
+                // core AAC-LC); SLConfig 2.
+                let cookie: [UInt8] = [0x03, 0x80, 0x80, 0x80, 0x24, 0x00, 0x00, 0x00, 0x04, 0x80, 0x80, 0x80, 0x16, 0x40, 0x15, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                       0x05, 0x80, 0x80, 0x80, 0x04, 0x2B, 0x11, 0x88, 0x00, 0x06, 0x80, 0x80, 0x80, 0x01, 0x02]
+                try StreamingCAF.write(caf, description: .init(sampleRate: 24000, formatID: 0x6161_6320, formatFlags: 2, framesPerPacket: 1024, channels: 2),
+                                       cookie: cookie, packets: payloads)
+                packets = payloads.count
+            } else {
+                let stream = try #require(StreamingCAF.read(encoded), "ffmpeg's CAF")
+                try StreamingCAF.write(caf, description: stream.description, cookie: stream.cookie, packets: stream.packets)
+                packets = stream.packets.count
+            }
+            try Self.playsAsFFmpegDecodes(caf, packets: packets, heAAC: format == .heAAC)
+        }
+
+        @Test("AC-3 whose every packet is garbage (the sizes kept, the bytes 0x55): the queue skips each, says so once on standard error, plays nothing, and still stops after its last buffer (IsRunning drops; it hung before): the program exits 0 within 20 s")
+        func undecodablePackets() throws {
+            let bin = try ApplePrograms.build().bin
+            let source = ExternalTool.temporaryPath("radio-src", extension: "wav")
+            let encoded = ExternalTool.temporaryPath("radio-enc", extension: "caf")
+            let caf = ExternalTool.temporaryPath("radio-bad", extension: "caf")
+            defer { for path in [source, encoded, caf] { try? FileManager.default.removeItem(atPath: path) } }
+            try #require(MultiSine.writeFile(source, frameCount: 48000, channelCount: 2, sampleRate: 48000, encoding: ["-e", "floating-point", "-b", "32"]) == 0)
+            try #require(ExternalTool.run("ffmpeg", ["-v", "error", "-y", "-i", source, "-c:a", "ac3", encoded]).status == 0)
+            let stream = try #require(StreamingCAF.read(encoded), "ffmpeg's CAF")
+            try StreamingCAF.write(caf, description: stream.description, cookie: stream.cookie, packets: stream.packets.map { [UInt8](repeating: 0x55, count: $0.count) })
+            let (recorder, log) = try startFloatRecorder(channels: 2, role: "badrec")
+            let started = Date()
+            let result = try ApplePrograms.run(bin, "StreamPlayer", [caf], environment: [
+                "AQJACK_CONNECT": recorder.driver.name + ":in_*", "AQJACK_CLIENT_NAME": TestServer.uniqueClientName("badradio")])
+            let took = Date().timeIntervalSince(started)
+            recorder.stop()
+            recorder.dispose()
+            #expect(result.status == 0 && took < 20 && result.output.contains("played \(stream.packets.count) packets"), "\(took) s: \(result.output)")
+            #expect(result.output.components(separatedBy: "skips packets it cannot decode").count == 2, "\(result.output)")
+            let loud = log.deliveries.flatMap(\.samples).filter { $0 != 0 }.count
+            #expect(loud == 0, "\(loud) samples not silent")
+        }
+
+        /// Plays `path` with the StreamPlayer program into a float recorder and checks that
+        /// every frame of ffmpeg's decode was played, sample for sample, from the first frame
+        /// that is not silence, and nothing after.
+        static func playsAsFFmpegDecodes(_ path: String, packets: Int, heAAC: Bool) throws {
+            let bin = try ApplePrograms.build().bin
+            let reference = try ExternalTool.decodeWithFFmpeg(path)
+            try #require(reference.count > 2 * 40000, "ffmpeg decoded \(reference.count / 2) frames")
             let (recorder, log) = try startFloatRecorder(channels: 2, role: "radiorec")
-            let result = try ApplePrograms.run(bin, "StreamPlayer", [mp3], environment: [
+            let result = try ApplePrograms.run(bin, "StreamPlayer", [path], environment: [
                 "AQJACK_CONNECT": recorder.driver.name + ":in_*", "AQJACK_CLIENT_NAME": TestServer.uniqueClientName("radio")])
             usleep(200_000)
             recorder.stop()
             recorder.dispose()
-            let packets = try ExternalTool.probe(mp3)["nb_read_packets"]
-            #expect(result.status == 0 && result.output.contains("played \(packets ?? "?") packets"), "\(result.output)")
+            #expect(result.status == 0 && result.output.contains("played \(packets) packets" + (heAAC ? " as HE-AAC" : "\n")), "\(result.output)")
             let played = log.deliveries.flatMap(\.samples)
             // Both from the first frame that is not silence.
             func firstSound(_ samples: [Float]) -> Int? { (0 ..< samples.count / 2).first { samples[2 * $0] != 0 || samples[2 * $0 + 1] != 0 } }

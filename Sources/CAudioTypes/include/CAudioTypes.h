@@ -104,6 +104,22 @@ typedef struct AudioChannelLayout {
     AudioChannelDescription mChannelDescriptions[1];
 } AudioChannelLayout;
 
+/// One format a stream decodes to (Core Audio's AudioFormatListItem): the
+/// kAudioFormatProperty_FormatList, kAudioFilePropertyFormatList and
+/// kAudioFileStreamProperty_FormatList items, richest first.
+typedef struct AudioFormatListItem {
+    AudioStreamBasicDescription mASBD;
+    uint32_t mChannelLayoutTag;
+} AudioFormatListItem;
+
+/// A format with its magic cookie (Core Audio's AudioFormatInfo): the specifier of
+/// kAudioFormatProperty_FormatList.
+typedef struct AudioFormatInfo {
+    AudioStreamBasicDescription mASBD;
+    const void * _Nullable mMagicCookie;
+    uint32_t mMagicCookieSize;
+} AudioFormatInfo;
+
 typedef struct OpaqueAudioQueue *AudioQueueRef;
 typedef AudioQueueBuffer *AudioQueueBufferRef;
 typedef struct OpaqueAudioQueueTimeline *AudioQueueTimelineRef;

@@ -7,14 +7,17 @@ import Foundation
 // every batch of packets it parses goes to the queue in a buffer of its own, with the packet
 // descriptions, freed again in the output callback. At the end the queue is flushed and
 // stopped after the last buffer, and the program waits for kAudioQueueProperty_IsRunning to drop.
+// As the classic streamers do, it reads kAudioFileStreamProperty_FormatList when the parser
+// announces it and plays HE-AAC ('aach') when the stream offers it, else the data format.
 //
-//   StreamPlayer FILE   (MP3, AAC in ADTS or M4A ...)
+//   StreamPlayer FILE   (MP3, AAC in ADTS or M4A, HE-AAC, Opus or AC-3 in CAF ...)
 
 final class Player {
     var stream: AudioFileStreamID?
     var queue: AudioQueueRef?
     var packets = 0
     var failed = false
+    var highEfficiencyFormat: AudioStreamBasicDescription?
     let stopped = DispatchSemaphore(value: 0)
 }
 
@@ -32,10 +35,25 @@ let runningListener: AudioQueuePropertyListenerProc = { userData, queue, _ in
 
 let propertyListener: AudioFileStream_PropertyListenerProc = { clientData, streamID, propertyID, _ in
     let player = Unmanaged<Player>.fromOpaque(clientData).takeUnretainedValue()
+    if propertyID == kAudioFileStreamProperty_FormatList {
+        var listSize: UInt32 = 0
+        var writable: DarwinBoolean = false
+        guard AudioFileStreamGetPropertyInfo(streamID, kAudioFileStreamProperty_FormatList, &listSize, &writable) == noErr else { return }
+        let count = Int(listSize) / MemoryLayout<AudioFormatListItem>.size
+        let items = UnsafeMutablePointer<AudioFormatListItem>.allocate(capacity: count)
+        defer { items.deallocate() }
+        guard AudioFileStreamGetProperty(streamID, kAudioFileStreamProperty_FormatList, &listSize, items) == noErr else { return }
+        for index in 0 ..< count where items[index].mASBD.mFormatID == kAudioFormatMPEG4AAC_HE {
+            player.highEfficiencyFormat = items[index].mASBD
+            break
+        }
+        return
+    }
     guard propertyID == kAudioFileStreamProperty_ReadyToProducePackets else { return }
     var format = AudioStreamBasicDescription()
     var size = UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
     AudioFileStreamGetProperty(streamID, kAudioFileStreamProperty_DataFormat, &size, &format)
+    if let highEfficiency = player.highEfficiencyFormat { format = highEfficiency }
     var status = AudioQueueNewOutput(&format, outputCallback, clientData, nil, nil, 0, &player.queue)
     guard status == noErr, let queue = player.queue else {
         print("AudioQueueNewOutput failed: \(status)")
@@ -100,4 +118,4 @@ AudioQueueStop(queue, false)
 player.stopped.wait()
 AudioQueueDispose(queue, true)
 AudioFileStreamClose(stream)
-print("played \(player.packets) packets")
+print("played \(player.packets) packets" + (player.highEfficiencyFormat != nil ? " as HE-AAC" : ""))
