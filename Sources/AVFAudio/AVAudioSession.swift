@@ -12,6 +12,8 @@ import Foundation
 ///   the server's rate, period and physical capture and playback ports, read when asked. The
 ///   preferred values are kept and answered, but the server's stay what they are (its rate and
 ///   period are set when jackd starts, or with `jack_bufsize`).
+/// - The route (`currentRoute`, `availableInputs`, `setPreferredInput`) is the server's
+///   physical ports, one line input and one line output (AVAudioSessionRoute.swift).
 /// - Record permission is granted.
 /// - `interruptionNotification` is posted (`NotificationCenter.default`, on the HAL watcher's
 ///   queue) with `.began` when the server goes away and `.ended` with `.shouldResume` when it
@@ -104,7 +106,9 @@ open class AVAudioSession: NSObject, @unchecked Sendable {
     /// The process's session.
     open class func sharedInstance() -> AVAudioSession { shared }
 
-    private let lock = NSLock()
+    let lock = NSLock()
+    /// What setPreferredInput kept (AVAudioSessionRoute.swift).
+    var preferredInputPort: AVAudioSessionPortDescription?
     private var state = (category: Category.soloAmbient, mode: Mode.default, options: CategoryOptions(), active: false,
                          preferredSampleRate: 0.0, preferredIOBufferDuration: 0.0, preferredInput: 0, preferredOutput: 0)
     private var watching = false
@@ -167,7 +171,7 @@ open class AVAudioSession: NSObject, @unchecked Sendable {
 
     /// A device property of the default output device (the system's default input device for
     /// the input side), or nil when the HAL has none.
-    private static func deviceValue<T>(_ selector: AudioObjectPropertySelector, as type: T.Type, input: Bool = false,
+    static func deviceValue<T>(_ selector: AudioObjectPropertySelector, as type: T.Type, input: Bool = false,
                                        scope: AudioObjectPropertyScope = kAudioObjectPropertyScopeGlobal) -> T? {
         var address = AudioObjectPropertyAddress(mSelector: selector, mScope: scope, mElement: kAudioObjectPropertyElementMain)
         let device: AudioObjectID = input ? 2 : 3
@@ -179,7 +183,7 @@ open class AVAudioSession: NSObject, @unchecked Sendable {
     }
 
     /// Channels of the device's one stream (its physical ports), 0 without a server.
-    private static func channels(input: Bool) -> Int {
+    static func channels(input: Bool) -> Int {
         var address = AudioObjectPropertyAddress(mSelector: kAudioDevicePropertyStreamConfiguration,
                                                  mScope: input ? kAudioObjectPropertyScopeInput : kAudioObjectPropertyScopeOutput,
                                                  mElement: kAudioObjectPropertyElementMain)

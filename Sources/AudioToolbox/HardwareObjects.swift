@@ -37,6 +37,8 @@ public let kAudioHardwarePropertyDefaultSystemOutputDevice: AudioObjectPropertyS
 public let kAudioObjectPropertyName: AudioObjectPropertySelector = 0x6C6E_616D                    // 'lnam'
 public let kAudioObjectPropertyManufacturer: AudioObjectPropertySelector = 0x6C6D_616B            // 'lmak'
 public let kAudioDevicePropertyDeviceUID: AudioObjectPropertySelector = 0x7569_6420               // 'uid '
+/// A channel's name (element 1 ... N in the device's scope): here the JACK port's full name.
+public let kAudioObjectPropertyElementName: AudioObjectPropertySelector = 0x6C63_686E           // 'lchn'
 public let kAudioDevicePropertyNominalSampleRate: AudioObjectPropertySelector = 0x6E73_7274       // 'nsrt'
 public let kAudioDevicePropertyAvailableNominalSampleRates: AudioObjectPropertySelector = 0x6E73_7223 // 'nsr#'
 public let kAudioDevicePropertyStreamConfiguration: AudioObjectPropertySelector = 0x736C_6179     // 'slay'
@@ -145,6 +147,11 @@ private func propertyValue(_ object: AudioObjectID, _ address: AudioObjectProper
     case kAudioObjectPropertyName: return .success(.string(device.name(snapshot)))
     case kAudioObjectPropertyManufacturer: return .success(.string("JACK"))
     case kAudioDevicePropertyDeviceUID: return .success(.string(device.uid(snapshot)))
+    case kAudioObjectPropertyElementName:
+        // Channels are elements 1 ... N of the device's own scope (or global).
+        let ports = device.channels(snapshot, scope: address.mScope) > 0 || address.mScope == kAudioObjectPropertyScopeGlobal ? device.ports(snapshot) : []
+        guard address.mElement >= 1, Int(address.mElement) <= ports.count else { return .failure(StatusOnly(kAudioHardwareUnknownPropertyError)) }
+        return .success(.string(ports[Int(address.mElement) - 1]))
     case kAudioDevicePropertyNominalSampleRate: return .success(.of(snapshot.sampleRate))
     case kAudioDevicePropertyAvailableNominalSampleRates:
         return .success(.of(AudioValueRange(mMinimum: snapshot.sampleRate, mMaximum: snapshot.sampleRate)))

@@ -313,7 +313,7 @@ extension JackServerSuite {
 extension JackServerSuite {
     @Suite("An iOS-style recorder with AVAudioSession on the server, unchanged (issue 36)", .serialized)
     struct AppleSessionRecorderTests {
-        @Test("import AVFoundation: category, mode, preferred rate and buffer kept, the server's rate, period and channels answered, permission granted; a connection to the server's playback ports posts a route change (routeConfigurationChange) within a second; killing jackd posts the interruption (began) and DeviceIsAlive 0 through the HAL listener within a second; the server started again posts the end (should resume) and DeviceIsAlive 1; the queue stops and disposes without hanging")
+        @Test("import AVFoundation: category, mode, preferred rate and buffer kept, the server's rate, period and channels answered, permission granted; currentRoute holds the physical capture ports as one line input and the playback ports as one line output, each channel a port, and setPreferredInput takes the available input; a connection to the server's playback ports posts a route change (routeConfigurationChange) within a second; killing jackd posts the interruption (began) and DeviceIsAlive 0 through the HAL listener within a second; the server started again posts the end (should resume) and DeviceIsAlive 1; the queue stops and disposes without hanging")
         func sessionAndInterruptions() throws {
             let bin = try ApplePrograms.build().bin
             let name = "aqjack-avsession-\(getpid())-\(Int.random(in: 0 ..< 1_000_000))"
@@ -364,6 +364,9 @@ extension JackServerSuite {
             }
             #expect(log.contains("session: category playAndRecord, mode measurement, rate 48000 Hz (preferred 44100), buffer 5333 us, inputs 2, outputs 2, permission granted"), "\(log)")
             #expect(log.contains("record permission granted: true"))
+            #expect(log.contains("route: inputs LineIn 'JACK '\(name)' capture' system [system:capture_1 system:capture_2]; "
+                                 + "outputs LineOut 'JACK '\(name)' playback' system [system:playback_1 system:playback_2]; headphones false"), "\(log)")
+            #expect(log.contains("preferred input: system"), "\(log)")
             let began = time("interruption began at "), dead = time("device is alive: 0 at ")
             let ended = time("interruption ended at "), back = time("device is alive: 1 at ")
             let routes = log.split(separator: "\n").filter { $0.hasPrefix("route change (reason 8) at ") }

@@ -24,6 +24,21 @@ print("session: category \(session.category == .playAndRecord ? "playAndRecord" 
       + "rate \(Int(session.sampleRate)) Hz (preferred \(Int(session.preferredSampleRate))), buffer \(Int((session.ioBufferDuration * 1_000_000).rounded())) us, "
       + "inputs \(session.inputNumberOfChannels), outputs \(session.outputNumberOfChannels), permission \(session.recordPermission == .granted ? "granted" : "?")")
 
+// The route, as headphone-aware code reads it, and the first available input made preferred.
+let route = session.currentRoute
+func describe(_ ports: [AVAudioSessionPortDescription]) -> String {
+    ports.map { "\($0.portType.rawValue) '\($0.portName)' \($0.uid) [\(($0.channels ?? []).map(\.channelName).joined(separator: " "))]" }.joined(separator: ", ")
+}
+print("route: inputs \(describe(route.inputs)); outputs \(describe(route.outputs)); headphones \(route.outputs.contains { $0.portType == .headphones })")
+if let input = session.availableInputs?.first {
+    do {
+        try session.setPreferredInput(input)
+        print("preferred input: \(session.preferredInput?.uid ?? "none")")
+    } catch {
+        print("setPreferredInput failed: \(error)")
+    }
+}
+
 NotificationCenter.default.addObserver(forName: AVAudioSession.interruptionNotification, object: session, queue: nil) { note in
     let raw = note.userInfo?[AVAudioSessionInterruptionTypeKey] as? UInt ?? 99
     let options = AVAudioSession.InterruptionOptions(rawValue: note.userInfo?[AVAudioSessionInterruptionOptionKey] as? UInt ?? 0)
