@@ -11,7 +11,11 @@ import Synchronization
 /// `midi_in_1 ...`) captures every event with its JACK frame (``MIDIRecordingProcessor``); a
 /// reader thread keeps them in memory; each audio file's `.mid` is written as the file is
 /// finalized, with the notes sounding across its start turned on at tick 0 and those sounding
-/// at its end turned off there (so a split closes and reopens them).
+/// at its end turned off there (so a split closes and reopens them). While a plain recording's
+/// or a take's file is open, its `.mid` is rewritten (a whole file, renamed into place) every
+/// ``checkpointInterval`` when events came, up to the last event, notes still on turned off
+/// there: a recorder killed outright leaves a valid `.mid` missing at most that interval's
+/// events. (A `--split` part after the first gets its `.mid` only when finalized.)
 ///
 /// Threads: ``fileBegan(path:frame:)`` and ``fileFinished(path:frames:)`` from any thread (the
 /// disk writer's); the rest from the session's.
@@ -40,9 +44,19 @@ final class MIDIRecording: @unchecked Sendable {
         var firstFrame: UInt64?
         var written: [String] = []
         var lostEvents = 0
+        /// The audio file being recorded now and its first device frame: a plain recording's
+        /// (``recording(into:)``, from ``recordingBegan(frame:)``) or a take's (``fileBegan(path:frame:)``).
+        var open: (path: String, start: UInt64)?
+        var plainPath: String?
+        /// The event count at the last checkpoint of `open`.
+        var checkpointed = 0
     }
     private let store: Mutex<Store>
+    /// Held while a `.mid` is written: a checkpoint never lands after the file's final write.
+    private let writing = Mutex(())
     private let running = Atomic<Bool>(true)
+    /// How often an open file's `.mid` is rewritten when events came.
+    static let checkpointInterval: Duration = .milliseconds(250)
     private var thread: Thread?
     /// Events kept at most: past it, events are counted lost.
     static let eventLimit = 4_000_000
@@ -65,8 +79,13 @@ final class MIDIRecording: @unchecked Sendable {
         let thread = Thread { [self] in
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: processor.readBufferBytes, alignment: 16)
             defer { buffer.deallocate() }
+            var lastCheckpoint = ContinuousClock.now
             while running.load(ordering: .acquiring) {
                 drain(buffer)
+                if ContinuousClock.now - lastCheckpoint >= Self.checkpointInterval {
+                    checkpoint()
+                    lastCheckpoint = .now
+                }
                 usleep(10_000)
             }
             drain(buffer)
@@ -106,10 +125,61 @@ final class MIDIRecording: @unchecked Sendable {
     /// The recording's first buffer began at device frame `frame` (later calls are ignored).
     /// Called on the queue thread, outside the session's lock: the disk writer finalizes files
     /// while the session holds it, so ``fileFinished(path:frames:)`` must not ask the session.
-    func recordingBegan(frame: UInt64) { store.withLock { if $0.firstFrame == nil { $0.firstFrame = frame } } }
+    func recordingBegan(frame: UInt64) {
+        store.withLock { store in
+            guard store.firstFrame == nil else { return }
+            store.firstFrame = frame
+            if let path = store.plainPath { store.open = (path, frame) }
+        }
+    }
+
+    /// A plain recording (one file, not split, no takes) goes into `path`: its `.mid` is
+    /// checkpointed from the recording's first frame on.
+    func recording(into path: String) { store.withLock { $0.plainPath = path } }
 
     /// A take's audio file began at device frame `frame`.
-    func fileBegan(path: String, frame: UInt64) { store.withLock { $0.starts[path] = frame } }
+    func fileBegan(path: String, frame: UInt64) {
+        store.withLock { store in
+            store.starts[path] = frame
+            store.open = (path, frame)
+            store.checkpointed = -1
+        }
+    }
+
+    /// Rewrites the open file's `.mid` with the events so far, when more came since the last
+    /// time. On the reader thread.
+    private func checkpoint() {
+        writing.withLock { _ in
+            let snapshot: (path: String, start: UInt64, end: UInt64, tracks: [StandardMIDIFile.Track])? = store.withLock { store in
+                guard let open = store.open, store.count != store.checkpointed else { return nil }
+                store.checkpointed = store.count
+                let last = store.events.compactMap { $0.last?.frame }.max() ?? open.start
+                let end = max(open.start, last + 1)
+                let tracks = store.events.enumerated().map { port, events in
+                    StandardMIDIFile.Track(name: sources[port], events: Self.events(events, from: open.start, frames: end - open.start))
+                }
+                return (store.midiNames[open.path] ?? open.path, open.start, end, tracks)
+            }
+            guard let snapshot else { return }
+            write(StandardMIDIFile.data(tracks: snapshot.tracks, sampleRate: sampleRate, lengthTicks: snapshot.end - snapshot.start),
+                  to: Self.midiPath(snapshot.path), record: false)
+        }
+    }
+
+    /// The `.mid` beside the audio file (or recording) `path`.
+    static func midiPath(_ path: String) -> String { (path as NSString).deletingPathExtension + ".mid" }
+
+    /// Writes `bytes` to a temporary file beside `path` and renames it into place, so `path` is
+    /// always a whole file; `record` lists it in ``files``.
+    private func write(_ bytes: [UInt8], to path: String, record: Bool) {
+        let temporary = path + ".part"
+        if FileManager.default.createFile(atPath: temporary, contents: Data(bytes)), rename(temporary, path) == 0 {
+            if record { store.withLock { $0.written.append(path) } }
+        } else {
+            Diagnostics.error("could not write \(path): \(String(cString: strerror(errno)))")
+            unlink(temporary)
+        }
+    }
 
     /// The `.mid` of the audio file `path` takes its name from `recording` instead.
     func name(_ path: String, after recording: String) { store.withLock { $0.midiNames[path] = recording } }
@@ -124,17 +194,15 @@ final class MIDIRecording: @unchecked Sendable {
         guard let (start, name) = placed else { return }
         // Events up to the file's end must be in: they come within a few cycles.
         Thread.sleep(forTimeInterval: 0.05)
-        let midiPath = (name as NSString).deletingPathExtension + ".mid"
-        let tracks = store.withLock { store in
-            store.events.enumerated().map { port, events in
-                StandardMIDIFile.Track(name: sources[port], events: Self.events(events, from: start, frames: UInt64(max(0, frames))))
+        writing.withLock { _ in
+            let tracks = store.withLock { store in
+                // The open file is named by its first path, or by its recording (stems).
+                if let open = store.open, open.path == path || open.path == name { store.open = nil }
+                return store.events.enumerated().map { port, events in
+                    StandardMIDIFile.Track(name: sources[port], events: Self.events(events, from: start, frames: UInt64(max(0, frames))))
+                }
             }
-        }
-        let bytes = StandardMIDIFile.data(tracks: tracks, sampleRate: sampleRate, lengthTicks: UInt64(max(0, frames)))
-        if FileManager.default.createFile(atPath: midiPath, contents: Data(bytes)) {
-            store.withLock { $0.written.append(midiPath) }
-        } else {
-            Diagnostics.error("could not write \(midiPath): \(String(cString: strerror(errno)))")
+            write(StandardMIDIFile.data(tracks: tracks, sampleRate: sampleRate, lengthTicks: UInt64(max(0, frames))), to: Self.midiPath(name), record: true)
         }
     }
 

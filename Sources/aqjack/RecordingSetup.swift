@@ -160,6 +160,8 @@ struct RecordingSetup {
             writer = DiskBackedFiles(parts, stream: stream)
         } else {
             writer = DiskBackedFiles(try make(path), stream: stream)
+            // -m: the .mid is checkpointed while the one file is written.
+            midi?.recording(into: path)
         }
         files = writer.paths
         currentFiles = { writer.paths }

@@ -145,6 +145,34 @@ extension JackServerSuite {
             #expect(got.map(\.tick) == want.map(\.tick) && got.map(\.bytes) == want.map(\.bytes), "got \(got), expected \(want)")
         }
 
+        @Test("record -m killed with SIGKILL: the .mid beside the file is already there, checkpointed while recording (every 250 ms when events came), and mido reads the notes played until 0.7 s before the kill at tick = frame - the file's TimeReference, the note still sounding turned off one tick after the last event")
+        func midiSurvivesKill() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("mkgen"), channelCount: 2)
+            let control = generator.client
+            let base = UInt64(control.estimatedFrameTime) + 96_000
+            let notes: [(frame: UInt64, bytes: [UInt8])] = [
+                (base + 4_801, [0x90, 60, 100]), (base + 7_201, [0x80, 60, 0]), (base + 14_407, [0x90, 64, 90]),
+            ]
+            let player = try MIDINoteClient(name: TestServer.uniqueClientName("mkplay"), messages: notes)
+            let folder = temporaryPath("midi-kill")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let recorder = try RecordTransportTests.startRecorder(["-m", player.portName, folder + "/take.wav"], generator: generator,
+                                                                  name: TestServer.uniqueClientName("mkrec"), folder: folder, control: control)
+            defer { if recorder.isRunning { kill(recorder.processIdentifier, SIGKILL) } }
+            let killAt = base + 48_000
+            let now = UInt64(control.estimatedFrameTime)
+            if killAt > now { usleep(UInt32((killAt - now) * 1_000_000 / 48_000)) }
+            kill(recorder.processIdentifier, SIGKILL)
+            _ = recorder.exitStatus(within: 10)
+            let start = try #require(try SoundFileContents(path: folder + "/take.wav").timeReference.map(UInt64.init), "no TimeReference in the killed take")
+            #expect(start < base, "the recording began at \(start), after the first note at \(base + 4801)")
+            let got = try Self.readWithMido(folder + "/take.mid").tracks.first ?? []
+            var want = notes.map { (tick: Int($0.frame - start), bytes: $0.bytes.map(Int.init)) }
+            want.append((Int(notes[2].frame - start) + 1, [0x80, 64, 0]))
+            #expect(got.map(\.tick) == want.map(\.tick) && got.map(\.bytes) == want.map(\.bytes), "got \(got), expected \(want)")
+        }
+
         @Test("record -m, then play the .mid: a MIDI client hears every recorded event at the play's start + its tick, frame for frame as it was played into the recording (start-relative)")
         func recordThenPlay() throws {
             let control = try GeneratorClient(name: TestServer.uniqueClientName("rtclock"), channelCount: 1)
