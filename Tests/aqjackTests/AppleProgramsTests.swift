@@ -10,7 +10,7 @@ import Testing
 /// once per folder: the first test to ask builds them, the others reuse the build.
 enum ApplePrograms {
     static let names = ["ExtAudioConvert", "StreamParse", "Recorder", "ConverterProc", "Player", "DispatchRecorder", "DispatchPlayer", "Porter",
-                         "RunLoopRecorder", "StreamPlayer", "SessionRecorder"]
+                         "RunLoopRecorder", "StreamPlayer", "SessionRecorder", "DeviceWatcher"]
 
     /// Runs program `name` with `arguments` and extra environment; returns its status and output.
     static func run(_ bin: String, _ name: String, _ arguments: [String], environment extra: [String: String]) throws -> (status: Int32, output: String) {
@@ -419,6 +419,58 @@ extension JackServerSuite {
             #expect(result.status == 0, "\(result.output)")
             let pcm = try SoundFileContents(path: wav)
             #expect(pcm.frames > 24000 && integerSignalStart(pcm.samples, channels: 2, bits: 16) != nil, "\(pcm.frames) frames")
+        }
+    }
+}
+
+extension JackServerSuite {
+    @Suite("A device watcher in SDL's style (HAL listeners as C functions) on a private server, unchanged (issue 36)", .serialized)
+    struct AppleDeviceWatcherTests {
+        @Test("DeviceWatcher: the default output device's rate and period; jack_bufsize 256 reaches its BufferFrameSize listener within a second with 256 readable; stopping jackd reaches its DeviceIsAlive listener (0) and the system object's Devices listener (0 devices) within a second; every listener is removed again")
+        func watchesTheServer() throws {
+            let bin = try ApplePrograms.build().bin
+            let server = try PrivateJackServer(rate: 48000, period: 128)
+            var stopped = false
+            defer { if !stopped { server.stop() } }
+            let output = ExternalTool.temporaryPath("devicewatcher", extension: "txt")
+            defer { try? FileManager.default.removeItem(atPath: output) }
+            FileManager.default.createFile(atPath: output, contents: nil)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: bin + "/DeviceWatcher")
+            process.arguments = ["5"]
+            process.environment = ProcessInfo.processInfo.environment.merging(["AQJACK_SERVER": server.name]) { $1 }
+            let handle = FileHandle(forWritingAtPath: output)
+            process.standardOutput = handle
+            process.standardError = handle
+            try process.run()
+            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+            func text() -> String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline, !text().contains("watching at"), process.isRunning { usleep(20_000) }
+            try #require(text().contains("watching at"), "\(text())")
+            usleep(500_000)   // the HAL's watching client opens
+            let resized = Date().timeIntervalSince1970
+            let resize = try ExternalTool.run("env", ["JACK_DEFAULT_SERVER=\(server.name)", "jack_bufsize", "256"], timeout: 20)
+            #expect(resize.status == 0, "\(resize.standardError)")
+            usleep(1_000_000)
+            let killed = Date().timeIntervalSince1970
+            server.stop()
+            stopped = true
+            let end = Date().addingTimeInterval(20)
+            while Date() < end, process.isRunning { usleep(50_000) }
+            #expect(!process.isRunning, "the program did not end: \(text())")
+            let log = text()
+            print(log)
+            func time(_ prefix: String) -> Double? {
+                guard let line = log.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) else { return nil }
+                return Double(line.dropFirst(prefix.count).split(separator: " ").last ?? "")
+            }
+            #expect(log.contains("default output device 3: 48000 Hz, 128 frames"), "\(log)")
+            let period = time("buffer frame size: 256 at"), dead = time("device is alive: 0 at"), gone = time("devices changed: 0 devices at")
+            #expect(period.map { $0 >= resized && $0 - resized < 1 } == true, "BufferFrameSize: \(String(describing: period.map { $0 - resized }))")
+            #expect(dead.map { $0 >= killed && $0 - killed < 1 } == true, "DeviceIsAlive: \(String(describing: dead.map { $0 - killed }))")
+            #expect(gone.map { $0 >= killed && $0 - killed < 1 } == true, "Devices: \(String(describing: gone.map { $0 - killed }))")
+            #expect(log.contains("removed: all"), "\(log)")
         }
     }
 }
