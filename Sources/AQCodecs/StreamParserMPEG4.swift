@@ -1,9 +1,9 @@
 import AQMedia
 import CAudioTypes
 
-/// MPEG-4 audio streams (M4A, MP4) with AAC: the first audio track's sample table ('moov':
-/// 'stsd'/'esds', 'stsz', 'stsc', 'stco'/'co64', the edit list for priming), or fragments
-/// ('moof'/'trun'), then the samples from 'mdat' as they arrive. A 'moov' after its 'mdat' (a
+/// MPEG-4 audio streams (M4A, MP4) with AAC, Opus, FLAC, AC-3 or E-AC-3: the first audio
+/// track's sample table ('moov': 'stsd' and its 'esds', 'dOps', 'dfLa', 'dac3' or 'dec3';
+/// 'stsz', 'stsc', 'stco'/'co64', the edit list for priming), or fragments ('moof'/'trun'), then the samples from 'mdat' as they arrive. A 'moov' after its 'mdat' (a
 /// file not made for streaming) is handled by keeping the 'mdat' bytes until the table comes.
 final class MPEG4StreamParser: StreamContainerParser {
     /// `.chunks`: between boxes; `.data`: in an 'mdat'.
@@ -177,14 +177,12 @@ final class MPEG4StreamParser: StreamContainerParser {
             default: break
             }
         }
-        guard let track else { throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode, "the MPEG-4 stream has no AAC audio track") }
-        let descriptor = try ElementaryStreamDescriptor(parsing: track.cookie)
-        let config = descriptor.audioSpecificConfig
-        info.dataFormat = AudioStreamBasicDescription(mSampleRate: Double(config.sampleRate), mFormatID: AudioFormatValues.mpeg4AAC,
-                                                      mFormatFlags: UInt32(config.objectType), mBytesPerPacket: 0, mFramesPerPacket: 1024,
-                                                      mBytesPerFrame: 0, mChannelsPerFrame: UInt32(config.channelCount), mBitsPerChannel: 0, mReserved: 0)
+        guard let track else {
+            throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode, "the MPEG-4 stream has no audio track of AAC, Opus, FLAC, AC-3 or E-AC-3")
+        }
+        info.dataFormat = try Self.format(of: track)
         info.magicCookie = track.cookie
-        info.bitRate = descriptor.averageBitRate
+        if track.entry == "mp4a" { info.bitRate = try ElementaryStreamDescriptor(parsing: track.cookie).averageBitRate }
         samples = track.samples
         info.packetOffsets = samples.map(\.offset)
         info.maximumPacketSize = samples.map(\.size).max() ?? 0
@@ -196,14 +194,14 @@ final class MPEG4StreamParser: StreamContainerParser {
         events(.property(AudioFileStreamProperties.magicCookieData))
         // A media time of -1 is an empty edit (nothing to skip).
         if let edit = track.edit, edit.mediaTime >= 0, movieTimescale > 0, track.timescale > 0 {
-            let rate = Int64(config.sampleRate)
+            let rate = Int64(info.dataFormat.mSampleRate)
             guard edit.duration >= 0, case let (primingTicks, false) = edit.mediaTime.multipliedReportingOverflow(by: rate),
                   case let (validTicks, false) = edit.duration.multipliedReportingOverflow(by: rate),
                   let priming = Int32(exactly: primingTicks / Int64(track.timescale)) else {
                 throw malformedStream("MPEG-4 edit list of media time \(edit.mediaTime) and duration \(edit.duration): expected at most 2^31 frames of priming")
             }
             let valid = validTicks / Int64(movieTimescale)
-            let remainder = Int64(samples.count) * 1024 - Int64(priming) - valid
+            let remainder = Int64(samples.count) * Int64(info.dataFormat.mFramesPerPacket) - Int64(priming) - valid
             info.packetTable = PacketTable(validFrameCount: valid, primingFrames: priming, remainderFrames: Int32(clamping: max(0, remainder)))
             events(.property(AudioFileStreamProperties.packetTableInfo))
         }
@@ -218,8 +216,46 @@ final class MPEG4StreamParser: StreamContainerParser {
         events(.property(AudioFileStreamProperties.readyToProducePackets))
     }
 
-    /// An audio track's cookie, timescale, edit and samples.
-    private struct TrackTable {
+    /// The stream description of a track, by its sample entry: AAC from its ES_Descriptor (the
+    /// AAC core, as ``CompressedFormatValues/aacDescription(_:)``), Opus at 48 kHz with 960
+    /// frames a packet, FLAC with STREAMINFO's block size when fixed, AC-3 and E-AC-3 with 1536
+    /// frames and the channels their 'dac3'/'dec3' say.
+    static func format(of track: TrackTable) throws(AudioFileError) -> AudioStreamBasicDescription {
+        func described(_ id: UInt32, rate: Int, channels: Int, frames: Int) -> AudioStreamBasicDescription {
+            AudioStreamBasicDescription(mSampleRate: Double(rate), mFormatID: id, mFormatFlags: 0, mBytesPerPacket: 0, mFramesPerPacket: UInt32(frames),
+                                        mBytesPerFrame: 0, mChannelsPerFrame: UInt32(channels), mBitsPerChannel: 0, mReserved: 0)
+        }
+        switch track.entry {
+        case "mp4a":
+            return CompressedFormatValues.aacDescription(try ElementaryStreamDescriptor(parsing: track.cookie).audioSpecificConfig)
+        case "Opus":
+            return described(AudioFormatValues.opus, rate: 48000, channels: Int(track.cookie.count > 9 ? track.cookie[9] : 0), frames: 960)
+        case "fLaC":
+            // The cookie: version and flags, a metadata block header, STREAMINFO (block sizes first).
+            let info = track.cookie.count >= 8 + 18 ? Array(track.cookie[8...]) : []
+            let minimum = info.count >= 4 ? Int(info[0]) << 8 | Int(info[1]) : 0, maximum = info.count >= 4 ? Int(info[2]) << 8 | Int(info[3]) : 0
+            let rate = info.count >= 13 ? Int(info[10]) << 12 | Int(info[11]) << 4 | Int(info[12]) >> 4 : track.rate
+            let channels = info.count >= 13 ? Int(info[12] >> 1 & 0x07) + 1 : track.channels
+            return described(AudioFormatValues.flac, rate: rate, channels: channels, frames: minimum == maximum ? maximum : 0)
+        default:
+            return described(track.entry == "ac-3" ? AudioFormatValues.ac3 : AudioFormatValues.enhancedAC3, rate: track.rate,
+                             channels: track.ac3Channels ?? track.channels, frames: 1536)
+        }
+    }
+
+    /// The channels of an AC-3 coding mode (acmod) and its LFE flag.
+    static func ac3Channels(mode: Int, lfe: Int) -> Int { [2, 1, 2, 3, 3, 4, 4, 5][mode & 7] + (lfe & 1) }
+
+    /// An audio track's sample entry, cookie, timescale, edit and samples.
+    struct TrackTable {
+        /// The sample entry's type: 'mp4a', 'Opus', 'fLaC', 'ac-3' or 'ec-3'.
+        var entry = ""
+        /// The sample entry's channel count and rate (Hz).
+        var channels = 0
+        var rate = 0
+        /// AC-3 and E-AC-3: the channels 'dac3'/'dec3' say.
+        var ac3Channels: Int?
+        /// AAC: the ES_Descriptor; Opus: an OpusHead made from 'dOps'; FLAC: the 'dfLa' payload.
         var cookie: [UInt8] = []
         var timescale = 0
         var edit: (mediaTime: Int64, duration: Int64)?
@@ -247,16 +283,39 @@ final class MPEG4StreamParser: StreamContainerParser {
                         table.edit = (Int64(Int32(bitPattern: content.be32(12))), Int64(content.be32(8)))
                     }
                 case "stsd":
-                    // One sample entry: 'mp4a' (AudioSampleEntry, 28 bytes) with its 'esds'.
+                    // One sample entry (an AudioSampleEntry, 28 bytes after its header) with the
+                    // box that configures its decoder.
                     guard content.count >= 16 else { return }
                     let entry = UnsafeRawBufferPointer(rebasing: content[8...])
-                    guard entry.fourCC(4) == "mp4a" else {
-                        throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode, "MPEG-4 sample entry '\(entry.fourCC(4))': the stream parser reads AAC ('mp4a')")
+                    let kind = entry.fourCC(4)
+                    guard ["mp4a", "Opus", "fLaC", "ac-3", "ec-3"].contains(kind) else {
+                        throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode,
+                                             "MPEG-4 sample entry '\(kind)': the stream parser reads AAC ('mp4a'), Opus ('Opus'), FLAC ('fLaC'), AC-3 ('ac-3') and E-AC-3 ('ec-3')")
                     }
                     let size = min(Int(entry.be32(0)), entry.count)
-                    guard size >= 36 else { throw malformedStream("MPEG-4 'mp4a' entry of \(size) bytes") }
+                    guard size >= 36 else { throw malformedStream("MPEG-4 '\(kind)' entry of \(size) bytes") }
+                    table.entry = kind
+                    table.channels = Int(entry.be16(24))
+                    table.rate = Int(entry.be32(32) >> 16)
                     try boxes(UnsafeRawBufferPointer(rebasing: entry[36 ..< size])) { (type, child) throws(AudioFileError) in
-                        if type == "esds", child.count > 4 { table.cookie = Array(child[4...]) }
+                        switch type {
+                        case "esds" where child.count > 4: table.cookie = Array(child[4...])
+                        case "dfLa" where child.count > 4: table.cookie = Array(child)
+                        case "dOps" where child.count >= 11:
+                            // RFC 7845's OpusHead from the big-endian 'dOps' (Opus in ISOBMFF 4.3.2).
+                            let skip = UInt16(child[2]) << 8 | UInt16(child[3]), gain = UInt16(child[8]) << 8 | UInt16(child[9])
+                            let rate = child.be32(4)
+                            table.cookie = Array("OpusHead".utf8) + [1, child[1], UInt8(skip & 0xFF), UInt8(skip >> 8)]
+                                + [UInt8(rate & 0xFF), UInt8(rate >> 8 & 0xFF), UInt8(rate >> 16 & 0xFF), UInt8(rate >> 24)]
+                                + [UInt8(gain & 0xFF), UInt8(gain >> 8)] + Array(child[10...])
+                        case "dac3" where child.count >= 3:
+                            // fscod(2) bsid(5) bsmod(3) acmod(3) lfeon(1) ...
+                            table.ac3Channels = Self.ac3Channels(mode: Int(child[1] >> 3), lfe: Int(child[1] >> 2))
+                        case "dec3" where child.count >= 5:
+                            // data_rate(13) num_ind_sub(3), then fscod(2) bsid(5) reserved(1) asvc(1) bsmod(3) acmod(3) lfeon(1) ...
+                            table.ac3Channels = Self.ac3Channels(mode: Int(child[3] >> 1), lfe: Int(child[3]))
+                        default: break
+                        }
                     }
                 case "stsz":
                     guard content.count >= 12 else { return }
@@ -286,7 +345,8 @@ final class MPEG4StreamParser: StreamContainerParser {
             }
         }
         try walk(trak, depth: 0)
-        guard isAudio, !table.cookie.isEmpty else { return nil }
+        // AAC needs its ES_Descriptor and Opus its head; AC-3 and E-AC-3 need nothing.
+        guard isAudio, !table.entry.isEmpty, !table.cookie.isEmpty || table.entry == "ac-3" || table.entry == "ec-3" else { return nil }
         // Sample offsets: chunk by chunk, each chunk's samples back to back ('stsc' runs apply
         // from their first chunk on, in order), never more samples than 'stsz' lists.
         var sample = 0

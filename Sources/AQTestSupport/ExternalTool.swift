@@ -77,10 +77,12 @@ public enum ExternalTool {
 
     /// Decodes `path` with ffmpeg to interleaved Float samples (no trimming beyond what the
     /// container asks for).
-    public static func decodeWithFFmpeg(_ path: String) throws -> [Float] {
+    /// `inputOptions` go before `-i` (`-ignore_editlist 1`: every frame, as a player that trims
+    /// nothing plays them).
+    public static func decodeWithFFmpeg(_ path: String, inputOptions: [String] = []) throws -> [Float] {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("aqjack-ffdecode-\(getpid())-\(UInt32.random(in: 0 ... .max)).f32").path
         defer { try? FileManager.default.removeItem(atPath: output) }
-        let result = try run("ffmpeg", ["-v", "error", "-y", "-i", path, "-f", "f32le", output])
+        let result = try run("ffmpeg", ["-v", "error", "-y"] + inputOptions + ["-i", path, "-f", "f32le", output])
         guard result.status == 0, let data = FileManager.default.contents(atPath: output) else { return [] }
         return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
     }

@@ -253,6 +253,30 @@ extension JackServerSuite {
             try Self.playsAsFFmpegDecodes(caf, packets: packets, heAAC: format == .heAAC)
         }
 
+        /// The formats issue 36 adds that MPEG-4 carries besides AAC.
+        enum MPEG4Format: String, CaseIterable, CustomTestStringConvertible {
+            case opus, flac, eac3
+            var testDescription: String { rawValue }
+            var codec: [String] {
+                switch self {
+                case .opus: ["-c:a", "libopus", "-b:a", "128k"]
+                case .flac: ["-c:a", "flac", "-strict", "-2"]
+                case .eac3: ["-c:a", "eac3", "-b:a", "192k"]
+                }
+            }
+        }
+
+        @Test("Opus ('Opus' with 'dOps'), FLAC ('fLaC' with 'dfLa') and E-AC-3 ('ec-3' with 'dec3') in MPEG-4 files made by ffmpeg for streaming, fed in 2 KiB pieces: the queue made with the stream's format plays every frame of ffmpeg's decode (its edit list ignored, as the player trims nothing), sample for sample, nothing else", arguments: MPEG4Format.allCases)
+        func playsMPEG4Format(_ format: MPEG4Format) throws {
+            let source = ExternalTool.temporaryPath("radio-src", extension: "wav")
+            let mp4 = ExternalTool.temporaryPath("radio", extension: "mp4")
+            defer { for path in [source, mp4] { try? FileManager.default.removeItem(atPath: path) } }
+            try #require(MultiSine.writeFile(source, frameCount: 48000, channelCount: 2, sampleRate: 48000, encoding: ["-e", "signed-integer", "-b", "16"]) == 0)
+            try #require(ExternalTool.run("ffmpeg", ["-v", "error", "-y", "-i", source] + format.codec + ["-movflags", "+faststart", mp4]).status == 0)
+            let packets = try #require(ExternalTool.probe(mp4)["nb_read_packets"].flatMap { Int($0) })
+            try Self.playsAsFFmpegDecodes(mp4, packets: packets, heAAC: false, ffmpegInput: ["-ignore_editlist", "1"])
+        }
+
         @Test("AC-3 whose every packet is garbage (the sizes kept, the bytes 0x55): the queue skips each, says so once on standard error, plays nothing, and still stops after its last buffer (IsRunning drops; it hung before): the program exits 0 within 20 s")
         func undecodablePackets() throws {
             let bin = try ApplePrograms.build().bin
@@ -280,9 +304,9 @@ extension JackServerSuite {
         /// Plays `path` with the StreamPlayer program into a float recorder and checks that
         /// every frame of ffmpeg's decode was played, sample for sample, from the first frame
         /// that is not silence, and nothing after.
-        static func playsAsFFmpegDecodes(_ path: String, packets: Int, heAAC: Bool) throws {
+        static func playsAsFFmpegDecodes(_ path: String, packets: Int, heAAC: Bool, ffmpegInput: [String] = []) throws {
             let bin = try ApplePrograms.build().bin
-            let reference = try ExternalTool.decodeWithFFmpeg(path)
+            let reference = try ExternalTool.decodeWithFFmpeg(path, inputOptions: ffmpegInput)
             try #require(reference.count > 2 * 40000, "ffmpeg decoded \(reference.count / 2) frames")
             let (recorder, log) = try startFloatRecorder(channels: 2, role: "radiorec")
             let result = try ApplePrograms.run(bin, "StreamPlayer", [path], environment: [
