@@ -5,7 +5,8 @@ import CAudioTypes
 /// serves a file type and codec (from ``FileTypes``' table):
 /// - linear PCM in WAVE, RF64, Wave64, AIFF, AIFC and CAF: libsndfile (``AudioFileWriter`` /
 ///   ``AudioFileReader``; the reader also decodes FLAC, ALAC in CAF, Ogg and MP3 to float);
-/// - packets (AAC in ADTS, CAF and MPEG-4; ALAC in MPEG-4): our own packet files
+/// - packets (AAC in ADTS, CAF and MPEG-4; ALAC in MPEG-4; read from CAF, also HE-AAC, MPEG
+///   audio, Opus, AC-3 and E-AC-3): our own packet files
 ///   (``ADTSFileWriter``, ``CAFPacketFileWriter``, ``MPEG4FileWriter`` and their readers);
 /// - FLAC, and ALAC in CAF, written from PCM frames: libsndfile's encoders
 ///   (``LosslessFileWriter``), which take frames, never packets.
@@ -74,8 +75,8 @@ public final class AudioFile {
         }
     }
 
-    /// Opens a file for reading: a packet reader when it holds AAC (ADTS, CAF, MPEG-4) or ALAC in
-    /// MPEG-4, libsndfile for everything else (decoded formats read as float). The contents decide;
+    /// Opens a file for reading: a packet reader when it holds AAC (ADTS, CAF, MPEG-4), ALAC in
+    /// MPEG-4, or another format of fixed-size packets in CAF (Opus, AC-3 ...), libsndfile for everything else (decoded formats read as float). The contents decide;
     /// `typeHint` only helps libsndfile with headerless data.
     public static func open(path: String, typeHint: UInt32 = 0) throws(AudioFileError) -> AudioFile {
         if let packets = try openPacketReader(path: path) { return AudioFile(.packetReader(packets)) }
@@ -197,12 +198,13 @@ public final class AudioFile {
     }
 
     /// A packet reader when the file's first bytes name a packet container holding AAC (CAF with
-    /// AAC, MPEG-4, ADTS with or without an ID3 tag), else nil.
+    /// AAC or another format read as packets: ``CAFPacketFileReader/readsPackets(of:)``, MPEG-4,
+    /// ADTS with or without an ID3 tag), else nil.
     private static func openPacketReader(path: String) throws(AudioFileError) -> (any PacketFileReading)? {
         let file = try ReadableFile(path: path)
         guard let head = file.read(at: 0, count: min(12, Int(file.size))) else { return nil }
         if head.count >= 8, head[0 ..< 4].elementsEqual("caff".utf8) {
-            guard let format = CAFPacketFileReader.dataFormat(ofFileAt: path), format.mFormatID == AudioFormatValues.mpeg4AAC else { return nil }
+            guard let format = CAFPacketFileReader.dataFormat(ofFileAt: path), CAFPacketFileReader.readsPackets(of: format) else { return nil }
             return try CAFPacketFileReader(path: path)
         }
         if head.count >= 8, head[4 ..< 8].elementsEqual("ftyp".utf8) { return try MPEG4FileReader(path: path) }

@@ -264,9 +264,9 @@ public final class CAFPacketFileReader: PacketFileReading {
         guard (1 ... 256).contains(format.mChannelsPerFrame), format.mFramesPerPacket <= 1 << 20 else {
             throw invalid("'desc' has \(format.mChannelsPerFrame) channels and \(format.mFramesPerPacket) frames per packet")
         }
-        guard format.mFormatID == AudioFormatValues.mpeg4AAC else {
+        guard Self.readsPackets(of: format) else {
             throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode,
-                                   "\(path): CAF packets of \(fourCharacterCode(format.mFormatID)) are read through libsndfile, not as AAC")
+                                   "\(path): CAF packets of \(fourCharacterCode(format.mFormatID)) are read through libsndfile, not as packets")
         }
         guard let data else { throw invalid("no 'data' chunk") }
         guard let table else {
@@ -301,11 +301,22 @@ public final class CAFPacketFileReader: PacketFileReading {
         completed.mBytesPerFrame = 0
         if completed.mFramesPerPacket == 0 { completed.mFramesPerPacket = 1024 }
         dataFormat = completed
-        magicCookie = cookie.isEmpty ? (try? AudioSpecificConfig(objectType: Int(max(2, format.mFormatFlags)), sampleRate: Int(format.mSampleRate),
+        let isAAC = format.mFormatID == AudioFormatValues.mpeg4AAC
+        magicCookie = !isAAC ? cookie : cookie.isEmpty ? (try? AudioSpecificConfig(objectType: Int(max(2, format.mFormatFlags)), sampleRate: Int(format.mSampleRate),
                                                                  channelCount: Int(format.mChannelsPerFrame))).map { ElementaryStreamDescriptor(audioSpecificConfig: $0).bytes } ?? []
                                      : cookie
         packetTable = PacketTable(validFrameCount: table.valid, primingFrames: table.priming, remainderFrames: table.remainder)
         self.index = index
+    }
+
+    /// Whether a CAF of `format` is read here as packets: AAC (any frames per packet field), and
+    /// the other formats ``PacketDecoders`` decodes whose packets hold a fixed number of frames
+    /// (HE-AAC, MPEG audio, Opus, AC-3, E-AC-3 ...). Apple Lossless and FLAC in CAF are decoded
+    /// by libsndfile; a packet table with frames per packet (variable) is not read here.
+    public static func readsPackets(of format: AudioStreamBasicDescription) -> Bool {
+        format.mFormatID == AudioFormatValues.mpeg4AAC
+            || (PacketDecoders.decodes(format.mFormatID) && format.mFramesPerPacket > 0
+                && format.mFormatID != AudioFormatValues.appleLossless && format.mFormatID != AudioFormatValues.flac)
     }
 
     public func readPackets(startPacket: Int64, packetCount: Int, into buffer: UnsafeMutableRawPointer, capacity: Int,

@@ -304,12 +304,12 @@ extension JackServerSuite {
         /// Plays `path` with the StreamPlayer program into a float recorder and checks that
         /// every frame of ffmpeg's decode was played, sample for sample, from the first frame
         /// that is not silence, and nothing after.
-        static func playsAsFFmpegDecodes(_ path: String, packets: Int, heAAC: Bool, ffmpegInput: [String] = []) throws {
+        static func playsAsFFmpegDecodes(_ path: String, packets: Int, heAAC: Bool, ffmpegInput: [String] = [], program: String = "StreamPlayer") throws {
             let bin = try ApplePrograms.build().bin
             let reference = try ExternalTool.decodeWithFFmpeg(path, inputOptions: ffmpegInput)
             try #require(reference.count > 2 * 40000, "ffmpeg decoded \(reference.count / 2) frames")
             let (recorder, log) = try startFloatRecorder(channels: 2, role: "radiorec")
-            let result = try ApplePrograms.run(bin, "StreamPlayer", [path], environment: [
+            let result = try ApplePrograms.run(bin, program, [path], environment: [
                 "AQJACK_CONNECT": recorder.driver.name + ":in_*", "AQJACK_CLIENT_NAME": TestServer.uniqueClientName("radio")])
             usleep(200_000)
             recorder.stop()
@@ -409,7 +409,7 @@ extension JackServerSuite {
 extension JackServerSuite {
     @Suite("Apple-style players and a dispatch-queue recorder on the server, unchanged")
     struct ApplePlayerTests {
-        @Test("Learning Core Audio's player and a dispatch-queue player play a 16-bit file into the ports AQJACK_CONNECT names, every frame bit-exact and nothing after; a dispatch-queue recorder records the generator bit-exact")
+        @Test("Learning Core Audio's player and a dispatch-queue player play a 16-bit file into the ports AQJACK_CONNECT names, every frame bit-exact and nothing after; Learning Core Audio's player plays ffmpeg's Opus and AC-3 CAFs sample for sample as ffmpeg decodes them; a dispatch-queue recorder records the generator bit-exact")
         func players() throws {
             let bin = try ApplePrograms.build().bin
             let path = ExternalTool.temporaryPath("lca-play", extension: "wav")
@@ -433,6 +433,18 @@ extension JackServerSuite {
                 }
                 #expect(samples.count / 2 >= first + 24000 && wrong == 0, "\(program): \(wrong) samples wrong")
                 #expect(samples[(2 * (first + 24000))...].allSatisfy { $0 == 0 }, "\(program): sound after the file's end")
+            }
+
+            // Opus and AC-3 in CAFs as ffmpeg writes them (packet table after the data, no
+            // priming): AudioFile reads them as packets and the queue decodes them.
+            for codec in [["-c:a", "libopus", "-b:a", "128k"], ["-c:a", "ac3", "-b:a", "192k"]] {
+                let source = ExternalTool.temporaryPath("lca-src", extension: "wav")
+                let caf = ExternalTool.temporaryPath("lca-" + codec[1], extension: "caf")
+                defer { for file in [source, caf] { try? FileManager.default.removeItem(atPath: file) } }
+                try #require(MultiSine.writeFile(source, frameCount: 48000, channelCount: 2, sampleRate: 48000, encoding: ["-e", "signed-integer", "-b", "16"]) == 0)
+                try #require(ExternalTool.run("ffmpeg", ["-v", "error", "-y", "-i", source] + codec + [caf]).status == 0)
+                let packets = try #require(ExternalTool.probe(caf)["nb_read_packets"].flatMap { Int($0) })
+                try AppleStreamPlayerTests.playsAsFFmpegDecodes(caf, packets: packets, heAAC: false, program: "Player")
             }
 
             let generator = try GeneratorClient(name: TestServer.uniqueClientName("dqgen"), channelCount: 2, integerBits: 16)
