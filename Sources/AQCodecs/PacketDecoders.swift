@@ -24,6 +24,13 @@ public enum PacketDecoders {
 
     public static func decodes(_ formatID: UInt32) -> Bool { formatIDs.contains(formatID) }
 
+    /// Whether packets of `formatID` carry all their decoder needs in their own headers (MPEG
+    /// audio, AC-3, E-AC-3), so a magic cookie is ignored.
+    public static func ignoresCookie(_ formatID: UInt32) -> Bool {
+        [AudioFormatValues.mpegLayer1, AudioFormatValues.mpegLayer2, AudioFormatValues.mpegLayer3,
+         AudioFormatValues.ac3, AudioFormatValues.enhancedAC3].contains(formatID)
+    }
+
     /// The frames one packet of `formatID` decodes to, as Apple's FormatInfo gives them (0: it
     /// varies and the stream says); nil for a format not decoded here.
     public static func framesPerPacket(_ formatID: UInt32) -> UInt32? {

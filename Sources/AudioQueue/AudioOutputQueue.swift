@@ -219,9 +219,7 @@ public final class AudioOutputQueue: @unchecked Sendable {
     public var magicCookie: [UInt8] { lock.withLock { pipeline.cookie } }
 
     public func setMagicCookie(_ bytes: [UInt8]) throws(AudioQueueError) {
-        // MPEG audio and AC-3 frames carry what the decoder needs in their headers: no cookie.
-        guard isCompressed, ![AudioFormatValues.mpegLayer1, AudioFormatValues.mpegLayer2, AudioFormatValues.mpegLayer3,
-                               AudioFormatValues.ac3, AudioFormatValues.enhancedAC3].contains(format.mFormatID) else { return }
+        guard isCompressed, !PacketDecoders.ignoresCookie(format.mFormatID) else { return }
         do throws(AudioConverterError) {
             try PacketDecoders.checkCookie(bytes, for: format)
         } catch {

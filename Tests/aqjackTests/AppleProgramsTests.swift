@@ -12,6 +12,23 @@ enum ApplePrograms {
     static let names = ["ExtAudioConvert", "StreamParse", "Recorder", "ConverterProc", "Player", "DispatchRecorder", "DispatchPlayer", "Porter",
                          "RunLoopRecorder", "StreamPlayer", "SessionRecorder", "DeviceWatcher"]
 
+    /// Starts program `name` in the background with its standard output and error in one
+    /// temporary file (two handles would each write from offset 0 over the other); returns the
+    /// process, a reader of what it printed so far, and the file to remove.
+    static func start(_ bin: String, _ name: String, _ arguments: [String], environment extra: [String: String]) throws -> (process: Process, text: () -> String, output: String) {
+        let output = ExternalTool.temporaryPath(name, extension: "txt")
+        FileManager.default.createFile(atPath: output, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: bin + "/" + name)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
+        let handle = FileHandle(forWritingAtPath: output)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        return (process, { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }, output)
+    }
+
     /// Runs program `name` with `arguments` and extra environment; returns its status and output.
     static func run(_ bin: String, _ name: String, _ arguments: [String], environment extra: [String: String]) throws -> (status: Int32, output: String) {
         let process = Process()
@@ -344,20 +361,10 @@ extension JackServerSuite {
             let driver = ["dummy", "-r", "48000", "-p", "256"]
             var server: JackServerProcess? = try JackServerProcess(name: name, realtime: false, serverOptions: [], driver: driver)
             defer { server?.stop() }
-            let output = ExternalTool.temporaryPath("avsession", extension: "txt")
+            let (process, text, output) = try ApplePrograms.start(bin, "SessionRecorder", ["6"], environment: [
+                "AQJACK_SERVER": name, "AQJACK_CLIENT_NAME": TestServer.uniqueClientName("avrec")])
             defer { try? FileManager.default.removeItem(atPath: output) }
-            FileManager.default.createFile(atPath: output, contents: nil)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: bin + "/SessionRecorder")
-            process.arguments = ["6"]
-            process.environment = ProcessInfo.processInfo.environment.merging(["AQJACK_SERVER": name, "AQJACK_CLIENT_NAME": TestServer.uniqueClientName("avrec")]) { $1 }
-            // One handle for both: two would each write from offset 0 over the other.
-            let handle = FileHandle(forWritingAtPath: output)
-            process.standardOutput = handle
-            process.standardError = handle
-            try process.run()
             defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-            func text() -> String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
             let deadline = Date().addingTimeInterval(30)
             while Date() < deadline, !text().contains("ready at"), process.isRunning { usleep(50_000) }
             try #require(text().contains("ready at"), "\(text())")
@@ -468,19 +475,9 @@ extension JackServerSuite {
             let server = try PrivateJackServer(rate: 48000, period: 128)
             var stopped = false
             defer { if !stopped { server.stop() } }
-            let output = ExternalTool.temporaryPath("devicewatcher", extension: "txt")
+            let (process, text, output) = try ApplePrograms.start(bin, "DeviceWatcher", ["5"], environment: ["AQJACK_SERVER": server.name])
             defer { try? FileManager.default.removeItem(atPath: output) }
-            FileManager.default.createFile(atPath: output, contents: nil)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: bin + "/DeviceWatcher")
-            process.arguments = ["5"]
-            process.environment = ProcessInfo.processInfo.environment.merging(["AQJACK_SERVER": server.name]) { $1 }
-            let handle = FileHandle(forWritingAtPath: output)
-            process.standardOutput = handle
-            process.standardError = handle
-            try process.run()
             defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-            func text() -> String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
             let deadline = Date().addingTimeInterval(20)
             while Date() < deadline, !text().contains("watching at"), process.isRunning { usleep(20_000) }
             try #require(text().contains("watching at"), "\(text())")
