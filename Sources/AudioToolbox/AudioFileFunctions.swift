@@ -108,7 +108,8 @@ public func AudioFileGetPropertyInfo(_ inAudioFile: AudioFileID, _ inPropertyID:
 
 /// Reads a property. `MagicCookieData` is the ES_Descriptor of an AAC file (empty for linear
 /// PCM); `PacketTableInfo` the priming and remainder frames of a compressed file (CAF 'pakt',
-/// MPEG-4 edit/skip data; ADTS has none, so it reports every frame as valid).
+/// MPEG-4 edit/skip data; ADTS has none, so it reports every frame as valid); `FormatList` the
+/// formats the file decodes to, richest first (FormatLists.swift).
 @discardableResult
 public func AudioFileGetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID,
                                  _ ioDataSize: UnsafeMutablePointer<UInt32>, _ outPropertyData: UnsafeMutableRawPointer) -> OSStatus {

@@ -147,10 +147,11 @@ public func AudioFormatGetPropertyInfo(_ inPropertyID: AudioFormatPropertyID, _ 
 
 /// Reads a format property:
 /// - `FormatInfo` completes the ASBD in `outPropertyData` (linear PCM: packed, one frame per
-///   packet; AAC: 1024 frames per packet, VBR; with a magic cookie as specifier, the cookie's
-///   stream), checking it;
+///   packet; AAC: 1024 frames per packet, VBR; the other decoded formats their frames per
+///   packet; with a magic cookie as specifier, the cookie's stream), checking it;
 /// - `FormatIsVBR`, `FormatName` (a `CFString`), `Encoders`/`Decoders` (the codec
-///   list for the format ID in the specifier), `ASBDFromESDS`, `EncodeFormatIDs`/`DecodeFormatIDs`.
+///   list for the format ID in the specifier), `ASBDFromESDS`, `EncodeFormatIDs`/`DecodeFormatIDs`,
+///   `FormatList` (an `AudioFormatInfo` specifier) and `FirstPlayableFormatFromList`.
 @discardableResult
 public func AudioFormatGetProperty(_ inPropertyID: AudioFormatPropertyID, _ inSpecifierSize: UInt32, _ inSpecifier: UnsafeRawPointer?,
                                    _ ioPropertyDataSize: UnsafeMutablePointer<UInt32>?, _ outPropertyData: UnsafeMutableRawPointer?) -> OSStatus {
