@@ -18,7 +18,10 @@ public final class GraphHost: @unchecked Sendable {
     /// changes set the controls bound to them) and MIDI output (`midi_out`), if it has them.
     public let midiInput: String?
     public let midiOutput: String?
-    private let processor = GraphHostProcessor()
+    private let processor: GraphHostProcessor
+    /// The levels of the graph's outputs, over windows of about 50 ms (whole cycles): what a
+    /// page or a status shows of the host's output.
+    public var outputLevels: CycleLevelMeter { processor.meter }
     /// Where the driver's transport is at the start of the cycle being run: what the nodes tell
     /// plugins that take `time:Position`.
     public var transport: GraphTransport { processor.transport }
@@ -32,6 +35,7 @@ public final class GraphHost: @unchecked Sendable {
         self.driver = driver
         self.inputs = inputs > 0 ? try driver.makeChannels(prefix: "in_", count: inputs, direction: .input) : []
         self.outputs = outputs > 0 ? try driver.makeChannels(prefix: "out_", count: outputs, direction: .output) : []
+        processor = GraphHostProcessor(meter: CycleLevelMeter(channelCount: outputs, windowFrames: max(1, driver.sampleRate / 20)))
         midiInput = midi ? try driver.makeChannels(named: ["midi_in"], direction: .input, kind: .midi).first : nil
         midiOutput = midi ? try driver.makeChannels(named: ["midi_out"], direction: .output, kind: .midi).first : nil
     }
@@ -101,6 +105,13 @@ final class GraphHostProcessor: RealtimeProcessor, @unchecked Sendable {
     /// reference counting.
     private let transportBox = Unmanaged.passRetained(GraphTransport())
     var transport: GraphTransport { transportBox.takeUnretainedValue() }
+    /// Meters the outputs each cycle (unmanaged for the process thread, as the transport).
+    private let meterBox: Unmanaged<CycleLevelMeter>
+    var meter: CycleLevelMeter { meterBox.takeUnretainedValue() }
+
+    init(meter: CycleLevelMeter) {
+        meterBox = .passRetained(meter)
+    }
 
     static let realtimeEntry: RealtimeEntry = { processor, cycle in
         Unmanaged<GraphHostProcessor>.fromOpaque(processor)._withUnsafeGuaranteedRef { $0.process(cycle.load(as: ProcessCycle.self)) }
@@ -124,6 +135,7 @@ final class GraphHostProcessor: RealtimeProcessor, @unchecked Sendable {
 
     deinit {
         transportBox.release()
+        meterBox.release()
         releaseRetired()
         let bits = offered.exchange(0, ordering: .acquiringAndReleasing)
         if bits != 0 { Unmanaged<GraphRunner>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release() }
@@ -159,12 +171,14 @@ final class GraphHostProcessor: RealtimeProcessor, @unchecked Sendable {
         }
         guard let current, cycle.frameCount > 0 else {
             for channel in 0 ..< cycle.outputs.count { cycle.outputs[channel].update(repeating: 0, count: cycle.frameCount) }
+            meterBox._withUnsafeGuaranteedRef { $0.add(cycle.outputs, frames: cycle.frameCount) }
             return
         }
         Unmanaged<GraphRunner>.fromOpaque(current)._withUnsafeGuaranteedRef {
             $0.process(inputs: cycle.inputs, outputs: cycle.outputs, frames: cycle.frameCount, midi: midi,
                        midiOutput: cycle.midiOutputs.count > 0 ? cycle.midiOutputs[0] : nil)
         }
+        meterBox._withUnsafeGuaranteedRef { $0.add(cycle.outputs, frames: cycle.frameCount) }
     }
 }
 

@@ -125,7 +125,7 @@ struct HostChain {
         do {
             events = try SessionEvents.make(http)
             if http.port != nil {
-                web = try SessionWeb(options: http, initial: Self.liveStatus(driver: driver, client: client, finished: false), events: events?.log,
+                web = try SessionWeb(options: http, initial: Self.liveStatus(driver: driver, client: client, meter: live.host.outputLevels, finished: false), events: events?.log,
                                      pages: ["/graph": { GraphView.response(controller) }]) { verb, words in
                     GraphView.reply(controller.execute([verb] + words, connection: GraphView.connection).reply)
                 }
@@ -180,7 +180,7 @@ struct HostChain {
             // A plugin whose latency changed: the graph compensates it and JACK is told.
             controller.withGraph { _ = try? $0.refreshLatency() }
             if web != nil || events != nil {
-                let status = Self.liveStatus(driver: driver, client: client, finished: false)
+                let status = Self.liveStatus(driver: driver, client: client, meter: live.host.outputLevels, finished: false)
                 web?.update(status)
                 events?.look(at: status)
             }
@@ -196,7 +196,7 @@ struct HostChain {
         }
         events?.log.post("finished", [("exitReason", JSONText.string(reason))])
         events?.log.close()
-        web?.update(Self.liveStatus(driver: driver, client: client, finished: true))
+        web?.update(Self.liveStatus(driver: driver, client: client, meter: live.host.outputLevels, finished: true))
         web?.stop()
         server?.stop()
         oscControl?.stop()
@@ -222,10 +222,12 @@ struct HostChain {
         return cause == .serverShutdown ? ExitStatus.failure : ExitStatus.success
     }
 
-    /// What the web page shows of the host: running, its xruns, the verbs it takes over POST.
-    static func liveStatus(driver: JackDriver, client: JackClient, finished: Bool) -> LiveStatus {
+    /// What the web page shows of the host: running, its xruns, its outputs' levels (the latest
+    /// window of about 50 ms), the verbs it takes over POST.
+    static func liveStatus(driver: JackDriver, client: JackClient, meter: CycleLevelMeter, finished: Bool) -> LiveStatus {
         var status = LiveStatus(command: "host", state: finished ? "stopped" : "running", sampleRate: Double(driver.sampleRate))
         status.xruns = client.notifications.xrunCount.load(ordering: .relaxed)
+        status.levels = finished ? [] : meter.levels.map { LiveStatus.Level(peak: $0.peak, rms: $0.rms) }
         status.controls = finished ? [] : GraphView.verbs
         return status
     }

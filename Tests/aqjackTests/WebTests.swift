@@ -258,11 +258,22 @@ extension JackServerSuite {
             #expect(names.first == "started" && names.last == "finished", "\(names)")
         }
 
-        @Test("host --http: GET /graph lists the amp of `host amp --set gain=6` (node 1, gain -70 ... 70 at 6); in headless chromium its slider moved to -12 sets the plugin to the slider's step nearest it (the page shows it, get answers it); set and get over POST; an unknown node 404, a value out of range 400; Ctrl-C exits 0")
+        @Test("host --http: GET /graph lists the amp of `host amp --set gain=6` (node 1, gain -70 ... 70 at 6); /status meters its output (a -6.02 dBFS sine in: -0.02 dBFS peak); in headless chromium its slider moved to -12 sets the plugin to the slider's step nearest it (the page shows it, get answers it, the page's meter shows the output 12.04 dB lower); set and get over POST; an unknown node 404, a value out of range 400; Ctrl-C exits 0")
         func hostGraphPage() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("webgen"), channelCount: 1, wavePeriod: Self.sine)
             let (process, port, out, err) = try Self.start(["host", "--json", "--http", "0", "--name", TestServer.uniqueClientName("webhost"),
-                                                            PluginConvertTests.amp, "--set", "gain=6"], role: "webhost")
+                                                            "-i", "\(generator.client.name):out_1", PluginConvertTests.amp, "--set", "gain=6"], role: "webhost")
             defer { for url in [out, err] { try? FileManager.default.removeItem(at: url) } }
+            // The sine's peak (0.5) times 10^(6/20): -0.02 dBFS, once a window has passed.
+            let expectedPeak = 20 * log10(0.5 * pow(10, 6.0 / 20))
+            var shownPeak: Double?
+            for _ in 0 ..< 50 {
+                let status = try JSONSerialization.jsonObject(with: Data(try Self.curl(port, "/status").body.utf8)) as? [String: Any] ?? [:]
+                shownPeak = ((status["channels"] as? [[String: Any]])?.first?["peakDBFS"] as? Double)
+                if let shownPeak, abs(shownPeak - expectedPeak) <= 0.01 { break }
+                usleep(100_000)
+            }
+            #expect(shownPeak.map { abs($0 - expectedPeak) <= 0.01 } == true, "output peak \(String(describing: shownPeak)) dBFS, expected \(expectedPeak)")
             let graph = try JSONSerialization.jsonObject(with: Data(try Self.curl(port, "/graph").body.utf8)) as? [String: Any] ?? [:]
             let node = (graph["nodes"] as? [[String: Any]])?.first
             let gain = (node?["controls"] as? [[String: Any]])?.first { $0["symbol"] as? String == "gain" }
@@ -270,13 +281,18 @@ extension JackServerSuite {
             #expect(gain?["minimum"] as? Double == -70 && gain?["maximum"] as? Double == 70 && gain?["value"] as? Double == 6, "\(String(describing: gain))")
             let browser = try ExternalTool.run("python3", ["Scripts/browser-check.py", "http://127.0.0.1:\(port)/", "--wait", "shown-1-gain",
                                                           "--script", "const i = document.getElementById('control-1-gain'); i.value = '-12'; i.dispatchEvent(new Event('change')); return i.value;",
-                                                          "--read", "shown-1-gain", "--samples", "5"], timeout: 120)
+                                                          "--read", "shown-1-gain", "--read", "peak-1", "--samples", "5"], timeout: 120)
             #expect(browser.status == 0, "\(browser.standardError)")
             let result = (try? JSONSerialization.jsonObject(with: Data(browser.standardOutput.utf8)) as? [String: Any]) ?? [:]
             // The slider moves in steps of a thousandth of the range (0.14 dB): -12 lands on -12.04.
             let slider = result["script"] as? String ?? ""
             #expect(Double(slider).map { abs($0 - -12) <= 0.07 } == true && (result["reads"] as? [String: [String]])?["shown-1-gain"]?.last == slider,
                     "\(browser.standardOutput)")
+            // A second after the change, the page's meter shows the sine at the slider's gain.
+            let pagePeak = ((result["reads"] as? [String: [String]])?["peak-1"]?.last).flatMap(Double.init)
+            let expectedPagePeak = Double(slider).map { 20 * log10(0.5) + $0 }
+            #expect(pagePeak != nil && expectedPagePeak != nil && abs(pagePeak! - expectedPagePeak!) <= 0.5,
+                    "page peak \(String(describing: pagePeak)) dBFS at gain \(slider) dB")
             let get = try Self.curl(port, "/control/get", ["-X", "POST", "--data-binary", "1 gain"])
             #expect(get.status == 200 && Float(slider).map { get.body.contains("\"reply\":\"ok \($0)\"") } == true, "\(get)")
             #expect(try Self.curl(port, "/control/set", ["-X", "POST", "--data-binary", "1 gain 3"]).status == 200)
@@ -285,6 +301,7 @@ extension JackServerSuite {
             #expect(try Self.curl(port, "/control/set", ["-X", "POST", "--data-binary", "1 gain 99"]).status == 400)
             process.interrupt()
             #expect(process.exitStatus().status == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+            withExtendedLifetime(generator) {}
         }
 
         /// Connects to 127.0.0.1:`port`, sends `bytes` (none: just connects), and drops the connection.
