@@ -43,23 +43,35 @@ public final class TransportPlaybackProcessor: RealtimeProcessor, TransportSynci
     public let missedFrameCount = Atomic<Int>(0)
     /// Seeks asked of the feeder.
     public let seekCount = Atomic<Int>(0)
+    /// Whether the transport rolled in the latest cycle.
+    public let isRolling = Atomic<Bool>(false)
+    /// The levels of the outputs as played (silence while stopped), every cycle.
+    public var meter: CycleLevelMeter { meterBox.takeUnretainedValue() }
+    /// Retained here (released in deinit), unmanaged so the process thread meters without
+    /// reference counting.
+    private let meterBox: Unmanaged<CycleLevelMeter>
 
-    init(channelCount: Int, samples: consuming PlanarRingConsumer, wakeup: RealtimeWakeup, readyFrames: Int) {
+    init(channelCount: Int, samples: consuming PlanarRingConsumer, wakeup: RealtimeWakeup, readyFrames: Int, meter: CycleLevelMeter) {
         self.channelCount = channelCount
         self.samples = samples
         self.wakeup = wakeup
         self.readyFrames = readyFrames
+        meterBox = .passRetained(meter)
     }
 
+    deinit { meterBox.release() }
+
     /// A processor and its feeder sharing a ring of at least `capacityFrames` frames; a start
-    /// waits for `readyFrames` of them (at most half the ring).
-    public static func make(channelCount: Int, capacityFrames: Int, readyFrames: Int) -> (TransportPlaybackProcessor, TransportPlaybackFeeder) {
+    /// waits for `readyFrames` of them (at most half the ring). The outputs are metered over
+    /// windows of at least `meterWindowFrames`.
+    public static func make(channelCount: Int, capacityFrames: Int, readyFrames: Int, meterWindowFrames: Int) -> (TransportPlaybackProcessor, TransportPlaybackFeeder) {
         precondition(channelCount > 0, "playback needs at least one channel")
         let ring = PlanarFrameRing(channelCount: channelCount, minimumFrames: capacityFrames)
         let wakeup = RealtimeWakeup()
         let capacity = ring.consumer.capacityFrames
         let processor = TransportPlaybackProcessor(channelCount: channelCount, samples: ring.consumer, wakeup: wakeup,
-                                                   readyFrames: min(readyFrames, capacity / 2))
+                                                   readyFrames: min(readyFrames, capacity / 2),
+                                                   meter: CycleLevelMeter(channelCount: channelCount, windowFrames: meterWindowFrames))
         let feeder = TransportPlaybackFeeder(processor: processor, samples: ring.producer, wakeup: wakeup)
         return (processor, feeder)
     }
@@ -103,7 +115,11 @@ public final class TransportPlaybackProcessor: RealtimeProcessor, TransportSynci
         let outputs = cycle.outputs
         for channel in 0 ..< outputs.count { outputs[channel].update(repeating: 0, count: frameCount) }
         completeSeek()
-        defer { wakeup.signal() }
+        defer {
+            meterBox._withUnsafeGuaranteedRef { $0.add(outputs, frames: frameCount) }
+            wakeup.signal()
+        }
+        isRolling.store(cycle.transportRolling, ordering: .relaxed)
         guard cycle.transportRolling else { return }
         let position = UInt64(cycle.transportFrame)
         guard ringIsReady else {

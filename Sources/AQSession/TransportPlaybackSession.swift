@@ -43,7 +43,7 @@ public final class TransportPlaybackSession: @unchecked Sendable {
         channels = try driver.makeChannels(prefix: "out_", count: source.channelCount, direction: .output)
         // One second of ring; a start waits for a quarter of it at the new position.
         let (processor, feeder) = TransportPlaybackProcessor.make(channelCount: source.channelCount, capacityFrames: driver.sampleRate,
-                                                                  readyFrames: driver.sampleRate / 4)
+                                                                  readyFrames: driver.sampleRate / 4, meterWindowFrames: max(1, driver.sampleRate / 20))
         self.processor = processor
         feed = TransportFeed(source: source, feeder: feeder)
     }
@@ -74,6 +74,10 @@ public final class TransportPlaybackSession: @unchecked Sendable {
 
     /// Why feeding stopped, when the file failed (the rest plays as silence, counted missed).
     public var failure: String? { failed.withLock { $0 } }
+    /// The outputs' levels as played, over windows of whole cycles of at least 50 ms. Any thread.
+    public var outputLevels: CycleLevelMeter { processor.meter }
+    /// Whether the transport rolled in the latest cycle. Any thread.
+    public var isRolling: Bool { processor.isRolling.load(ordering: .relaxed) }
     /// Frames played from the file while the transport rolled.
     public var framesPlayed: Int { processor.playedFrameCount.load(ordering: .relaxed) }
     /// Frames the transport rolled over while the file's were not ready (silence): a master that

@@ -116,7 +116,8 @@ enum Help {
                      [--volume 0..1] [--loop N|inf] [--start-at FRAME] [--resampler soxr|libsamplerate]
                      [--plugin URI_OR_LABEL [--set SYMBOL=VALUE]... [--preset NAME]]...
                      [--http [ADDRESS:]PORT [--http-token TOKEN | --http-token-file PATH]] [--events FILE|-] [--json] FILE...
-              aqjack [--server NAME] [--name CLIENT] play --transport [-p DEST_PORT_OR_GLOB]... [--json] FILE
+              aqjack [--server NAME] [--name CLIENT] play --transport [-p DEST_PORT_OR_GLOB]... [--no-connect]
+                     [--http [ADDRESS:]PORT [--http-token TOKEN | --http-token-file PATH]] [--events FILE|-] [--json] FILE
               aqjack [--server NAME] [--name CLIENT] play [-p MIDI_PORT_OR_GLOB]... [--no-connect] [--start-at FRAME] [--json] FILE.mid
             """, text: """
             play registers CLIENT:out_1..N (the widest file's channel count), connects them to the physical
@@ -126,8 +127,9 @@ enum Help {
             record); the server's shutdown or a file that cannot be read to its end exits 1.
             play --transport puts one file on JACK's transport timeline (file frame 0 at transport frame
             0): it plays where the transport rolls, and holds a start or locate until it is ready there.
-            --http and --events as for record (docs/WEB.md): the page's meters are the output queue's,
-            its one command stop.
+            --http and --events as for record (docs/WEB.md): the page's meters are what plays, its one
+            command stop; with --transport the state is waiting while the transport is stopped, and
+            --events logs a transport event at each start and stop.
             play FILE.mid (.midi, .smf) plays a Standard MIDI File (format 0 or 1, tracks merged) to
             CLIENT:midi_out, connected to the physical MIDI inputs or the -p ones: each event at the
             start frame plus its time in the file, to the frame; Ctrl-C turns off the notes sounding.

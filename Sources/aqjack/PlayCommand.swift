@@ -65,9 +65,6 @@ struct PlayCommand {
         }
         guard !paths.isEmpty else { throw UsageError(message: "play needs at least one FILE, e.g. aqjack play take1.wav") }
         try http.validate()
-        if transport, http.port != nil || http.events != nil {
-            throw UsageError(message: "--http and --events are not taken with --transport yet")
-        }
         if paths.contains(where: MIDIPlay.isMIDIFile) {
             // A MIDI file plays alone, to MIDI ports, as it is.
             guard paths.count == 1 else { throw UsageError(message: "play takes one MIDI FILE at a time, alone (got \(paths.count) files)") }

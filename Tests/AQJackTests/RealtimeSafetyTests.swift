@@ -279,7 +279,7 @@ extension JackServerSuite.RealtimeSafetyTests {
     func transportPlaybackIsAllocationFree() throws {
         let client = try JackClient(name: TestServer.uniqueClientName("rttransport"), exactName: true)
         let ports = try client.registerPorts(prefix: "out_", count: 8, direction: .output)
-        let (processor, feeder) = TransportPlaybackProcessor.make(channelCount: 8, capacityFrames: 48000, readyFrames: 4096)
+        let (processor, feeder) = TransportPlaybackProcessor.make(channelCount: 8, capacityFrames: 48000, readyFrames: 4096, meterWindowFrames: 2400)
         let watchedBefore = aq_probe_watched_thread_count()
         try client.setThreadInitCallback(aq_probe_watch_current_thread)
         client.stopTransport()

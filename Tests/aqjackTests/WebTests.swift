@@ -258,6 +258,58 @@ extension JackServerSuite {
             #expect(names.first == "started" && names.last == "finished", "\(names)")
         }
 
+        @Test("play --transport --http: `waiting` while the transport is stopped (silent meters); `playing` with the file's peak (-6.02 dBFS within 0.5 dB) once it rolls, frames growing; `waiting` again when it stops; POST /control/stop exits 0; --events logs started, transport rolling true then false (with the frame it was at), finished")
+        func playTransportWithHTTP() throws {
+            let file = temporaryPath("web-transport.wav"), log = temporaryPath("web-transport.ndjson")
+            defer { for path in [file, log] { try? FileManager.default.removeItem(atPath: path) } }
+            let made = try ExternalTool.run("sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", file, "synth", "10", "sine", "1000", "vol", "0.5"])
+            #expect(made.status == 0, "\(made.standardError)")
+            let control = try JackClient(name: TestServer.uniqueClientName("webclock"))
+            defer { control.close() }
+            control.stopTransport()
+            try control.locateTransport(to: 0)
+            let (process, port, out, err) = try Self.start(["play", "--transport", "--json", "--http", "0", "--events", log, "--no-connect",
+                                                            "--name", TestServer.uniqueClientName("webtplay"), file], role: "webtplay")
+            defer { for url in [out, err] { try? FileManager.default.removeItem(at: url) } }
+            func status() throws -> [String: Any] {
+                try JSONSerialization.jsonObject(with: Data(try Self.curl(port, "/status").body.utf8)) as? [String: Any] ?? [:]
+            }
+            func peak(_ document: [String: Any]) -> Double? { (document["channels"] as? [[String: Any]])?.first?["peakDBFS"] as? Double }
+            usleep(300_000)
+            let stopped = try status()
+            #expect(stopped["command"] as? String == "play" && stopped["state"] as? String == "waiting" && peak(stopped) == nil
+                    && (stopped["files"] as? [String]) == [file], "\(stopped)")
+            control.startTransport()
+            var rolling: [String: Any] = [:]
+            for _ in 0 ..< 50 {
+                rolling = try status()
+                if rolling["state"] as? String == "playing", peak(rolling) != nil { break }
+                usleep(100_000)
+            }
+            #expect(rolling["state"] as? String == "playing" && peak(rolling).map { abs($0 - -6.02) <= 0.5 } == true, "\(rolling)")
+            usleep(500_000)
+            let later = try status()
+            #expect((later["frames"] as? Int ?? 0) > (rolling["frames"] as? Int ?? 0), "\(rolling) then \(later)")
+            control.stopTransport()
+            var waiting: [String: Any] = [:]
+            for _ in 0 ..< 50 {
+                waiting = try status()
+                if waiting["state"] as? String == "waiting" { break }
+                usleep(100_000)
+            }
+            #expect(waiting["state"] as? String == "waiting", "\(waiting)")
+            usleep(200_000)   // the session loop's look at the stopped transport, for the event
+            #expect(try Self.curl(port, "/control/stop", ["-X", "POST"]).status == 200)
+            #expect(process.exitStatus().status == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+            let events = String(decoding: try Data(contentsOf: URL(fileURLWithPath: log)), as: UTF8.self).split(separator: "\n")
+                .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            let names = events.map { $0["event"] as? String ?? "" }.filter { $0 != "xrun" && $0 != "underrun" }
+            #expect(names == ["started", "transport", "transport", "finished"], "\(names)")
+            let transport = events.filter { $0["event"] as? String == "transport" }
+            #expect(transport.map { $0["rolling"] as? Bool } == [true, false], "\(transport)")
+            #expect(transport.last.flatMap { $0["frame"] as? Int }.map { $0 > 0 } == true, "\(transport)")
+        }
+
         @Test("host --http: GET /graph lists the amp of `host amp --set gain=6` (node 1, gain -70 ... 70 at 6); /status meters its output (a -6.02 dBFS sine in: -0.02 dBFS peak); in headless chromium its slider moved to -12 sets the plugin to the slider's step nearest it (the page shows it, get answers it, the page's meter shows the output 12.04 dB lower); set and get over POST; an unknown node 404, a value out of range 400; Ctrl-C exits 0")
         func hostGraphPage() throws {
             let generator = try GeneratorClient(name: TestServer.uniqueClientName("webgen"), channelCount: 1, wavePeriod: Self.sine)
