@@ -11,11 +11,11 @@ import Synchronization
 /// `midi_in_1 ...`) captures every event with its JACK frame (``MIDIRecordingProcessor``); a
 /// reader thread keeps them in memory; each audio file's `.mid` is written as the file is
 /// finalized, with the notes sounding across its start turned on at tick 0 and those sounding
-/// at its end turned off there (so a split closes and reopens them). While a plain recording's
-/// or a take's file is open, its `.mid` is rewritten (a whole file, renamed into place) every
-/// ``checkpointInterval`` when events came, up to the last event, notes still on turned off
-/// there: a recorder killed outright leaves a valid `.mid` missing at most that interval's
-/// events. (A `--split` part after the first gets its `.mid` only when finalized.)
+/// at its end turned off there (so a split closes and reopens them). While a plain recording's,
+/// a `--split` part's or a take's file is open, its `.mid` is rewritten (a whole file, renamed
+/// into place) every ``checkpointInterval`` when events came, up to the last event, notes still
+/// on turned off there: a recorder killed outright leaves a valid `.mid` missing at most that
+/// interval's events.
 ///
 /// Threads: ``fileBegan(path:frame:)`` and ``fileFinished(path:frames:)`` from any thread (the
 /// disk writer's); the rest from the session's.
@@ -136,6 +136,21 @@ final class MIDIRecording: @unchecked Sendable {
     /// A plain recording (one file, not split, no takes) goes into `path`: its `.mid` is
     /// checkpointed from the recording's first frame on.
     func recording(into path: String) { store.withLock { $0.plainPath = path } }
+
+    /// A `--split` part's audio file `path` was made: the first at the start (checkpointed from
+    /// the recording's first frame on), each next one just after the one before it was finalized
+    /// (``fileFinished(path:frames:)``), from where that one ended. The disk writer's thread.
+    func partBegan(path: String) {
+        store.withLock { store in
+            if let start = store.nextStart {
+                store.open = (path, start)
+                store.checkpointed = -1
+            } else {
+                store.plainPath = path
+                if let first = store.firstFrame { store.open = (path, first) }
+            }
+        }
+    }
 
     /// A take's audio file began at device frame `frame`.
     func fileBegan(path: String, frame: UInt64) {

@@ -154,7 +154,13 @@ struct RecordingSetup {
         let writer: DiskBackedFiles
         if let splitFrames {
             // Consecutive files, each finalized (and handed to --on-file) when full.
-            let parts = try TimeSplitFiles(path: options.path, splitFrames: max(1, splitFrames), make: make, finalized: finalized,
+            // -m: each part's .mid is checkpointed while the part is written.
+            let makePart = { (path: String) throws(AudioFileError) -> any RecordingFiles in
+                let part = try make(path)
+                midi?.partBegan(path: part.paths.first ?? path)
+                return part
+            }
+            let parts = try TimeSplitFiles(path: options.path, splitFrames: max(1, splitFrames), make: makePart, finalized: finalized,
                                            naming: options.naming, wallClockSplit: options.splitAtSeconds.map(WallClockSplit.init(seconds:)))
             split = parts
             writer = DiskBackedFiles(parts, stream: stream)

@@ -173,6 +173,51 @@ extension JackServerSuite {
             #expect(got.map(\.tick) == want.map(\.tick) && got.map(\.bytes) == want.map(\.bytes), "got \(got), expected \(want)")
         }
 
+        @Test("record -m --split 1 killed with SIGKILL in its third or fourth part: every part has its .mid (the finished ones whole, the open one checkpointed), and mido reads in each the notes of its frames at tick = frame - the part's TimeReference, notes sounding across a part's start turned on at tick 0 and at its end (or the open part's last event) turned off there")
+        func splitPartsSurviveKill() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("mkgen"), channelCount: 2)
+            let control = generator.client
+            let base = UInt64(control.estimatedFrameTime) + 96_000
+            let notes: [(frame: UInt64, bytes: [UInt8])] = [
+                (base + 4_801, [0x90, 60, 100]), (base + 7_201, [0x80, 60, 0]), (base + 50_003, [0x90, 64, 90]),
+                (base + 70_005, [0x80, 64, 0]), (base + 100_007, [0x90, 67, 80]),
+            ]
+            let player = try MIDINoteClient(name: TestServer.uniqueClientName("mkplay"), messages: notes)
+            let folder = temporaryPath("midi-split-kill")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let recorder = try RecordTransportTests.startRecorder(["-m", player.portName, "--split", "1", folder + "/take.wav"], generator: generator,
+                                                                  name: TestServer.uniqueClientName("mkrec"), folder: folder, control: control)
+            defer { if recorder.isRunning { kill(recorder.processIdentifier, SIGKILL) } }
+            // 0.75 s after the last note: its checkpoint (every 250 ms) is written by then.
+            let killAt = base + 136_000
+            let now = UInt64(control.estimatedFrameTime)
+            if killAt > now { usleep(UInt32((killAt - now) * 1_000_000 / 48_000)) }
+            kill(recorder.processIdentifier, SIGKILL)
+            _ = recorder.exitStatus(within: 10)
+            let parts = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".wav") }.sorted()
+            #expect(parts.count >= 3, "parts: \(parts)")
+            let last = notes.map(\.frame).max()!
+            for (index, part) in parts.enumerated() {
+                let audio = folder + "/" + part
+                let start = try #require(try SoundFileContents(path: audio).timeReference.map(UInt64.init), "no TimeReference in \(part)")
+                // A finished part holds one second; the open one reaches its last event.
+                let end = index < parts.count - 1 ? start + 48_000 : max(start, last + 1)
+                var sounding: [UInt8: UInt8] = [:]
+                for note in notes where note.frame < start { if note.bytes[0] == 0x90 { sounding[note.bytes[1]] = note.bytes[2] } else { sounding[note.bytes[1]] = nil } }
+                var want = sounding.keys.sorted().map { (tick: 0, bytes: [0x90, Int($0), Int(sounding[$0]!)]) }
+                for note in notes where note.frame >= start && note.frame < end {
+                    want.append((Int(note.frame - start), note.bytes.map(Int.init)))
+                    if note.bytes[0] == 0x90 { sounding[note.bytes[1]] = note.bytes[2] } else { sounding[note.bytes[1]] = nil }
+                }
+                want += sounding.keys.sorted().map { (tick: Int(end - start), bytes: [0x80, Int($0), 0]) }
+                let midi = (audio as NSString).deletingPathExtension + ".mid"
+                #expect(FileManager.default.fileExists(atPath: midi), "no \(midi)")
+                let got = try Self.readWithMido(midi).tracks.first ?? []
+                #expect(got.map(\.tick) == want.map(\.tick) && got.map(\.bytes) == want.map(\.bytes), "\(part): got \(got), expected \(want)")
+            }
+        }
+
         @Test("record -m, then play the .mid: a MIDI client hears every recorded event at the play's start + its tick, frame for frame as it was played into the recording (start-relative)")
         func recordThenPlay() throws {
             let control = try GeneratorClient(name: TestServer.uniqueClientName("rtclock"), channelCount: 1)
