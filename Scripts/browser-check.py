@@ -2,11 +2,12 @@
 """Drives a web page in headless Chromium through chromedriver (W3C WebDriver over HTTP, with
 nothing but Python's standard library), as the web tests of aqjack do (docs/WEB.md).
 
-  browser-check.py URL --wait ID [--script JS] [--read ID]... [--samples N] [--screenshot PNG]
-                   [--click ID] [--after ID] [--timeout SECONDS]
+  browser-check.py URL --wait ID [--script JS] [--async-script JS] [--read ID]... [--samples N]
+                   [--screenshot PNG] [--click ID] [--after ID] [--timeout SECONDS]
 
 Opens URL, waits until element ID shows a number, runs --script (a function body; its return
-value is printed as "script"), then reads each --read element's text N times
+value is printed as "script"), runs --async-script (a function body whose last argument is the
+callback it calls with its result, within 60 s; printed as "async"), then reads each --read element's text N times
 200 ms apart, writes a screenshot, clicks --click, waits 1 s and reads --after. Prints one JSON
 object: {"reads": {ID: [text, ...]}, "after": text, "screenshot": PATH, "console": [...]}.
 Exit 1 with a message on standard error when the page never shows a number or a step fails.
@@ -53,6 +54,7 @@ def main():
     parser.add_argument("url")
     parser.add_argument("--wait", required=True)
     parser.add_argument("--script")
+    parser.add_argument("--async-script")
     parser.add_argument("--read", action="append", default=[])
     parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--screenshot")
@@ -102,6 +104,9 @@ def main():
         if args.script:
             result["script"] = driver.call("POST", f"/session/{session}/execute/sync", {"script": args.script, "args": []})
             time.sleep(0.5)
+        if args.async_script:
+            driver.call("POST", f"/session/{session}/timeouts", {"script": 60000})
+            result["async"] = driver.call("POST", f"/session/{session}/execute/async", {"script": args.async_script, "args": []})
         reads = {element_id: [] for element_id in args.read}
         for _ in range(args.samples):
             for element_id in args.read:

@@ -4,11 +4,15 @@
 /// frames, lost frames, xruns, disk free and time left, the files, and a button per take command
 /// the session takes now (`POST /control/VERB`: start, stop, split). For `host`, the graph from
 /// `/graph` (refreshed every second): a card per plugin with a slider per control input in its
-/// range, its output controls' values, bypass and presets, each change POSTed as the control
-/// socket's command. A token given as `?token=` in the page's address is passed on to every
-/// request. Element ids the tests read: `state`, `peak-N`, `rms-N`, `hold-N` (dBFS, one decimal,
-/// or `-inf`), a button per verb (`start`, `stop`, `split`), and for the host `control-ID-SYMBOL`
-/// (a slider), `shown-ID-SYMBOL` (its value), `bypass-ID`, `preset-ID`.
+/// range, its output controls' values, bypass, presets and a remove button; the connections,
+/// each with a disconnect button, and a source and destination to connect; an installed plugin
+/// (from `/plugins`) to add. Each change is POSTed as the control socket's command. A token given
+/// as `?token=` in the page's address is passed on to every request. Element ids the tests read:
+/// `state`, `peak-N`, `rms-N`, `hold-N` (dBFS, one decimal, or `-inf`), a button per verb
+/// (`start`, `stop`, `split`), and for the host `control-ID-SYMBOL` (a slider), `shown-ID-SYMBOL`
+/// (its value), `bypass-ID`, `preset-ID`, `remove-ID`, `add-uri` and `add` (a plugin to add),
+/// `connect-source`, `connect-destination` and `connect`, `connections` (a list item per
+/// connection, `SOURCE -> DESTINATION`, its button `disconnect-N` from 1).
 public enum WebPage {
     public static let html = """
     <!doctype html>
@@ -34,6 +38,8 @@ public enum WebPage {
     .control { display: grid; grid-template-columns: 12em 1fr 6em; gap: .6em; align-items: center; margin: .2em 0; }
     .control input[type=range] { width: 100%; } .control span { font-variant-numeric: tabular-nums; color: #c8d0d8; }
     ul { padding-left: 1.2em; color: #c8d0d8; }
+    #editor select { font: inherit; max-width: 22em; margin-right: .4em; } #editor button { margin-top: .3em; padding: .3em .9em; }
+    #connections button { margin: 0 0 0 .6em; padding: .1em .6em; background: #5a3a3a; } .node button { margin: 0 0 0 1em; padding: .2em .8em; background: #5a3a3a; }
     </style></head>
     <body>
     <h1>aqjack <span id="command"></span></h1>
@@ -43,6 +49,11 @@ public enum WebPage {
     <div id="buttons"></div>
     <div id="message"></div>
     <div id="graph"></div>
+    <div id="editor" hidden>
+      <div><select id="add-uri"><option value="">plugin…</option></select><button id="add">Add</button></div>
+      <h2 style="font-size:1em">Connections</h2><ul id="connections"></ul>
+      <div><select id="connect-source"></select> → <select id="connect-destination"></select><button id="connect">Connect</button></div>
+    </div>
     <h2 style="font-size:1em">Files</h2><ul id="files"></ul>
     <script>
     "use strict";
@@ -116,8 +127,36 @@ public enum WebPage {
     }
     const quote = text => JSON.stringify(String(text));   // the control line's quoting: "...", with \\" and \\\\ escaped
     const shownValue = v => v === null ? "" : String(Math.round(v * 1000) / 1000);
-    let graphShape = "", graphTimer = null;
-    function startGraph() { if (!graphTimer) { graphTimer = setInterval(refreshGraph, 1000); refreshGraph(); } }
+    let graphShape = "", editorShape = "", graphTimer = null;
+    function startGraph() {
+      if (graphTimer) return;
+      graphTimer = setInterval(refreshGraph, 1000); refreshGraph();
+      el("editor").hidden = false;
+      el("add").onclick = () => { if (el("add-uri").value) send("add", quote(el("add-uri").value)); };
+      el("connect").onclick = () => send("connect", quote(el("connect-source").value) + " " + quote(el("connect-destination").value));
+      fetch("/plugins" + query).then(r => r.json()).then(list => {
+        for (const p of list.plugins) {
+          const o = document.createElement("option"); o.value = p.uri; o.textContent = p.name + " (" + p.format + ")"; el("add-uri").appendChild(o);
+        }
+      }).catch(() => {});
+    }
+    function fill(select, names) {
+      const kept = select.value; select.innerHTML = "";
+      for (const name of names) { const o = document.createElement("option"); o.value = name; o.textContent = name; select.appendChild(o); }
+      if (names.includes(kept)) select.value = kept;
+    }
+    function showEditor(graph) {
+      const shape = JSON.stringify([graph.connections, graph.sources, graph.destinations]);
+      if (shape === editorShape) return;
+      editorShape = shape; el("connections").innerHTML = "";
+      graph.connections.forEach(([source, destination], index) => {
+        const li = document.createElement("li"); li.textContent = source + " -> " + destination;
+        const cut = document.createElement("button"); cut.id = "disconnect-" + (index + 1); cut.textContent = "×";
+        cut.onclick = () => send("disconnect", quote(source) + " " + quote(destination));
+        li.appendChild(cut); el("connections").appendChild(li);
+      });
+      fill(el("connect-source"), graph.sources); fill(el("connect-destination"), graph.destinations);
+    }
     async function send(verb, words) {
       try {
         const reply = await fetch("/control/" + verb + query, { method: "POST", body: words });
@@ -130,6 +169,9 @@ public enum WebPage {
       const div = document.createElement("div"); div.className = "node"; div.id = "node-" + node.id;
       const title = document.createElement("h3");
       title.textContent = node.id + " · " + node.name + (node.latency ? " · latency " + node.latency + " frames" : "");
+      const remove = document.createElement("button"); remove.id = "remove-" + node.id; remove.textContent = "Remove";
+      remove.onclick = () => send("remove", node.id);
+      title.appendChild(remove);
       div.appendChild(title);
       const bypass = document.createElement("input"); bypass.type = "checkbox"; bypass.id = "bypass-" + node.id;
       bypass.onchange = () => send("bypass", node.id + " " + (bypass.checked ? "on" : "off"));
@@ -166,6 +208,7 @@ public enum WebPage {
         graphShape = shape; el("graph").innerHTML = "";
         for (const node of graph.nodes) el("graph").appendChild(card(node));
       }
+      showEditor(graph);
       for (const node of graph.nodes) {
         const bypass = el("bypass-" + node.id); if (bypass) bypass.checked = node.bypassed;
         for (const c of node.controls) {

@@ -1,10 +1,13 @@
+import AQGraph
 import AQPlugins
 import AQWeb
+import Synchronization
 
 /// The host's graph on the web (`host --http`, docs/WEB.md): `GET /graph` as JSON (schema
-/// `aqjack.graph-view/1`: the nodes with their controls, bypass and presets, the connections),
-/// and `POST /control/VERB` answered by the control socket's commands (``GraphControl``), one
-/// set of verbs for every surface.
+/// `aqjack.graph-view/2`: the nodes with their controls, bypass and presets, the connections and
+/// the endpoints a connection may start and end at), `GET /plugins` (the installed plugins one
+/// may add), and `POST /control/VERB` answered by the control socket's commands
+/// (``GraphControl``), one set of verbs for every surface.
 enum GraphView {
     /// The verbs the page and scripts may POST: the control socket's, but those that answer a
     /// connection later (monitor, midi-learn) or belong to a socket (help, close, auth).
@@ -41,7 +44,32 @@ enum GraphView {
                 + "\"presets\":[\(description.presets.map { JSONText.string($0.label) }.joined(separator: ","))]}"
         }
         let connections = live.graph.connections.map { "[\(JSONText.string("\($0.source)")),\(JSONText.string("\($0.destination)"))]" }
-        return "{\"schema\":\"aqjack.graph-view/1\",\"latency\":\(live.latency),\"nodes\":[\(nodes.joined(separator: ","))],"
-            + "\"connections\":[\(connections.joined(separator: ","))]}"
+        // What `connect` takes: the graph's channels and MIDI ports, then each node's ports.
+        let graph = live.graph
+        let midi = live.host.midiInput != nil
+        let sources = (0 ..< graph.inputCount).map { GraphEndpoint.graphInput($0) } + (midi ? [.midiInput] : [])
+            + graph.nodes.flatMap { node in (node.outputs + node.midiOutputs).map { GraphEndpoint.plugin(node: node.id, port: $0) } }
+        let destinations = (0 ..< graph.outputCount).map { GraphEndpoint.graphOutput($0) } + (midi ? [.midiOutput] : [])
+            + graph.nodes.flatMap { node in (node.inputs + node.midiInputs).map { GraphEndpoint.plugin(node: node.id, port: $0) } }
+        func list(_ endpoints: [GraphEndpoint]) -> String { endpoints.map { JSONText.string("\($0)") }.joined(separator: ",") }
+        return "{\"schema\":\"aqjack.graph-view/2\",\"latency\":\(live.latency),\"nodes\":[\(nodes.joined(separator: ","))],"
+            + "\"connections\":[\(connections.joined(separator: ","))],\"sources\":[\(list(sources))],\"destinations\":[\(list(destinations))]}"
+    }
+
+    /// `GET /plugins` (schema `aqjack.plugin-list/1`): every installed LV2 and LADSPA plugin's
+    /// URI (what `add` takes), name and format, listed once (under the control's lock, which
+    /// keeps lilv to one thread) and kept.
+    static func pluginList(_ controller: GraphControl, world: LV2World) -> @Sendable () -> HTTPResponse {
+        let kept = Mutex<String?>(nil)
+        return {
+            if let json = kept.withLock({ $0 }) { return .json(json) }
+            let plugins = controller.withGraph { _ in world.describeAll() }.sorted { ($0.name.lowercased(), $0.uri) < ($1.name.lowercased(), $1.uri) }
+            let items = plugins.map { plugin in
+                "{\"uri\":\(JSONText.string(plugin.uri)),\"name\":\(JSONText.string(plugin.name)),\"format\":\(JSONText.string(plugin.format.rawValue))}"
+            }
+            let json = "{\"schema\":\"aqjack.plugin-list/1\",\"plugins\":[\(items.joined(separator: ","))]}"
+            kept.withLock { $0 = json }
+            return .json(json)
+        }
     }
 }

@@ -215,9 +215,10 @@ enum Help {
             --osc PORT (UDP on 127.0.0.1) takes the same commands as OSC messages, /aqjack/VERB with the
             words as arguments, each answered /aqjack/reply ADDRESS LINE; --osc-token TOKEN (or
             AQJACK_OSC_TOKEN), required for any --osc-host but loopback, is every message's first argument.
-            --http [ADDRESS:]PORT serves a page with the graph's plugins (sliders, bypass, presets),
-            GET /graph, /status, /events, and the same commands as POST /control/VERB with the words as
-            the body; --events FILE|- logs the events (docs/WEB.md).
+            --http [ADDRESS:]PORT serves a page with the outputs' meters and the graph to edit (plugins
+            added and removed, sliders, bypass, presets, connections), GET /graph, /plugins, /status,
+            /events, and the same commands as POST /control/VERB with the words as the body;
+            --events FILE|- logs the events (docs/WEB.md).
             """),
     ]
 

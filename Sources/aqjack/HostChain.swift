@@ -126,7 +126,7 @@ struct HostChain {
             events = try SessionEvents.make(http)
             if http.port != nil {
                 web = try SessionWeb(options: http, initial: Self.liveStatus(driver: driver, client: client, meter: live.host.outputLevels, finished: false), events: events?.log,
-                                     pages: ["/graph": { GraphView.response(controller) }]) { verb, words in
+                                     pages: ["/graph": { GraphView.response(controller) }, "/plugins": GraphView.pluginList(controller, world: world)]) { verb, words in
                     GraphView.reply(controller.execute([verb] + words, connection: GraphView.connection).reply)
                 }
             }

@@ -329,7 +329,7 @@ extension JackServerSuite {
             let graph = try JSONSerialization.jsonObject(with: Data(try Self.curl(port, "/graph").body.utf8)) as? [String: Any] ?? [:]
             let node = (graph["nodes"] as? [[String: Any]])?.first
             let gain = (node?["controls"] as? [[String: Any]])?.first { $0["symbol"] as? String == "gain" }
-            #expect(graph["schema"] as? String == "aqjack.graph-view/1" && node?["id"] as? String == "1", "\(graph)")
+            #expect(graph["schema"] as? String == "aqjack.graph-view/2" && node?["id"] as? String == "1", "\(graph)")
             #expect(gain?["minimum"] as? Double == -70 && gain?["maximum"] as? Double == 70 && gain?["value"] as? Double == 6, "\(String(describing: gain))")
             let browser = try ExternalTool.run("python3", ["Scripts/browser-check.py", "http://127.0.0.1:\(port)/", "--wait", "shown-1-gain",
                                                           "--script", "const i = document.getElementById('control-1-gain'); i.value = '-12'; i.dispatchEvent(new Event('change')); return i.value;",
@@ -351,6 +351,65 @@ extension JackServerSuite {
             #expect(try Self.curl(port, "/control/get", ["-X", "POST", "--data-binary", "1 gain"]).body.contains(#""reply":"ok 3.0""#))
             #expect(try Self.curl(port, "/control/set", ["-X", "POST", "--data-binary", "9 gain 1"]).status == 404)
             #expect(try Self.curl(port, "/control/set", ["-X", "POST", "--data-binary", "1 gain 99"]).status == 400)
+            process.interrupt()
+            #expect(process.exitStatus().status == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+            withExtendedLifetime(generator) {}
+        }
+
+        @Test("host --http page edits the graph: on an empty graph (--channels 1, a -6.02 dBFS sine into in_1) headless chromium picks the amp from the page's plugin list (GET /plugins) and adds it, connects in_1 -> 1:input and 1:output -> out_1 with the page's selects (the page's meter then shows the sine at the amp's gain within 0.5 dB), disconnects the second with its button and removes the amp: /graph follows each step (graph-view/2's sources and destinations)")
+        func hostPageEditsGraph() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("webgen"), channelCount: 1, wavePeriod: Self.sine)
+            let (process, port, out, err) = try Self.start(["host", "--json", "--http", "0", "--channels", "1", "--name", TestServer.uniqueClientName("webedit"),
+                                                            "-i", "\(generator.client.name):out_1"], role: "webedit")
+            defer { for url in [out, err] { try? FileManager.default.removeItem(at: url) } }
+            func graph() throws -> [String: Any] {
+                try JSONSerialization.jsonObject(with: Data(try Self.curl(port, "/graph").body.utf8)) as? [String: Any] ?? [:]
+            }
+            let empty = try graph()
+            #expect(empty["schema"] as? String == "aqjack.graph-view/2" && (empty["sources"] as? [String]) == ["in_1", "midi_in"]
+                    && (empty["destinations"] as? [String]) == ["out_1", "midi_out"], "\(empty)")
+            let plugins = try JSONSerialization.jsonObject(with: Data(try Self.curl(port, "/plugins").body.utf8)) as? [String: Any] ?? [:]
+            let listed = (plugins["plugins"] as? [[String: Any]]) ?? []
+            #expect(plugins["schema"] as? String == "aqjack.plugin-list/1" && listed.contains { $0["uri"] as? String == PluginConvertTests.amp && $0["format"] as? String == "lv2" }
+                    && listed.contains { $0["format"] as? String == "ladspa" }, "\(listed.count) plugins listed")
+            let script = """
+            const done = arguments[arguments.length - 1];
+            const $ = id => document.getElementById(id);
+            const sleep = ms => new Promise(r => setTimeout(r, ms));
+            const until = async (test, what) => { for (let i = 0; i < 150; i++) { if (test()) return; await sleep(100); } throw new Error("timed out waiting for " + what); };
+            const choose = (id, value) => { $(id).value = value; if ($(id).value !== value) throw new Error(id + " offers no " + value); };
+            const connections = () => [...$("connections").children].map(li => li.firstChild.textContent);
+            (async () => {
+              await until(() => $("add-uri").options.length > 1, "the plugin list");
+              choose("add-uri", "\(PluginConvertTests.amp)"); $("add").click();
+              await until(() => $("shown-1-gain"), "the amp's card");
+              await until(() => [...$("connect-source").options].some(o => o.value === "1:output"), "the amp's ports in the selects");
+              choose("connect-source", "in_1"); choose("connect-destination", "1:input"); $("connect").click();
+              await until(() => connections().length === 1, "the first connection");
+              choose("connect-source", "1:output"); choose("connect-destination", "out_1"); $("connect").click();
+              await until(() => connections().length === 2, "the second connection");
+              const made = connections(), gain = $("shown-1-gain").textContent;
+              await until(() => isFinite(parseFloat($("peak-1").textContent)), "the meter");
+              await sleep(300);
+              const peak = $("peak-1").textContent;
+              $("disconnect-" + (made.indexOf("1:output -> out_1") + 1)).click();
+              await until(() => connections().length === 1, "the disconnection");
+              const left = connections();
+              $("remove-1").click();
+              await until(() => !$("node-1") && connections().length === 0, "the removal");
+              done({ made, gain, peak, left });
+            })().catch(e => done({ error: String(e) }));
+            """
+            let browser = try ExternalTool.run("python3", ["Scripts/browser-check.py", "http://127.0.0.1:\(port)/", "--wait", "peak-1",
+                                                          "--async-script", script, "--samples", "0"], timeout: 150)
+            #expect(browser.status == 0, "\(browser.standardError)")
+            let result = ((try? JSONSerialization.jsonObject(with: Data(browser.standardOutput.utf8)) as? [String: Any])?["async"] as? [String: Any]) ?? [:]
+            #expect(result["error"] == nil && (result["made"] as? [String]) == ["in_1 -> 1:input", "1:output -> out_1"]
+                    && (result["left"] as? [String]) == ["in_1 -> 1:input"], "\(browser.standardOutput)")
+            let gain = (result["gain"] as? String).flatMap(Double.init), peak = (result["peak"] as? String).flatMap(Double.init)
+            #expect(gain != nil && peak != nil && abs(peak! - (20 * log10(0.5) + gain!)) <= 0.5, "peak \(String(describing: result["peak"])) at gain \(String(describing: result["gain"]))")
+            let after = try graph()
+            #expect((after["nodes"] as? [Any])?.isEmpty == true && (after["connections"] as? [Any])?.isEmpty == true, "\(after)")
             process.interrupt()
             #expect(process.exitStatus().status == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
             withExtendedLifetime(generator) {}
