@@ -114,6 +114,7 @@ let package = Package(
         .testTarget(name: "AQSessionTests", dependencies: ["AQSession", "AQCore", "AQMedia", "AQCodecs", "AudioQueue", "AQTestSupport", "CAudioTypes"]),
         .testTarget(name: "AQPluginsTests", dependencies: ["AQPlugins", "AQCore", "AQGraph", "AQTestSupport"]),
         .testTarget(name: "AQGraphTests", dependencies: ["AQGraph", "AQCore", "AQTestSupport"]),
+        .testTarget(name: "AQWebTests", dependencies: ["AQWeb", "AQTestSupport"]),
         .testTarget(name: "AQCodecsTests", dependencies: ["AQCodecs", "AQMedia", "AQTestSupport", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQMediaTests", dependencies: ["AQMedia", "AQCodecs", "CSndFile", "CAudioTypes"]),
         .testTarget(name: "AQJackTests", dependencies: ["AQServerSuite", "AQCore", "AQJack", "AQTestSupport", "CRTProbe", "AQPlugins", "AQMedia", "AQGraph"]),

@@ -22,7 +22,8 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
 /// ``Options/threads`` connections are served at once (each WebSocket client keeps one) and at
 /// most ``Options/maximumLiveClients`` WebSocket clients, the rest refused.
 ///
-/// Threads: civetweb's own (the handler is called on them, several at once); the live pusher's;
+/// Threads: civetweb's own (the handler is called on them, several at once); a pusher per
+/// WebSocket client (``LiveClient``: a client that stops reading holds up no other);
 /// ``publish(_:)`` and ``stop()`` from any thread. Never on a real-time path.
 public final class HTTPServer: @unchecked Sendable {
     public struct Options: Sendable {
@@ -86,7 +87,6 @@ public final class HTTPServer: @unchecked Sendable {
         let data = retained.toOpaque()
         mg_set_request_handler(started, "/", civetwebRequest, data)
         mg_set_websocket_handler(started, "/live", civetwebLiveConnect, civetwebLiveReady, civetwebLiveData, civetwebLiveClose, data)
-        state.startPusher()
     }
 
     deinit { stop() }
@@ -101,11 +101,11 @@ public final class HTTPServer: @unchecked Sendable {
     public var requestCount: Int { state.takeUnretainedValue().requests.load(ordering: .relaxed) }
     public var refusedCount: Int { state.takeUnretainedValue().refused.load(ordering: .relaxed) }
 
-    /// Stops the pusher and the server (waits for civetweb's threads). Idempotent.
+    /// Stops the pushers and the server (waits for civetweb's threads). Idempotent.
     public func stop() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         state.takeUnretainedValue().stopping.store(true, ordering: .releasing)
-        state.takeUnretainedValue().stopPusher()
+        state.takeUnretainedValue().stopLive()
         mg_stop(context)
         state.release()
     }
@@ -128,11 +128,9 @@ final class HTTPServerState: @unchecked Sendable {
     /// Set when the server stops: event streams end.
     let stopping = Atomic<Bool>(false)
     let eventClients = Atomic<Int>(0)
-    /// WebSocket connections ready for pushes (their pointers' bits), and the text to push.
-    private let live = Mutex<[UInt]>([])
-    private let latest = Mutex<String?>(nil)
-    private let pusherRunning = Atomic<Bool>(false)
-    private let pusherDone = Mutex<Bool>(false)
+    /// WebSocket clients ready for pushes, by their connection's bits, and the text to push.
+    private let live = Mutex<[UInt: LiveClient]>([:])
+    private let text = LiveText()
     /// The words civetweb logged while a server was starting (mg_start has no error out).
     static let startError = Mutex<String?>(nil)
 
@@ -141,7 +139,7 @@ final class HTTPServerState: @unchecked Sendable {
         self.handler = handler
     }
 
-    func publish(_ text: String) { latest.withLock { $0 = text } }
+    func publish(_ text: String) { self.text.publish(text) }
 
     var liveCount: Int { live.withLock { $0.count } }
 
@@ -157,43 +155,33 @@ final class HTTPServerState: @unchecked Sendable {
         return difference == 0
     }
 
+    /// A WebSocket client is ready: its own thread pushes to it from now on (refused past
+    /// ``HTTPServer/Options/maximumLiveClients``, or once the server stops).
     func addLive(_ connection: OpaquePointer) -> Bool {
-        live.withLock { clients in
-            guard clients.count < options.maximumLiveClients else { return false }
-            clients.append(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection))))
+        let client = LiveClient(connection: connection, text: text, intervalSeconds: options.liveInterval)
+        let added = live.withLock { clients in
+            guard clients.count < options.maximumLiveClients, !stopping.load(ordering: .acquiring) else { return false }
+            clients[Self.key(connection)] = client
             return true
         }
+        if added { client.start() }
+        return added
     }
 
+    /// A WebSocket client is closing: its pushes end before civetweb frees the connection.
     func removeLive(_ connection: OpaquePointer) {
-        let bits = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
-        live.withLock { $0.removeAll { $0 == bits } }
+        guard let client = live.withLock({ $0.removeValue(forKey: Self.key(connection)) }) else { return }
+        client.stop()
     }
 
-    /// A thread that pushes the latest text to every WebSocket client, then sleeps.
-    func startPusher() {
-        pusherRunning.store(true, ordering: .releasing)
-        let interval = UInt32(max(0.001, options.liveInterval) * 1_000_000)
-        let thread = Thread { [self] in
-            while pusherRunning.load(ordering: .acquiring) {
-                if let text = latest.withLock({ $0 }) {
-                    // Under the lock: a client closing waits until this push is done with it.
-                    live.withLock { clients in
-                        for bits in clients {
-                            let connection = OpaquePointer(bitPattern: Int(bitPattern: bits))
-                            _ = text.withCString { mg_websocket_write(connection, Int32(MG_WEBSOCKET_OPCODE_TEXT), $0, strlen($0)) }
-                        }
-                    }
-                }
-                usleep(interval)
-            }
-            pusherDone.withLock { $0 = true }
+    /// Ends every client's pushes (the server is stopping; ``stopping`` is set, so none is added).
+    func stopLive() {
+        let clients = live.withLock { clients in
+            defer { clients.removeAll() }
+            return Array(clients.values)
         }
-        thread.start()
+        for client in clients { client.stop() }
     }
 
-    func stopPusher() {
-        pusherRunning.store(false, ordering: .releasing)
-        while !pusherDone.withLock({ $0 }) { usleep(1000) }
-    }
+    private static func key(_ connection: OpaquePointer) -> UInt { UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection))) }
 }
