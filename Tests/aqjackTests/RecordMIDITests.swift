@@ -218,6 +218,61 @@ extension JackServerSuite {
             }
         }
 
+        @Test("record -m --trigger -40 --hold 0.25 --pre-roll 0.1: each take's .mid holds the events of the take's frames at tick = frame - its TimeReference (its first JACK frame), a note sounding into a take turned on at tick 0 and one still sounding at its end turned off there; the events between the takes are in neither")
+        func triggeredTakes() throws {
+            let loud = [24_000 ..< 48_000, 96_000 ..< 108_000]
+            let folder = temporaryPath("midi-trigger")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let source = folder + "/source.wav"
+            try RecordTriggerTests.writeSource(source, frames: 150_000, loud: loud)
+            let control = try GeneratorClient(name: TestServer.uniqueClientName("mtclock"), channelCount: 1)
+            let start = UInt64(control.client.estimatedFrameTime) + 3 * 48000
+            // Takes: file frames 19,200 ..< 60,000 and 91,200 ..< 120,000 (pre-roll 4,800, hold 12,000).
+            let notes: [(frame: UInt64, bytes: [UInt8])] = [
+                (start + 10_000, [0x90, 60, 100]), (start + 30_001, [0x80, 60, 0]), (start + 50_003, [0xB0, 7, 99]),
+                (start + 70_005, [0x90, 62, 90]), (start + 72_007, [0x80, 62, 0]), (start + 100_009, [0x90, 64, 80]),
+            ]
+            let notePlayer = try MIDINoteClient(name: TestServer.uniqueClientName("mtnotes"), messages: notes)
+            let playerName = TestServer.uniqueClientName("mtplay")
+            let player = try AQJackCommand.start(["play", "--json", "--no-connect", "--start-at", "\(start)", "--name", playerName, source],
+                                                 standardOutput: URL(fileURLWithPath: folder + "/play.json"), standardError: URL(fileURLWithPath: folder + "/play.err"))
+            defer { if player.isRunning { kill(player.processIdentifier, SIGKILL) } }
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline, control.client.portInfo(named: "\(playerName):out_2") == nil { usleep(20_000) }
+            let recorder = try AQJackCommand.start(["record", "--json", "--no-meter", "-p", "\(playerName):out_*", "-m", notePlayer.portName,
+                                                    "--trigger", "-40", "--hold", "0.25", "--pre-roll", "0.1",
+                                                    "--name", TestServer.uniqueClientName("mtrec"), folder + "/take.wav"],
+                                                   standardOutput: URL(fileURLWithPath: folder + "/rec.json"), standardError: URL(fileURLWithPath: folder + "/rec.err"))
+            defer { if recorder.isRunning { kill(recorder.processIdentifier, SIGKILL) } }
+            _ = player.exitStatus()
+            usleep(500_000)
+            kill(recorder.processIdentifier, SIGTERM)
+            #expect(recorder.exitStatus().status == 0, "\((try? String(contentsOfFile: folder + "/rec.err", encoding: .utf8)) ?? "")")
+            let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/rec.json")))
+            try #require(summary.files == [folder + "/take-001.wav", folder + "/take-002.wav"], "files \(summary.files)")
+            for path in summary.files {
+                let take = try SoundFileContents(path: path)
+                let first = try #require(take.timeReference.map(UInt64.init), "no TimeReference in \(path)")
+                let end = first + UInt64(take.frames)
+                var sounding: [UInt8: UInt8] = [:]
+                func track(_ bytes: [UInt8]) {
+                    if bytes[0] == 0x90 { sounding[bytes[1]] = bytes[2] } else if bytes[0] == 0x80 { sounding[bytes[1]] = nil }
+                }
+                for note in notes where note.frame < first { track(note.bytes) }
+                var want = sounding.keys.sorted().map { (tick: 0, bytes: [0x90, Int($0), Int(sounding[$0]!)]) }
+                for note in notes where note.frame >= first && note.frame < end {
+                    want.append((Int(note.frame - first), note.bytes.map(Int.init)))
+                    track(note.bytes)
+                }
+                want += sounding.keys.sorted().map { (tick: take.frames, bytes: [0x80, Int($0), 0]) }
+                let got = try Self.readWithMido((path as NSString).deletingPathExtension + ".mid").tracks.first ?? []
+                #expect(got.map(\.tick) == want.map(\.tick) && got.map(\.bytes) == want.map(\.bytes), "\(path) from \(first): got \(got), expected \(want)")
+            }
+            let fields = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/rec.json"))) as? [String: Any] ?? [:]
+            #expect(fields["midiEvents"] as? Int == notes.count && fields["midiLostEvents"] as? Int == 0, "\(fields)")
+        }
+
         @Test("record -m, then play the .mid: a MIDI client hears every recorded event at the play's start + its tick, frame for frame as it was played into the recording (start-relative)")
         func recordThenPlay() throws {
             let control = try GeneratorClient(name: TestServer.uniqueClientName("rtclock"), channelCount: 1)
