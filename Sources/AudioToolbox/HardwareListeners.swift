@@ -46,6 +46,8 @@ final class HardwareWatcher: @unchecked Sendable {
     private let lock = NSLock()
     private var listeners: [Listener] = []
     private var client: JackClient?
+    /// The server the watching client was opened on (nil: the default one).
+    private var clientServer: String?
     private var watching = false
     /// The rate and period last seen (changes only are announced).
     private var sampleRate: Int?
@@ -145,6 +147,7 @@ final class HardwareWatcher: @unchecked Sendable {
             let wasDown = wasUp == false
             wasUp = true
             client = opened
+            clientServer = server
             physical = (capture, playback)
             sampleRate = opened.sampleRate
             bufferSize = opened.bufferSize
@@ -174,6 +177,15 @@ final class HardwareWatcher: @unchecked Sendable {
         old?.close()
         announceLiveness()
         connect()
+    }
+
+    /// The server as the watching client sees it now, when one is open on `server`: what a
+    /// property read takes instead of opening a client of its own (nil: none is watching).
+    func liveSnapshot(server: String?) -> HardwareDevice.Snapshot? {
+        lock.withLock {
+            guard let client, clientServer == server, !client.notifications.hasShutDown.load(ordering: .acquiring) else { return nil }
+            return HardwareDevice.Snapshot(client)
+        }
     }
 
     /// The server went or came: the devices' liveness, the device list and the defaults.

@@ -65,7 +65,7 @@ enum HardwareDevice: AudioDeviceID, CaseIterable {
     /// The physical playback ports (JACK input ports: the default output device).
     case playback = 3
 
-    /// A look at the server, taken now by a short-lived client.
+    /// A look at the server, taken now.
     struct Snapshot {
         let serverName: String
         let sampleRate: Double
@@ -73,16 +73,27 @@ enum HardwareDevice: AudioDeviceID, CaseIterable {
         /// Physical audio ports: capture (JACK outputs) and playback (JACK inputs).
         let capturePorts: [String]
         let playbackPorts: [String]
+
+        /// What `client` sees of its server now.
+        init(_ client: JackClient) {
+            serverName = client.serverName
+            sampleRate = Double(client.sampleRate)
+            bufferSize = UInt32(client.bufferSize)
+            capturePorts = client.portNames(direction: .output, physicalOnly: true, audioOnly: true)
+            playbackPorts = client.portNames(direction: .input, physicalOnly: true, audioOnly: true)
+        }
     }
 
-    /// Opens a client on the queues' server and reads it; nil when no server runs.
+    /// The queues' server now, nil when none runs: read by the property listeners' client
+    /// while one watches that server (no client comes and goes per read, so a program that
+    /// polls a property at a meter's rate leaves the patchbay alone), else by a client opened
+    /// for the read and closed after it.
     static func snapshot() -> Snapshot? {
         let environment = DeviceEnvironment.current()
+        if let live = HardwareWatcher.shared.liveSnapshot(server: environment.server) { return live }
         guard let client = try? JackClient(name: "aqjack-hal", server: environment.server) else { return nil }
         defer { client.close() }
-        return Snapshot(serverName: client.serverName, sampleRate: Double(client.sampleRate), bufferSize: UInt32(client.bufferSize),
-                        capturePorts: client.portNames(direction: .output, physicalOnly: true, audioOnly: true),
-                        playbackPorts: client.portNames(direction: .input, physicalOnly: true, audioOnly: true))
+        return Snapshot(client)
     }
 
     func ports(_ snapshot: Snapshot) -> [String] { self == .capture ? snapshot.capturePorts : snapshot.playbackPorts }

@@ -39,6 +39,35 @@ extension JackServerSuite {
             return result
         }
 
+        @Test("property reads while a listener watches the server go through the watching client: 40 reads of the rate and the period at least 5 times faster than the same 40 without a listener (each of which opens and closes a client of its own), with the same values")
+        func readsUseTheWatchingClient() throws {
+            let server = try PrivateJackServer(rate: 48000, period: 128)
+            defer { server.stop() }
+            setenv("AQJACK_SERVER", server.name, 1)
+            defer { unsetenv("AQJACK_SERVER") }
+            let output = Self.read(kAudioObjectSystemObject, kAudioHardwarePropertyDefaultOutputDevice, as: AudioDeviceID.self, default: 0)
+            func reads() -> (seconds: Double, values: Set<String>) {
+                let start = Date()
+                var values: Set<String> = []
+                for _ in 0 ..< 20 {
+                    values.insert("rate \(Self.read(output, kAudioDevicePropertyNominalSampleRate, as: Float64.self, default: 0))")
+                    values.insert("period \(Self.read(output, kAudioDevicePropertyBufferFrameSize, as: UInt32.self, default: 0))")
+                }
+                return (Date().timeIntervalSince(start), values)
+            }
+            let alone = reads()
+            var alive = AudioObjectPropertyAddress(mSelector: kAudioDevicePropertyDeviceIsAlive, mScope: kAudioObjectPropertyScopeGlobal,
+                                                   mElement: kAudioObjectPropertyElementMain)
+            let listener: AudioObjectPropertyListenerBlock = { _, _ in }
+            #expect(AudioObjectAddPropertyListenerBlock(output, &alive, nil, listener) == noErr)
+            usleep(300_000)   // the watching client opens
+            let watched = reads()
+            #expect(AudioObjectRemovePropertyListenerBlock(output, &alive, nil, listener) == noErr)
+            print("40 HAL property reads: \(String(format: "%.4f", alone.seconds)) s with a client each, \(String(format: "%.4f", watched.seconds)) s through the watching client")
+            #expect(alone.values == ["rate 48000.0", "period 128"] && watched.values == alone.values, "\(alone.values) then \(watched.values)")
+            #expect(watched.seconds * 5 < alone.seconds, "\(watched.seconds) s watched, \(alone.seconds) s alone")
+        }
+
         @Test("listeners on a private server (AQJACK_SERVER): jack_bufsize 256 calls the BufferFrameSize block with the new period readable; a connection to system:playback_1 calls the output device's DataSource block within a second; killing jackd calls the DeviceIsAlive proc and the Devices block within a second, DeviceIsAlive reads 0 and the device list is empty; a removed listener removes once, then 'who?'; an unknown selector 'who?', an unknown object '!obj'")
         func listeners() throws {
             let server = try PrivateJackServer(rate: 48000, period: 128)
