@@ -13,9 +13,9 @@ import Synchronization
 /// finalized, with the notes sounding across its start turned on at tick 0 and those sounding
 /// at its end turned off there (so a split closes and reopens them). While a plain recording's,
 /// a `--split` part's or a take's file is open, its `.mid` is rewritten (a whole file, renamed
-/// into place) every ``checkpointInterval`` when events came, up to the last event, notes still
-/// on turned off there: a recorder killed outright leaves a valid `.mid` missing at most that
-/// interval's events.
+/// into place) every ``checkpointInterval`` when events came (less often once a rewrite takes
+/// long: ``nextCheckpoint(after:)``), up to the last event, notes still on turned off there: a
+/// recorder killed outright leaves a valid `.mid` missing at most that interval's events.
 ///
 /// Threads: ``fileBegan(path:frame:)`` and ``fileFinished(path:frames:)`` from any thread (the
 /// disk writer's); the rest from the session's.
@@ -55,8 +55,14 @@ final class MIDIRecording: @unchecked Sendable {
     /// Held while a `.mid` is written: a checkpoint never lands after the file's final write.
     private let writing = Mutex(())
     private let running = Atomic<Bool>(true)
-    /// How often an open file's `.mid` is rewritten when events came.
+    /// How often an open file's `.mid` is rewritten when events came, at most.
     static let checkpointInterval: Duration = .milliseconds(250)
+
+    /// How long after a rewrite that took `took` the next may come: ``checkpointInterval``, or ten
+    /// times the rewrite's own time when that is longer. A rewrite is a whole file, its time grows
+    /// with the events of the take (about a microsecond each): a take of millions of events is
+    /// rewritten every few seconds, at a tenth of a core at most, not four times a second.
+    static func nextCheckpoint(after took: Duration) -> Duration { max(checkpointInterval, took * 10) }
     private var thread: Thread?
     /// Events kept at most: past it, events are counted lost.
     static let eventLimit = 4_000_000
@@ -80,11 +86,14 @@ final class MIDIRecording: @unchecked Sendable {
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: processor.readBufferBytes, alignment: 16)
             defer { buffer.deallocate() }
             var lastCheckpoint = ContinuousClock.now
+            var wait = Self.checkpointInterval
             while running.load(ordering: .acquiring) {
                 drain(buffer)
-                if ContinuousClock.now - lastCheckpoint >= Self.checkpointInterval {
+                if ContinuousClock.now - lastCheckpoint >= wait {
+                    let began = ContinuousClock.now
                     checkpoint()
                     lastCheckpoint = .now
+                    wait = Self.nextCheckpoint(after: lastCheckpoint - began)
                 }
                 usleep(10_000)
             }
