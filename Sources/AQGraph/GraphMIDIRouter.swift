@@ -19,17 +19,23 @@ public struct GraphNodeMIDI {
 /// The MIDI half of a ``GraphRunner``: for each MIDI destination (a node's MIDI input,
 /// `midi_out`) the events of its sources (`midi_in`, nodes' MIDI outputs) merged in frame order
 /// (stable: among equal frames, in the order connected) into room made at init (1,024 events a
-/// destination a cycle; more are dropped and counted). Events pass on in the cycle they were
-/// made, undelayed. A bypassed node passes its k-th MIDI input to its k-th MIDI output.
+/// destination a cycle; more are dropped and counted). A source the plan delays (plugin delay
+/// compensation) passes through a ``MIDIDelayLine``; otherwise events pass on in the cycle they
+/// were made. A bypassed node passes its k-th MIDI input to its k-th MIDI output, as late as its
+/// latency (as its audio is).
 ///
 /// Threads: made off the process thread; ``deliver(step:midi:bypassed:)`` and
 /// ``write(midi:into:)`` on the process thread, real-time safe.
 final class GraphMIDIRouter {
     /// A source: `step` -1 for the graph's MIDI input, else the run-order index of the node
-    /// whose MIDI output `port` it is.
+    /// whose MIDI output `port` it is; held back `delay` frames, and `bypassDelay` more while
+    /// that node is bypassed, through delay line `line` (-1: none, both are 0).
     private struct Source {
         var step: Int
         var port: Int
+        var delay = 0
+        var bypassDelay = 0
+        var line = -1
     }
 
     /// A destination's merged events of this cycle: `count` in `events`, from sources
@@ -57,6 +63,11 @@ final class GraphMIDIRouter {
     private let merges: UnsafeMutableBufferPointer<Merge>
     private let nodes: UnsafeMutableBufferPointer<Node>
     private let storage: UnsafeMutablePointer<MIDIEvent>
+    private let lines: UnsafeMutableBufferPointer<MIDIDelayLine>
+    /// The current cycle: its first frame on the router's clock (frames since the first cycle)
+    /// and its length. Process thread.
+    private var cycleStart: Int64 = 0
+    private var cycleFrames = 0
     /// The merge of `midi_out`, or -1 when nothing is connected to it.
     private let outputMerge: Int
     /// Whether any MIDI connection exists (else the runner skips MIDI entirely).
@@ -66,16 +77,26 @@ final class GraphMIDIRouter {
         let stepOf = Dictionary(uniqueKeysWithValues: plan.order.enumerated().map { ($1, $0) })
         var sourceList: [Source] = []
         var mergeList: [(first: Int, count: Int)] = []
+        var lineCount = 0
         func merge(_ destination: GraphEndpoint) {
             let first = sourceList.count
-            for source in plan.midiFeeds[destination] ?? [] {
-                switch source {
+            for feed in plan.midiFeeds[destination] ?? [] {
+                var source: Source
+                switch feed.source {
                 case .plugin(let id, let port):
-                    if let step = stepOf[id], let index = graph.node(id)?.midiOutputs.firstIndex(of: port) {
-                        sourceList.append(Source(step: step, port: index))
-                    }
-                default: sourceList.append(Source(step: -1, port: 0))
+                    guard let step = stepOf[id], let node = graph.node(id), let index = node.midiOutputs.firstIndex(of: port) else { continue }
+                    source = Source(step: step, port: index)
+                    // Bypassed, a node passes its MIDI through as late as its audio: its latency.
+                    if kernels[id]?.bypass != nil { source.bypassDelay = node.latency }
+                default:
+                    source = Source(step: -1, port: 0)
                 }
+                source.delay = feed.delay
+                if source.delay > 0 || source.bypassDelay > 0 {
+                    source.line = lineCount
+                    lineCount += 1
+                }
+                sourceList.append(source)
             }
             mergeList.append((first, sourceList.count - first))
         }
@@ -99,13 +120,24 @@ final class GraphMIDIRouter {
         }
         nodes = .allocate(capacity: nodeList.count)
         _ = nodes.initialize(from: nodeList)
+        lines = .allocate(capacity: lineCount)
+        for index in 0 ..< lineCount { (lines.baseAddress! + index).initialize(to: MIDIDelayLine()) }
     }
 
     deinit {
+        lines.forEach { $0.free() }
+        lines.deallocate()
         storage.deallocate()
         sources.deallocate()
         merges.deallocate()
         nodes.deallocate()
+    }
+
+    /// Starts a cycle of `frames`: the delay lines' clock moves on by the last one's length.
+    @inline(__always)
+    func beginCycle(frames: Int) {
+        cycleStart += Int64(cycleFrames)
+        cycleFrames = frames
     }
 
     /// Before node `step` runs (or is passed by, `bypassed`): merges each of its MIDI inputs
@@ -150,7 +182,17 @@ final class GraphMIDIRouter {
         let merge = merges[index]
         var count = 0, dropped = 0
         for slot in merge.firstSource ..< merge.firstSource + merge.sourceCount {
-            let (events, available) = events(of: sources[slot], midi: midi)
+            let source = sources[slot]
+            var (events, available) = events(of: source, midi: midi)
+            if source.line >= 0 {
+                // (Not `&&`: its autoclosure would retain self on the process thread.)
+                var bypassed = false
+                if source.step >= 0 { bypassed = !nodes[source.step].ran }
+                let passed = lines[source.line].pass(events, count: available, delay: source.delay + (bypassed ? source.bypassDelay : 0),
+                                                     cycleStart: cycleStart, frames: cycleFrames)
+                (events, available) = (passed.events, passed.count)
+                dropped += passed.dropped
+            }
             guard let events else { continue }
             for event in 0 ..< available {
                 if count < Self.capacity {

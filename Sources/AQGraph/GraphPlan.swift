@@ -2,14 +2,14 @@
 /// all that feed it, and for each destination (a plugin input, a graph output) the sources summed
 /// into it, each with the delay that compensates its path (plugin delay compensation).
 ///
-/// Latencies, frames: a graph input arrives at 0; a node's inputs are aligned to the latest of
-/// them (each source delayed by the difference), and its outputs carry that plus the node's own
-/// latency. Every graph output is aligned to the latest path to any output, ``latency``, the
-/// graph's total, which the host publishes on its ports. An input or output with no connection
-/// carries silence.
-///
-/// MIDI connections order the nodes too (a plugin runs after those whose MIDI it takes) but are
-/// not delayed: events pass on in the cycle they were made, at their frames.
+/// Latencies, frames: a graph input and `midi_in` arrive at 0; a node's inputs, audio and MIDI,
+/// are aligned to the latest of them (each source delayed by the difference), and its outputs
+/// carry that plus the node's own latency. Every graph output and `midi_out` is aligned to the
+/// latest path to any of them, ``latency``, the graph's total, which the host publishes on its
+/// ports. An input or output with no connection carries silence. A MIDI source's delay holds
+/// its events back that many frames (``GraphMIDIRouter``), as an audio source's delay line does
+/// its samples, so a note reaches a synth with the audio beside it and `midi_out` with the
+/// graph's outputs.
 ///
 /// Made off the process thread; the processor that runs it only reads it.
 public struct GraphPlan: Sendable, Equatable {
@@ -30,10 +30,10 @@ public struct GraphPlan: Sendable, Equatable {
     /// What each connected destination sums, in the order the connections were made.
     public let feeds: [GraphEndpoint: [Feed]]
     /// What each connected MIDI destination (a plugin's MIDI input, `midi_out`) merges, in the
-    /// order the connections were made.
-    public let midiFeeds: [GraphEndpoint: [GraphEndpoint]]
-    /// The graph's latency, frames: the latest path to an output, to which every output is
-    /// aligned.
+    /// order the connections were made, each source with its delay.
+    public let midiFeeds: [GraphEndpoint: [Feed]]
+    /// The graph's latency, frames: the latest path to an output (audio or `midi_out`), to which
+    /// every output is aligned.
     public let latency: Int
     /// When each node's outputs carry the graph inputs' frames, frames after them.
     public let outputLatency: [String: Int]
@@ -56,24 +56,33 @@ public struct GraphPlan: Sendable, Equatable {
         var outputLatency: [String: Int] = [:]
         func arrival(_ source: GraphEndpoint) -> Int { source.node.map { outputLatency[$0] ?? 0 } ?? 0 }
         var feeds: [GraphEndpoint: [Feed]] = [:]
+        var midiFeeds: [GraphEndpoint: [Feed]] = [:]
+        // Each connection into a set aligned at `aligned` frames: its source delayed by the rest.
+        func feed(_ connections: [GraphConnection], alignedAt aligned: Int) {
+            for connection in connections {
+                let feed = Feed(source: connection.source, delay: aligned - arrival(connection.source))
+                if graph.carriesMIDI(connection.source) {
+                    midiFeeds[connection.destination, default: []].append(feed)
+                } else {
+                    feeds[connection.destination, default: []].append(feed)
+                }
+            }
+        }
         for id in order {
             let node = graph.node(id)!
-            let incoming = graph.connections.filter { $0.destination.node == id && !graph.carriesMIDI($0.source) }
+            let incoming = graph.connections.filter { $0.destination.node == id }
             let aligned = incoming.map { arrival($0.source) }.max() ?? 0
-            for connection in incoming {
-                feeds[connection.destination, default: []].append(Feed(source: connection.source, delay: aligned - arrival(connection.source)))
-            }
+            feed(incoming, alignedAt: aligned)
             outputLatency[id] = aligned + node.latency
         }
-        let toOutputs = graph.connections.filter { if case .graphOutput = $0.destination { true } else { false } }
+        let toOutputs = graph.connections.filter {
+            switch $0.destination {
+            case .graphOutput, .midiOutput: true
+            default: false
+            }
+        }
         let latency = toOutputs.map { arrival($0.source) }.max() ?? 0
-        for connection in toOutputs {
-            feeds[connection.destination, default: []].append(Feed(source: connection.source, delay: latency - arrival(connection.source)))
-        }
-        var midiFeeds: [GraphEndpoint: [GraphEndpoint]] = [:]
-        for connection in graph.connections where graph.carriesMIDI(connection.source) {
-            midiFeeds[connection.destination, default: []].append(connection.source)
-        }
+        feed(toOutputs, alignedAt: latency)
         self.midiFeeds = midiFeeds
         self.order = order
         self.feeds = feeds

@@ -267,6 +267,7 @@ public final class GraphRunner: @unchecked Sendable {
             }
         }
         var dropped = 0
+        router._withUnsafeGuaranteedRef { if !$0.isEmpty { $0.beginCycle(frames: frames) } }
         for index in 0 ..< steps.count {
             let step = steps[index]
             for sum in step.firstSum ..< step.firstSum + step.sumCount {

@@ -27,6 +27,31 @@ struct GraphPlanTests {
         #expect(plan.feeds[.plugin(node: "lim", port: "in_1")] == [GraphPlan.Feed(source: .graphInput(0), delay: 0)])
     }
 
+    @Test("MIDI is compensated as audio: a synth taking audio through a 240-frame limiter and notes from midi_in gets the notes 240 frames late; midi_out beside an output path of 240 is delayed 240; a MIDI path of 100 frames into an output raises the graph's latency and delays the audio beside it")
+    func midiCompensated() throws {
+        var graph = PluginGraph(inputs: 1, outputs: 2)
+        try graph.add(Self.mono("lim", latency: 240))
+        try graph.add(GraphNode(id: "synth", inputs: ["input"], outputs: ["output"], midiInputs: ["midi"]))
+        try graph.connect(.graphInput(0), to: .plugin(node: "lim", port: "input"))
+        try graph.connect(.plugin(node: "lim", port: "output"), to: .plugin(node: "synth", port: "input"))
+        try graph.connect(.midiInput, to: .plugin(node: "synth", port: "midi"))
+        try graph.connect(.plugin(node: "synth", port: "output"), to: .graphOutput(0))
+        try graph.connect(.midiInput, to: .midiOutput)
+        var plan = GraphPlan(graph)
+        #expect(plan.latency == 240)
+        #expect(plan.midiFeeds[.plugin(node: "synth", port: "midi")] == [GraphPlan.Feed(source: .midiInput, delay: 240)])
+        #expect(plan.midiFeeds[.midiOutput] == [GraphPlan.Feed(source: .midiInput, delay: 240)])
+        #expect(plan.feeds[.plugin(node: "synth", port: "input")] == [GraphPlan.Feed(source: .plugin(node: "lim", port: "output"), delay: 0)])
+        // A MIDI effect of 300 frames on the way to midi_out: the audio output waits for it.
+        try graph.add(GraphNode(id: "arp", inputs: [], outputs: [], midiInputs: ["in"], midiOutputs: ["out"], latency: 300))
+        try graph.connect(.midiInput, to: .plugin(node: "arp", port: "in"))
+        try graph.connect(.plugin(node: "arp", port: "out"), to: .midiOutput)
+        plan = GraphPlan(graph)
+        #expect(plan.latency == 300)
+        #expect(plan.midiFeeds[.midiOutput] == [GraphPlan.Feed(source: .midiInput, delay: 300), GraphPlan.Feed(source: .plugin(node: "arp", port: "out"), delay: 0)])
+        #expect(plan.feeds[.graphOutput(0)] == [GraphPlan.Feed(source: .plugin(node: "synth", port: "output"), delay: 60)])
+    }
+
     @Test("a chain added out of order runs in the order of its connections; latencies add up along it")
     func chainOrder() throws {
         var graph = PluginGraph(inputs: 1, outputs: 1)

@@ -330,7 +330,7 @@ extension JackServerSuite.RealtimeSafetyTests {
 }
 
 extension JackServerSuite.RealtimeSafetyTests {
-    @Test("plugin graph host (swh amp into swh's fastLookaheadLimiter beside a dry path, two channels) with a new graph swapped in every 100 ms, the amp's gain set and the limiter bypassed or not at each: zero allocations, frees and mutex locks on the process thread, every swap taken")
+    @Test("plugin graph host (swh amp into swh's fastLookaheadLimiter beside a dry path, two channels; midi_in to midi_out delayed 240 frames with them, a note every 5 ms) with a new graph swapped in every 100 ms, the amp's gain set and the limiter bypassed or not at each: zero allocations, frees and mutex locks on the process thread, every swap taken")
     func graphSwapsAreAllocationFree() throws {
         let world = LV2World()
         let amp = try LV2GraphNode(id: "amp", instance: LV2PluginInstance(world: world, uri: "http://plugin.org.uk/swh-plugins/amp", sampleRate: 48000, maximumBlock: 1024))
@@ -352,19 +352,25 @@ extension JackServerSuite.RealtimeSafetyTests {
                 try graph.connect(.plugin(node: "lim", port: "out_\(channel + 1)"), to: .graphOutput(channel))
                 try graph.connect(.graphInput(channel), to: .graphOutput(channel))
             }
+            // Through a MIDI delay line: the events wait the limiter's 240 frames.
+            try graph.connect(.midiInput, to: .midiOutput)
             return graph
         }
         let kernels = ["amp": amp.kernel, "lim": limiter.kernel]
         let generator = try GeneratorClient(name: TestServer.uniqueClientName("rtgraphgen"), channelCount: 2)
         let client = try JackClient(name: TestServer.uniqueClientName("rtgraph"), exactName: true)
         let driver = JackDriver(client: client)
-        let host = try GraphHost(driver: driver, inputs: 2, outputs: 2)
+        let host = try GraphHost(driver: driver, inputs: 2, outputs: 2, midi: true)
         let first = try graph(withAmp: true)
         try host.run(GraphRunner(graph: first, plan: GraphPlan(first), kernels: kernels, maximumFrames: 1024))
         try client.setThreadInitCallback(aq_probe_watch_current_thread)
         try host.start()
         defer { host.stop(); client.close() }
         for channel in 0 ..< 2 { _ = try client.connect(generator.portNames[channel], to: host.inputs[channel]) }
+        let noteStart = UInt64(client.estimatedFrameTime) + 4_800
+        let notes = try MIDINoteClient(name: TestServer.uniqueClientName("rtgraphnotes"), notes: (0 ..< 900).map { (noteStart + UInt64($0) * 240, UInt8(40 + $0 % 40)) },
+                                       lengthFrames: 120)
+        _ = try client.connect(notes.portName, to: host.midiInput!)
         #expect(driver.processingLatency == 240)
         usleep(500_000)   // warm-up
         var processThreads = [client.processThreadID]
@@ -391,7 +397,7 @@ extension JackServerSuite.RealtimeSafetyTests {
         print("graph host's process thread over \(swaps) swaps, control changes and bypasses: allocations \(allocations), frees \(frees), mutex locks \(locks)")
         #expect(swaps >= 20 && taken == swaps)
         #expect(allocations == 0 && frees == 0 && locks == 0)
-        withExtendedLifetime((amp, limiter)) {}
+        withExtendedLifetime((amp, limiter, notes)) {}
     }
 
     @Test("record -m's MIDI capture (MIDIRecordingProcessor) fed a note every 5 ms on two ports, its ring read as it fills: zero allocations, frees and mutex locks on the process thread, every event read at its frame")
