@@ -74,10 +74,11 @@ extension AudioFileWriter: RecordingFiles {
 /// A recording kept as files each holding some of its channels: wider than libsndfile's 1024
 /// channels a file, files of at most 1024 channels each (`take.wav` of 2040 channels becomes
 /// `take.ch1-1024.wav` and `take.ch1025-2040.wav`), or stems, a mono file per channel
-/// (``init(stemsOf:names:fileType:format:eraseExisting:metadata:)``). Every file starts at the
-/// same JACK frame (each carries the same BWF time reference where the type has one) and has
-/// the same length, so a DAW lines them up; each is an ordinary file that libsndfile, sox and
-/// ffprobe read.
+/// (``init(stemsOf:names:fileType:format:eraseExisting:metadata:)``, or compressed:
+/// ``init(encodedStemsOf:names:fileType:format:bitRate:quality:eraseExisting:metadata:)``).
+/// Every file starts at the same JACK frame (each carries the same BWF time reference where the
+/// type has one) and has the same length, so a DAW lines them up; each is an ordinary file that
+/// libsndfile, sox and ffprobe read.
 ///
 /// Each buffer's frames are gathered into one file's channels at a time (a scratch buffer of
 /// ``scratchFrames`` frames, allocated once) and written. Queue thread only.
@@ -89,8 +90,9 @@ public final class SplitRecordingFiles: RecordingFiles {
 
     public let layout: LinearPCMLayout
     public let sampleRate: Double
-    private let parts: [(writer: AudioFileWriter, firstChannel: Int)]
+    private let parts: [(files: any RecordingFiles, firstChannel: Int)]
     private let scratch: UnsafeMutableRawPointer
+    private var isClosed = false
 
     /// The path of the part holding channels `first ... last` (1-based) of a recording to `path`.
     public static func partPath(_ path: String, first: Int, last: Int) -> String {
@@ -107,7 +109,7 @@ public final class SplitRecordingFiles: RecordingFiles {
             let end = min(channels, first + Self.channelsPerFile)
             return (path: Self.partPath(path, first: first + 1, last: end), channels: first ..< end)
         }
-        try self.init(groups: groups, fileType: fileType, format: format, eraseExisting: eraseExisting, metadata: metadata)
+        try self.init(pcm: groups, fileType: fileType, format: format, eraseExisting: eraseExisting, metadata: metadata)
     }
 
     /// Creates stems: a mono file per channel of `format`, channel i's at `path` with `.NAME`
@@ -116,7 +118,23 @@ public final class SplitRecordingFiles: RecordingFiles {
     public convenience init(stemsOf path: String, names: [String], fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool,
                             metadata: RecordingMetadata? = nil) throws(AudioFileError) {
         let groups = Self.stemPaths(path, names: names).enumerated().map { (path: $0.element, channels: $0.offset ..< $0.offset + 1) }
-        try self.init(groups: groups, fileType: fileType, format: format, eraseExisting: eraseExisting, metadata: metadata)
+        try self.init(pcm: groups, fileType: fileType, format: format, eraseExisting: eraseExisting, metadata: metadata)
+    }
+
+    /// Creates compressed stems: a mono ``EncodedFiles`` per channel (AAC or Apple Lossless,
+    /// `format` their compressed description with the recording's channel count, `bitRate` and
+    /// `quality` each stem's), named as ``init(stemsOf:names:fileType:format:eraseExisting:metadata:)``
+    /// names them; frames come as 32-bit Float, interleaved.
+    public convenience init(encodedStemsOf path: String, names: [String], fileType: UInt32, format: AudioStreamBasicDescription,
+                            bitRate: Int? = nil, quality: Int? = nil, eraseExisting: Bool, metadata: RecordingMetadata? = nil) throws(AudioFileError) {
+        let groups = Self.stemPaths(path, names: names).enumerated().map { (path: $0.element, channels: $0.offset ..< $0.offset + 1) }
+        var mono = format
+        mono.mChannelsPerFrame = 1
+        let layout = try LinearPCMLayout(validating: CompressedFormatValues.floatPCM(sampleRate: format.mSampleRate, channelCount: names.count))
+        try self.init(groups: groups, layout: layout, eraseExisting: eraseExisting) { path, channels throws(AudioFileError) in
+            try EncodedFiles(path: path, fileType: fileType, format: mono, bitRate: bitRate, quality: quality, eraseExisting: eraseExisting,
+                             metadata: metadata.map { Self.metadata($0, of: channels) })
+        }
     }
 
     /// The stems' paths of a recording to `path`, one per name: `take.wav` and
@@ -141,39 +159,53 @@ public final class SplitRecordingFiles: RecordingFiles {
         }
     }
 
-    /// Creates a file per group: `path` holding the channels `channels` of `format`.
-    init(groups: [(path: String, channels: Range<Int>)], fileType: UInt32, format: AudioStreamBasicDescription, eraseExisting: Bool,
-         metadata: RecordingMetadata?) throws(AudioFileError) {
-        layout = try LinearPCMLayout(validating: format)
-        for group in groups { try OutputPath.checkCreatable(group.path, eraseExisting: eraseExisting) }
-        var parts: [(writer: AudioFileWriter, firstChannel: Int)] = []
-        for group in groups {
-            let first = group.channels.lowerBound, end = group.channels.upperBound
+    /// `metadata` for the file of the recording's channels `channels`: their track names only.
+    private static func metadata(_ metadata: RecordingMetadata, of channels: Range<Int>) -> RecordingMetadata {
+        var part = metadata
+        part.trackNames = Array(metadata.trackNames.dropFirst(channels.lowerBound).prefix(channels.count))
+        return part
+    }
+
+    /// Creates a linear-PCM file per group: `path` holding the channels `channels` of `format`.
+    private convenience init(pcm groups: [(path: String, channels: Range<Int>)], fileType: UInt32, format: AudioStreamBasicDescription,
+                             eraseExisting: Bool, metadata: RecordingMetadata?) throws(AudioFileError) {
+        let layout = try LinearPCMLayout(validating: format)
+        try self.init(groups: groups, layout: layout, eraseExisting: eraseExisting) { path, channels throws(AudioFileError) in
             var partFormat = format
-            partFormat.mChannelsPerFrame = UInt32(end - first)
-            partFormat.mBytesPerFrame = UInt32(layout.bytesPerSample * (end - first))
+            partFormat.mChannelsPerFrame = UInt32(channels.count)
+            partFormat.mBytesPerFrame = UInt32(layout.bytesPerSample * channels.count)
             partFormat.mBytesPerPacket = partFormat.mBytesPerFrame
+            let file = try AudioFile.create(path: path, fileType: fileType, format: partFormat, eraseExisting: eraseExisting)
+            guard let writer = file.pcmWriter else {
+                throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode, "a recording kept in files of some of its channels needs linear PCM")
+            }
+            writer.metadata = metadata.map { Self.metadata($0, of: channels) }
+            return writer
+        }
+    }
+
+    /// Creates the files of each group with `make` (`path` holding the channels `channels` of a
+    /// stream laid out as `layout`). An existing file without `eraseExisting` is refused before
+    /// any is made; a failure removes those already made.
+    init(groups: [(path: String, channels: Range<Int>)], layout: LinearPCMLayout, eraseExisting: Bool,
+         make: (_ path: String, _ channels: Range<Int>) throws(AudioFileError) -> any RecordingFiles) throws(AudioFileError) {
+        self.layout = layout
+        for group in groups { try OutputPath.checkCreatable(group.path, eraseExisting: eraseExisting) }
+        var parts: [(files: any RecordingFiles, firstChannel: Int)] = []
+        for group in groups {
             do throws(AudioFileError) {
-                let file = try AudioFile.create(path: group.path, fileType: fileType, format: partFormat, eraseExisting: eraseExisting)
-                guard let writer = file.pcmWriter else {
-                    throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode, "a recording kept in files of some of its channels needs linear PCM")
-                }
-                if var partMetadata = metadata {
-                    partMetadata.trackNames = Array(partMetadata.trackNames.dropFirst(first).prefix(end - first))
-                    writer.metadata = partMetadata
-                }
-                parts.append((writer, first))
+                parts.append((try make(group.path, group.channels), group.channels.lowerBound))
             } catch {
                 // Nothing half made stays behind: the parts already created go again.
                 for part in parts {
-                    try? part.writer.close()
-                    unlink(part.writer.path)
+                    try? part.files.close()
+                    for path in part.files.paths { unlink(path) }
                 }
                 throw error
             }
         }
         self.parts = parts
-        sampleRate = parts[0].writer.dataFormat.mSampleRate
+        sampleRate = parts[0].files.sampleRate
         scratch = .allocate(byteCount: Self.scratchFrames * layout.bytesPerSample * Self.channelsPerFile, alignment: 16)
     }
 
@@ -182,19 +214,19 @@ public final class SplitRecordingFiles: RecordingFiles {
         scratch.deallocate()
     }
 
-    public var packetCount: Int64 { parts[0].writer.packetCount }
-    public var paths: [String] { parts.map(\.writer.path) }
-    public var canCarryTimeReference: Bool { parts[0].writer.canCarryTimeReference }
+    public var packetCount: Int64 { parts[0].files.packetCount }
+    public var paths: [String] { parts.flatMap(\.files.paths) }
+    public var canCarryTimeReference: Bool { parts[0].files.canCarryTimeReference }
 
     public func markStart(frame: UInt64, originated: Date?) throws(AudioFileError) {
-        for part in parts { try part.writer.describeStart(frame: frame, originated: originated) }
+        for part in parts { try part.files.markStart(frame: frame, originated: originated) }
     }
 
     public func append(_ bytes: UnsafeRawPointer, frames: Int) throws(AudioFileError) {
         let sample = layout.bytesPerSample
         let frameBytes = layout.bytesPerFrame
         for part in parts {
-            let partBytes = part.writer.layout.bytesPerFrame
+            let partBytes = part.files.layout.bytesPerFrame
             var done = 0
             while done < frames {
                 let count = min(Self.scratchFrames, frames - done)
@@ -205,16 +237,18 @@ public final class SplitRecordingFiles: RecordingFiles {
                     source += frameBytes
                     destination += partBytes
                 }
-                try part.writer.writePackets(scratch, byteCount: count * partBytes, startPacket: part.writer.packetCount, packetCount: count)
+                try part.files.append(scratch, frames: count)
                 done += count
             }
         }
     }
 
     public func close() throws(AudioFileError) {
+        guard !isClosed else { return }
+        isClosed = true
         var failure: AudioFileError?
-        for part in parts where part.writer.isOpen {
-            do throws(AudioFileError) { try part.writer.close() } catch { failure = failure ?? error }
+        for part in parts {
+            do throws(AudioFileError) { try part.files.close() } catch { failure = failure ?? error }
         }
         if let failure { throw failure }
     }

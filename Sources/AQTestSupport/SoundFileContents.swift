@@ -53,19 +53,22 @@ public func integerSignalStart(_ samples: [Float], channels: Int, bits: Int) -> 
 /// Like ``integerSignalStartAllowingSilence(_:channels:bits:)``, but a frame that is neither
 /// silence nor the signal counts as wrong instead of failing the check: the frames of a cycle a
 /// server xrun left stale (the generator not finished in time), for tests that allow one cycle
-/// per reported xrun. Nil when there is no sound, or the first sound is not the signal.
-public func integerSignalCheck(_ samples: [Float], channels: Int, bits: Int) -> (start: UInt32, silentFrames: Int, wrongFrames: Int)? {
+/// per reported xrun. Nil when there is no sound, or the first sound is not the signal. The
+/// samples hold the signal's channels `firstChannel ..< firstChannel + channels` (a stem: one).
+public func integerSignalCheck(_ samples: [Float], channels: Int, bits: Int, firstChannel: Int = 0) -> (start: UInt32, silentFrames: Int, wrongFrames: Int)? {
     let frames = samples.count / channels
     guard let firstSound = (0 ..< frames).first(where: { frame in (0 ..< channels).contains { samples[frame * channels + $0] != 0 } }) else { return nil }
     let period = UInt32(1) << UInt32(bits - 5)
-    guard let soundFrame = (0 ..< period).first(where: { TestSignal.integerSample(channel: 0, frame: $0, bits: bits) == samples[firstSound * channels] }) else { return nil }
+    guard let soundFrame = (0 ..< period).first(where: { TestSignal.integerSample(channel: firstChannel, frame: $0, bits: bits) == samples[firstSound * channels] }) else { return nil }
     let start = soundFrame &- UInt32(firstSound)
     var silent = 0, wrong = 0
     for frame in 0 ..< frames {
         let base = frame * channels
+        let expected = (0 ..< channels).map { TestSignal.integerSample(channel: firstChannel + $0, frame: start &+ UInt32(frame), bits: bits) }
         if (0 ..< channels).allSatisfy({ samples[base + $0] == 0 }) {
-            silent += 1
-        } else if (0 ..< channels).contains(where: { samples[base + $0] != TestSignal.integerSample(channel: $0, frame: start &+ UInt32(frame), bits: bits) }) {
+            // (Where the signal itself is 0 on every channel, as channel 0's is every 2^(bits-5) frames, it is the signal.)
+            if expected.contains(where: { $0 != 0 }) { silent += 1 }
+        } else if (0 ..< channels).contains(where: { samples[base + $0] != expected[$0] }) {
             wrong += 1
         }
     }

@@ -101,7 +101,8 @@ enum Help {
             clients come and go; -p GLOB --auto-connect connects matching ports that appear later.
             --latency-offset FRAMES takes a source's unreported latency (a network bridge) out.
             --stems writes a mono file per channel, FILE with .NAME before its extension, NAME the
-            source port's pretty-name or name (take.system_capture_1.wav), split and finalized together.
+            source port's pretty-name or name (take.system_capture_1.wav), split and finalized together
+            (compressed: each stem encoded by itself, --bitrate each stem's).
             --name-format PATTERN names the files (parts, takes) after their first frame's local time
             through strftime, in FILE's folder with its extension; --split-at PERIOD (30s, 15m, 1h)
             cuts the recording at the top of each PERIOD of the wall clock, sample continuous.

@@ -102,11 +102,11 @@ struct RecordOptions {
     var isALAC: Bool { codec == AudioFormatValues.appleLossless }
     /// Recorded as packets (AAC, ALAC) rather than linear PCM.
     var isCompressed: Bool { isAAC || isALAC }
-    /// A compressed recording in parts or takes (`--split`, `--transport`, `--trigger`, `--armed`,
-    /// `--osc`): the queue delivers Float frames and each file encodes its own (its own priming,
-    /// exactly its frames), on the disk-writer thread. Other compressed recordings are encoded
-    /// by the queue.
-    var encodesPerFile: Bool { isCompressed && (splitSeconds != nil || splitAtSeconds != nil || transport != nil || isArmedRecording) }
+    /// A compressed recording in parts, takes or stems (`--split`, `--transport`, `--trigger`,
+    /// `--armed`, `--osc`, `--stems`): the queue delivers Float frames and each file encodes its
+    /// own (its own priming, exactly its frames), on the disk-writer thread. Other compressed
+    /// recordings are encoded by the queue.
+    var encodesPerFile: Bool { isCompressed && (splitSeconds != nil || splitAtSeconds != nil || transport != nil || isArmedRecording || stems) }
 
     init(arguments cursor: inout ArgumentCursor, globals: inout GlobalOptions) throws(UsageError) {
         var paths: [String] = []
@@ -256,9 +256,6 @@ struct RecordOptions {
         }
         if metadata.measuresLoudness && ![AudioFileTypeValues.wave, AudioFileTypeValues.rf64].contains(fileType!) {
             throw UsageError(message: "--loudness writes Broadcast Wave's version 2 'bext' chunk: record to .wav or .rf64, not \(fourCharacterCode(fileType!))")
-        }
-        if stems && isCompressed {
-            throw UsageError(message: "--stems records linear PCM (a mono WAVE, AIFF, CAF ... file per channel): drop --codec \(isAAC ? "aac" : "alac") or record to .wav")
         }
         if follow && autoConnect {
             throw UsageError(message: "--follow keeps whatever is connected, --auto-connect connects -p's matches as they appear: give one")

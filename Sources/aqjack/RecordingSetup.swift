@@ -78,16 +78,19 @@ struct RecordingSetup {
             index < plan.sources.count ? client.portInfo(named: plan.sources[index])?.prettyName ?? plan.sources[index] : "\(client.name):in_\(index + 1)"
         } : nil
         let make = { [metadata] (path: String) throws(AudioFileError) -> any RecordingFiles in
+            // Stems: a mono file per channel, named after its source (each encoded by itself when
+            // compressed); -m's .mid is named after the recording (`take.mid` beside `take.NAME.wav` ...).
+            if let stemNames {
+                let stems = encodes
+                    ? try SplitRecordingFiles(encodedStemsOf: path, names: stemNames, fileType: fileType, format: fileFormat, bitRate: bitRate,
+                                              quality: quality, eraseExisting: force, metadata: metadata)
+                    : try SplitRecordingFiles(stemsOf: path, names: stemNames, fileType: fileType, format: format, eraseExisting: force, metadata: metadata)
+                if let first = stems.paths.first { midi?.name(first, after: path) }
+                return stems
+            }
             if encodes {
                 return try EncodedFiles(path: path, fileType: fileType, format: fileFormat, bitRate: bitRate, quality: quality, eraseExisting: force,
                                         metadata: metadata)
-            }
-            // Stems: a mono file per channel, named after its source; -m's .mid is named after
-            // the recording (`take.mid` beside `take.NAME.wav` ...).
-            if let stemNames {
-                let stems = try SplitRecordingFiles(stemsOf: path, names: stemNames, fileType: fileType, format: format, eraseExisting: force, metadata: metadata)
-                if let first = stems.paths.first { midi?.name(first, after: path) }
-                return stems
             }
             // More channels than libsndfile puts in one file: one file per 1024 channels.
             if channelCount > SplitRecordingFiles.channelsPerFile {

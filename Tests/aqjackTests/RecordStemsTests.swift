@@ -47,5 +47,34 @@ extension JackServerSuite {
             #expect(references.count == 2 && references[1] == references[0] + 24_000, "\(references)")
             #expect(Int64(silentFrames) <= summary.lostFrames, "\(silentFrames) silent frames, \(summary.lostFrames) lost")
         }
+
+        @Test("--stems --codec alac -b 16 -d 2 on 4 generator channels: 4 mono M4A stems of exactly 96000 frames (their edit lists, ffprobe), each its own channel's 16-bit signal bit-exact from the same first frame; to AAC (--bitrate 64000): 4 mono M4A stems of exactly 96000 frames")
+        func compressedStems() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("cstemgen"), channelCount: 4, integerBits: 16)
+            let folder = temporaryPath("compressed-stems")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let names = (1 ... 4).map { "\(generator.client.name)_out_\($0)" }
+            for codec in [["--codec", "alac", "-b", "16"], ["--bitrate", "64000"]] {
+                let base = folder + "/take-\(codec[0] == "--codec" ? "alac" : "aac")"
+                let result = try AQJackCommand.run(["record", "--json", "--no-meter", "-p", "\(generator.client.name):out_*", "--stems", "-d", "2",
+                                                    "--name", TestServer.uniqueClientName("cstemrec")] + codec + [base + ".m4a"])
+                #expect(result.status == 0, "\(result.standardError)")
+                let summary = try JSONDecoder().decode(RecordSummary.self, from: Data(result.standardOutput.utf8))
+                let stems = names.map { "\(base).\($0).m4a" }
+                #expect(summary.files == stems, "\(summary.files)")
+                var starts: Set<UInt32> = []
+                for (channel, path) in stems.enumerated() {
+                    let probe = try ExternalTool.run("ffprobe", ["-v", "error", "-show_entries", "stream=channels,duration_ts", "-of", "csv=p=0", path])
+                    #expect(probe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "1,96000", "\(path): \(probe.standardOutput)")
+                    guard codec[0] == "--codec" else { continue }
+                    let decoded = Array(try ExternalTool.decodeWithFFmpeg(path).prefix(96_000))
+                    let check = try #require(integerSignalCheck(decoded, channels: 1, bits: 16, firstChannel: channel), "\(path): no signal")
+                    starts.insert(check.start)
+                    #expect(check.wrongFrames <= summary.xruns * 128 && Int64(check.silentFrames) == summary.lostFrames, "\(path): \(check), \(summary.xruns) xruns, \(summary.lostFrames) lost")
+                }
+                if codec[0] == "--codec" { #expect(starts.count == 1, "the stems start at \(starts)") }
+            }
+        }
     }
 }
