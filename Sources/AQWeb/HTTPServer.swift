@@ -53,6 +53,10 @@ public final class HTTPServer: @unchecked Sendable {
     /// The port listened on.
     public let port: Int
     private let context: OpaquePointer
+    /// The state, held here for as long as the server object lives (publishing after ``stop()``
+    /// is harmless), and the reference civetweb's callbacks use, released once ``stop()`` has
+    /// stopped them.
+    private let shared: HTTPServerState
     private let state: Unmanaged<HTTPServerState>
     private let stopped = Atomic<Bool>(false)
 
@@ -61,6 +65,7 @@ public final class HTTPServer: @unchecked Sendable {
     public init(options: Options, handler: @escaping Handler) throws(HTTPServerError) {
         let state = HTTPServerState(options: options, handler: handler)
         let retained = Unmanaged.passRetained(state)
+        shared = state
         self.state = retained
         let settings = ["listening_ports", "\(options.host):\(options.port)",
                         "num_threads", "\(options.threads)",
@@ -92,20 +97,20 @@ public final class HTTPServer: @unchecked Sendable {
     deinit { stop() }
 
     /// Sets what the WebSocket clients are sent next (each push sends the latest).
-    public func publish(_ text: String) { state.takeUnretainedValue().publish(text) }
+    public func publish(_ text: String) { shared.publish(text) }
 
     /// WebSocket clients connected now.
-    public var liveClientCount: Int { state.takeUnretainedValue().liveCount }
+    public var liveClientCount: Int { shared.liveCount }
 
     /// Requests answered so far, and refused before the handler (size, method, token).
-    public var requestCount: Int { state.takeUnretainedValue().requests.load(ordering: .relaxed) }
-    public var refusedCount: Int { state.takeUnretainedValue().refused.load(ordering: .relaxed) }
+    public var requestCount: Int { shared.requests.load(ordering: .relaxed) }
+    public var refusedCount: Int { shared.refused.load(ordering: .relaxed) }
 
     /// Stops the pushers and the server (waits for civetweb's threads). Idempotent.
     public func stop() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        state.takeUnretainedValue().stopping.store(true, ordering: .releasing)
-        state.takeUnretainedValue().stopLive()
+        shared.stopping.store(true, ordering: .releasing)
+        shared.stopLive()
         mg_stop(context)
         state.release()
     }

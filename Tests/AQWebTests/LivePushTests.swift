@@ -13,7 +13,7 @@ struct LivePushTests {
         var options = HTTPServer.Options()
         options.liveInterval = 0.01
         let server = try HTTPServer(options: options) { _ in .json("{}") }
-        let running = Atomic<Bool>(true)
+        let running = Atomic<Bool>(true), ended = Atomic<Bool>(false)
         let publisher = Thread {
             var count = 0
             while running.load(ordering: .acquiring) {
@@ -21,9 +21,13 @@ struct LivePushTests {
                 server.publish("{\"n\":\(count),\"pad\":\"" + String(repeating: "x", count: 64 * 1024) + "\"}")
                 usleep(10_000)
             }
+            ended.store(true, ordering: .releasing)
         }
         publisher.start()
-        defer { running.store(false, ordering: .releasing) }
+        defer {
+            running.store(false, ordering: .releasing)
+            while !ended.load(ordering: .acquiring) { usleep(1000) }
+        }
         let result = try ExternalTool.run("python3", ["Scripts/ws-check.py", "\(server.port)", "--stalled", "2", "--seconds", "6"], timeout: 60)
         #expect(result.status == 0, "\(result.standardError)")
         let report = (try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]) ?? [:]
