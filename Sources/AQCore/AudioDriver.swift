@@ -53,6 +53,11 @@ public protocol AudioDriver: AnyObject, Sendable {
     /// plugin's port symbols).
     /// - Throws: a name the device refuses (taken, too long), or a device running.
     func makeChannels(named names: [String], direction: AudioChannelDirection, kind: ChannelKind) throws(AudioDriverError) -> [String]
+    /// Marks audio channel `name` (a full name this driver made) as carrying audio or control
+    /// voltage (`.audio` or `.controlVoltage`), as what it carries changes: on JACK, sets or
+    /// removes its signal-type metadata "CV", which patchbays read; offline, where no one looks,
+    /// nothing. Not on the process thread.
+    func markChannel(_ name: String, as kind: ChannelKind) throws(AudioDriverError)
     /// Starts calling `processor` once per cycle with the channels made so far. The driver keeps
     /// it alive until ``stop()`` or ``close()``.
     func start<Processor: RealtimeProcessor>(processor: Processor) throws(AudioDriverError)

@@ -156,6 +156,9 @@ public final class OfflineDriver: AudioDriver, AudioTransport, @unchecked Sendab
         }
     }
 
+    /// Nothing: no patchbay sees the offline driver's channels.
+    public func markChannel(_ name: String, as kind: ChannelKind) throws(AudioDriverError) {}
+
     public func start<Processor: RealtimeProcessor>(processor: Processor) throws(AudioDriverError) {
         guard !isClosed.load(ordering: .acquiring) else { throw AudioDriverError("\(name) is closed") }
         try binding.withLock { (binding) throws(AudioDriverError) in

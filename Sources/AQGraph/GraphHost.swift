@@ -28,6 +28,8 @@ public final class GraphHost: @unchecked Sendable {
     private var started = false
     /// The runner the process thread has (or will take at its next cycle).
     public private(set) var runner: GraphRunner?
+    /// The input and output channels marked control voltage now (0-based).
+    private var markedInputs = Set<Int>(), markedOutputs = Set<Int>()
 
     /// Makes the channels (with `midi`, a MIDI input `midi_in` and a MIDI output `midi_out` too);
     /// nothing runs before ``start()``.
@@ -68,6 +70,7 @@ public final class GraphHost: @unchecked Sendable {
         self.runner = runner
         processor.offer(runner)
         driver.publishProcessingLatency(runner.plan.latency)
+        markControlVoltage(runner.plan)
         guard started else { return false }
         // The process thread takes it at its next cycle: a caller-clocked driver runs that cycle
         // now; on JACK, up to a period later (2 s at most, for a server that stalls).
@@ -79,6 +82,19 @@ public final class GraphHost: @unchecked Sendable {
         }
         processor.releaseRetired()
         return processor.hasTaken
+    }
+
+    /// Marks the channels that carry control voltage in `plan` (on JACK, signal-type "CV") and
+    /// unmarks those that no longer do. A mark the driver refuses is left as it was: it tells
+    /// patchbays what a port carries and changes no frame.
+    private func markControlVoltage(_ plan: GraphPlan) {
+        for (channels, wanted, marked) in [(inputs, plan.controlVoltageInputs, markedInputs), (outputs, plan.controlVoltageOutputs, markedOutputs)] {
+            for channel in wanted.symmetricDifference(marked) where channels.indices.contains(channel) {
+                try? driver.markChannel(channels[channel], as: wanted.contains(channel) ? .controlVoltage : .audio)
+            }
+        }
+        markedInputs = plan.controlVoltageInputs
+        markedOutputs = plan.controlVoltageOutputs
     }
 
     /// Stops the cycles. Idempotent.

@@ -37,6 +37,11 @@ public struct GraphPlan: Sendable, Equatable {
     public let latency: Int
     /// When each node's outputs carry the graph inputs' frames, frames after them.
     public let outputLatency: [String: Int]
+    /// The graph's input channels (0-based) that feed only plugins' CV inputs, and its output
+    /// channels fed only from plugins' CV outputs (at least one connection each): the channels
+    /// that carry control voltage (on JACK, ports marked signal-type CV).
+    public let controlVoltageInputs: Set<Int>
+    public let controlVoltageOutputs: Set<Int>
 
     public init(_ graph: PluginGraph) {
         // Kahn's order, ties kept in the order the nodes were added.
@@ -88,5 +93,24 @@ public struct GraphPlan: Sendable, Equatable {
         self.feeds = feeds
         self.latency = latency
         self.outputLatency = outputLatency
+        func isCV(_ endpoint: GraphEndpoint) -> Bool {
+            guard case .plugin(let id, let port) = endpoint else { return false }
+            return graph.node(id)?.controlVoltage.contains(port) == true
+        }
+        var ends: [GraphEndpoint: [Bool]] = [:]
+        for connection in graph.connections {
+            if case .graphInput = connection.source { ends[connection.source, default: []].append(isCV(connection.destination)) }
+            if case .graphOutput = connection.destination { ends[connection.destination, default: []].append(isCV(connection.source)) }
+        }
+        var cvInputs = Set<Int>(), cvOutputs = Set<Int>()
+        for (endpoint, kinds) in ends where kinds.allSatisfy({ $0 }) {
+            switch endpoint {
+            case .graphInput(let channel): cvInputs.insert(channel)
+            case .graphOutput(let channel): cvOutputs.insert(channel)
+            default: break
+            }
+        }
+        controlVoltageInputs = cvInputs
+        controlVoltageOutputs = cvOutputs
     }
 }

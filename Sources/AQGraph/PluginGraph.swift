@@ -47,22 +47,27 @@ public enum GraphEndpoint: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// A plugin of a graph as the graph sees it: its id, its audio and CV ports' symbols, its MIDI
-/// event ports' symbols, and the latency it reports (frames from its inputs to its outputs).
+/// A plugin of a graph as the graph sees it: its id, its audio and CV ports' symbols (and which
+/// of them are CV), its MIDI event ports' symbols, and the latency it reports (frames from its
+/// inputs to its outputs).
 public struct GraphNode: Sendable, Equatable {
     public let id: String
     public let inputs: [String]
     public let outputs: [String]
     public let midiInputs: [String]
     public let midiOutputs: [String]
+    /// The symbols among ``inputs`` and ``outputs`` of control-voltage ports.
+    public let controlVoltage: Set<String>
     public var latency: Int
 
-    public init(id: String, inputs: [String], outputs: [String], midiInputs: [String] = [], midiOutputs: [String] = [], latency: Int = 0) {
+    public init(id: String, inputs: [String], outputs: [String], midiInputs: [String] = [], midiOutputs: [String] = [],
+                controlVoltage: Set<String> = [], latency: Int = 0) {
         self.id = id
         self.inputs = inputs
         self.outputs = outputs
         self.midiInputs = midiInputs
         self.midiOutputs = midiOutputs
+        self.controlVoltage = controlVoltage
         self.latency = latency
     }
 }

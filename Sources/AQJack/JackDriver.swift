@@ -72,6 +72,15 @@ public final class JackDriver: AudioDriver, AudioRouting, AudioTransport, @unche
         return made.map(\.name)
     }
 
+    public func markChannel(_ name: String, as kind: ChannelKind) throws(AudioDriverError) {
+        guard kind != .midi else { throw AudioDriverError("\(name) is an audio port; a MIDI port cannot be made of it") }
+        do throws(JackError) {
+            try client.setSignalType(kind == .controlVoltage ? "CV" : nil, ofPort: name)
+        } catch {
+            throw AudioDriverError("cannot mark \(name) as \(kind == .controlVoltage ? "control voltage" : "audio") on server '\(client.serverName)': \(error)")
+        }
+    }
+
     public func start<Processor: RealtimeProcessor>(processor: Processor) throws(AudioDriverError) {
         let (inputs, outputs, midiInputs, midiOutputs) = ports.withLock { ($0.inputs, $0.outputs, $0.midiInputs, $0.midiOutputs) }
         do {

@@ -86,6 +86,7 @@ public final class LV2GraphNode: @unchecked Sendable {
         return GraphNode(id: id, inputs: description.signalInputs.map(\.symbol), outputs: description.signalOutputs.map(\.symbol),
                   midiInputs: ports.midiInput == nil ? [] : description.midiInputs.prefix(1).map(\.symbol),
                   midiOutputs: description.midiOutputs.map(\.symbol),
+                  controlVoltage: Set(description.ports.filter { $0.kind == .cv }.map(\.symbol)),
                   latency: instance.latencyFrames)
     }
 

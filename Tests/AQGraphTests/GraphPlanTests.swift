@@ -52,6 +52,25 @@ struct GraphPlanTests {
         #expect(plan.feeds[.graphOutput(0)] == [GraphPlan.Feed(source: .plugin(node: "synth", port: "output"), delay: 60)])
     }
 
+    @Test("control voltage: a graph output fed only from a plugin's CV output, and an input feeding only CV inputs, are the plan's CV channels; an output that also sums an audio output, an input that also feeds audio, and unconnected channels are not")
+    func controlVoltageChannels() throws {
+        var graph = PluginGraph(inputs: 3, outputs: 3)
+        try graph.add(GraphNode(id: "lfo", inputs: ["rate"], outputs: ["out"], controlVoltage: ["rate", "out"]))
+        try graph.add(Self.mono("amp"))
+        try graph.connect(.graphInput(0), to: .plugin(node: "lfo", port: "rate"))
+        try graph.connect(.plugin(node: "lfo", port: "out"), to: .graphOutput(0))
+        try graph.connect(.graphInput(1), to: .plugin(node: "lfo", port: "rate"))
+        try graph.connect(.graphInput(1), to: .plugin(node: "amp", port: "input"))
+        try graph.connect(.plugin(node: "lfo", port: "out"), to: .graphOutput(1))
+        try graph.connect(.plugin(node: "amp", port: "output"), to: .graphOutput(1))
+        var plan = GraphPlan(graph)
+        #expect(plan.controlVoltageInputs == [0] && plan.controlVoltageOutputs == [0])
+        try graph.disconnect(.plugin(node: "amp", port: "output"), from: .graphOutput(1))
+        try graph.connect(.plugin(node: "lfo", port: "out"), to: .graphOutput(2))
+        plan = GraphPlan(graph)
+        #expect(plan.controlVoltageInputs == [0] && plan.controlVoltageOutputs == [0, 1, 2])
+    }
+
     @Test("a chain added out of order runs in the order of its connections; latencies add up along it")
     func chainOrder() throws {
         var graph = PluginGraph(inputs: 1, outputs: 1)

@@ -110,6 +110,30 @@ extension JackServerSuite {
             if xruns == 0 { #expect(wrong == 0) }
         }
 
+        @Test("graph channels that carry control voltage are marked so on JACK: blop's interpolator (CV out) connected to out_1 makes out_1 signal-type CV; once the amp's audio sums into out_1 too the mark is removed, and back when that connection is cut; out_2 (fed by the amp only) is never marked")
+        func controlVoltageOutputsMarked() throws {
+            let name = TestServer.uniqueClientName("hostcv")
+            let (host, out, err) = try HostCommandTests.startHost(["--control", "0", "--channels", "2"], name: name, expectPort: "out_2")
+            defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+            let watcher = try JackClient(name: TestServer.uniqueClientName("cvwatch"))
+            defer { watcher.close() }
+            func signalTypes() -> [String?] { ["out_1", "out_2"].map { watcher.portInfo(named: "\(name):\($0)")?.signalType } }
+            let socket = try LineClient(port: Self.controlPort(err))
+            #expect(signalTypes() == [nil, nil])
+            #expect(socket.command("add http://drobilla.net/plugins/blop/interpolator lfo") == "ok lfo")
+            #expect(socket.command("add \(PluginConvertTests.amp) amp") == "ok amp")
+            #expect(socket.command("connect lfo:out out_1") == "ok")
+            #expect(socket.command("connect amp:output out_2") == "ok")
+            #expect(signalTypes() == ["CV", nil])
+            #expect(socket.command("connect amp:output out_1") == "ok")
+            #expect(signalTypes() == [nil, nil])
+            #expect(socket.command("disconnect amp:output out_1") == "ok")
+            #expect(signalTypes() == ["CV", nil])
+            host.interrupt()
+            let exit = host.exitStatus()
+            #expect(exit.status == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+        }
+
         @Test("monitor sends the limiter's attenuation as it changes (a 1 kHz sine loud for 50 ms of every 100 ms, the limiter at +20 dB into a -20 dB limit): the first value at once, then at least 5 changing values in a second, at most one a period, each a number the limiter wrote; monitor off stops them")
         func monitorAttenuation() throws {
             // Bursts: the limiter attenuates each and lets go between them.
