@@ -218,6 +218,9 @@ public final class LiveGraph {
     /// Whether MIDI learn is armed.
     public var isLearning: Bool { learning != nil }
 
+    /// The control MIDI learn is armed for (node id, control symbol), or nil.
+    public var learningTarget: (id: String, symbol: String)? { learning.map { ($0.id, $0.symbol) } }
+
     /// Disarms MIDI learn.
     public func cancelLearning() { learning = nil }
 

@@ -4,15 +4,18 @@
 /// frames, lost frames, xruns, disk free and time left, the files, and a button per take command
 /// the session takes now (`POST /control/VERB`: start, stop, split). For `host`, the graph from
 /// `/graph` (refreshed every second): a card per plugin with a slider per control input in its
-/// range, its output controls' values, bypass, presets and a remove button; the connections,
-/// each with a disconnect button, and a source and destination to connect; an installed plugin
-/// (from `/plugins`) to add. Each change is POSTed as the control socket's command. A token given
+/// range, its MIDI mapping with Learn and unmap buttons, its output controls' values, bypass,
+/// presets and a remove button; the connections, each with a disconnect button, and a source and
+/// destination to connect; an installed plugin (from `/plugins`) to add; a graph file to save to
+/// or load from. Each change is POSTed as the control socket's command. A token given
 /// as `?token=` in the page's address is passed on to every request. Element ids the tests read:
 /// `state`, `peak-N`, `rms-N`, `hold-N` (dBFS, one decimal, or `-inf`), a button per verb
 /// (`start`, `stop`, `split`), and for the host `control-ID-SYMBOL` (a slider), `shown-ID-SYMBOL`
-/// (its value), `bypass-ID`, `preset-ID`, `remove-ID`, `add-uri` and `add` (a plugin to add),
-/// `connect-source`, `connect-destination` and `connect`, `connections` (a list item per
-/// connection, `SOURCE -> DESTINATION`, its button `disconnect-N` from 1).
+/// (its value), `midi-ID-SYMBOL` (`channel C cc N`, `learning…` or empty), `learn-ID-SYMBOL`,
+/// `unmap-ID-SYMBOL`, `bypass-ID`, `preset-ID`, `remove-ID`, `add-uri` and `add` (a plugin to
+/// add), `connect-source`, `connect-destination` and `connect`, `connections` (a list item per
+/// connection, `SOURCE -> DESTINATION`, its button `disconnect-N` from 1), `graph-file`,
+/// `save-graph` and `load-graph`.
 public enum WebPage {
     public static let html = """
     <!doctype html>
@@ -35,7 +38,8 @@ public enum WebPage {
     #message { margin-top: .6em; color: #ffb4ab; min-height: 1.2em; }
     .node { background: #1f242a; border-radius: .4em; padding: .6em 1em; margin: .8em 0; max-width: 44em; }
     .node h3 { font-size: 1em; margin: 0 0 .4em; } .node label { margin-right: 1em; }
-    .control { display: grid; grid-template-columns: 12em 1fr 6em; gap: .6em; align-items: center; margin: .2em 0; }
+    .control { display: grid; grid-template-columns: 12em 1fr 5em 14em; gap: .6em; align-items: center; margin: .2em 0; }
+    .control .midi button { margin: 0 0 0 .5em; padding: .1em .6em; background: #3d5a80; }
     .control input[type=range] { width: 100%; } .control span { font-variant-numeric: tabular-nums; color: #c8d0d8; }
     ul { padding-left: 1.2em; color: #c8d0d8; }
     #editor select { font: inherit; max-width: 22em; margin-right: .4em; } #editor button { margin-top: .3em; padding: .3em .9em; }
@@ -53,6 +57,8 @@ public enum WebPage {
       <div><select id="add-uri"><option value="">plugin…</option></select><button id="add">Add</button></div>
       <h2 style="font-size:1em">Connections</h2><ul id="connections"></ul>
       <div><select id="connect-source"></select> → <select id="connect-destination"></select><button id="connect">Connect</button></div>
+      <h2 style="font-size:1em">Graph file</h2>
+      <div><input id="graph-file" placeholder="graph.json (on aqjack's machine)" size="40"><button id="save-graph">Save</button><button id="load-graph">Load</button></div>
     </div>
     <h2 style="font-size:1em">Files</h2><ul id="files"></ul>
     <script>
@@ -134,6 +140,8 @@ public enum WebPage {
       el("editor").hidden = false;
       el("add").onclick = () => { if (el("add-uri").value) send("add", quote(el("add-uri").value)); };
       el("connect").onclick = () => send("connect", quote(el("connect-source").value) + " " + quote(el("connect-destination").value));
+      el("save-graph").onclick = () => { if (el("graph-file").value) send("save", quote(el("graph-file").value)); };
+      el("load-graph").onclick = () => { if (el("graph-file").value) send("load", quote(el("graph-file").value)); };
       fetch("/plugins" + query).then(r => r.json()).then(list => {
         for (const p of list.plugins) {
           const o = document.createElement("option"); o.value = p.uri; o.textContent = p.name + " (" + p.format + ")"; el("add-uri").appendChild(o);
@@ -170,18 +178,18 @@ public enum WebPage {
       const title = document.createElement("h3");
       title.textContent = node.id + " · " + node.name + (node.latency ? " · latency " + node.latency + " frames" : "");
       const remove = document.createElement("button"); remove.id = "remove-" + node.id; remove.textContent = "Remove";
-      remove.onclick = () => send("remove", node.id);
+      remove.onclick = () => send("remove", quote(node.id));
       title.appendChild(remove);
       div.appendChild(title);
       const bypass = document.createElement("input"); bypass.type = "checkbox"; bypass.id = "bypass-" + node.id;
-      bypass.onchange = () => send("bypass", node.id + " " + (bypass.checked ? "on" : "off"));
+      bypass.onchange = () => send("bypass", quote(node.id) + " " + (bypass.checked ? "on" : "off"));
       const label = document.createElement("label"); label.appendChild(bypass); label.appendChild(document.createTextNode(" bypass"));
       div.appendChild(label);
       if (node.presets.length) {
         const select = document.createElement("select"); select.id = "preset-" + node.id;
         select.innerHTML = "<option value=''>preset…</option>";
         for (const name of node.presets) { const o = document.createElement("option"); o.value = name; o.textContent = name; select.appendChild(o); }
-        select.onchange = () => { if (select.value) send("preset", node.id + " " + quote(select.value)); };
+        select.onchange = () => { if (select.value) send("preset", quote(node.id) + " " + quote(select.value)); };
         div.appendChild(select);
       }
       for (const c of node.controls) {
@@ -191,11 +199,22 @@ public enum WebPage {
           const input = document.createElement("input"); input.type = "range"; input.id = `control-${node.id}-${c.symbol}`;
           input.min = c.minimum; input.max = c.maximum; input.step = c.integer || c.toggled ? 1 : (c.maximum - c.minimum) / 1000;
           if (c.value !== null) input.value = c.value;
-          input.onchange = () => send("set", `${node.id} ${c.symbol} ${input.value}`);
+          input.onchange = () => send("set", quote(node.id) + " " + quote(c.symbol) + " " + quote(input.value));
           row.appendChild(input);
         } else row.appendChild(document.createElement("span"));
         const shown = document.createElement("span"); shown.id = `shown-${node.id}-${c.symbol}`; shown.textContent = shownValue(c.value);
         row.appendChild(shown);
+        const midi = document.createElement("span"); midi.className = "midi";
+        if (!c.output && c.minimum !== null && c.maximum !== null) {
+          const words = quote(node.id) + " " + quote(c.symbol);
+          const mapped = document.createElement("span"); mapped.id = `midi-${node.id}-${c.symbol}`; midi.appendChild(mapped);
+          const learn = document.createElement("button"); learn.id = `learn-${node.id}-${c.symbol}`; learn.textContent = "Learn";
+          learn.title = "map the next MIDI controller that moves on midi_in to this control";
+          learn.onclick = () => send("midi-learn", words); midi.appendChild(learn);
+          const unmap = document.createElement("button"); unmap.id = `unmap-${node.id}-${c.symbol}`; unmap.textContent = "×"; unmap.hidden = true;
+          unmap.title = "forget this control's MIDI mappings"; unmap.onclick = () => send("midi-unmap", words); midi.appendChild(unmap);
+        }
+        row.appendChild(midi);
         div.appendChild(row);
       }
       return div;
@@ -213,6 +232,12 @@ public enum WebPage {
         const bypass = el("bypass-" + node.id); if (bypass) bypass.checked = node.bypassed;
         for (const c of node.controls) {
           const shown = el(`shown-${node.id}-${c.symbol}`); if (shown) shown.textContent = shownValue(c.value);
+          const mapped = el(`midi-${node.id}-${c.symbol}`);
+          if (mapped) {
+            const learning = graph.learning && graph.learning.id === node.id && graph.learning.symbol === c.symbol;
+            mapped.textContent = learning ? "learning…" : c.midi ? `channel ${c.midi.channel} cc ${c.midi.controller}` : "";
+            el(`unmap-${node.id}-${c.symbol}`).hidden = !c.midi;
+          }
           const input = el(`control-${node.id}-${c.symbol}`);
           if (input && document.activeElement !== input && c.value !== null) input.value = c.value;
         }

@@ -4,17 +4,25 @@ import AQWeb
 import Synchronization
 
 /// The host's graph on the web (`host --http`, docs/WEB.md): `GET /graph` as JSON (schema
-/// `aqjack.graph-view/2`: the nodes with their controls, bypass and presets, the connections and
-/// the endpoints a connection may start and end at), `GET /plugins` (the installed plugins one
-/// may add), and `POST /control/VERB` answered by the control socket's commands
-/// (``GraphControl``), one set of verbs for every surface.
+/// `aqjack.graph-view/3`: the nodes with their controls, each control's MIDI mapping, bypass and
+/// presets, the control MIDI learn waits for, the connections and the endpoints a connection may
+/// start and end at), `GET /plugins` (the installed plugins one may add), and
+/// `POST /control/VERB` answered by the control socket's commands (``GraphControl``), one set of
+/// verbs for every surface.
 enum GraphView {
-    /// The verbs the page and scripts may POST: the control socket's, but those that answer a
-    /// connection later (monitor, midi-learn) or belong to a socket (help, close, auth).
-    static let verbs = GraphControl.verbs.map(\.verb).filter { !["monitor", "midi-learn", "help", "close"].contains($0) }
+    /// The verbs the page and scripts may POST: the control socket's, but those that stream to a
+    /// connection (monitor) or belong to a socket (help, close, auth). A `midi-learn` is answered
+    /// `ok` when armed; the host's tick completes it (``completeLearning(_:)``) and `/graph` shows it.
+    static let verbs = GraphControl.verbs.map(\.verb).filter { !["monitor", "help", "close"].contains($0) }
 
     /// The connection number web commands run as (the control socket numbers its own from 1).
     static let connection = -1
+
+    /// Completes a MIDI learn armed over the web once a controller has moved (called on the
+    /// host's tick): the mapping made, or why none could be; nil while none is armed or waiting.
+    static func completeLearning(_ controller: GraphControl) -> Result<GraphDocument.MIDIMapping, GraphError>? {
+        controller.learnedMapping(connection: connection)
+    }
 
     /// A control-socket reply as HTTP: `ok ...` is 200; `error CODE ...` 404 for not-found, 400
     /// for a malformed or invalid command, 409 for the rest (exists, cycle, failed).
@@ -35,9 +43,12 @@ enum GraphView {
             guard let node = live.nodes[graphNode.id] else { return nil }
             let description = node.instance.description
             let controls = description.ports.filter { $0.kind == .control }.map { port in
-                "{\"symbol\":\(JSONText.string(port.symbol)),\"name\":\(JSONText.string(port.name)),\"output\":\(port.direction == .output),"
+                // The latest mapping of this control (a control may have several: the page shows one).
+                let mapping = live.mappings.last { $0.id == node.id && $0.symbol == port.symbol }
+                let midi = mapping.map { "{\"channel\":\($0.channel),\"controller\":\($0.controller),\"minimum\":\(number($0.minimum)),\"maximum\":\(number($0.maximum))}" } ?? "null"
+                return "{\"symbol\":\(JSONText.string(port.symbol)),\"name\":\(JSONText.string(port.name)),\"output\":\(port.direction == .output),"
                     + "\"minimum\":\(number(port.minimum)),\"maximum\":\(number(port.maximum)),\"integer\":\(port.isInteger),"
-                    + "\"toggled\":\(port.isToggled),\"value\":\(number(node.value(of: port.symbol)))}"
+                    + "\"toggled\":\(port.isToggled),\"value\":\(number(node.value(of: port.symbol))),\"midi\":\(midi)}"
             }
             return "{\"id\":\(JSONText.string(node.id)),\"uri\":\(JSONText.string(description.uri)),\"name\":\(JSONText.string(description.name)),"
                 + "\"bypassed\":\(node.isBypassed),\"latency\":\(graphNode.latency),\"controls\":[\(controls.joined(separator: ","))],"
@@ -52,7 +63,8 @@ enum GraphView {
         let destinations = (0 ..< graph.outputCount).map { GraphEndpoint.graphOutput($0) } + (midi ? [.midiOutput] : [])
             + graph.nodes.flatMap { node in (node.inputs + node.midiInputs).map { GraphEndpoint.plugin(node: node.id, port: $0) } }
         func list(_ endpoints: [GraphEndpoint]) -> String { endpoints.map { JSONText.string("\($0)") }.joined(separator: ",") }
-        return "{\"schema\":\"aqjack.graph-view/2\",\"latency\":\(live.latency),\"nodes\":[\(nodes.joined(separator: ","))],"
+        let learning = live.learningTarget.map { "{\"id\":\(JSONText.string($0.id)),\"symbol\":\(JSONText.string($0.symbol))}" } ?? "null"
+        return "{\"schema\":\"aqjack.graph-view/3\",\"latency\":\(live.latency),\"nodes\":[\(nodes.joined(separator: ","))],\"learning\":\(learning),"
             + "\"connections\":[\(connections.joined(separator: ","))],\"sources\":[\(list(sources))],\"destinations\":[\(list(destinations))]}"
     }
 

@@ -179,6 +179,14 @@ struct HostChain {
         let cause = SessionLoop.run(client: client, signals: signals, finished: { false }) {
             // A plugin whose latency changed: the graph compensates it and JACK is told.
             controller.withGraph { _ = try? $0.refreshLatency() }
+            switch web == nil ? nil : GraphView.completeLearning(controller) {
+            case .success(let mapping)?:
+                events?.log.post("midi-learned", [("id", JSONText.string(mapping.id)), ("symbol", JSONText.string(mapping.symbol)),
+                                                  ("channel", "\(mapping.channel)"), ("controller", "\(mapping.controller)")])
+            case .failure(let error)?:
+                events?.log.post("midi-learned", [("error", JSONText.string(error.description))])
+            case nil: break
+            }
             if web != nil || events != nil {
                 let status = Self.liveStatus(driver: driver, client: client, meter: live.host.outputLevels, finished: false)
                 web?.update(status)

@@ -329,7 +329,7 @@ extension JackServerSuite {
             let graph = try JSONSerialization.jsonObject(with: Data(try Self.curl(port, "/graph").body.utf8)) as? [String: Any] ?? [:]
             let node = (graph["nodes"] as? [[String: Any]])?.first
             let gain = (node?["controls"] as? [[String: Any]])?.first { $0["symbol"] as? String == "gain" }
-            #expect(graph["schema"] as? String == "aqjack.graph-view/2" && node?["id"] as? String == "1", "\(graph)")
+            #expect(graph["schema"] as? String == "aqjack.graph-view/3" && node?["id"] as? String == "1", "\(graph)")
             #expect(gain?["minimum"] as? Double == -70 && gain?["maximum"] as? Double == 70 && gain?["value"] as? Double == 6, "\(String(describing: gain))")
             let browser = try ExternalTool.run("python3", ["Scripts/browser-check.py", "http://127.0.0.1:\(port)/", "--wait", "shown-1-gain",
                                                           "--script", "const i = document.getElementById('control-1-gain'); i.value = '-12'; i.dispatchEvent(new Event('change')); return i.value;",
@@ -356,7 +356,7 @@ extension JackServerSuite {
             withExtendedLifetime(generator) {}
         }
 
-        @Test("host --http page edits the graph: on an empty graph (--channels 1, a -6.02 dBFS sine into in_1) headless chromium picks the amp from the page's plugin list (GET /plugins) and adds it, connects in_1 -> 1:input and 1:output -> out_1 with the page's selects (the page's meter then shows the sine at the amp's gain within 0.5 dB), disconnects the second with its button and removes the amp: /graph follows each step (graph-view/2's sources and destinations)")
+        @Test("host --http page edits the graph: on an empty graph (--channels 1, a -6.02 dBFS sine into in_1) headless chromium picks the amp from the page's plugin list (GET /plugins) and adds it, connects in_1 -> 1:input and 1:output -> out_1 with the page's selects (the page's meter then shows the sine at the amp's gain within 0.5 dB), disconnects the second with its button and removes the amp: /graph follows each step (graph-view/3's sources and destinations)")
         func hostPageEditsGraph() throws {
             let generator = try GeneratorClient(name: TestServer.uniqueClientName("webgen"), channelCount: 1, wavePeriod: Self.sine)
             let (process, port, out, err) = try Self.start(["host", "--json", "--http", "0", "--channels", "1", "--name", TestServer.uniqueClientName("webedit"),
@@ -366,7 +366,7 @@ extension JackServerSuite {
                 try JSONSerialization.jsonObject(with: Data(try Self.curl(port, "/graph").body.utf8)) as? [String: Any] ?? [:]
             }
             let empty = try graph()
-            #expect(empty["schema"] as? String == "aqjack.graph-view/2" && (empty["sources"] as? [String]) == ["in_1", "midi_in"]
+            #expect(empty["schema"] as? String == "aqjack.graph-view/3" && (empty["sources"] as? [String]) == ["in_1", "midi_in"]
                     && (empty["destinations"] as? [String]) == ["out_1", "midi_out"], "\(empty)")
             let plugins = try JSONSerialization.jsonObject(with: Data(try Self.curl(port, "/plugins").body.utf8)) as? [String: Any] ?? [:]
             let listed = (plugins["plugins"] as? [[String: Any]]) ?? []
@@ -413,6 +413,62 @@ extension JackServerSuite {
             process.interrupt()
             #expect(process.exitStatus().status == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
             withExtendedLifetime(generator) {}
+        }
+
+        @Test("host --http page learns MIDI and saves the graph: Learn clicked on the amp's gain, a JACK MIDI client sending channel 3 CC 21 = 127 every 0.25 s: the page shows 'channel 3 cc 21' and then the gain at 70 (the top of its range; the message learned from is not applied), /graph (graph-view/3) has the mapping and no learn waiting, --events has midi-learned; Save writes the graph file with the mapping; × unmaps it; Load brings it back")
+        func hostPageLearnsMIDIAndSaves() throws {
+            let generator = try GeneratorClient(name: TestServer.uniqueClientName("webgen"), channelCount: 1, wavePeriod: Self.sine)
+            let start = UInt64(generator.client.estimatedFrameTime) + 24_000
+            let controller = try MIDINoteClient(name: TestServer.uniqueClientName("webcc"),
+                                                messages: (0 ..< 240).map { (start + UInt64($0) * 12_000, [0xB2, 21, 127]) })
+            let log = temporaryPath("weblearn.ndjson"), file = temporaryPath("weblearn-graph.json")
+            defer { for path in [log, file] { try? FileManager.default.removeItem(atPath: path) }; try? FileManager.default.removeItem(atPath: file + ".state") }
+            let (process, port, out, err) = try Self.start(["host", "--json", "--http", "0", "--events", log, "--name", TestServer.uniqueClientName("weblearn"),
+                                                            "-i", controller.portName, "-i", "\(generator.client.name):out_1", PluginConvertTests.amp], role: "weblearn")
+            defer { for url in [out, err] { try? FileManager.default.removeItem(at: url) } }
+            let script = """
+            const done = arguments[arguments.length - 1];
+            const $ = id => document.getElementById(id);
+            const sleep = ms => new Promise(r => setTimeout(r, ms));
+            const until = async (test, what) => { for (let i = 0; i < 150; i++) { if (test()) return; await sleep(100); } throw new Error("timed out waiting for " + what + ": " + $("midi-1-gain").textContent + " " + $("shown-1-gain").textContent + " " + $("message").textContent); };
+            (async () => {
+              await until(() => $("learn-1-gain") && $("midi-1-gain").textContent === "", "the amp's card");
+              $("learn-1-gain").click();
+              await until(() => $("midi-1-gain").textContent === "channel 3 cc 21", "the learned controller");
+              await until(() => $("shown-1-gain").textContent === "70", "the controller's value");
+              const unmapShown = !$("unmap-1-gain").hidden;
+              $("graph-file").value = \(String(reflecting: file)); $("save-graph").click();
+              await sleep(1000);
+              $("unmap-1-gain").click();
+              await until(() => $("midi-1-gain").textContent === "" && $("unmap-1-gain").hidden, "the unmapping");
+              $("load-graph").click();
+              await until(() => $("midi-1-gain").textContent === "channel 3 cc 21", "the loaded mapping");
+              done({ unmapShown, message: $("message").textContent });
+            })().catch(e => done({ error: String(e) }));
+            """
+            let browser = try ExternalTool.run("python3", ["Scripts/browser-check.py", "http://127.0.0.1:\(port)/", "--wait", "shown-1-gain",
+                                                          "--async-script", script, "--samples", "0"], timeout: 150)
+            #expect(browser.status == 0, "\(browser.standardError)")
+            let result = ((try? JSONSerialization.jsonObject(with: Data(browser.standardOutput.utf8)) as? [String: Any])?["async"] as? [String: Any]) ?? [:]
+            #expect(result["error"] == nil && result["unmapShown"] as? Bool == true && result["message"] as? String == "", "\(browser.standardOutput)")
+            let graph = try JSONSerialization.jsonObject(with: Data(try Self.curl(port, "/graph").body.utf8)) as? [String: Any] ?? [:]
+            let gain = ((graph["nodes"] as? [[String: Any]])?.first?["controls"] as? [[String: Any]])?.first { $0["symbol"] as? String == "gain" }
+            let midi = gain?["midi"] as? [String: Any]
+            #expect(graph["schema"] as? String == "aqjack.graph-view/3" && graph["learning"] is NSNull, "\(graph)")
+            #expect(midi?["channel"] as? Int == 3 && midi?["controller"] as? Int == 21 && midi?["minimum"] as? Double == -70
+                    && midi?["maximum"] as? Double == 70 && gain?["value"] as? Double == 70, "\(String(describing: gain))")
+            let saved = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [String: Any] ?? [:]
+            let savedMIDI = saved["midi"] as? [[String: Any]] ?? []
+            #expect(savedMIDI.count == 1 && savedMIDI.first?["id"] as? String == "1" && savedMIDI.first?["symbol"] as? String == "gain"
+                    && savedMIDI.first?["channel"] as? Int == 3 && savedMIDI.first?["controller"] as? Int == 21, "\(saved)")
+            process.interrupt()
+            #expect(process.exitStatus().status == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+            let events = String(decoding: try Data(contentsOf: URL(fileURLWithPath: log)), as: UTF8.self).split(separator: "\n")
+                .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            let learned = events.filter { $0["event"] as? String == "midi-learned" }
+            #expect(learned.count == 1 && learned.first?["id"] as? String == "1" && learned.first?["symbol"] as? String == "gain"
+                    && learned.first?["channel"] as? Int == 3 && learned.first?["controller"] as? Int == 21, "\(learned)")
+            withExtendedLifetime((generator, controller)) {}
         }
 
         /// Connects to 127.0.0.1:`port`, sends `bytes` (none: just connects), and drops the connection.
