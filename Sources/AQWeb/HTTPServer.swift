@@ -54,10 +54,9 @@ public final class HTTPServer: @unchecked Sendable {
     public let port: Int
     private let context: OpaquePointer
     /// The state, held here for as long as the server object lives (publishing after ``stop()``
-    /// is harmless), and the reference civetweb's callbacks use, released once ``stop()`` has
-    /// stopped them.
+    /// is harmless); civetweb's callbacks hold a reference of their own (their user data),
+    /// released once ``stop()`` has stopped them.
     private let shared: HTTPServerState
-    private let state: Unmanaged<HTTPServerState>
     private let stopped = Atomic<Bool>(false)
 
     /// Starts listening.
@@ -66,7 +65,6 @@ public final class HTTPServer: @unchecked Sendable {
         let state = HTTPServerState(options: options, handler: handler)
         let retained = Unmanaged.passRetained(state)
         shared = state
-        self.state = retained
         let settings = ["listening_ports", "\(options.host):\(options.port)",
                         "num_threads", "\(options.threads)",
                         "request_timeout_ms", "10000",
@@ -112,7 +110,7 @@ public final class HTTPServer: @unchecked Sendable {
         shared.stopping.store(true, ordering: .releasing)
         shared.stopLive()
         mg_stop(context)
-        state.release()
+        Unmanaged.passUnretained(shared).release()
     }
 }
 
