@@ -42,18 +42,24 @@ extension JackServerSuite {
             return process
         }
 
-        /// Each take, checked against the roll it should hold: as many frames as the roll lasted,
+        /// Each take, checked against the roll it should hold: as many frames as the roll lasted
+        /// (a period either way at its end when the server skipped cycles),
         /// frame i the generator's frame (roll start + i) on both channels, TimeReference the
         /// roll's transport frame.
         static func expectTake(_ path: String, holds roll: Roll, xruns: Int) throws {
             let take = try SoundFileContents(path: path)
             let end = try #require(roll.end)
-            #expect(take.frames == Int(end - roll.start), "\(path): \(take.frames) frames for a roll of \(end - roll.start)")
+            // The watcher reads the transport in its own cycle; one run late under load (the
+            // server skipping cycles) reads the next cycle's state and dates the stop a period
+            // off (CI once: 33280 frames for a watched roll of 33152). With xruns the take's end
+            // may differ by that period; its content below says where it really ended.
+            let slack = xruns > 0 ? 128 : 0
+            #expect(abs(take.frames - Int(end - roll.start)) <= slack, "\(path): \(take.frames) frames for a roll of \(end - roll.start), \(xruns) xruns")
             #expect(take.timeReference.map(UInt64.init) == roll.position, "\(path): TimeReference \(String(describing: take.timeReference)), roll at transport frame \(roll.position)")
             // First and last frame: exactly the roll's (0 frames off at either end).
             let period = UInt64(TestSignal.framePeriod)
             #expect(TestSignal.decode(take.samples[0]).map { UInt64($0.frame) } == roll.start % period, "\(path): first frame")
-            #expect(TestSignal.decode(take.samples[2 * take.frames - 1]).map { UInt64($0.frame) } == (end - 1) % period, "\(path): last frame")
+            #expect(TestSignal.decode(take.samples[2 * take.frames - 1]).map { UInt64($0.frame) } == (roll.start + UInt64(take.frames) - 1) % period, "\(path): last frame")
             // Every sample: the generator's at JACK frame roll start + i (the TimeReference is
             // the transport's frame, not the JACK frame, so the check is against the roll).
             var wrong = 0
