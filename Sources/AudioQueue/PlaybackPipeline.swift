@@ -347,7 +347,7 @@ final class PlaybackPipeline {
         reportedDecodeFailure = true
         let message = "aqjack: an output queue of \(fourCharacterCode(format.description.mFormatID)) skips packets it cannot decode (\(reason)); "
             + "their frames are not played, and AudioOutputQueue.decodeFailureCount counts them\n"
-        FileHandle.standardError.write(Data(message.utf8))
+        try? FileHandle.standardError.write(contentsOf: Data(message.utf8))
     }
 
     /// Moves the stages' tail (their latency of silence pushed through) and the resampler's

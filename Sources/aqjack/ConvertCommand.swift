@@ -133,9 +133,9 @@ struct ConvertCommand {
                 guard percent != lastShown else { return }
                 lastShown = percent
                 let filled = percent / 4
-                FileHandle.standardError.write(Data("\r[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: 25 - filled))] \(percent)%".utf8))
+                Diagnostics.emit("\r[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: 25 - filled))] \(percent)%")
             }, isCancelled: { signals.received.load(ordering: .relaxed) != 0 })
-            if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+            if showProgress { Diagnostics.emit("\n") }
             let format = summary.outputFormat
             let result = Summary(input: request.inputPath, output: request.outputPath, fileType: fourCharacterCode(summary.fileType),
                                  format: fourCharacterCode(format.mFormatID), sampleRate: format.mSampleRate, channels: Int(format.mChannelsPerFrame),
@@ -149,7 +149,7 @@ struct ConvertCommand {
             }
             return ExitStatus.success
         } catch {
-            if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+            if showProgress { Diagnostics.emit("\n") }
             Diagnostics.error(Self.describe(error.message, input: request.inputPath, output: request.outputPath))
             return ExitStatus.failure
         }

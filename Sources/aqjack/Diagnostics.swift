@@ -6,16 +6,17 @@ import Foundation
 /// message is made printable first (``printable(_:)``): a file name or a network message with
 /// control bytes in it cannot move the terminal's cursor or ring its bell.
 enum Diagnostics {
-    static func error(_ message: String) {
-        FileHandle.standardError.write(Data("aqjack: error: \(printable(message))\n".utf8))
-    }
+    static func error(_ message: String) { emit("aqjack: error: \(printable(message))\n") }
 
-    static func warning(_ message: String) {
-        FileHandle.standardError.write(Data("aqjack: warning: \(printable(message))\n".utf8))
-    }
+    static func warning(_ message: String) { emit("aqjack: warning: \(printable(message))\n") }
 
-    static func note(_ message: String) {
-        FileHandle.standardError.write(Data("aqjack: \(printable(message))\n".utf8))
+    static func note(_ message: String) { emit("aqjack: \(printable(message))\n") }
+
+    /// Writes `text` to `handle` as it is; a stream that cannot take it (a closed pipe, a full
+    /// disk) loses the text and nothing else: Foundation's `write(_: Data)` traps on such an
+    /// error, which would end a recording because its reader went away.
+    static func emit(_ text: String, to handle: FileHandle = .standardError) {
+        try? handle.write(contentsOf: Data(text.utf8))
     }
 
     /// `text` with the bytes of a name that is not UTF-8 as `\xHH` (``FilePath/display(_:)``)

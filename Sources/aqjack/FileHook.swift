@@ -24,7 +24,9 @@ final class FileHook: @unchecked Sendable {
             process.standardInput = input
             do {
                 try process.run()
-                input.fileHandleForWriting.write(Data(summary.utf8))
+                // A command that does not read its input may have exited already: the summary is
+                // then lost to it (EPIPE), and its exit status says how it went.
+                try? input.fileHandleForWriting.write(contentsOf: Data(summary.utf8))
                 try? input.fileHandleForWriting.close()
                 if let exit = process.waitForExit(), !exit.succeeded {
                     Diagnostics.note("--on-file '\(command)' failed for \(path) (\(exit)); the recording goes on")

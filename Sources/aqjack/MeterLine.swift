@@ -22,12 +22,12 @@ final class MeterLine {
         let line = String(format: "%7.1f s  peak/rms dBFS %@%@  ring %3.0f%%  lost %d  xruns %d%@",
                           seconds, shown, more, queue.ringFill * 100, Int(session.lostFrames(queue: queue)), xruns,
                           secondsLeft.map { "  disk " + DiskSpace.describe(seconds: $0) } ?? "")
-        FileHandle.standardOutput.write(Data(("\r\u{1B}[K" + line).utf8))
+        Diagnostics.emit("\r\u{1B}[K" + line, to: .standardOutput)
         drawn = true
     }
 
     func finish() {
-        if drawn { FileHandle.standardOutput.write(Data("\n".utf8)) }
+        if drawn { Diagnostics.emit("\n", to: .standardOutput) }
     }
 
     static func decibels(_ linear: Float) -> String {

@@ -56,7 +56,7 @@ func runCommandLine(_ arguments: [String]) -> Int32 {
         throw UsageError(message: "no subcommand given: expected --ports; see aqjack --help")
     } catch {
         Diagnostics.error(error.message)
-        FileHandle.standardError.write(Data((Help.usageLine(of: subcommand) + "\n").utf8))
+        Diagnostics.emit(Help.usageLine(of: subcommand) + "\n")
         return ExitStatus.usage
     }
 }
@@ -76,6 +76,11 @@ func runReportingJackErrors(_ body: () throws(JackError) -> Int32) -> Int32 {
         return ExitStatus.failure
     }
 }
+
+// A closed pipe (`aqjack record ... | head`, an --on-file command that does not read its input,
+// a patchbay that stops reading) is an error on that write (Diagnostics.emit drops it), never a
+// signal that ends a recording before its files are finalized.
+signal(SIGPIPE, SIG_IGN)
 
 // Arguments byte for byte: a file name that is not UTF-8 reaches the file system unchanged
 // (CommandLine.arguments would have replaced its bytes with U+FFFD).

@@ -66,6 +66,17 @@ struct HostileCommandLineTests {
         (["convert", "in.wav", "out.m4a"], "-q", ["-1", "NaN", "1e300", "128"], []),
     ]
 
+    @Test("a closed pipe is no crash: aqjack run (as a shell runs it, SIGPIPE at its default) with its standard error a pipe no one reads, given a bad option, exits 2 as usual instead of dying of SIGPIPE or a trap in the write")
+    func closedStandardError() throws {
+        let script = """
+        import os, subprocess, sys
+        r, w = os.pipe(); os.close(r)
+        print(subprocess.run([sys.argv[1], "record", "--no-such-option"], stdout=subprocess.DEVNULL, stderr=w).returncode)
+        """
+        let result = try AQJackCommand.runProgram("/usr/bin/python3", ["-c", script, AQJackCommand.executable.path])
+        #expect(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "2", "\(result.standardOutput) \(result.standardError)")
+    }
+
     @Test("item07NumericOptionsRangeChecked: every numeric option at 0, -1, NaN, 1e300 and past its range exits 2 with the range, no trap, no file")
     func item07NumericOptionsRangeChecked() throws {
         let scratch = Scratch("numeric")
