@@ -28,6 +28,8 @@ public final class GraphHost: @unchecked Sendable {
     private var started = false
     /// The runner the process thread has (or will take at its next cycle).
     public private(set) var runner: GraphRunner?
+    /// MIDI events dropped by the runners the process thread has let go of.
+    private var droppedByRetired = 0
     /// The input and output channels marked control voltage now (0-based).
     private var markedInputs = Set<Int>(), markedOutputs = Set<Int>()
 
@@ -67,6 +69,7 @@ public final class GraphHost: @unchecked Sendable {
         guard runner.maximumFrames >= driver.bufferSize else {
             throw AudioDriverError("the graph runs at most \(runner.maximumFrames) frames a cycle; \(driver.name) runs \(driver.bufferSize)")
         }
+        let previous = self.runner
         self.runner = runner
         processor.offer(runner)
         driver.publishProcessingLatency(runner.plan.latency)
@@ -81,7 +84,14 @@ public final class GraphHost: @unchecked Sendable {
             waited += 1
         }
         processor.releaseRetired()
+        if let previous { droppedByRetired += previous.droppedMIDIEvents.load(ordering: .relaxed) }
         return processor.hasTaken
+    }
+
+    /// MIDI events that found no room in the graph (``GraphRunner/droppedMIDIEvents``) since
+    /// the host began, over every runner it has run.
+    public var droppedMIDIEvents: Int {
+        droppedByRetired + (runner?.droppedMIDIEvents.load(ordering: .relaxed) ?? 0)
     }
 
     /// Marks the channels that carry control voltage in `plan` (on JACK, signal-type "CV") and

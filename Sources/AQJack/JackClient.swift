@@ -86,7 +86,8 @@ public final class JackClient: @unchecked Sendable {
                              slowCycles: timing.pointee.slowCycles.load(ordering: .relaxed),
                              maximumLatenessMicros: timing.pointee.maximumLatenessMicros.load(ordering: .relaxed),
                              maximumDurationMicros: timing.pointee.maximumDurationMicros.load(ordering: .relaxed),
-                             maximumCPUMicros: timing.pointee.maximumCPUMicros.load(ordering: .relaxed))
+                             maximumCPUMicros: timing.pointee.maximumCPUMicros.load(ordering: .relaxed),
+                             midiEventsLost: timing.pointee.midiEventsLost.load(ordering: .relaxed))
     }
 
     /// The first stalled callbacks (``ProcessTiming/stalledCycles``) since the client opened,

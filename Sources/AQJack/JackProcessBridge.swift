@@ -31,6 +31,11 @@ public struct ProcessTiming: Sendable, Equatable, Encodable {
     public let maximumDurationMicros: UInt64
     /// The most CPU time one callback used, µs.
     public let maximumCPUMicros: UInt64
+    /// MIDI events a port could not carry: on inputs, those JACK reports lost
+    /// (`jack_midi_get_lost_event_count`) and those past ``ProcessBridgeState/midiEventCapacity``
+    /// in a cycle; on outputs, those `jack_midi_event_write` refused (the port's buffer full, a
+    /// frame outside the cycle or before the previous event's).
+    public let midiEventsLost: UInt64
 }
 
 /// A callback that stalled: it began more than half a period after it was due, or ran more
@@ -61,6 +66,7 @@ struct ProcessTimingCounters: ~Copyable {
     let maximumDurationMicros = Atomic<UInt64>(0)
     let maximumCPUMicros = Atomic<UInt64>(0)
     let stalledCycles = Atomic<UInt64>(0)
+    let midiEventsLost = Atomic<UInt64>(0)
     /// The first `stallCapacity` stalled callbacks, in order (entries below `stalledCycles`),
     /// allocated and written through once here, before the process thread runs.
     let stallCapacity: Int
@@ -105,7 +111,8 @@ struct ProcessBridgeState {
     var midiOutputLists: UnsafeMutablePointer<MIDIOutputList>? = nil
     var midiOutputCount = 0
     /// MIDI events read per port and cycle (JACK's buffer of a 128-frame cycle holds far fewer
-    /// in practice); events past it are not handed on.
+    /// in practice); events past it are not handed on and are counted in
+    /// ``ProcessTiming/midiEventsLost``.
     static let midiEventCapacity = 1024
     var entry: RealtimeEntry? = nil
     /// The processor's slow-sync function, when it takes part in the transport.
@@ -177,13 +184,16 @@ let jackProcessThunk: @convention(c) (jack_nframes_t, UnsafeMutableRawPointer?) 
     for index in 0 ..< state.midiCount {
         let buffer = jack_port_get_buffer(state.midiPorts.unsafelyUnwrapped[index], frameCount)
         let events = state.midiEvents.unsafelyUnwrapped + index * ProcessBridgeState.midiEventCapacity
-        let count = min(Int(jack_midi_get_event_count(buffer)), ProcessBridgeState.midiEventCapacity)
+        let available = Int(jack_midi_get_event_count(buffer))
+        let count = min(available, ProcessBridgeState.midiEventCapacity)
         var event = jack_midi_event_t()
         var kept = 0
         for slot in 0 ..< count where jack_midi_event_get(&event, buffer, UInt32(slot)) == 0 {
             events[kept] = MIDIEvent(frame: event.time, size: UInt32(event.size), bytes: UnsafePointer(event.buffer))
             kept += 1
         }
+        let lost = UInt64(available - kept) + UInt64(jack_midi_get_lost_event_count(buffer))
+        if lost > 0 { countLostMIDIEvents(state, lost) }
         state.midiLists.unsafelyUnwrapped[index] = MIDIEventList(events: UnsafePointer(events), count: kept)
     }
     for index in 0 ..< state.midiOutputCount { state.midiOutputCounts.unsafelyUnwrapped[index] = 0 }
@@ -236,12 +246,24 @@ private func writeMIDIOutputs(_ state: ProcessBridgeState, frameCount: jack_nfra
         guard let buffer = jack_port_get_buffer(state.midiOutputPorts.unsafelyUnwrapped[index], frameCount) else { continue }
         jack_midi_clear_buffer(buffer)
         let list = state.midiOutputLists.unsafelyUnwrapped[index]
+        var refused: UInt64 = 0
         for slot in 0 ..< min(list.count.pointee, list.capacity) {
             let event = list.events[slot]
-            guard let bytes = event.bytes, event.frame < frameCount else { continue }
-            _ = jack_midi_event_write(buffer, event.frame, bytes, Int(event.size))
+            guard let bytes = event.bytes, event.frame < frameCount,
+                  jack_midi_event_write(buffer, event.frame, bytes, Int(event.size)) == 0 else {
+                refused += 1
+                continue
+            }
         }
+        if refused > 0 { countLostMIDIEvents(state, refused) }
     }
+}
+
+/// Adds to ``ProcessTiming/midiEventsLost``. Process thread only (the single writer).
+@inline(__always)
+private func countLostMIDIEvents(_ state: ProcessBridgeState, _ count: UInt64) {
+    let timing = state.timing
+    timing.pointee.midiEventsLost.store(timing.pointee.midiEventsLost.load(ordering: .relaxed) &+ count, ordering: .relaxed)
 }
 
 /// Adds one cycle to the client's timing counters, and the cycle to the stall log when it

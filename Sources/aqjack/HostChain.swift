@@ -48,6 +48,8 @@ struct HostChain {
         let plugins: [String]
         let client: String
         let latencyFrames: Int
+        /// Events that found no room in the graph or a MIDI port (``ProcessTiming/midiEventsLost``).
+        let droppedMIDIEvents: Int
         let xruns: Int
         let inputs: [String], outputs: [String]
         let exitReason: String
@@ -214,6 +216,7 @@ struct HostChain {
             }
         }
         let summary = Summary(plugins: plugins.map(\.uri), client: client.name, latencyFrames: live.latency,
+                              droppedMIDIEvents: live.host.droppedMIDIEvents + Int(client.processTiming.midiEventsLost),
                               xruns: client.notifications.xrunCount.load(ordering: .relaxed),
                               inputs: host.inputs, outputs: host.outputs, exitReason: reason)
         SessionLoop.waitForFreewheelEnd(client: client, signals: signals)
@@ -225,7 +228,7 @@ struct HostChain {
             Diagnostics.error("the JACK server '\(client.serverName)' shut down (\(client.notifications.shutdownReason.withLock { $0 } ?? "no reason given"))")
         }
         printSummary(summary, json: json) {
-            "hosted a graph of \(live.graph.nodes.count) plugins: latency \(summary.latencyFrames) frames, xruns \(summary.xruns), stopped by: \(reason)"
+            "hosted a graph of \(live.graph.nodes.count) plugins: latency \(summary.latencyFrames) frames, xruns \(summary.xruns)\(summary.droppedMIDIEvents > 0 ? ", MIDI events dropped \(summary.droppedMIDIEvents)" : ""), stopped by: \(reason)"
         }
         return cause == .serverShutdown ? ExitStatus.failure : ExitStatus.success
     }

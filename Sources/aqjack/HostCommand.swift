@@ -245,7 +245,7 @@ struct HostCommand {
         }
         let summary = Summary(plugin: uri, client: client.name, latencyFrames: host.latencyFrames,
                               cycles: host.processor.cycleCount.load(ordering: .relaxed),
-                              droppedMIDIEvents: host.processor.droppedMIDIEvents.load(ordering: .relaxed),
+                              droppedMIDIEvents: host.processor.droppedMIDIEvents.load(ordering: .relaxed) + Int(client.processTiming.midiEventsLost),
                               refusedWorkRequests: host.instance.refusedWorkRequests,
                               xruns: client.notifications.xrunCount.load(ordering: .relaxed),
                               inputs: host.audioInputs, outputs: host.audioOutputs, midiInputs: host.midiInputs,

@@ -61,6 +61,7 @@ enum MIDIPlay {
         }
         let report = MIDIPlayReport(file: path, format: contents.format, tracks: contents.trackCount, events: events.count,
                                     sentEvents: processor.sentEvents.load(ordering: .relaxed), lateEvents: processor.lateEvents.load(ordering: .relaxed),
+                                    lostEvents: Int(timing.midiEventsLost),
                                     sampleRate: client.sampleRate, startFrameTime: UInt64(start), durationFrames: durationFrames,
                                     xruns: xruns, ports: targets, exitReason: reason, processTiming: timing)
         report.print(json: command.json)
@@ -84,10 +85,12 @@ struct MIDIPlayReport: Encodable {
     /// The file's format (0 or 1) and its tracks, merged into one output.
     let format: Int
     let tracks: Int
-    /// Events in the file, sent, and of those sent, sent after their frame (skipped cycles).
+    /// Events in the file, sent, of those sent, sent after their frame (skipped cycles), and
+    /// those the port could not carry (``ProcessTiming/midiEventsLost``).
     let events: Int
     let sentEvents: Int
     let lateEvents: Int
+    let lostEvents: Int
     let sampleRate: Int
     /// The JACK frame of the file's time 0, and the file's length in frames from there.
     let startFrameTime: UInt64
@@ -101,7 +104,7 @@ struct MIDIPlayReport: Encodable {
         printSummary(self, json: json) {
             """
             played \(file): \(sentEvents) of \(events) MIDI events (format \(format), \(tracks) track\(tracks == 1 ? "" : "s")) over \(durationFrames) frames at \(sampleRate) Hz from JACK frame \(startFrameTime) to \(ports.isEmpty ? "no port" : ports.joined(separator: ", "))
-              late \(lateEvents) events, xruns \(xruns), stopped by: \(exitReason)
+              late \(lateEvents) events, lost \(lostEvents), xruns \(xruns), stopped by: \(exitReason)
             """
         }
     }

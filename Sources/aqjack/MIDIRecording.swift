@@ -123,11 +123,17 @@ final class MIDIRecording: @unchecked Sendable {
     func stop() {
         running.store(false, ordering: .releasing)
         while let thread, !thread.isFinished { usleep(1000) }
+        portLostEvents.store(Int(client.processTiming.midiEventsLost), ordering: .relaxed)
         client.close()
     }
 
-    /// Events lost: no room in the ring, too long, or past ``eventLimit``.
-    var lostEvents: Int { processor.droppedEvents.load(ordering: .relaxed) + store.withLock { $0.lostEvents } }
+    /// Events the ports lost (``ProcessTiming/midiEventsLost``), as of ``stop()``.
+    private let portLostEvents = Atomic<Int>(0)
+
+    /// Events lost: lost by JACK on the ports, no room in the ring, too long, or past ``eventLimit``.
+    var lostEvents: Int {
+        portLostEvents.load(ordering: .relaxed) + processor.droppedEvents.load(ordering: .relaxed) + store.withLock { $0.lostEvents }
+    }
     var eventCount: Int { store.withLock { $0.count } }
     var files: [String] { store.withLock { $0.written } }
 

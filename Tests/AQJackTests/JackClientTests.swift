@@ -138,6 +138,53 @@ extension JackServerSuite {
             }
             #expect(closedMessage.contains("closed"), "\(closedMessage)")
         }
+
+        @Test("MIDI events a port cannot carry are counted, never dropped silently: of frames 10, 3 (before the previous event) and 200 (past a 128-frame cycle) written each cycle for 20 cycles, the capture client gets the 20 at frame 10 and processTiming.midiEventsLost is 40")
+        func refusedMIDIEventsCounted() throws {
+            let capture = try MIDICaptureClient(name: TestServer.uniqueClientName("lostcap"))
+            let processor = UnorderedMIDIWriter(cycles: 20)
+            let client = try JackClient(name: TestServer.uniqueClientName("lostmidi"), exactName: true)
+            let port = try client.registerPort("midi_out", direction: .output, isMIDI: true)
+            try client.activate(processor: processor, midiOutputs: [port])
+            defer { client.close() }
+            _ = try client.connect(port.name, to: capture.portName)
+            usleep(100_000)
+            processor.armed.store(true, ordering: .releasing)
+            for _ in 0 ..< 200 where processor.written.load(ordering: .acquiring) < 20 { usleep(10_000) }
+            usleep(100_000)
+            #expect(processor.written.load(ordering: .relaxed) == 20)
+            let got = capture.events
+            #expect(got.count == 20 && got.allSatisfy { $0.bytes == [0x90, 60, 100] && $0.frame % 128 == 10 }, "\(got.prefix(4))")
+            #expect(client.processTiming.midiEventsLost == 40)
+        }
+    }
+}
+
+/// Writes, in each of its first `cycles` cycles once armed, a note-on at frame 10, then one at
+/// frame 3 (out of order: JACK refuses it) and one at frame 200 (past the cycle).
+final class UnorderedMIDIWriter: RealtimeProcessor, @unchecked Sendable {
+    let cycles: Int
+    let armed = Atomic<Bool>(false)
+    let written = Atomic<Int>(0)
+    private let message = UnsafeMutablePointer<UInt8>.allocate(capacity: 3)
+
+    init(cycles: Int) {
+        self.cycles = cycles
+        message.initialize(from: [0x90, 60, 100], count: 3)
+    }
+
+    deinit { message.deallocate() }
+
+    static let realtimeEntry: RealtimeEntry = { processor, cycle in
+        let writer = Unmanaged<UnorderedMIDIWriter>.fromOpaque(processor).takeUnretainedValue()
+        let cycle = cycle.load(as: ProcessCycle.self)
+        guard writer.armed.load(ordering: .acquiring), writer.written.load(ordering: .relaxed) < writer.cycles,
+              let output = cycle.midiOutputs.first else { return }
+        for (slot, frame) in [UInt32(10), 3, 200].enumerated() {
+            output.events[slot] = MIDIEvent(frame: frame, size: 3, bytes: UnsafePointer(writer.message))
+        }
+        output.count.pointee = 3
+        writer.written.add(1, ordering: .relaxed)
     }
 }
 
