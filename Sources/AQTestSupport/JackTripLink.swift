@@ -57,7 +57,7 @@ public final class JackTripLink {
         var logs: [String] = []
         for end in ends {
             let log = FileManager.default.temporaryDirectory.appendingPathComponent("jacktrip-\(end.name).log").path
-            FileManager.default.createFile(atPath: log, contents: nil)
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = ["jacktrip"] + end.arguments + common + ["-J", end.name]

@@ -43,7 +43,7 @@ public final class ZitaBridge {
         ]
         var started: [Process] = []
         for command in commands {
-            FileManager.default.createFile(atPath: command.log, contents: nil)
+            _ = FileManager.default.createFile(atPath: command.log, contents: nil)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = command.arguments

@@ -19,6 +19,17 @@ enum Diagnostics {
         try? handle.write(contentsOf: Data(text.utf8))
     }
 
+    /// Makes a closed pipe (`aqjack record ... | head`, an `--on-file` command that does not read
+    /// its input, a patchbay that stops reading) an error on that write (``emit(_:to:)`` drops
+    /// it), never a signal that ends a recording before its files are finalized. SIGPIPE gets a
+    /// handler that does nothing rather than `SIG_IGN`: an ignored signal stays ignored in the
+    /// programs aqjack starts (an `--on-file` pipeline would then see EPIPE errors where a shell
+    /// pipeline ends quietly), a handler is reset to the default by `exec`. Declared here, not in
+    /// `main.swift`, where a closure would be main-actor code and trap on another thread.
+    static func surviveClosedPipes() {
+        signal(SIGPIPE) { _ in }
+    }
+
     /// `text` with the bytes of a name that is not UTF-8 as `\xHH` (``FilePath/display(_:)``)
     /// and every control character but the line feed as `\xHH` too.
     static func printable(_ text: String) -> String {

@@ -64,8 +64,8 @@ struct PluginCheckRun {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = ["plugins", "--check-one", uri]
-        FileManager.default.createFile(atPath: output + ".out", contents: nil)
-        FileManager.default.createFile(atPath: output + ".err", contents: nil)
+        _ = FileManager.default.createFile(atPath: output + ".out", contents: nil)
+        _ = FileManager.default.createFile(atPath: output + ".err", contents: nil)
         let out = FileHandle(forWritingAtPath: output + ".out"), err = FileHandle(forWritingAtPath: output + ".err")
         // (The child has its own copies once it runs.)
         defer { try? out?.close(); try? err?.close() }

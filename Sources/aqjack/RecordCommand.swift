@@ -227,7 +227,7 @@ struct RecordCommand {
     /// split on command; a single recording only stops (as SIGTERM stops it).
     private static func web(options: RecordOptions, setup: RecordingSetup, queue: AudioInputQueue, plan: RecordPlan,
                             client: JackClient, signals: SignalWatcher, events: EventLog?) throws -> SessionWeb {
-        nonisolated(unsafe) let trigger = setup.trigger
+        let trigger = setup.trigger
         return try SessionWeb(options: options.http, initial: liveStatus(queue: queue, setup: setup, plan: plan, options: options, client: client, finished: false),
                               events: events) { verb, _ in
             switch (verb, trigger) {

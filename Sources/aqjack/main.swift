@@ -77,10 +77,7 @@ func runReportingJackErrors(_ body: () throws(JackError) -> Int32) -> Int32 {
     }
 }
 
-// A closed pipe (`aqjack record ... | head`, an --on-file command that does not read its input,
-// a patchbay that stops reading) is an error on that write (Diagnostics.emit drops it), never a
-// signal that ends a recording before its files are finalized.
-signal(SIGPIPE, SIG_IGN)
+Diagnostics.surviveClosedPipes()
 
 // Arguments byte for byte: a file name that is not UTF-8 reaches the file system unchanged
 // (CommandLine.arguments would have replaced its bytes with U+FFFD).

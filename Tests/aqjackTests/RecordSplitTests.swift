@@ -142,7 +142,7 @@ extension JackServerSuite {
             #expect(both.status == 2 && both.standardError.contains("give one"), "\(both.standardError)")
         }
 
-        @Test("--split-size refuses AAC and ALAC recordings (no fixed size a frame) with a message naming --split; a failing --on-file is reported, not fatal")
+        @Test("--split-size refuses AAC and ALAC recordings (no fixed size a frame) with a message naming --split; a failing --on-file is reported, not fatal; the command runs with SIGPIPE at its default")
         func splitErrors() throws {
             let aac = try AQJackCommand.run(["record", "--split-size", "100000", "-d", "1", temporaryPath("split.m4a")])
             #expect(aac.status == 2 && aac.standardError.contains("give --split SECONDS"), "\(aac.standardError)")
@@ -152,6 +152,15 @@ extension JackServerSuite {
             let failing = try AQJackCommand.run(["record", "--json", "-p", "\(generator.client.name):out_1", "-d", "0.2", "--on-file", "false",
                                                  "--name", TestServer.uniqueClientName("hookrec"), path])
             #expect(failing.status == 0 && failing.standardError.contains("--on-file 'false' failed for \(path)"), "\(failing.standardError)")
+            // The command runs with SIGPIPE at its default, as from a shell (aqjack's own
+            // survival of a closed pipe is not inherited): SIGPIPE (13) is not in its SigIgn mask.
+            let ignored = temporaryPath("hook-sigign")
+            defer { try? FileManager.default.removeItem(atPath: ignored) }
+            let hooked = try AQJackCommand.run(["record", "-p", "\(generator.client.name):out_1", "-d", "0.2",
+                                                "--on-file", "awk '/^SigIgn/ { print $2 }' /proc/self/status > '\(ignored)'; true",
+                                                "--force", "--name", TestServer.uniqueClientName("hookrec"), path])
+            let mask = (try? String(contentsOfFile: ignored, encoding: .utf8)).flatMap { UInt64($0.trimmingCharacters(in: .whitespacesAndNewlines), radix: 16) }
+            #expect(hooked.status == 0 && mask != nil && mask! & (1 << 12) == 0, "mask \(String(describing: mask)); \(hooked.standardError)")
         }
     }
 }
