@@ -114,6 +114,14 @@ public final class LADSPAPluginInstance: PluginInstance {
     }
 
     /// LADSPA has no presets.
+    public var presets: [LV2Preset] { [] }
+
+    /// LADSPA has no presets.
+    public func savePreset(_ label: String, values: [String: Float]) throws(PluginError) -> LV2Preset {
+        throw PluginError(.usage, "the LADSPA plugin '\(description.name)' cannot keep a preset '\(label)': LADSPA has no presets; a graph file (save FILE) keeps its control values")
+    }
+
+    /// LADSPA has no presets.
     public func presetValues(_ name: String) throws(PluginError) -> [(symbol: String, value: Float)] {
         throw PluginError(.usage, "the LADSPA plugin '\(description.name)' has no preset '\(name)': LADSPA plugins have no presets; set controls by symbol")
     }

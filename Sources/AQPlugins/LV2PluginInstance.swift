@@ -39,8 +39,11 @@ public final class LV2PluginInstance {
     /// Each worker ring's capacity (requests, responses), in bytes.
     static let workerRingBytes = 1 << 16
 
-    private let world: LV2World
-    private let plugin: OpaquePointer
+    let world: LV2World
+    let plugin: OpaquePointer
+    /// The plugin's presets, sorted by label: the description's, and those saved since
+    /// (``savePreset(_:)``). One thread at a time, as the instance.
+    public internal(set) var presets: [LV2Preset]
     private let instance: UnsafeMutablePointer<LilvInstance>
     private let features: LV2Features
     /// The worker for the plugin's scheduled work: threaded for the live host, not threaded for
@@ -109,6 +112,7 @@ public final class LV2PluginInstance {
         self.world = world
         self.plugin = plugin
         self.description = description
+        presets = description.presets
         self.sampleRate = sampleRate
         self.maximumBlock = maximumBlock
         scratchDirectory = FileManager.default.temporaryDirectory
@@ -234,7 +238,7 @@ public final class LV2PluginInstance {
 
     /// Preset `name`'s state (the caller frees it) and words naming it.
     private func presetState(_ name: String) throws(PluginError) -> (OpaquePointer, String) {
-        let presets = description.presets
+        let presets = self.presets
         guard let preset = presets.first(where: { $0.uri == name }) ?? presets.first(where: { $0.label.caseInsensitiveCompare(name) == .orderedSame }) else {
             let some = presets.prefix(8).map { "'\($0.label)'" }.joined(separator: ", ")
             throw PluginError(.usage, "the LV2 plugin '\(description.name)' has no preset '\(name)': "
@@ -308,25 +312,55 @@ public final class LV2PluginInstance {
 
     /// lilv's save of the state into `directory`, which is this call's alone.
     private func saveState(into directory: String) throws(PluginError) {
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        let state = directory.withCString { dir in scratchDirectory.withCString { scratch in
-            // Files the plugin made with makePath are in the scratch folder: lilv copies those
-            // its state refers to into the state's own folder.
-            lilv_state_new_from_instance(plugin, instance, world.urids.mapFeature, scratch, dir, dir, dir, { symbol, context, size, type in
-                guard let symbol, let context, let size, let type else { return nil }
-                let instance = Unmanaged<LV2PluginInstance>.fromOpaque(context).takeUnretainedValue()
-                guard let port = instance.description.controlInputs.first(where: { $0.symbol == String(cString: symbol) }) else { return nil }
-                size.pointee = 4
-                type.pointee = instance.world.urids.map(LV2URI.atomFloat)
-                return UnsafeRawPointer(instance.controls + port.index)
-            }, context, 1 | 2, features.array)   // LV2_STATE_IS_POD | LV2_STATE_IS_PORTABLE
-        } }
-        guard let state else { throw PluginError(.runtime, "the state of '\(description.name)' could not be taken") }
+        let state = try takeState(files: directory)
         defer { lilv_state_free(state) }
         let code = lilv_state_save(world.world, world.urids.mapFeature, world.urids.unmapFeature, state, nil, directory, Self.stateFileName)
         guard code == 0 else {
             throw PluginError(.runtime, "cannot save the state of '\(description.name)' in '\(directory)' (lilv_state_save: \(code))")
         }
+    }
+
+    /// The instance's state now (the caller frees it): its control inputs' values (those in
+    /// `values` by symbol instead, where given: settings a runner has not applied yet) and what
+    /// it keeps through the LV2 state interface, the files it refers to copied into `files`.
+    /// The state interface's `save` may run while the plugin runs (LV2 leaves the locking to it).
+    func takeState(files directory: String, values: [String: Float] = [:]) throws(PluginError) -> OpaquePointer {
+        let source = StateValues(instance: self, values: values)
+        let context = Unmanaged.passUnretained(source).toOpaque()
+        let state = withExtendedLifetime(source) { directory.withCString { dir in scratchDirectory.withCString { scratch in
+            // Files the plugin made with makePath are in the scratch folder: lilv copies those
+            // its state refers to into the state's own folder.
+            lilv_state_new_from_instance(plugin, instance, world.urids.mapFeature, scratch, dir, dir, dir, { symbol, context, size, type in
+                guard let symbol, let context, let size, let type else { return nil }
+                let source = Unmanaged<StateValues>.fromOpaque(context).takeUnretainedValue()
+                guard let value = source.value(String(cString: symbol)) else { return nil }
+                size.pointee = 4
+                type.pointee = source.floatType
+                return UnsafeRawPointer(value)
+            }, context, 1 | 2, features.array)   // LV2_STATE_IS_POD | LV2_STATE_IS_PORTABLE
+        } } }
+        guard let state else { throw PluginError(.runtime, "the state of '\(description.name)' could not be taken") }
+        return state
+    }
+
+    /// The control inputs' values a state is taken with (lilv copies each as it asks).
+    private final class StateValues {
+        let floatType: UInt32
+        private let ports: [String: Int]
+        private let values: UnsafeMutablePointer<Float>
+
+        init(instance: LV2PluginInstance, values overrides: [String: Float]) {
+            floatType = instance.world.urids.map(LV2URI.atomFloat)
+            let inputs = instance.description.controlInputs
+            ports = Dictionary(inputs.map { ($0.symbol, $0.index) }) { first, _ in first }
+            values = .allocate(capacity: max(1, instance.description.ports.count))
+            values.initialize(repeating: 0, count: max(1, instance.description.ports.count))
+            for port in inputs { values[port.index] = overrides[port.symbol] ?? instance.controls[port.index] }
+        }
+
+        deinit { values.deallocate() }
+
+        func value(_ symbol: String) -> UnsafePointer<Float>? { ports[symbol].map { UnsafePointer(values + $0) } }
     }
 
     /// Restores a state saved by ``saveState(to:)`` in `directory`; false when there is none.

@@ -352,6 +352,19 @@ public final class LiveGraph {
         }
     }
 
+    /// Saves node `id`'s control values and state as the user's preset `label`
+    /// (``LV2PluginInstance/savePreset(_:)``), which ``applyPreset(_:_:)`` then finds.
+    /// - Throws: not-found (node); invalid (a label that cannot name a preset, a LADSPA
+    ///   plugin); failed (the preset folder cannot be written).
+    public func savePreset(_ id: String, _ label: String) throws(GraphError) -> LV2Preset {
+        let node = try self.node(id)
+        // The values as set: a `set` just before is saved though the plugin has it only from its next run.
+        let values = Dictionary(node.instance.description.controlInputs.compactMap { port in node.value(of: port.symbol).map { (port.symbol, $0) } }) { first, _ in first }
+        do { return try node.instance.savePreset(label, values: values) } catch {
+            throw GraphError(error.kind == .usage ? .invalid : .failed, error.message)
+        }
+    }
+
     /// Bypasses node `id` (on) or runs it again (off): its inputs go to its outputs delayed by
     /// its latency while bypassed, so every path stays compensated; by the plugin itself through
     /// its `lv2:enabled` port when it has one (``LV2GraphNode/setBypassed(_:)``). From the next cycle.

@@ -26,6 +26,12 @@ public protocol PluginInstance: AnyObject {
     func controlInputValue(_ symbol: String) -> UnsafeMutablePointer<Float>?
     /// The port index of control input `symbol` after checking `value` against its range.
     func checkedControlPort(_ symbol: String, value: Float) throws(PluginError) -> Int
+    /// The plugin's presets (sorted by label), those saved by ``savePreset(_:)`` included.
+    var presets: [LV2Preset] { get }
+    /// Saves the instance's settings (`values` by symbol where given) as the user's preset
+    /// `label` (LV2 only).
+    @discardableResult
+    func savePreset(_ label: String, values: [String: Float]) throws(PluginError) -> LV2Preset
     /// The values preset `name` holds, checked, without applying them.
     func presetValues(_ name: String) throws(PluginError) -> [(symbol: String, value: Float)]
     /// Saves the instance's state into `directory` (made if missing).

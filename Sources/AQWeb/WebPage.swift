@@ -5,14 +5,14 @@
 /// the session takes now (`POST /control/VERB`: start, stop, split). For `host`, the graph from
 /// `/graph` (refreshed every second): a card per plugin with a slider per control input in its
 /// range, its MIDI mapping with Learn and unmap buttons, its output controls' values, bypass,
-/// presets and a remove button; the connections, each with a disconnect button, and a source and
+/// presets, a preset name to save the plugin's settings as and a remove button; the connections, each with a disconnect button, and a source and
 /// destination to connect; an installed plugin (from `/plugins`) to add; a graph file to save to
 /// or load from. Each change is POSTed as the control socket's command. A token given
 /// as `?token=` in the page's address is passed on to every request. Element ids the tests read:
 /// `state`, `peak-N`, `rms-N`, `hold-N` (dBFS, one decimal, or `-inf`), a button per verb
 /// (`start`, `stop`, `split`), and for the host `control-ID-SYMBOL` (a slider), `shown-ID-SYMBOL`
 /// (its value), `midi-ID-SYMBOL` (`channel C cc N`, `learning…` or empty), `learn-ID-SYMBOL`,
-/// `unmap-ID-SYMBOL`, `bypass-ID`, `preset-ID`, `remove-ID`, `add-uri` and `add` (a plugin to
+/// `unmap-ID-SYMBOL`, `bypass-ID`, `preset-ID`, `preset-name-ID` and `save-preset-ID`, `remove-ID`, `add-uri` and `add` (a plugin to
 /// add), `connect-source`, `connect-destination` and `connect`, `connections` (a list item per
 /// connection, `SOURCE -> DESTINATION`, its button `disconnect-N` from 1), `graph-file`,
 /// `save-graph` and `load-graph`.
@@ -192,6 +192,13 @@ public enum WebPage {
         select.onchange = () => { if (select.value) send("preset", quote(node.id) + " " + quote(select.value)); };
         div.appendChild(select);
       }
+      if (!node.uri.startsWith("urn:ladspa:")) {
+        const presetName = document.createElement("input"); presetName.id = "preset-name-" + node.id; presetName.placeholder = "preset name";
+        const keep = document.createElement("button"); keep.id = "save-preset-" + node.id; keep.textContent = "Save preset";
+        keep.title = "save this plugin's settings as your LV2 preset (in ~/.lv2)";
+        keep.onclick = () => { if (presetName.value.trim()) send("save-preset", quote(node.id) + " " + quote(presetName.value)); };
+        div.appendChild(presetName); div.appendChild(keep);
+      }
       for (const c of node.controls) {
         const row = document.createElement("div"); row.className = "control";
         const name = document.createElement("span"); name.textContent = c.name + (c.output ? " (out)" : ""); row.appendChild(name);
@@ -222,7 +229,7 @@ public enum WebPage {
     async function refreshGraph() {
       let graph;
       try { const reply = await fetch("/graph" + query); if (!reply.ok) return; graph = await reply.json(); } catch (e) { return; }
-      const shape = JSON.stringify(graph.nodes.map(n => [n.id, n.controls.map(c => c.symbol)]));
+      const shape = JSON.stringify(graph.nodes.map(n => [n.id, n.controls.map(c => c.symbol), n.presets]));
       if (shape !== graphShape) {
         graphShape = shape; el("graph").innerHTML = "";
         for (const node of graph.nodes) el("graph").appendChild(card(node));

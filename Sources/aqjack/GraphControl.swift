@@ -25,7 +25,7 @@ final class GraphControl: @unchecked Sendable {
     static let verbs: [(verb: String, arguments: [String])] = [
         ("add", ["URI", "[ID]"]), ("remove", ["ID"]), ("connect", ["SOURCE", "DESTINATION"]),
         ("disconnect", ["SOURCE", "DESTINATION"]), ("set", ["ID", "SYMBOL", "VALUE"]), ("get", ["ID", "SYMBOL"]),
-        ("bypass", ["ID", "on|off"]), ("preset", ["ID", "NAME"]), ("list", []), ("latency", []),
+        ("bypass", ["ID", "on|off"]), ("preset", ["ID", "NAME"]), ("save-preset", ["ID", "NAME"]), ("list", []), ("latency", []),
         ("monitor", ["ID", "SYMBOL", "on|off"]), ("midi-map", ["ID", "SYMBOL", "CHANNEL", "CC", "[MIN", "MAX]"]),
         ("midi-unmap", ["ID", "SYMBOL"]), ("midi-learn", ["ID", "SYMBOL"]), ("save", ["FILE"]), ("load", ["FILE"]),
         ("help", []), ("close", []),
@@ -81,6 +81,8 @@ final class GraphControl: @unchecked Sendable {
                 try live.bypass(arguments[0], on)
             case "preset":
                 try live.applyPreset(arguments[0], arguments[1])
+            case "save-preset":
+                return (ControlLine.ok([try live.savePreset(arguments[0], arguments[1]).uri]), .none)
             case "midi-map":
                 guard let channel = Int(arguments[2]), let controller = Int(arguments[3]) else {
                     return (ControlLine.error("invalid", "'\(arguments[2])' '\(arguments[3])': expected a MIDI channel 1 to 16 and a controller 0 to 127"), .none)

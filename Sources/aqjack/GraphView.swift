@@ -52,7 +52,7 @@ enum GraphView {
             }
             return "{\"id\":\(JSONText.string(node.id)),\"uri\":\(JSONText.string(description.uri)),\"name\":\(JSONText.string(description.name)),"
                 + "\"bypassed\":\(node.isBypassed),\"latency\":\(graphNode.latency),\"controls\":[\(controls.joined(separator: ","))],"
-                + "\"presets\":[\(description.presets.map { JSONText.string($0.label) }.joined(separator: ","))]}"
+                + "\"presets\":[\(node.instance.presets.map { JSONText.string($0.label) }.joined(separator: ","))]}"
         }
         let connections = live.graph.connections.map { "[\(JSONText.string("\($0.source)")),\(JSONText.string("\($0.destination)"))]" }
         // What `connect` takes: the graph's channels and MIDI ports, then each node's ports.

@@ -206,6 +206,7 @@ enum Help {
             edited while it plays, one command a line: add URI [ID], remove ID, connect SRC DST
             (audio or CV to audio; midi_in, midi_out and plugins' MIDI ports to MIDI),
             disconnect SRC DST, set ID SYMBOL VALUE, get ID SYMBOL, bypass ID on|off, preset ID NAME,
+            save-preset ID NAME (to ~/.lv2),
             monitor ID SYMBOL on|off, midi-map ID SYMBOL CHANNEL CC [MIN MAX], midi-unmap ID SYMBOL,
             midi-learn ID SYMBOL (controllers on the host's midi_in port), list, latency, save FILE,
             load FILE (docs/CONTROL.md); each

@@ -12,10 +12,11 @@ extension JackServerSuite {
     @Suite("aqjack host")
     struct HostCommandTests {
         /// Starts `aqjack host ARGS` in the background and waits until its ports are there.
-        static func startHost(_ arguments: [String], name: String, expectPort: String, standardInput: Pipe? = nil) throws -> (Process, URL, URL) {
+        static func startHost(_ arguments: [String], name: String, expectPort: String, standardInput: Pipe? = nil,
+                              environment: [String: String] = [:]) throws -> (Process, URL, URL) {
             let out = URL(fileURLWithPath: temporaryPath("\(name).out")), err = URL(fileURLWithPath: temporaryPath("\(name).err"))
             let process = try AQJackCommand.start(["host", "--name", name, "--json"] + arguments, standardOutput: out, standardError: err,
-                                                  standardInput: standardInput)
+                                                  standardInput: standardInput, environment: environment)
             let clock = try JackClient(name: TestServer.uniqueClientName("hostwatch"))
             defer { clock.close() }
             for _ in 0 ..< 250 where !clock.portNames().contains("\(name):\(expectPort)") { usleep(20_000) }

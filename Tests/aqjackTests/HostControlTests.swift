@@ -201,6 +201,61 @@ extension JackServerSuite {
             HostCommandTests.expectGained(log, by: powf(10, 6.0 / 20), generator: generator)
         }
 
+        @Test("save-preset keeps a plugin's settings as the user's LV2 preset: amp at +6 saved as 'Loud +6' (HOME a scratch folder) is in ~/.lv2/Simple_amplifier_Loud__6.preset.lv2, lv2info lists it, preset brings gain back to 6 after set 0, a second save under the label replaces it (3), 'Loud ?6' gets a folder of its own (-2), and a host started afterwards loads it; an empty label, a LADSPA plugin and an unknown node are refused")
+        func savePresetToUserFolder() throws {
+            let home = temporaryPath("presethome-\(getpid())-\(UInt32.random(in: 0 ... .max))")
+            try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: home) }
+            // LV2_PATH as the default search path, the scratch HOME's ~/.lv2 first.
+            let environment = ["HOME": home, "LV2_PATH": "\(home)/.lv2:/usr/lib/lv2"]
+            let first = TestServer.uniqueClientName("presetsave")
+            let (saver, out1, err1) = try HostCommandTests.startHost(["--control", "0", "--channels", "1"], name: first, expectPort: "out_1",
+                                                                     environment: environment)
+            defer { for item in [out1, err1] { try? FileManager.default.removeItem(at: item) } }
+            let bundle = "\(home)/.lv2/Simple_amplifier_Loud__6.preset.lv2"
+            do {
+                let socket = try LineClient(port: Self.controlPort(err1))
+                #expect(socket.command("add \(PluginConvertTests.amp) amp") == "ok amp")
+                #expect(socket.command("set amp gain 6") == "ok")
+                #expect(socket.command("save-preset amp \"Loud +6\"") == "ok file://\(bundle)/Loud__6.ttl")
+                #expect(FileManager.default.fileExists(atPath: bundle + "/manifest.ttl"))
+                #expect(socket.command("set amp gain 0") == "ok")
+                #expect(socket.command("preset amp \"Loud +6\"") == "ok")
+                #expect(socket.command("get amp gain") == "ok 6.0")
+                #expect(socket.command("set amp gain 3") == "ok")
+                #expect(socket.command("save-preset amp \"Loud +6\"")?.hasPrefix("ok file://") == true)
+                #expect(socket.command("set amp gain 0") == "ok")
+                #expect(socket.command("preset amp \"Loud +6\"") == "ok")
+                #expect(socket.command("get amp gain") == "ok 3.0")
+                // A label whose file name another label has gets names of its own.
+                #expect(socket.command("save-preset amp \"Loud ?6\"") == "ok file://\(home)/.lv2/Simple_amplifier_Loud__6-2.preset.lv2/Loud__6-2.ttl")
+                #expect(socket.command("preset amp \"Loud +6\"") == "ok")
+                #expect(socket.command("get amp gain") == "ok 3.0")
+                #expect(socket.command("save-preset amp \"  \"")?.hasPrefix("error invalid '  ' cannot name a preset") == true)
+                #expect(socket.command("add \(LADSPATests.amp) flat") == "ok flat")
+                #expect(socket.command("save-preset flat Loud")?.hasPrefix("error invalid the LADSPA plugin") == true)
+                #expect(socket.command("save-preset 9 Loud")?.hasPrefix("error not-found") == true)
+            }
+            saver.interrupt()
+            #expect(saver.exitStatus().status == 0)
+            // Another LV2 host reads it from ~/.lv2.
+            let info = try AQJackCommand.runProgram("/usr/bin/lv2info", [PluginConvertTests.amp], environment: environment)
+            #expect(info.standardOutput.contains("Loud +6"), "\(info.standardOutput)")
+            // So does a later aqjack.
+            let second = TestServer.uniqueClientName("presetload")
+            let (loader, out2, err2) = try HostCommandTests.startHost(["--control", "0", "--channels", "1"], name: second, expectPort: "out_1",
+                                                                      environment: environment)
+            defer { for item in [out2, err2] { try? FileManager.default.removeItem(at: item) } }
+            do {
+                let socket = try LineClient(port: Self.controlPort(err2))
+                #expect(socket.command("add \(PluginConvertTests.amp) amp") == "ok amp")
+                #expect(socket.command("preset amp \"Loud +6\"") == "ok")
+                #expect(socket.command("get amp gain") == "ok 3.0")
+            }
+            loader.interrupt()
+            #expect(loader.exitStatus().status == 0)
+        }
+
         @Test("midi-map then control changes from a JACK MIDI client move the parameter: amp gain mapped to channel 1 CC 7 over 0 to 12 dB, CC 7 = 127 sent at frame F: every recorded sample is the generator's × 1 before the cycle holding F and × powf(10, 0.6) from it, exactly; get returns 12; midi-learn maps the next controller and says so")
         func midiMapMovesParameter() throws {
             let generator = try GeneratorClient(name: TestServer.uniqueClientName("ccgen"), channelCount: 1)
@@ -260,8 +315,8 @@ extension JackServerSuite {
             #expect(socket.command("auth s3cret") == "ok")
             let before = socket.command("list")
             let cases: [(line: [UInt8], reply: String)] = [
-                (Array("\n".utf8), "error syntax an empty line; expected a command: add, remove, connect, disconnect, set, get, bypass, preset, list, latency, monitor, midi-map, midi-unmap, midi-learn, save, load, help, close"),
-                (Array("frobnicate 1\n".utf8), "error syntax unknown command 'frobnicate'; expected one of add, remove, connect, disconnect, set, get, bypass, preset, list, latency, monitor, midi-map, midi-unmap, midi-learn, save, load, help, close"),
+                (Array("\n".utf8), "error syntax an empty line; expected a command: add, remove, connect, disconnect, set, get, bypass, preset, save-preset, list, latency, monitor, midi-map, midi-unmap, midi-learn, save, load, help, close"),
+                (Array("frobnicate 1\n".utf8), "error syntax unknown command 'frobnicate'; expected one of add, remove, connect, disconnect, set, get, bypass, preset, save-preset, list, latency, monitor, midi-map, midi-unmap, midi-learn, save, load, help, close"),
                 (Array("set 1 gain\n".utf8), "error syntax 'set' takes ID SYMBOL VALUE; got 2 arguments"),
                 (Array(repeating: UInt8(ascii: "a"), count: 5000) + [10], "error too-long a line of more than 4096 bytes; nothing of it was run"),
                 ([0x73, 0x65, 0x74, 0xFF, 0xFE, 10], "error syntax the line is not UTF-8 text"),

@@ -21,9 +21,9 @@ extension JackServerSuite {
 
         /// Starts `aqjack ARGS` (with --http) in the background and returns it with the port it
         /// noted on standard error.
-        static func start(_ arguments: [String], role: String) throws -> (process: Process, port: Int, out: URL, err: URL) {
+        static func start(_ arguments: [String], role: String, environment: [String: String] = [:]) throws -> (process: Process, port: Int, out: URL, err: URL) {
             let out = URL(fileURLWithPath: temporaryPath("\(role).out")), err = URL(fileURLWithPath: temporaryPath("\(role).err"))
-            let process = try AQJackCommand.start(arguments, standardOutput: out, standardError: err)
+            let process = try AQJackCommand.start(arguments, standardOutput: out, standardError: err, environment: environment)
             for _ in 0 ..< 300 {
                 let text = String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
                 if let range = text.range(of: #"web page on http://[0-9.]+:([0-9]+)/"#, options: .regularExpression) {
@@ -469,6 +469,46 @@ extension JackServerSuite {
             #expect(learned.count == 1 && learned.first?["id"] as? String == "1" && learned.first?["symbol"] as? String == "gain"
                     && learned.first?["channel"] as? Int == 3 && learned.first?["controller"] as? Int == 21, "\(learned)")
             withExtendedLifetime((generator, controller)) {}
+        }
+
+        @Test("host --http page saves a preset: chromium moves the amp's gain to 14 (its slider's steps are its range / 1000), types 'Page take' and clicks Save preset; the preset list then offers it, and after the gain is moved to 0 choosing it brings 14 back; the preset is in ~/.lv2 (HOME a scratch folder) and lv2info lists it")
+        func hostPageSavesPreset() throws {
+            let home = temporaryPath("webpreset-\(getpid())-\(UInt32.random(in: 0 ... .max))")
+            try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: home) }
+            let environment = ["HOME": home, "LV2_PATH": "\(home)/.lv2:/usr/lib/lv2"]
+            let (process, port, out, err) = try Self.start(["host", "--json", "--http", "0", "--name", TestServer.uniqueClientName("webpreset"),
+                                                            PluginConvertTests.amp], role: "webpreset", environment: environment)
+            defer { for url in [out, err] { try? FileManager.default.removeItem(at: url) } }
+            let script = """
+            const done = arguments[arguments.length - 1];
+            const $ = id => document.getElementById(id);
+            const sleep = ms => new Promise(r => setTimeout(r, ms));
+            const until = async (test, what) => { for (let i = 0; i < 150; i++) { if (test()) return; await sleep(100); } throw new Error("timed out waiting for " + what + ": " + $("shown-1-gain").textContent + " " + $("message").textContent); };
+            const slide = (value) => { const s = $("control-1-gain"); s.value = value; s.dispatchEvent(new Event("change")); };
+            (async () => {
+              await until(() => $("save-preset-1"), "the amp's card");
+              slide(14);
+              await until(() => $("shown-1-gain").textContent === "14", "gain 14");
+              $("preset-name-1").value = "Page take"; $("save-preset-1").click();
+              await until(() => $("preset-1") && [...$("preset-1").options].some(o => o.value === "Page take"), "the saved preset in the list");
+              slide(0);
+              await until(() => $("shown-1-gain").textContent === "0", "gain 0");
+              $("preset-1").value = "Page take"; $("preset-1").dispatchEvent(new Event("change"));
+              await until(() => $("shown-1-gain").textContent === "14", "the preset's gain");
+              done({ message: $("message").textContent });
+            })().catch(e => done({ error: String(e) }));
+            """
+            let browser = try ExternalTool.run("python3", ["Scripts/browser-check.py", "http://127.0.0.1:\(port)/", "--wait", "shown-1-gain",
+                                                          "--async-script", script, "--samples", "0"], timeout: 150)
+            #expect(browser.status == 0, "\(browser.standardError)")
+            let result = ((try? JSONSerialization.jsonObject(with: Data(browser.standardOutput.utf8)) as? [String: Any])?["async"] as? [String: Any]) ?? [:]
+            #expect(result["error"] == nil && result["message"] as? String == "", "\(browser.standardOutput)")
+            process.interrupt()
+            #expect(process.exitStatus().status == 0, "\(String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))")
+            #expect(FileManager.default.fileExists(atPath: "\(home)/.lv2/Simple_amplifier_Page_take.preset.lv2/Page_take.ttl"))
+            let info = try AQJackCommand.runProgram("/usr/bin/lv2info", [PluginConvertTests.amp], environment: environment)
+            #expect(info.standardOutput.contains("Page take"), "\(info.standardOutput)")
         }
 
         /// Connects to 127.0.0.1:`port`, sends `bytes` (none: just connects), and drops the connection.
