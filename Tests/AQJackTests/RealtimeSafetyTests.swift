@@ -533,18 +533,24 @@ extension JackServerSuite.RealtimeSafetyTests {
         let sent = processor.sentEvents.load(ordering: .relaxed), late = processor.lateEvents.load(ordering: .relaxed)
         let lost = Int(client.processTiming.midiEventsLost)
         #expect(sent > 500 && got.count > sent - lost, "\(sent) sent, \(lost) lost, \(got.count) captured")
-        var next = 0, missing = 0, offFrame: [String] = []
+        // After a server xrun the capture client may run a cycle under the next cycle's frame
+        // time (seen in CI with 2,000 xruns: frames one period off their content, nothing
+        // dropped); an event one period off is then the capture's, not the player's.
+        let xruns = client.notifications.xrunCount.load(ordering: .relaxed), period = Int64(client.bufferSize)
+        var next = 0, missing = 0, offFrame: [String] = [], relabelled = 0
         for event in got.prefix(sent - lost) {
             while next < sent, events[next].bytes != event.bytes {
                 next += 1
                 missing += 1
             }
             guard next < sent else { break }
-            if Int64(event.frame) - Int64(start) != Int64(events[next].offset) {
-                offFrame.append("\(event) for \(events[next])")
+            let error = Int64(event.frame) - Int64(start) - Int64(events[next].offset)
+            if error != 0 {
+                if xruns > 0, abs(error) == period { relabelled += 1 } else { offFrame.append("\(event) for \(events[next])") }
             }
             next += 1
         }
+        if relabelled > 0 { print("MIDI playback: \(relabelled) events captured one period off after \(xruns) xruns") }
         #expect(missing <= lost, "\(missing) events of the sequence not captured, \(lost) counted lost")
         #expect(offFrame.count <= late, "\(offFrame.count) events off their frame, \(late) counted late; first \(offFrame.first ?? "")")
         var sounding = Set<[UInt8]>()
