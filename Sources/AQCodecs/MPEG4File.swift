@@ -311,10 +311,15 @@ public final class MPEG4FileWriter: PacketFileWriting {
     }
 }
 
-/// Reads the first AAC or Apple Lossless track of an MPEG-4 file through libavformat: indexes every packet's
-/// position and size once, then reads packet bytes straight from the file. Priming comes from
-/// the demuxer's skip-samples (the edit list or a negative first timestamp); the valid frames
-/// from the packets' durations.
+/// Reads the first audio track of an MPEG-4 file whose codec Apple's AudioFile reads there as
+/// packets (AAC, Apple Lossless, FLAC, Opus, AC-3, E-AC-3, MPEG Layer I/II/III) through
+/// libavformat: indexes every packet's position and size once, then reads packet bytes straight
+/// from the file. Formats and magic cookies as the MPEG-4 stream parser gives them (AAC: the
+/// ES_Descriptor; FLAC: the 'dfLa' payload; Opus: an OpusHead; the others none). Priming comes
+/// from the demuxer's skip-samples (the edit list or a negative first timestamp), less what the
+/// decoder drops itself (``PacketDecoders/framesSkippedByDecoder(_:cookie:)``: Opus's pre-skip);
+/// the valid frames from the packets' durations, which FLAC's packets of varying length also
+/// carry in their descriptions (`mVariableFramesInPacket`).
 public final class MPEG4FileReader: PacketFileReading {
     public let fileType: UInt32
     public let dataFormat: AudioStreamBasicDescription
@@ -325,6 +330,13 @@ public final class MPEG4FileReader: PacketFileReading {
     public var maximumPacketSize: Int { index.maximumSize }
     private let file: ReadableFile
     private let index: PacketIndex
+    /// Each packet's frames, when the format's packets vary in length (mFramesPerPacket 0).
+    private let packetFrames: [UInt32]?
+
+    /// The codecs read as packets, and what the error for a file with none of them names.
+    static let packetCodecs: [AVCodecID] = [AV_CODEC_ID_AAC, AV_CODEC_ID_ALAC, AV_CODEC_ID_FLAC, AV_CODEC_ID_OPUS, AV_CODEC_ID_AC3, AV_CODEC_ID_EAC3,
+                                            AV_CODEC_ID_MP3, AV_CODEC_ID_MP2, AV_CODEC_ID_MP1]
+    static let packetCodecNames = "AAC, Apple Lossless, FLAC, Opus, AC-3, E-AC-3 or MPEG audio"
 
     public init(path: String) throws(AudioFileError) {
         try inDomain(AudioFileError.self) { () throws(AudioConverterError) in try CodecLibraries.require() }
@@ -339,29 +351,28 @@ public final class MPEG4FileReader: PacketFileReading {
         _ = aqff_avformat_find_stream_info(context, nil)
         var track = -1
         for number in 0 ..< Int(context.pointee.nb_streams) {
-            if let stream = context.pointee.streams[number],
-               [AV_CODEC_ID_AAC, AV_CODEC_ID_ALAC].contains(stream.pointee.codecpar.pointee.codec_id) {
+            if let stream = context.pointee.streams[number], Self.packetCodecs.contains(stream.pointee.codecpar.pointee.codec_id) {
                 track = number
                 break
             }
         }
         guard track >= 0, let stream = context.pointee.streams[track] else {
-            throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode, "\(path) has no AAC or Apple Lossless track")
+            throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode, "\(path) has no \(Self.packetCodecNames) track")
         }
         let parameters = stream.pointee.codecpar.pointee
-        let isALAC = parameters.codec_id == AV_CODEC_ID_ALAC
-        guard let extradata = parameters.extradata, parameters.extradata_size >= (isALAC ? 24 : 2) else {
-            throw AudioFileError(AudioFileError.fileInvalidFileCode, "\(path): the \(isALAC ? "ALAC" : "AAC") track has no codec configuration")
-        }
-        let codecBytes = Array(UnsafeBufferPointer(start: extradata, count: Int(parameters.extradata_size)))
+        let codecBytes = parameters.extradata.map { Array(UnsafeBufferPointer(start: $0, count: Int(max(0, parameters.extradata_size)))) } ?? []
+        let (format, cookie) = try Self.describe(parameters, codecBytes: codecBytes, path: path)
         fileType = file.read(at: 8, count: 4).map { String(decoding: $0, as: UTF8.self) } == "M4A " ? AudioFileTypeValues.m4a : AudioFileTypeValues.mpeg4
         guard let packet = aqff_av_packet_alloc() else { throw AudioFileError(AudioFileError.fileUnspecifiedCode, "out of memory") }
         var ownedPacket: UnsafeMutablePointer<AVPacket>? = packet
         defer { aqff_av_packet_free(&ownedPacket) }
         var index = PacketIndex()
+        var frames: [UInt32] = []
         var priming: Int32 = 0
         var durations: Int64 = 0
         var first = true
+        // A packet's frames when the file gives no duration: the format's, else FLAC's largest.
+        let nominal = Int64(format.mFramesPerPacket > 0 ? format.mFramesPerPacket : 4096)
         while aqff_av_read_frame(context, packet) >= 0 {
             defer { aqff_av_packet_unref(packet) }
             guard Int(packet.pointee.stream_index) == track else { continue }
@@ -378,32 +389,85 @@ public final class MPEG4FileReader: PacketFileReading {
                 first = false
             }
             index.append(offset: packet.pointee.pos, size: Int(packet.pointee.size))
-            // A packet's duration from the file, at most 2^32 frames, so the sum cannot overflow.
-            durations += packet.pointee.duration > 0 ? min(packet.pointee.duration, 1 << 32) : Int64(isALAC ? ALAC.framesPerPacket : 1024)
+            // A packet's duration from the file, at most 2^32 - 1 frames, so the sum cannot overflow.
+            let duration = packet.pointee.duration > 0 ? min(packet.pointee.duration, Int64(UInt32.max)) : nominal
+            durations += duration
+            if format.mFramesPerPacket == 0 { frames.append(UInt32(duration)) }
         }
         self.index = index
-        let framesPerPacket = isALAC ? Int64(max(1, parameters.frame_size > 0 ? Int(parameters.frame_size) : ALAC.framesPerPacket)) : 1024
-        let total = Int64(index.count) * framesPerPacket
+        packetFrames = format.mFramesPerPacket == 0 ? frames : nil
+        // The frames the decoder drops itself (Opus's pre-skip) are not there to trim or count.
+        let skipped = Int64(PacketDecoders.framesSkippedByDecoder(format.mFormatID, cookie: cookie))
+        priming = Int32(clamping: max(0, Int64(priming) - skipped))
+        durations -= skipped
+        let total = (format.mFramesPerPacket > 0 ? Int64(index.count) * Int64(format.mFramesPerPacket) : durations + skipped) - skipped
         let valid = max(0, min(total - Int64(priming), durations - Int64(priming)))
         packetTable = PacketTable(validFrameCount: valid, primingFrames: priming, remainderFrames: Int32(clamping: max(0, total - valid - Int64(priming))))
-        if isALAC {
+        dataFormat = format
+        magicCookie = cookie
+    }
+
+    /// The track's stream description and magic cookie, from libavformat's codec parameters
+    /// and extradata (`codecBytes`).
+    private static func describe(_ parameters: AVCodecParameters, codecBytes: [UInt8],
+                                 path: String) throws(AudioFileError) -> (AudioStreamBasicDescription, [UInt8]) {
+        let rate = Int(parameters.sample_rate), channels = Int(parameters.ch_layout.nb_channels)
+        func track(_ entry: String, cookie: [UInt8]) -> MPEG4StreamParser.TrackTable {
+            var table = MPEG4StreamParser.TrackTable()
+            table.entry = entry
+            table.cookie = cookie
+            table.rate = rate
+            table.channels = channels
+            return table
+        }
+        switch parameters.codec_id {
+        case AV_CODEC_ID_ALAC:
+            guard codecBytes.count >= 24 else {
+                throw AudioFileError(AudioFileError.fileInvalidFileCode, "\(path): the ALAC track has no codec configuration")
+            }
             let cookie = ALAC.appleCookie(fromExtradata: codecBytes)
             let depth = Int(cookie.count >= 6 ? cookie[5] : 16)
-            dataFormat = CompressedFormatValues.alacDescription(sampleRate: Double(parameters.sample_rate), channelCount: Int(parameters.ch_layout.nb_channels),
-                                                                bitDepth: depth, framesPerPacket: Int(framesPerPacket))
-            magicCookie = cookie
-        } else {
+            let frames = parameters.frame_size > 0 ? Int(parameters.frame_size) : ALAC.framesPerPacket
+            return (CompressedFormatValues.alacDescription(sampleRate: Double(rate), channelCount: channels, bitDepth: depth, framesPerPacket: frames), cookie)
+        case AV_CODEC_ID_AAC:
+            guard codecBytes.count >= 2 else {
+                throw AudioFileError(AudioFileError.fileInvalidFileCode, "\(path): the AAC track has no codec configuration")
+            }
             let config = try AudioSpecificConfig(parsing: codecBytes)
-            dataFormat = CompressedFormatValues.aacDescription(config)
-            magicCookie = ElementaryStreamDescriptor(audioSpecificConfig: config, averageBitRate: UInt32(clamping: parameters.bit_rate),
-                                                     bufferSize: UInt32(CompressedFormatValues.aacMaximumPacketBytes(channels: Int(config.channelCount)))).bytes
+            let cookie = ElementaryStreamDescriptor(audioSpecificConfig: config, averageBitRate: UInt32(clamping: parameters.bit_rate),
+                                                    bufferSize: UInt32(CompressedFormatValues.aacMaximumPacketBytes(channels: Int(config.channelCount)))).bytes
+            return (CompressedFormatValues.aacDescription(config), cookie)
+        case AV_CODEC_ID_FLAC:
+            // libavformat gives STREAMINFO; the cookie is the 'dfLa' payload, as in the file:
+            // version and flags, then STREAMINFO as the last metadata block.
+            guard codecBytes.count >= 34 else {
+                throw AudioFileError(AudioFileError.fileInvalidFileCode, "\(path): the FLAC track has no STREAMINFO")
+            }
+            let cookie: [UInt8] = [0, 0, 0, 0, 0x80, 0, 0, 34] + codecBytes.prefix(34)
+            return (try MPEG4StreamParser.format(of: track("fLaC", cookie: cookie)), cookie)
+        case AV_CODEC_ID_OPUS:
+            guard codecBytes.starts(with: Array("OpusHead".utf8)), codecBytes.count >= 19 else {
+                throw AudioFileError(AudioFileError.fileInvalidFileCode, "\(path): the Opus track has no Opus header")
+            }
+            return (try MPEG4StreamParser.format(of: track("Opus", cookie: codecBytes)), codecBytes)
+        case AV_CODEC_ID_AC3, AV_CODEC_ID_EAC3:
+            return (try MPEG4StreamParser.format(of: track(parameters.codec_id == AV_CODEC_ID_AC3 ? "ac-3" : "ec-3", cookie: [])), [])
+        default:
+            // MPEG audio: Layer I 384 frames a packet; II 1152; III 1152 (MPEG-1) or 576.
+            let id = parameters.codec_id == AV_CODEC_ID_MP1 ? AudioFormatValues.mpegLayer1
+                : parameters.codec_id == AV_CODEC_ID_MP2 ? AudioFormatValues.mpegLayer2 : AudioFormatValues.mpegLayer3
+            let frames = parameters.frame_size > 0 ? Int(parameters.frame_size)
+                : id == AudioFormatValues.mpegLayer1 ? 384 : id == AudioFormatValues.mpegLayer3 && rate < 32000 ? 576 : 1152
+            return (AudioStreamBasicDescription(mSampleRate: Double(rate), mFormatID: id, mFormatFlags: 0, mBytesPerPacket: 0,
+                                                mFramesPerPacket: UInt32(frames), mBytesPerFrame: 0, mChannelsPerFrame: UInt32(channels),
+                                                mBitsPerChannel: 0, mReserved: 0), [])
         }
     }
 
     public func readPackets(startPacket: Int64, packetCount: Int, into buffer: UnsafeMutableRawPointer, capacity: Int,
                             descriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?) throws(AudioFileError) -> (packets: Int, bytes: Int) {
         try copyPackets(from: file, index: index, startPacket: startPacket, packetCount: packetCount, into: buffer, capacity: capacity,
-                        descriptions: descriptions)
+                        descriptions: descriptions, frames: packetFrames)
     }
 
     public func close() {}

@@ -31,6 +31,16 @@ public enum PacketDecoders {
          AudioFormatValues.ac3, AudioFormatValues.enhancedAC3].contains(formatID)
     }
 
+    /// The frames at a stream's start that the decoder for `formatID` with `cookie` drops itself:
+    /// an Opus stream's pre-skip (the OpusHead's bytes 10-11, little-endian), which libavcodec's
+    /// decoder leaves out of its output; 0 for every other format, whose decoders give every
+    /// frame (a file's priming then trims them). A file reader subtracts these from its priming
+    /// so that the packet table describes the frames the converter gives.
+    public static func framesSkippedByDecoder(_ formatID: UInt32, cookie: [UInt8]) -> Int {
+        guard formatID == AudioFormatValues.opus, cookie.count >= 12, cookie.starts(with: Array("OpusHead".utf8)) else { return 0 }
+        return Int(cookie[10]) | Int(cookie[11]) << 8
+    }
+
     /// The frames one packet of `formatID` decodes to, as Apple's FormatInfo gives them (0: it
     /// varies and the stream says); nil for a format not decoded here.
     public static func framesPerPacket(_ formatID: UInt32) -> UInt32? {

@@ -201,7 +201,8 @@ func validatedPackets(_ descriptions: UnsafeBufferPointer<AudioStreamPacketDescr
 
 /// Copies packets from `index` into a caller's buffer, as AudioFileReadPacketData does.
 func copyPackets(from file: ReadableFile, index: PacketIndex, startPacket: Int64, packetCount: Int, into buffer: UnsafeMutableRawPointer,
-                 capacity: Int, descriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?) throws(AudioFileError) -> (packets: Int, bytes: Int) {
+                 capacity: Int, descriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?,
+                 frames: [UInt32]? = nil) throws(AudioFileError) -> (packets: Int, bytes: Int) {
     guard startPacket >= 0 else {
         throw AudioFileError(AudioFileError.fileInvalidPacketOffsetCode, "starting packet \(startPacket) is negative")
     }
@@ -214,7 +215,8 @@ func copyPackets(from file: ReadableFile, index: PacketIndex, startPacket: Int64
         guard file.read(at: index.offsets[packet], count: size, into: buffer + bytes) else {
             throw AudioFileError(AudioFileError.fileInvalidFileCode, "\(file.path): packet \(packet) lies past the end of the file")
         }
-        descriptions?[packets] = AudioStreamPacketDescription(mStartOffset: Int64(bytes), mVariableFramesInPacket: 0, mDataByteSize: UInt32(size))
+        descriptions?[packets] = AudioStreamPacketDescription(mStartOffset: Int64(bytes), mVariableFramesInPacket: frames?[packet] ?? 0,
+                                                              mDataByteSize: UInt32(size))
         bytes += size
         packets += 1
         packet += 1
