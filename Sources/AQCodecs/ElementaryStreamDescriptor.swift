@@ -68,6 +68,19 @@ public struct ElementaryStreamDescriptor: Equatable, Sendable {
         self.init(audioSpecificConfig: config, averageBitRate: word(d + 9, 4), maximumBitRate: word(d + 5, 4), bufferSize: word(d + 2, 3))
     }
 
+    /// The objectTypeIndication of an ES_Descriptor (or `esds` payload): 0x40 MPEG-4 audio,
+    /// 0x66-0x68 MPEG-2 AAC, 0x69 MPEG-2 audio (Layer III at half rates), 0x6B MPEG-1 audio;
+    /// nil when `data` is no descriptor.
+    static func objectType(in data: [UInt8]) -> UInt8? {
+        let start = data.count > 4 && data[0 ..< 4].allSatisfy({ $0 == 0 }) && data[4] == 0x03 ? 4 : 0
+        guard data.count > start, data[start] == 0x03 else { return nil }
+        var cursor = DescriptorCursor(data: data, position: start)
+        guard let esBody = cursor.enter(tag: 0x03) else { return nil }
+        var inner = DescriptorCursor(data: data, position: esBody.lowerBound, end: esBody.upperBound)
+        guard inner.skipESHeader() != nil, let decoderBody = inner.find(tag: 0x04), !decoderBody.isEmpty else { return nil }
+        return data[decoderBody.lowerBound]
+    }
+
     private static func malformed(_ what: String, _ data: [UInt8]) -> AudioFileError {
         AudioFileError(AudioFileError.unsupportedDataFormatCode,
                          "AAC magic cookie of \(data.count) bytes has no valid \(what); expected an MPEG-4 ES_Descriptor")

@@ -1,7 +1,7 @@
 import AQMedia
 import CAudioTypes
 
-/// MPEG-4 audio streams (M4A, MP4) with AAC, Opus, FLAC, AC-3 or E-AC-3: the first audio
+/// MPEG-4 audio streams (M4A, MP4) with AAC, MP3, Opus, FLAC, AC-3 or E-AC-3: the first audio
 /// track's sample table ('moov': 'stsd' and its 'esds', 'dOps', 'dfLa', 'dac3' or 'dec3';
 /// 'stsz', 'stsc', 'stco'/'co64', the edit list for priming), or fragments ('moof'/'trun'), then the samples from 'mdat' as they arrive. A 'moov' after its 'mdat' (a
 /// file not made for streaming) is handled by keeping the 'mdat' bytes until the table comes.
@@ -178,11 +178,13 @@ final class MPEG4StreamParser: StreamContainerParser {
             }
         }
         guard let track else {
-            throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode, "the MPEG-4 stream has no audio track of AAC, Opus, FLAC, AC-3 or E-AC-3")
+            throw AudioFileError(AudioFileError.fileUnsupportedDataFormatCode, "the MPEG-4 stream has no audio track of AAC, MP3, Opus, FLAC, AC-3 or E-AC-3")
         }
         info.dataFormat = try Self.format(of: track)
-        info.magicCookie = track.cookie
-        if track.entry == "mp4a" { info.bitRate = try ElementaryStreamDescriptor(parsing: track.cookie).averageBitRate }
+        // MP3 needs no cookie (its frames' headers say everything), as the file reader gives it.
+        let isAAC = info.dataFormat.mFormatID == AudioFormatValues.mpeg4AAC
+        info.magicCookie = track.entry == "mp4a" && !isAAC ? [] : track.cookie
+        if isAAC { info.bitRate = try ElementaryStreamDescriptor(parsing: track.cookie).averageBitRate }
         samples = track.samples
         info.packetOffsets = samples.map(\.offset)
         info.maximumPacketSize = samples.map(\.size).max() ?? 0
@@ -201,8 +203,11 @@ final class MPEG4StreamParser: StreamContainerParser {
                 throw malformedStream("MPEG-4 edit list of media time \(edit.mediaTime) and duration \(edit.duration): expected at most 2^31 frames of priming")
             }
             let valid = validTicks / Int64(movieTimescale)
-            let remainder = Int64(samples.count) * Int64(info.dataFormat.mFramesPerPacket) - Int64(priming) - valid
-            info.packetTable = PacketTable(validFrameCount: valid, primingFrames: priming, remainderFrames: Int32(clamping: max(0, remainder)))
+            // What the decoder drops itself (Opus's pre-skip) is not there to trim.
+            let skipped = Int32(clamping: PacketDecoders.framesSkippedByDecoder(info.dataFormat.mFormatID, cookie: info.magicCookie))
+            let trimmed = max(0, priming - skipped)
+            let remainder = Int64(samples.count) * Int64(info.dataFormat.mFramesPerPacket) - Int64(skipped) - Int64(trimmed) - valid
+            info.packetTable = PacketTable(validFrameCount: valid, primingFrames: trimmed, remainderFrames: Int32(clamping: max(0, remainder)))
             events(.property(AudioFileStreamProperties.packetTableInfo))
         }
         if !samples.isEmpty {
@@ -217,7 +222,8 @@ final class MPEG4StreamParser: StreamContainerParser {
     }
 
     /// The stream description of a track, by its sample entry: AAC from its ES_Descriptor (the
-    /// AAC core, as ``CompressedFormatValues/aacDescription(_:)``), Opus at 48 kHz with 960
+    /// AAC core, as ``CompressedFormatValues/aacDescription(_:)``), MP3 where the descriptor names
+    /// MPEG audio, Opus at 48 kHz with 960
     /// frames a packet, FLAC with STREAMINFO's block size when fixed, AC-3 and E-AC-3 with 1536
     /// frames and the channels their 'dac3'/'dec3' say.
     static func format(of track: TrackTable) throws(AudioFileError) -> AudioStreamBasicDescription {
@@ -226,6 +232,11 @@ final class MPEG4StreamParser: StreamContainerParser {
                                         mBytesPerFrame: 0, mChannelsPerFrame: UInt32(channels), mBitsPerChannel: 0, mReserved: 0)
         }
         switch track.entry {
+        case "mp4a" where [0x69, 0x6B].contains(ElementaryStreamDescriptor.objectType(in: track.cookie)):
+            // MPEG audio in 'mp4a' (MP3 as ffmpeg and others write it): MPEG-1 Layer III, 1152
+            // frames a packet; MPEG-2 (half rates), 576.
+            let mpeg1 = ElementaryStreamDescriptor.objectType(in: track.cookie) == 0x6B
+            return described(AudioFormatValues.mpegLayer3, rate: track.rate, channels: track.channels, frames: mpeg1 ? 1152 : 576)
         case "mp4a":
             return CompressedFormatValues.aacDescription(try ElementaryStreamDescriptor(parsing: track.cookie).audioSpecificConfig)
         case "Opus":

@@ -33,7 +33,7 @@ struct MPEG4PacketCodecsTests {
         var framesPerPacket: UInt32 { [.flac: 4608, .opus: 960, .ac3: 1536, .eac3: 1536, .mp3: 1152][self]! }
     }
 
-    @Test("ffmpeg's MPEG-4 file of each codec (1 s of 48 kHz stereo): AudioFile reads its track as packets of Apple's format ID with the cookie its sample entry gives (FLAC the 'dfLa' payload, Opus an OpusHead, the others none), as many packets as ffprobe counts, byte for byte at ffprobe's positions; decoded through the converter and trimmed by the packet table (priming from the edit list: AC-3 256, MP3 1105; Opus's 312 pre-skip frames the decoder drops itself, so 0) they are ffmpeg's decode of the file sample for sample, 48,000 valid frames (AC-3: the packets' whole length)", arguments: Codec.allCases)
+    @Test("ffmpeg's MPEG-4 file of each codec (1 s of 48 kHz stereo): AudioFile reads its track as packets of Apple's format ID with the cookie its sample entry gives (FLAC the 'dfLa' payload, Opus an OpusHead, the others none), as many packets as ffprobe counts, byte for byte at ffprobe's positions; decoded through the converter and trimmed by the packet table (priming from the edit list: AC-3 256, MP3 1105; Opus's 312 pre-skip frames the decoder drops itself, so 0) they are ffmpeg's decode of the file sample for sample, 48,000 valid frames (AC-3: the packets' whole length); AudioFileStream's parser trims as much", arguments: Codec.allCases)
     func readsAsPackets(_ codec: Codec) throws {
         let source = ExternalTool.temporaryPath("mp4codec-src", extension: "wav")
         let encoded = ExternalTool.temporaryPath("mp4codec-\(codec.rawValue)", extension: "mp4")
@@ -93,6 +93,12 @@ struct MPEG4PacketCodecsTests {
         let covered = Int64(priming + valid) + Int64(table.remainderFrames)
         #expect(covered == (codec == .opus ? Int64(decoded.count / 2) : Int64(packets.count) * Int64(codec.framesPerPacket)), "\(table)")
         let expectedPriming: Int32 = [.flac: 0, .opus: 0, .ac3: 256, .eac3: 256, .mp3: 1105][codec]!
+        // AudioFileStream's parser of the same bytes trims as much (Opus, AC-3, E-AC-3 and MPEG
+        // audio: ffmpeg's edit list; its FLAC files have none).
+        let parser = AudioStreamParser()
+        try bytes.withUnsafeBytes { raw in try parser.parse(raw, discontinuity: false, events: { _ in }, packets: { _, _, _ in }) }
+        #expect(parser.info.dataFormat.mFormatID == codec.formatID && parser.info.packetTable?.primingFrames ?? 0 == expectedPriming,
+                "\(String(describing: parser.info.packetTable))")
         #expect(table.primingFrames == expectedPriming && (codec == .ac3 || codec == .eac3 || valid == 48000), "\(table)")
     }
 }

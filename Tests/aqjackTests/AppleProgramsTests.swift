@@ -416,7 +416,7 @@ extension JackServerSuite {
 extension JackServerSuite {
     @Suite("Apple-style players and a dispatch-queue recorder on the server, unchanged")
     struct ApplePlayerTests {
-        @Test("Learning Core Audio's player and a dispatch-queue player play a 16-bit file into the ports AQJACK_CONNECT names, every frame bit-exact and nothing after; Learning Core Audio's player plays ffmpeg's Opus and AC-3 CAFs sample for sample as ffmpeg decodes them; a dispatch-queue recorder records the generator bit-exact")
+        @Test("Learning Core Audio's player and a dispatch-queue player play a 16-bit file into the ports AQJACK_CONNECT names, every frame bit-exact and nothing after; Learning Core Audio's player plays ffmpeg's Opus and AC-3 CAFs and FLAC and Opus MPEG-4 files sample for sample as ffmpeg decodes them; a dispatch-queue recorder records the generator bit-exact")
         func players() throws {
             let bin = try ApplePrograms.build().bin
             let path = ExternalTool.temporaryPath("lca-play", extension: "wav")
@@ -443,10 +443,12 @@ extension JackServerSuite {
             }
 
             // Opus and AC-3 in CAFs as ffmpeg writes them (packet table after the data, no
-            // priming): AudioFile reads them as packets and the queue decodes them.
-            for codec in [["-c:a", "libopus", "-b:a", "128k"], ["-c:a", "ac3", "-b:a", "192k"]] {
+            // priming), FLAC and Opus in MPEG-4: AudioFile reads them as packets and the queue
+            // decodes them (Opus's pre-skip dropped by the decoder, as ffmpeg's).
+            for (codec, container) in [(["-c:a", "libopus", "-b:a", "128k"], "caf"), (["-c:a", "ac3", "-b:a", "192k"], "caf"),
+                                       (["-c:a", "flac", "-strict", "-2"], "mp4"), (["-c:a", "libopus", "-b:a", "128k"], "mp4")] {
                 let source = ExternalTool.temporaryPath("lca-src", extension: "wav")
-                let caf = ExternalTool.temporaryPath("lca-" + codec[1], extension: "caf")
+                let caf = ExternalTool.temporaryPath("lca-" + codec[1], extension: container)
                 defer { for file in [source, caf] { try? FileManager.default.removeItem(atPath: file) } }
                 try #require(MultiSine.writeFile(source, frameCount: 48000, channelCount: 2, sampleRate: 48000, encoding: ["-e", "signed-integer", "-b", "16"]) == 0)
                 try #require(ExternalTool.run("ffmpeg", ["-v", "error", "-y", "-i", source] + codec + [caf]).status == 0)
