@@ -17,6 +17,12 @@ public enum ALAC {
     /// The 24-byte ALACSpecificConfig from FFmpeg's extradata (which may carry the atom header).
     static func appleCookie(fromExtradata bytes: [UInt8]) -> [UInt8] { bytes.count >= 36 ? Array(bytes[12 ..< 36]) : bytes }
 
+    /// The source bit depth an Apple cookie's ALACSpecificConfig gives (its byte 5), or nil.
+    static func bitDepth(ofCookie cookie: [UInt8]) -> Int? {
+        guard let extradata = try? extradata(fromAppleCookie: cookie) else { return nil }
+        return Int(extradata[12 + 5])
+    }
+
     /// FFmpeg's extradata (size, 'alac', version 0, then the config) from an Apple cookie, which
     /// may itself be wrapped in 'frma'/'alac' atoms.
     static func extradata(fromAppleCookie cookie: [UInt8]) throws(AudioConverterError) -> [UInt8] {
@@ -28,12 +34,17 @@ public enum ALAC {
         return [0, 0, 0, 36] + Array("alac".utf8) + [0, 0, 0, 0] + Array(config.prefix(24))
     }
 
-    /// The offset just after an atom's type (and its 4-byte version/flags) when the cookie holds one.
+    /// The offset just after the type of the atom `type` among the atoms `bytes` holds one after
+    /// another (4-byte big-endian size, 4-byte type: Apple's 'frma', 'alac', terminator), or nil.
+    /// Walked by the atoms' sizes: the 'frma' atom's payload is the word "alac" too.
     private static func findAtom(_ type: String, in bytes: [UInt8]) -> Int? {
         let tag = Array(type.utf8)
-        guard bytes.count >= 12 else { return nil }
-        for start in 0 ... bytes.count - 8 where Array(bytes[(start + 4) ..< (start + 8)]) == tag && start + 8 < bytes.count {
-            return start + 8
+        var start = 0
+        while start + 8 <= bytes.count {
+            let size = bytes[start ..< start + 4].reduce(0) { $0 << 8 | Int($1) }
+            if Array(bytes[(start + 4) ..< (start + 8)]) == tag { return start + 8 }
+            guard size >= 8 else { return nil }
+            start += size
         }
         return nil
     }

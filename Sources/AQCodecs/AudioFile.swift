@@ -4,9 +4,9 @@ import CAudioTypes
 /// One audio file, being written or read, and the one place that decides which container code
 /// serves a file type and codec (from ``FileTypes``' table):
 /// - linear PCM in WAVE, RF64, Wave64, AIFF, AIFC and CAF: libsndfile (``AudioFileWriter`` /
-///   ``AudioFileReader``; the reader also decodes FLAC, ALAC in CAF, Ogg and MP3 to float);
-/// - packets (AAC in ADTS, CAF and MPEG-4; ALAC in MPEG-4; read from CAF, also HE-AAC, MPEG
-///   audio, Opus, AC-3 and E-AC-3): our own packet files
+///   ``AudioFileReader``; the reader also decodes `.flac` files, Ogg and `.mp3` files to float);
+/// - packets (AAC in ADTS, CAF and MPEG-4; ALAC in MPEG-4; read from CAF and MPEG-4, also
+///   ALAC, FLAC, HE-AAC, MPEG audio, Opus, AC-3 and E-AC-3): our own packet files
 ///   (``ADTSFileWriter``, ``CAFPacketFileWriter``, ``MPEG4FileWriter`` and their readers);
 /// - FLAC, and ALAC in CAF, written from PCM frames: libsndfile's encoders
 ///   (``LosslessFileWriter``), which take frames, never packets.

@@ -6,7 +6,8 @@ import Foundation
 // Specification 1.0": 'caff' v1 header, then chunks of (type, Int64 big-endian size, data):
 // 'desc' (the ASBD, big-endian), 'kuki' (the magic cookie), 'data' (UInt32 edit count, then the
 // packets) and 'pakt' (packet count, valid frames, priming, remainder, then each packet's size
-// as a variable-length integer). Linear PCM and ALAC in CAF go through libsndfile instead.
+// as a variable-length integer). Linear PCM, and ALAC in CAF written from frames, go through
+// libsndfile instead; ALAC in CAF is read here, as packets.
 
 /// Big-endian CAF field helpers.
 enum CAF {
@@ -300,6 +301,10 @@ public final class CAFPacketFileReader: PacketFileReading {
         var completed = format
         completed.mBytesPerFrame = 0
         if completed.mFramesPerPacket == 0 { completed.mFramesPerPacket = 1024 }
+        // Apple Lossless without its format flag (ffmpeg's CAFs): the depth the cookie gives.
+        if completed.mFormatID == AudioFormatValues.appleLossless, completed.mFormatFlags == 0, let depth = ALAC.bitDepth(ofCookie: cookie) {
+            completed.mFormatFlags = ALAC.formatFlag(bitDepth: depth)
+        }
         dataFormat = completed
         let isAAC = format.mFormatID == AudioFormatValues.mpeg4AAC
         magicCookie = !isAAC ? cookie : cookie.isEmpty ? (try? AudioSpecificConfig(objectType: Int(max(2, format.mFormatFlags)), sampleRate: Int(format.mSampleRate),
@@ -311,12 +316,10 @@ public final class CAFPacketFileReader: PacketFileReading {
 
     /// Whether a CAF of `format` is read here as packets: AAC (any frames per packet field), and
     /// the other formats ``PacketDecoders`` decodes whose packets hold a fixed number of frames
-    /// (HE-AAC, MPEG audio, Opus, AC-3, E-AC-3 ...). Apple Lossless and FLAC in CAF are decoded
-    /// by libsndfile; a packet table with frames per packet (variable) is not read here.
+    /// (Apple Lossless, FLAC, HE-AAC, MPEG audio, Opus, AC-3, E-AC-3 ...), as Apple's AudioFile
+    /// reads them; a packet table with frames per packet (variable) is not read here.
     public static func readsPackets(of format: AudioStreamBasicDescription) -> Bool {
-        format.mFormatID == AudioFormatValues.mpeg4AAC
-            || (PacketDecoders.decodes(format.mFormatID) && format.mFramesPerPacket > 0
-                && format.mFormatID != AudioFormatValues.appleLossless && format.mFormatID != AudioFormatValues.flac)
+        format.mFormatID == AudioFormatValues.mpeg4AAC || (PacketDecoders.decodes(format.mFormatID) && format.mFramesPerPacket > 0)
     }
 
     public func readPackets(startPacket: Int64, packetCount: Int, into buffer: UnsafeMutableRawPointer, capacity: Int,

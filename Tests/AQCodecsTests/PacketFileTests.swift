@@ -207,4 +207,36 @@ struct PacketFileTests {
         }
         #expect(read.packets == 64 && Array(buffer) == Array(bytes[(count - 64)...]))
     }
+
+    @Test("ffmpeg's Apple Lossless CAF (its cookie Apple's 'frma'/'alac' atoms, no format flag; libsndfile cannot open it): read as 'alac' packets with the 16-bit source flag its cookie gives, every packet where ffprobe finds it; decoded, the source's samples bit for bit")
+    func ffmpegALACInCAF() throws {
+        let source = ExternalTool.temporaryPath("alaccaf-src", extension: "wav")
+        let caf = ExternalTool.temporaryPath("alaccaf", extension: "caf")
+        defer { for path in [source, caf] { try? FileManager.default.removeItem(atPath: path) } }
+        try #require(MultiSine.writeFile(source, frameCount: 48000, channelCount: 2, sampleRate: 48000, encoding: ["-e", "signed-integer", "-b", "16"]) == 0)
+        try #require(ExternalTool.run("ffmpeg", ["-v", "error", "-y", "-i", source, "-c:a", "alac", caf]).status == 0)
+        let reader = try #require(try AudioFile.open(path: caf).packetReader)
+        #expect(reader.dataFormat.mFormatID == AudioFormatValues.appleLossless && reader.dataFormat.mFramesPerPacket == 4096
+                && reader.dataFormat.mFormatFlags == 1, "\(reader.dataFormat)")
+        #expect(reader.magicCookie.count >= 36 && Array(reader.magicCookie[4 ..< 8]) == Array("frma".utf8))
+        let packets = try Self.readAll(reader)
+        let probe = try ExternalTool.run("ffprobe", ["-v", "error", "-show_entries", "packet=size", "-of", "csv=p=0", caf])
+        #expect(packets.map(\.count) == probe.standardOutput.split(separator: "\n").compactMap { Int($0) })
+        let converter = try FormatConverter(from: reader.dataFormat, to: CompressedFormatValues.floatPCM(sampleRate: 48000, channelCount: 2))
+        try converter.setDecoderCookie(reader.magicCookie)
+        var decoded: [Float] = []
+        var scratch = [Float](repeating: 0, count: 2 * 8192)
+        for packet in packets {
+            try packet.withUnsafeBytes { try converter.push(packet: $0) }
+            while true {
+                let frames = scratch.withUnsafeMutableBytes { converter.pullFrames(into: $0.baseAddress!, maximumFrames: 8192) }
+                if frames == 0 { break }
+                decoded += scratch[0 ..< 2 * frames]
+            }
+        }
+        let table = try #require(reader.packetTable)
+        let valid = Array(decoded.prefix(2 * Int(table.validFrameCount)))
+        let reference = try ExternalTool.decodeWithFFmpeg(source)
+        #expect(valid.count == 2 * 48000 && valid == reference, "\(valid.count / 2) valid frames of \(decoded.count / 2), \(table)")
+    }
 }

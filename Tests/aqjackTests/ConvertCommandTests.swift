@@ -32,8 +32,9 @@ struct ConvertCommandTests {
         #expect(decoded.status == 0, "\(decoded.standardError)")
         let info = try AQJackCommand.run(["info", lossless, "--json"])
         #expect(info.standardOutput.contains(ext != "flac" ? "\"formatID\":\"'alac'\"" : "\"formatID\":\"'flac'\""), "\(info.standardOutput)")
-        if ext == "m4a" {
-            // ALAC in MPEG-4 is described as stored: Apple's format flag for the source depth.
+        if ext != "flac" {
+            // ALAC in MPEG-4 and CAF is read as packets and described as stored: Apple's format
+            // flag for the source depth.
             #expect(info.standardOutput.contains("\"formatFlags\":\(bits == 24 ? 3 : 1)"))
             #expect(try ExternalTool.probe(lossless)["codec_name"] == "alac")
         } else {
