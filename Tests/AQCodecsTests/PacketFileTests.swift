@@ -239,4 +239,58 @@ struct PacketFileTests {
         let reference = try ExternalTool.decodeWithFFmpeg(source)
         #expect(valid.count == 2 * 48000 && valid == reference, "\(valid.count / 2) valid frames of \(decoded.count / 2), \(table)")
     }
+
+    @Test("FLAC in CAF ('desc' 'flac' with a fixed block of 4608 frames, the STREAMINFO block as 'kuki', 'pakt' with the short last block in its remainder), made here from ffmpeg's FLAC frames: read as 'flac' packets, the same frames; decoded and trimmed by the table, ffmpeg's decode of the .flac sample for sample")
+    func flacInCAF() throws {
+        let source = ExternalTool.temporaryPath("flaccaf-src", extension: "wav")
+        let flac = ExternalTool.temporaryPath("flaccaf", extension: "flac")
+        let caf = ExternalTool.temporaryPath("flaccaf", extension: "caf")
+        defer { for path in [source, flac, caf] { try? FileManager.default.removeItem(atPath: path) } }
+        try #require(MultiSine.writeFile(source, frameCount: 48000, channelCount: 2, sampleRate: 48000, encoding: ["-e", "signed-integer", "-b", "16"]) == 0)
+        try #require(ExternalTool.run("ffmpeg", ["-v", "error", "-y", "-i", source, "-c:a", "flac", flac]).status == 0)
+        let bytes = try #require(FileManager.default.contents(atPath: flac).map(Array.init))
+        let probe = try ExternalTool.run("ffprobe", ["-v", "error", "-show_entries", "packet=pos,size", "-of", "csv=p=0", flac])
+        let frames = probe.standardOutput.split(separator: "\n").compactMap { line -> [UInt8]? in
+            let fields = line.split(separator: ",").compactMap { Int($0) }
+            guard fields.count == 2, fields[1] >= 0, fields[1] + fields[0] <= bytes.count else { return nil }
+            return Array(bytes[fields[1] ..< fields[1] + fields[0]])
+        }
+        try #require(frames.count == 11 && Array(bytes[0 ..< 4]) == Array("fLaC".utf8))
+        // The CAF, big-endian: header, 'desc', 'kuki' (the STREAMINFO block after "fLaC"),
+        // 'pakt' (11 packets, 48,000 valid frames, no priming, 11 × 4608 - 48,000 remainder,
+        // each size as a variable-length integer), 'data' (edit count, then the frames).
+        func be(_ value: UInt64, _ count: Int) -> [UInt8] { (0 ..< count).map { UInt8(truncatingIfNeeded: value >> UInt64(8 * (count - 1 - $0))) } }
+        func chunk(_ type: String, _ body: [UInt8]) -> [UInt8] { Array(type.utf8) + be(UInt64(body.count), 8) + body }
+        func varint(_ value: Int) -> [UInt8] {
+            var groups = [UInt8(value & 0x7F)], rest = value >> 7
+            while rest > 0 { groups.insert(UInt8(rest & 0x7F) | 0x80, at: 0); rest >>= 7 }
+            return groups
+        }
+        let desc = be(Double(48000).bitPattern, 8) + Array("flac".utf8) + be(1, 4) + be(0, 4) + be(4608, 4) + be(2, 4) + be(0, 4)
+        let pakt = be(11, 8) + be(48000, 8) + be(0, 4) + be(UInt64(11 * 4608 - 48000), 4) + frames.flatMap { varint($0.count) }
+        let file = Array("caff".utf8) + [0, 1, 0, 0] + chunk("desc", desc) + chunk("kuki", Array(bytes[4 ..< 42]))
+            + chunk("pakt", pakt) + chunk("data", be(0, 4) + frames.flatMap { $0 })
+        try #require(FileManager.default.createFile(atPath: caf, contents: Data(file)))
+
+        let reader = try #require(try AudioFile.open(path: caf).packetReader)
+        #expect(reader.dataFormat.mFormatID == AudioFormatValues.flac && reader.dataFormat.mFramesPerPacket == 4608, "\(reader.dataFormat)")
+        let packets = try Self.readAll(reader)
+        #expect(packets == frames, "\(packets.count) packets read")
+        let converter = try FormatConverter(from: reader.dataFormat, to: CompressedFormatValues.floatPCM(sampleRate: 48000, channelCount: 2))
+        try converter.setDecoderCookie(reader.magicCookie)
+        var decoded: [Float] = []
+        var scratch = [Float](repeating: 0, count: 2 * 8192)
+        for packet in packets {
+            try packet.withUnsafeBytes { try converter.push(packet: $0) }
+            while true {
+                let count = scratch.withUnsafeMutableBytes { converter.pullFrames(into: $0.baseAddress!, maximumFrames: 8192) }
+                if count == 0 { break }
+                decoded += scratch[0 ..< 2 * count]
+            }
+        }
+        let table = try #require(reader.packetTable)
+        let valid = Array(decoded.prefix(2 * Int(table.validFrameCount)))
+        let reference = try ExternalTool.decodeWithFFmpeg(flac)
+        #expect(table.validFrameCount == 48000 && valid == reference, "\(table), \(decoded.count / 2) frames decoded")
+    }
 }

@@ -165,6 +165,9 @@ final class RunningLog: @unchecked Sendable {
     var values: [UInt32] = []
     var onStartingThread: [Bool] = []
     var startingThread: pthread_t?
+    /// The JACK frame time now, and its value at each call.
+    var frameClock: (() -> UInt32)?
+    var frames: [UInt32] = []
 }
 
 let runningListener: AudioQueuePropertyListenerProc = { userData, queue, propertyID in
@@ -175,6 +178,7 @@ let runningListener: AudioQueuePropertyListenerProc = { userData, queue, propert
     log.lock.withLock {
         log.values.append(running)
         log.onStartingThread.append(log.startingThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false)
+        log.frames.append(log.frameClock?() ?? 0)
     }
 }
 
@@ -196,14 +200,21 @@ extension JackServerSuite {
             AudioQueueSetProperty(aq, kAudioQueueProperty_CurrentDevice, &device, UInt32(MemoryLayout<CFString>.size))
             let log = RunningLog()
             log.startingThread = pthread_self()
+            let clock = generator.client
+            log.frameClock = { clock.estimatedFrameTime }
             #expect(AudioQueueAddPropertyListener(aq, kAudioQueueProperty_IsRunning, runningListener, Unmanaged.passUnretained(log).toOpaque()) == noErr)
             var buffer: AudioQueueBufferRef?
             AudioQueueAllocateBuffer(aq, 4800, &buffer)
             AudioQueueEnqueueBuffer(aq, buffer!, 0, nil)
             #expect(AudioQueueStart(aq, nil) == noErr)
-            #expect(log.lock.withLock { log.values.isEmpty })   // not yet: no frame has arrived
             usleep(300_000)
             #expect(log.lock.withLock { log.values } == [1])
+            // Not before the device delivered the first frame: the call came at a JACK frame time
+            // at or after the first recorded frame's (checked by frames, not by looking right
+            // after Start: a busy machine may run a cycle before the test thread looks).
+            let first = try #require(timeLog.lock.withLock { timeLog.starts.first })
+            let calledAt = try #require(log.lock.withLock { log.frames.first })
+            #expect(Int32(bitPattern: calledAt &- UInt32(truncatingIfNeeded: Int64(first))) >= 0, "called at frame \(calledAt), first frame \(first)")
             #expect(AudioQueueStop(aq, true) == noErr)
             #expect(log.lock.withLock { log.values } == [1, 0])
             #expect(log.lock.withLock { log.onStartingThread } == [false, false])
