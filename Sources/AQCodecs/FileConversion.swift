@@ -228,11 +228,16 @@ public final class FrameSource {
 
     /// Whether ``frameCount`` is exact, so reading fewer frames means the file is damaged:
     /// PCM, FLAC and packet files; not the decoded lossy formats (Ogg, MP3), whose counts
-    /// libsndfile estimates.
+    /// libsndfile estimates, nor a packet file whose every packet was decoded before its table's
+    /// count was reached (the table overstated it: ffmpeg's ALAC CAFs count every packet as
+    /// 4096 frames, the last one included; a packet lost to damage is a read error instead).
     public var frameCountIsExact: Bool {
-        guard let pcm else { return true }
+        guard let pcm else { return !packetsExhausted }
         return !pcm.isDecoded || pcm.fileType == AudioFileTypeValues.flac
     }
+
+    /// Set when the packets ran out before the table's frames did.
+    private var packetsExhausted = false
 
     /// Back to the first frame (for looping).
     public func rewind() {
@@ -241,6 +246,7 @@ public final class FrameSource {
         decoded.removeAll(keepingCapacity: true)
         decodedRead = 0
         decoder?.reset()
+        packetsExhausted = false
         skip = max(0, Int(packets?.packetTable?.primingFrames ?? 0))
         remaining = frameCount
     }
@@ -286,7 +292,10 @@ public final class FrameSource {
             let read = try buffer.withUnsafeMutableBufferPointer { (raw) throws(AudioFileError) in
                 try packets.readPackets(startPacket: nextPacket, packetCount: 1, into: raw.baseAddress!, capacity: raw.count, descriptions: &description)
             }
-            guard read.packets == 1 else { return 0 }
+            guard read.packets == 1 else {
+                packetsExhausted = true
+                return 0
+            }
             nextPacket += 1
             try buffer.withUnsafeBufferPointer { (raw) throws(AudioFileError) in
                 try inDomain(AudioFileError.self) { () throws(AudioConverterError) in

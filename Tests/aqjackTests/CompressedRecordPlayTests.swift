@@ -84,6 +84,22 @@ extension JackServerSuite {
             #expect(worst < 1e-6)
         }
 
+        @Test("play ffmpeg's ALAC CAF (its packet table counts 12 × 4096 frames; the packets hold 48,000) and Opus MP4 (312 pre-skip frames the decoder drops): each plays its 48,000 frames to the end, exit 0, exitReason end, no error")
+        func playFFmpegPacketFiles() throws {
+            let source = temporaryPath("ffplay-src.wav")
+            defer { try? FileManager.default.removeItem(atPath: source) }
+            try #require(MultiSine.writeFile(source, frameCount: 48000, channelCount: 2, sampleRate: 48000, encoding: ["-e", "signed-integer", "-b", "16"]) == 0)
+            for (codec, ext) in [(["-c:a", "alac"], "caf"), (["-c:a", "libopus", "-b:a", "128k"], "mp4")] {
+                let file = temporaryPath("ffplay.\(ext)")
+                defer { try? FileManager.default.removeItem(atPath: file) }
+                try #require(ExternalTool.run("ffmpeg", ["-v", "error", "-y", "-i", source] + codec + [file]).status == 0)
+                let played = try AQJackCommand.run(["play", "--json", "--no-connect", "--name", TestServer.uniqueClientName("ffplay"), file])
+                let summary = (try? JSONSerialization.jsonObject(with: Data(played.standardOutput.utf8)) as? [String: Any]) ?? [:]
+                #expect(played.status == 0 && summary["exitReason"] as? String == "end" && summary["framesPlayed"] as? Int == 48000
+                        && !played.standardError.contains("error"), "\(ext): \(played.standardOutput) \(played.standardError)")
+            }
+        }
+
         @Test("SIGKILL after 3 s: ADTS and CAF recordings read to their last packet, an M4A to its last fragment (≥ 1.5 s)",
               arguments: ["aac", "m4a", "caf"])
         func killedAACRecorder(_ ext: String) throws {
