@@ -4,7 +4,7 @@
 /// frames, lost frames, xruns, disk free and time left, the files, and a button per take command
 /// the session takes now (`POST /control/VERB`: start, stop, split). For `host`, the graph from
 /// `/graph` (refreshed every second): a card per plugin with a slider per control input in its
-/// range, its MIDI mapping with Learn and unmap buttons, its output controls' values, bypass,
+/// range, its MIDI mapping with Learn and unmap buttons and a mapping to set by hand, its output controls' values, bypass,
 /// presets, a preset name to save the plugin's settings as and a remove button; the connections, each with a disconnect button, and a source and
 /// destination to connect; an installed plugin (from `/plugins`) to add; a graph file to save to
 /// or load from. Each change is POSTed as the control socket's command. A token given
@@ -12,7 +12,8 @@
 /// `state`, `peak-N`, `rms-N`, `hold-N` (dBFS, one decimal, or `-inf`), a button per verb
 /// (`start`, `stop`, `split`), and for the host `control-ID-SYMBOL` (a slider), `shown-ID-SYMBOL`
 /// (its value), `midi-ID-SYMBOL` (`channel C cc N`, `learning…` or empty), `learn-ID-SYMBOL`,
-/// `unmap-ID-SYMBOL`, `bypass-ID`, `preset-ID`, `preset-name-ID` and `save-preset-ID`, `remove-ID`, `add-uri` and `add` (a plugin to
+/// `unmap-ID-SYMBOL`, `map-ID-SYMBOL` (a mapping set by hand: `map-channel-`, `map-cc-`,
+/// `map-min-`, `map-max-ID-SYMBOL` and the button `map-set-ID-SYMBOL`), `bypass-ID`, `preset-ID`, `preset-name-ID` and `save-preset-ID`, `remove-ID`, `add-uri` and `add` (a plugin to
 /// add), `connect-source`, `connect-destination` and `connect`, `connections` (a list item per
 /// connection, `SOURCE -> DESTINATION`, its button `disconnect-N` from 1), `graph-file`,
 /// `save-graph` and `load-graph`.
@@ -220,6 +221,19 @@ public enum WebPage {
           learn.onclick = () => send("midi-learn", words); midi.appendChild(learn);
           const unmap = document.createElement("button"); unmap.id = `unmap-${node.id}-${c.symbol}`; unmap.textContent = "×"; unmap.hidden = true;
           unmap.title = "forget this control's MIDI mappings"; unmap.onclick = () => send("midi-unmap", words); midi.appendChild(unmap);
+          // A mapping set by hand: channel, controller and the values at controller 0 and 127.
+          const editor = document.createElement("details"); editor.id = `map-${node.id}-${c.symbol}`;
+          const summary = document.createElement("summary"); summary.textContent = "map"; editor.appendChild(summary);
+          const field = (name, min, max, value, title) => {
+            const i = document.createElement("input"); i.type = "number"; i.id = `map-${name}-${node.id}-${c.symbol}`;
+            i.min = min; i.max = max; i.value = value; i.title = title; i.style.width = "4.5em"; editor.appendChild(i); return i;
+          };
+          const channel = field("channel", 1, 16, 1, "MIDI channel, 1 to 16"), cc = field("cc", 0, 127, 1, "controller, 0 to 127");
+          const low = field("min", c.minimum, c.maximum, c.minimum, "the value at controller value 0");
+          const high = field("max", c.minimum, c.maximum, c.maximum, "the value at controller value 127");
+          const map = document.createElement("button"); map.id = `map-set-${node.id}-${c.symbol}`; map.textContent = "Map";
+          map.onclick = () => send("midi-map", [words, quote(channel.value), quote(cc.value), quote(low.value), quote(high.value)].join(" "));
+          editor.appendChild(map); midi.appendChild(editor);
         }
         row.appendChild(midi);
         div.appendChild(row);

@@ -471,7 +471,7 @@ extension JackServerSuite {
             withExtendedLifetime((generator, controller)) {}
         }
 
-        @Test("host --http page saves a preset: chromium moves the amp's gain to 14 (its slider's steps are its range / 1000) and get over POST answers a slider's new value within 100 ms of its change (the median of five moves), types 'Page take' and clicks Save preset; the preset list then offers it, and after the gain is moved to 0 choosing it brings 14 back; the preset is in ~/.lv2 (HOME a scratch folder) and lv2info lists it")
+        @Test("host --http page saves a preset: chromium moves the amp's gain to 14 (its slider's steps are its range / 1000) and get over POST answers a slider's new value within 100 ms of its change (the median of five moves), types 'Page take' and clicks Save preset; the preset list then offers it, and after the gain is moved to 0 choosing it brings 14 back; the preset is in ~/.lv2 (HOME a scratch folder) and lv2info lists it; a MIDI mapping set by hand on the page (channel 17 refused, then channel 2 CC 74 over -20 ... 20) is in /graph")
         func hostPageSavesPreset() throws {
             let home = temporaryPath("webpreset-\(getpid())-\(UInt32.random(in: 0 ... .max))")
             try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
@@ -509,7 +509,17 @@ extension JackServerSuite {
               await until(() => $("shown-1-gain").textContent === "0", "gain 0");
               $("preset-1").value = "Page take"; $("preset-1").dispatchEvent(new Event("change"));
               await until(() => $("shown-1-gain").textContent === "14", "the preset's gain");
-              done({ message: $("message").textContent, setMs });
+              // A mapping set by hand: channel 17 refused with the socket's words, then 2 / 74 over -20 ... 20.
+              $("map-1-gain").open = true;
+              $("map-channel-1-gain").value = "17"; $("map-cc-1-gain").value = "74"; $("map-min-1-gain").value = "-20"; $("map-max-1-gain").value = "20";
+              $("map-set-1-gain").click();
+              await until(() => $("message").textContent.includes("channel"), "the refusal of channel 17");
+              const refusal = $("message").textContent;
+              $("map-channel-1-gain").value = "2"; $("map-set-1-gain").click();
+              await until(() => $("midi-1-gain").textContent === "channel 2 cc 74", "the mapping set by hand");
+              const graph = await (await fetch("/graph")).json();
+              const mapping = graph.nodes[0].controls.find(c => c.symbol === "gain").midi;
+              done({ message: $("message").textContent, setMs, refusal, mapping });
             })().catch(e => done({ error: String(e) }));
             """
             let browser = try ExternalTool.run("python3", ["Scripts/browser-check.py", "http://127.0.0.1:\(port)/", "--wait", "shown-1-gain",
@@ -517,6 +527,10 @@ extension JackServerSuite {
             #expect(browser.status == 0, "\(browser.standardError)")
             let result = ((try? JSONSerialization.jsonObject(with: Data(browser.standardOutput.utf8)) as? [String: Any])?["async"] as? [String: Any]) ?? [:]
             #expect(result["error"] == nil && result["message"] as? String == "", "\(browser.standardOutput)")
+            let mapping = result["mapping"] as? [String: Any] ?? [:]
+            #expect(mapping["channel"] as? Int == 2 && mapping["controller"] as? Int == 74 && mapping["minimum"] as? Double == -20
+                    && mapping["maximum"] as? Double == 20, "\(mapping)")
+            #expect((result["refusal"] as? String)?.contains("invalid") == true, "\(String(describing: result["refusal"]))")
             // The median of the five, as one move can meet the machine busy (2 cores, chromium).
             let moves = result["setMs"] as? [Double] ?? [], setMs = moves.sorted()
             print("host page: slider to get answering its value in \(moves.map { String(format: "%.1f", $0) }.joined(separator: ", ")) ms")
