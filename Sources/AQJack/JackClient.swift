@@ -99,7 +99,12 @@ public final class JackClient: @unchecked Sendable {
     }
 
     /// Deactivates (if needed) and closes the client; later calls do nothing. Safe after the
-    /// server has shut down.
+    /// server has shut down: then the client is left as it is, not closed (unless the server,
+    /// still running, dropped it as too slow). libjack's
+    /// `jack_client_close` on a client whose server died can hang or crash, above all once a
+    /// server of the same name has started again (jack2 issue 395; Pd and Jamulus report the
+    /// same; here a program's `AudioQueueDispose` after jackd was killed and restarted crashed
+    /// in it, CI at 97c2848). What is left is the dead client's memory, once per server death.
     ///
     /// The corresponding JACK function is `jack_client_close`.
     public func close() {
@@ -108,9 +113,12 @@ public final class JackClient: @unchecked Sendable {
             return (!state.isClosed, state.isActive)
         }
         guard wasOpen else { return }
-        if wasActive && !notifications.hasShutDown.load(ordering: .acquiring) { jack_deactivate(rawValue) }
+        let shutDown = notifications.hasShutDown.load(ordering: .acquiring)
+        let serverGone = shutDown && !notifications.wasZombified.load(ordering: .relaxed)
+        if wasActive && !shutDown { jack_deactivate(rawValue) }
         notifications.detach()
-        jack_client_close(rawValue)
+        // A client the running server dropped (a zombie) is closed, so that it leaves the server.
+        if !serverGone { jack_client_close(rawValue) }
         state.withLock { $0.processor = nil }
     }
 

@@ -45,6 +45,9 @@ public final class JackNotifications: Sendable {
     private let portConnectInstalled = Atomic<Bool>(false)
     /// The reason the server gave when it shut down, once it has.
     public let shutdownReason = Mutex<String?>(nil)
+    /// Whether the shutdown was the server dropping this client (too slow: JACK's "zombie"),
+    /// the server still running, rather than the server going away. Any thread.
+    public let wasZombified = Atomic<Bool>(false)
 
     init() {}
 
@@ -143,9 +146,10 @@ public final class JackNotifications: Sendable {
             center.propagateDefaultLatency(latencyMode)
             center.handlers.withLock { $0.latency }?(latencyMode)
         }, context)
-        jack_on_info_shutdown(client, { _, reason, argument in
+        jack_on_info_shutdown(client, { code, reason, argument in
             // Like a signal handler: record, notify, and leave jack_client_close to another thread.
             let center = notifications(argument)
+            center.wasZombified.store(code.rawValue & JackClientZombie.rawValue != 0, ordering: .relaxed)
             let text = reason.map { String(cString: $0) } ?? "the JACK server shut down"
             center.shutdownReason.withLock { $0 = text }
             center.hasShutDown.store(true, ordering: .releasing)
