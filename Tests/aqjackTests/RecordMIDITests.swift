@@ -65,13 +65,19 @@ extension JackServerSuite {
                 #expect(division == 24_000 && tempo == 500_000 && tracks.count == 1, "\(path): division \(division), tempo \(tempo), \(tracks.count) tracks")
                 // Expected: the notes in the part at their frames; the long note on at tick 0 when it
                 // began before the part, off at the part's end when it goes on past it.
+                // Any of the three notes may cross a boundary (the short ones when the recording's
+                // start puts a boundary between their frames: CI saw the first one do so).
                 var expected: [(tick: Int, bytes: [Int])] = []
-                let on = notes[2].frame, off = notes[3].frame
-                if Int64(on) < partStart && Int64(off) >= partStart { expected.append((0, [0x91, 64, 90])); reopened += 1 }
+                for pair in stride(from: 0, to: notes.count, by: 2) where Int64(notes[pair].frame) < partStart && Int64(notes[pair + 1].frame) >= partStart {
+                    expected.append((0, notes[pair].bytes.map(Int.init)))
+                    if pair == 2 { reopened += 1 }
+                }
                 for note in notes where Int64(note.frame) >= partStart && Int64(note.frame) < partEnd {
                     expected.append((Int(Int64(note.frame) - partStart), note.bytes.map(Int.init)))
                 }
-                if Int64(on) < partEnd && Int64(off) >= partEnd { expected.append((Int(partEnd - partStart), [0x81, 64, 0])) }
+                for pair in stride(from: 0, to: notes.count, by: 2) where Int64(notes[pair].frame) < partEnd && Int64(notes[pair + 1].frame) >= partEnd {
+                    expected.append((Int(partEnd - partStart), notes[pair + 1].bytes.map(Int.init)))
+                }
                 let got = tracks.first ?? []
                 #expect(got.map(\.tick) == expected.map(\.tick) && got.map(\.bytes) == expected.map(\.bytes),
                         "\(path): got \(got), expected \(expected)")
